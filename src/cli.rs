@@ -1,0 +1,2 @@
+//! The `ai-tool` command line, also callable from your own binary.
+pub fn todo() {}

@@ -1,0 +1,59 @@
+//! # ai-tool
+//!
+//! Turn the methods of the services you already have into tools a large language model can
+//! call. Write `#[ai_tools]` on an impl block and `#[ai_tool]` on its methods; from that alone
+//! you get a JSON Schema per tool, validation of the model's arguments against exactly that
+//! schema, link-time registration, and an [`Executor`] that dispatches calls by name.
+//!
+//! ```
+//! use ai_tool::prelude::*;
+//! use std::sync::Arc;
+//!
+//! struct Calculator;
+//!
+//! #[ai_tools]
+//! impl Calculator {
+//!     /// Adds two numbers.
+//!     #[ai_tool]
+//!     fn add(&self, a: i64, b: i64) -> i64 {
+//!         a + b
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let exec = Executor::builder().service(Arc::new(Calculator)).build()?;
+//! let out = exec.execute("add", serde_json::json!({ "a": 2, "b": 3 })).await?;
+//! assert_eq!(out.to_text(), "5");
+//! # Ok(()) }
+//! ```
+
+pub mod cli;
+
+pub use tool_core::{
+    catalog, name, schema, CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError,
+    ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+};
+pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
+pub use tool_runtime::{
+    BuildError, BuildProblem, CallOptions, CancellationToken, Converter, DynamicTool, Executor,
+    ExecutorBuilder, IntoArguments, Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+};
+
+/// What most users need: `use ai_tool::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        ai_tool, ai_tool_converter, ai_tools, CallOptions, DynamicTool, Executor, ToolCall,
+        ToolContext, ToolError, ToolOutput, ToolSpec,
+    };
+}
+
+/// What generated code uses. Not a public API: anything here may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use inventory;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+    pub use tool_core::{SafetyHints, ToolError, ToolOutput};
+    pub use tool_runtime::macro_support::*;
+}

@@ -1,0 +1,200 @@
+//! Catalog files: JSON Lines, one function declaration a line.
+//!
+//! A line is either `{"name","description","parameters"?,...}` or the wrapped form
+//! `{"type":"function","function":{...}}`. Blank lines are skipped. Optional fields that
+//! retrieval uses (`title`, `keywords`, `examples`, `category`) are read when present.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::name;
+use crate::spec::{ToolMetadata, ToolSource, ToolSpec};
+
+/// One tool declared by a catalog line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// The declaration as a spec; its schema is exactly the one written in the file.
+    pub spec: ToolSpec,
+}
+
+/// A catalog that could not be read, naming the file and line.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not a valid declaration.
+    #[error("{file}:{line}: {message}")]
+    Line {
+        /// The file.
+        file: PathBuf,
+        /// The line, 1-based.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Line {
+    Wrapped {
+        #[serde(rename = "type")]
+        kind: String,
+        function: Declaration,
+    },
+    Plain(Declaration),
+}
+
+#[derive(Deserialize)]
+struct Declaration {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Reads a catalog file.
+pub fn read_path(path: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Io {
+        file: path.to_owned(),
+        source,
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parses catalog text; `file` names it in errors and sources.
+pub fn parse_str(text: &str, file: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
+    let mut entries = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let fail = |message: String| CatalogError::Line {
+            file: file.to_owned(),
+            line,
+            message,
+        };
+        let value: Value =
+            serde_json::from_str(raw).map_err(|e| fail(format!("malformed JSON: {e}")))?;
+        let declaration = match serde_json::from_value::<Line>(value) {
+            Ok(Line::Wrapped { kind, function }) if kind == "function" => function,
+            Ok(Line::Wrapped { kind, .. }) => {
+                return Err(fail(format!("`type` is `{kind}`; only `function` is supported")))
+            }
+            Ok(Line::Plain(declaration)) => declaration,
+            Err(_) => {
+                return Err(fail(
+                    "expected {\"name\",\"description\",\"parameters\"} or {\"type\":\"function\",\"function\":{..}}"
+                        .into(),
+                ))
+            }
+        };
+        let spec = declaration_to_spec(declaration, file, line).map_err(fail)?;
+        entries.push(CatalogEntry { spec });
+    }
+    Ok(entries)
+}
+
+fn declaration_to_spec(d: Declaration, file: &Path, line: usize) -> Result<ToolSpec, String> {
+    name::check_wide(&d.name).map_err(|e| e.to_string())?;
+    let parameters = match d.parameters {
+        None => serde_json::json!({ "type": "object", "properties": {} }),
+        Some(schema @ Value::Object(_)) => schema,
+        Some(other) => {
+            return Err(format!(
+                "`parameters` of `{}` must be a JSON Schema object, not {other}",
+                d.name
+            ))
+        }
+    };
+    crate::schema::check_is_schema(&parameters)
+        .map_err(|e| format!("`parameters` of `{}` is not a usable schema: {e}", d.name))?;
+    Ok(ToolSpec {
+        description: d.description.unwrap_or_default(),
+        parameters,
+        output_schema: None,
+        metadata: ToolMetadata {
+            title: d.title,
+            category: d.category,
+            keywords: d.keywords,
+            examples: d.examples,
+            source: Some(ToolSource::Catalog {
+                file: file.display().to_string(),
+                line,
+            }),
+            ..ToolMetadata::default()
+        },
+        name: d.name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<CatalogEntry>, CatalogError> {
+        parse_str(text, Path::new("tools.jsonl"))
+    }
+
+    #[test]
+    fn reads_plain_and_wrapped_lines_and_skips_blank_ones() {
+        let text = r#"{"name":"a.b","description":"A","parameters":{"type":"object","properties":{"x":{"type":"string"}}}}
+
+{"type":"function","function":{"name":"c","description":"C"}}"#;
+        let entries = parse(text).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].spec.name, "a.b");
+        assert_eq!(entries[1].spec.name, "c");
+        assert_eq!(
+            entries[1].spec.metadata.source,
+            Some(ToolSource::Catalog {
+                file: "tools.jsonl".into(),
+                line: 3
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_line_error_names_file_and_line() {
+        let err = parse("{\"name\":\"a\"}\n{oops").unwrap_err().to_string();
+        assert!(err.starts_with("tools.jsonl:2: malformed JSON"), "{err}");
+    }
+
+    #[test]
+    fn bad_name_and_bad_schema_are_line_errors() {
+        let err = parse(r#"{"name":"a/b"}"#).unwrap_err().to_string();
+        assert!(
+            err.starts_with("tools.jsonl:1:") && err.contains('/'),
+            "{err}"
+        );
+        let err = parse(r#"{"name":"a","parameters":{"type":"strnig"}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("tools.jsonl:1:") && err.contains("not a usable schema"),
+            "{err}"
+        );
+        let err = parse(r#"{"name":"a","parameters":[1]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("must be a JSON Schema object"), "{err}");
+    }
+}

@@ -1,0 +1,22 @@
+//! The data model of `ai-tool`: what a tool is, independent of how it was defined or which
+//! model API it is shown to.
+//!
+//! Every tool, whether it comes from `#[ai_tool]`, a builder, a catalog file or a remote server,
+//! becomes one [`ToolSpec`] with one canonical JSON Schema. Provider formats are translations of
+//! that spec at the edge. This crate has no async runtime.
+
+mod call;
+pub mod catalog;
+mod error;
+pub mod name;
+mod output;
+pub mod schema;
+mod spec;
+mod suggest;
+
+pub use call::ToolCall;
+pub use catalog::{CatalogEntry, CatalogError};
+pub use error::{ToolError, Violation};
+pub use output::{Content, ToolOutput};
+pub use spec::{SafetyHints, ToolMetadata, ToolSource, ToolSpec};
+pub use suggest::closest_names;

@@ -1,0 +1,437 @@
+//! The canonical JSON Schema of a tool's arguments.
+//!
+//! One schema per tool, made once: root `type: object` with `properties`, `required` and
+//! `additionalProperties: false`; every non-recursive `$ref` inlined so no `$defs` remain unless a
+//! type is recursive; `$schema` and `title` noise removed; integer formats such as `uint32`
+//! turned into `minimum`/`maximum`. The model is shown this schema and validation enforces it.
+//!
+//! One rule is ours, and it is pydantic's: a property that admits `null` and has no `default` is
+//! required. An `Option<T>` field of your struct is therefore "required, null allowed" (the model
+//! writes `null` rather than leaving it out); give it `#[serde(default)]` to make it optional.
+//! Tool parameters of type `Option<T>` get that default, so they may be left out.
+
+use std::collections::BTreeSet;
+
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+/// The keywords whose value is one subschema.
+const SINGLE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+];
+/// The keywords whose value is an array of subschemas.
+const ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// The keywords whose value maps names to subschemas.
+const MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "$defs",
+    "definitions",
+];
+
+/// Calls `visit` on every immediate subschema of `schema` (not on `schema` itself).
+///
+/// Knows which keywords hold schemas, so a property named `title` or `format` is never mistaken
+/// for a keyword. `items` as an array (draft 4 to 7 tuples) is walked too.
+pub fn for_each_subschema_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
+    let Value::Object(map) = schema else { return };
+    for (keyword, value) in map.iter_mut() {
+        let keyword = keyword.as_str();
+        if SINGLE.contains(&keyword) {
+            match value {
+                Value::Array(items) if keyword == "items" => items.iter_mut().for_each(&mut *visit),
+                _ => visit(value),
+            }
+        } else if ARRAYS.contains(&keyword) {
+            if let Value::Array(items) = value {
+                items.iter_mut().for_each(&mut *visit);
+            }
+        } else if MAPS.contains(&keyword) {
+            if let Value::Object(entries) = value {
+                entries.values_mut().for_each(&mut *visit);
+            }
+        }
+    }
+}
+
+/// Calls `visit` on `schema` and then on every schema nested in it, depth first.
+pub fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
+    visit(schema);
+    for_each_subschema_mut(schema, &mut |sub| walk_mut(sub, visit));
+}
+
+/// The schema schemars generates for `T`, as draft 2020-12, for deserialization.
+pub fn generate<T: JsonSchema + ?Sized>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// The canonical arguments schema for a type whose schema is an object: see the module docs.
+///
+/// Fails when the root is not an object schema (arguments are always an object).
+pub fn canonical_for<T: JsonSchema + ?Sized>() -> Result<Value, String> {
+    canonical_arguments(generate::<T>())
+}
+
+/// Canonicalizes a generated arguments schema: inlines refs, removes noise, turns integer
+/// formats into bounds, and closes the root object.
+pub fn canonical_arguments(schema: Value) -> Result<Value, String> {
+    let mut schema = canonicalize(schema);
+    let Value::Object(root) = &mut schema else {
+        return Err("the arguments schema must be an object schema".into());
+    };
+    match root.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(format!(
+                "the arguments must be an object, but the schema's type is {other}"
+            ))
+        }
+        None if root.contains_key("properties") => {
+            root.insert("type".into(), "object".into());
+        }
+        None => return Err("the arguments schema has no `type: object`; use a struct".into()),
+    }
+    root.entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    root.entry("additionalProperties")
+        .or_insert(Value::Bool(false));
+    Ok(schema)
+}
+
+/// Inlines non-recursive refs, removes `$schema` and `title`, and turns integer formats into
+/// bounds. Works on any schema; the root is not required to be an object.
+pub fn canonicalize(mut schema: Value) -> Value {
+    let defs = take_defs(&mut schema);
+    let mut kept = BTreeSet::new();
+    inline_refs(&mut schema, &defs, &mut Vec::new(), &mut kept);
+    if !kept.is_empty() {
+        let mut done = BTreeSet::new();
+        let mut recursive = Map::new();
+        while let Some(name) = kept.iter().find(|n| !done.contains(*n)).cloned() {
+            done.insert(name.clone());
+            let mut def = defs.get(&name).cloned().unwrap_or(Value::Bool(true));
+            inline_refs(&mut def, &defs, &mut vec![name.clone()], &mut kept);
+            recursive.insert(name, def);
+        }
+        if let Value::Object(root) = &mut schema {
+            root.insert("$defs".into(), Value::Object(recursive));
+        }
+    }
+    if let Value::Object(root) = &mut schema {
+        root.remove("$schema");
+    }
+    walk_mut(&mut schema, &mut |sub| {
+        if let Value::Object(map) = sub {
+            map.remove("title");
+            integer_format_to_bounds(map);
+            require_nullable_without_default(map);
+        }
+    });
+    schema
+}
+
+fn take_defs(schema: &mut Value) -> Map<String, Value> {
+    let Value::Object(root) = schema else {
+        return Map::new();
+    };
+    let mut defs = Map::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(found)) = root.remove(key) {
+            defs.extend(found);
+        }
+    }
+    defs
+}
+
+/// The definition name a local ref points at, with JSON pointer escapes decoded.
+fn local_def_name(reference: &str) -> Option<String> {
+    let rest = reference
+        .strip_prefix("#/$defs/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))?;
+    Some(rest.replace("~1", "/").replace("~0", "~"))
+}
+
+fn inline_refs(
+    schema: &mut Value,
+    defs: &Map<String, Value>,
+    stack: &mut Vec<String>,
+    kept: &mut BTreeSet<String>,
+) {
+    // Siblings first, so that what is merged in below is never walked twice.
+    for_each_subschema_mut(schema, &mut |sub| inline_refs(sub, defs, stack, kept));
+    let Value::Object(map) = schema else { return };
+    let Some(name) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(local_def_name)
+    else {
+        return;
+    };
+    let Some(def) = defs.get(&name) else { return };
+    if stack.contains(&name) {
+        kept.insert(name.clone());
+        let pointer = name.replace('~', "~0").replace('/', "~1");
+        map.insert("$ref".into(), Value::String(format!("#/$defs/{pointer}")));
+        return;
+    }
+    let mut inlined = def.clone();
+    stack.push(name);
+    inline_refs(&mut inlined, defs, stack, kept);
+    stack.pop();
+    map.remove("$ref");
+    match inlined {
+        Value::Object(def_map) => {
+            for (key, value) in def_map {
+                map.entry(key).or_insert(value);
+            }
+        }
+        Value::Bool(false) => {
+            map.insert("not".into(), Value::Object(Map::new()));
+        }
+        _ => {}
+    }
+}
+
+/// Adds to `required` every property that admits `null` and has no `default`.
+fn require_nullable_without_default(map: &mut Map<String, Value>) {
+    let Some(Value::Object(properties)) = map.get("properties") else {
+        return;
+    };
+    let wanted: Vec<String> = properties
+        .iter()
+        .filter(|(_, schema)| admits_null(schema) && schema.get("default").is_none())
+        .map(|(name, _)| name.clone())
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let required = map
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(required) = required {
+        for name in wanted {
+            if !required.iter().any(|r| r.as_str() == Some(&name)) {
+                required.push(Value::String(name));
+            }
+        }
+    }
+}
+
+/// Whether a schema's own type admits `null` (through `type` or an `anyOf`/`oneOf` branch).
+pub fn admits_null(schema: &Value) -> bool {
+    let is_null_type = |t: &Value| match t {
+        Value::String(s) => s == "null",
+        Value::Array(types) => types.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    if schema.get("type").is_some_and(is_null_type) {
+        return true;
+    }
+    ["anyOf", "oneOf"].iter().any(|k| {
+        schema
+            .get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|branches| branches.iter().any(admits_null))
+    })
+}
+
+fn integer_format_to_bounds(map: &mut Map<String, Value>) {
+    let Some(format) = map.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    let bounds: (i128, i128) = match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" | "uint" => (0, u64::MAX.into()),
+        "float" | "double" => {
+            map.remove("format");
+            return;
+        }
+        _ => return,
+    };
+    map.remove("format");
+    tighten(map, "minimum", bounds.0, |new, old| new > old);
+    tighten(map, "maximum", bounds.1, |new, old| new < old);
+}
+
+/// Sets `keyword` to `bound` unless the schema already has a tighter one.
+fn tighten(
+    map: &mut Map<String, Value>,
+    keyword: &str,
+    bound: i128,
+    tighter: fn(f64, f64) -> bool,
+) {
+    let existing = map.get(keyword).and_then(Value::as_f64);
+    if existing.is_some_and(|old| !tighter(bound as f64, old)) {
+        return;
+    }
+    let number = i64::try_from(bound)
+        .map(Value::from)
+        .or_else(|_| u64::try_from(bound).map(Value::from))
+        .unwrap_or(Value::Null);
+    map.insert(keyword.into(), number);
+}
+
+/// Checks that `schema` is a valid JSON Schema (against its meta-schema) that can be compiled
+/// into a validator.
+pub fn check_is_schema(schema: &Value) -> Result<(), String> {
+    jsonschema::meta::validate(schema).map_err(|e| at_pointer(e.instance_path().as_str(), &e))?;
+    jsonschema::validator_for(schema)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+fn at_pointer(pointer: &str, error: &dyn std::fmt::Display) -> String {
+    if pointer.is_empty() {
+        error.to_string()
+    } else {
+        format!("at {pointer}: {error}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inlines_nested_refs_and_keeps_sibling_descriptions() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "Args",
+            "type": "object",
+            "properties": {
+                "a": { "$ref": "#/$defs/A", "description": "the a" },
+                "title": { "type": "string", "title": "not noise: a property named title" }
+            },
+            "$defs": {
+                "A": { "type": "object", "properties": { "b": { "$ref": "#/$defs/B" } } },
+                "B": { "type": "string", "enum": ["x", "y"] }
+            }
+        });
+        let got = canonical_arguments(schema).unwrap();
+        assert_eq!(
+            got,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {
+                        "description": "the a",
+                        "type": "object",
+                        "properties": { "b": { "type": "string", "enum": ["x", "y"] } }
+                    },
+                    "title": { "type": "string" }
+                },
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn keeps_recursive_definitions_as_refs() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#/$defs/Node" } },
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } },
+                        "leaf": { "$ref": "#/$defs/Leaf" }
+                    }
+                },
+                "Leaf": { "type": "integer" }
+            }
+        });
+        let got = canonicalize(schema);
+        assert_eq!(
+            got["properties"]["root"]["properties"]["children"]["items"],
+            json!({"$ref": "#/$defs/Node"})
+        );
+        assert_eq!(
+            got["$defs"]["Node"]["properties"]["leaf"],
+            json!({"type": "integer"})
+        );
+        assert!(got["$defs"].get("Leaf").is_none());
+        check_is_schema(&got).unwrap();
+    }
+
+    #[test]
+    fn integer_formats_become_bounds_and_keep_tighter_ones() {
+        let mut got = canonicalize(json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "integer", "format": "uint32", "minimum": 0 },
+                "b": { "type": "integer", "format": "int8", "maximum": 10 },
+                "c": { "type": ["integer", "null"], "format": "uint64" },
+                "d": { "type": "number", "format": "double" }
+            }
+        }));
+        let props = got["properties"].take();
+        assert_eq!(
+            props["a"],
+            json!({ "type": "integer", "minimum": 0, "maximum": 4294967295u64 })
+        );
+        assert_eq!(
+            props["b"],
+            json!({ "type": "integer", "minimum": -128, "maximum": 10 })
+        );
+        assert_eq!(props["c"]["maximum"], json!(u64::MAX));
+        assert_eq!(props["d"], json!({ "type": "number" }));
+    }
+
+    #[test]
+    fn nullable_without_default_is_required_but_with_default_is_not() {
+        let got = canonicalize(json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": ["string", "null"] },
+                "b": { "type": ["string", "null"], "default": null },
+                "c": { "anyOf": [{ "type": "integer" }, { "type": "null" }] },
+                "d": { "type": "string" }
+            },
+            "required": ["d"]
+        }));
+        assert_eq!(got["required"], json!(["d", "a", "c"]));
+    }
+
+    #[test]
+    fn arguments_root_must_be_an_object() {
+        assert!(canonical_arguments(json!({ "type": "string" })).is_err());
+        assert!(canonical_arguments(json!({ "anyOf": [] })).is_err());
+        let got = canonical_arguments(json!({ "properties": {} })).unwrap();
+        assert_eq!(
+            got,
+            json!({ "type": "object", "properties": {}, "additionalProperties": false })
+        );
+    }
+
+    #[test]
+    fn check_is_schema_rejects_bad_types() {
+        assert!(check_is_schema(&json!({ "type": "object" })).is_ok());
+        let err =
+            check_is_schema(&json!({ "type": "object", "properties": { "a": { "type": 3 } } }))
+                .unwrap_err();
+        assert!(err.contains("/properties/a/type"), "{err}");
+    }
+}

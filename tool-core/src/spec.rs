@@ -1,0 +1,130 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Everything a model, a retriever or a policy needs to know about one tool.
+///
+/// Built once (at `Executor::build()` or when a catalog is read) and shared behind an `Arc`: the
+/// hot path never clones it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The canonical JSON Schema of the arguments object. It is exactly the schema that
+    /// validation enforces.
+    pub parameters: Value,
+    /// The JSON Schema of the structured result, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Everything else known about the tool.
+    #[serde(default, skip_serializing_if = "ToolMetadata::is_empty")]
+    pub metadata: ToolMetadata,
+}
+
+/// What is known about a tool beyond its name, description and schema.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolMetadata {
+    /// A human-readable title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A free-form category, such as `"billing"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// The purposes the tool serves, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub purposes: Vec<String>,
+    /// Whether retrieval may leave the tool out. A tool that is not selectable is a system tool:
+    /// it is always offered.
+    #[serde(skip_serializing_if = "is_false")]
+    pub selectable: bool,
+    /// Extra words that retrieval matches the tool by.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    /// Example user requests the tool answers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// Example argument objects.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_examples: Vec<Value>,
+    /// What the tool does to the world, as hints for clients and policies.
+    #[serde(skip_serializing_if = "SafetyHints::is_empty")]
+    pub hints: SafetyHints,
+    /// The longest a call may run, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Where the tool was defined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<ToolSource>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl ToolMetadata {
+    /// Whether nothing at all is known.
+    pub fn is_empty(&self) -> bool {
+        self == &ToolMetadata::default()
+    }
+}
+
+/// The safety hints of MCP's tool annotations. `None` means not stated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SafetyHints {
+    /// The tool does not change its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling the tool twice with the same arguments does no more than calling it once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world (the web, other people), not a closed domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl SafetyHints {
+    /// Whether no hint is stated.
+    pub fn is_empty(&self) -> bool {
+        self == &SafetyHints::default()
+    }
+}
+
+/// Where a tool was defined: shown in build errors so that two definitions can be found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolSource {
+    /// `#[ai_tool]` in Rust code.
+    Macro {
+        /// The module path.
+        module: String,
+        /// The source file.
+        file: String,
+        /// The line of the function.
+        line: u32,
+    },
+    /// A line of a catalog file.
+    Catalog {
+        /// The file.
+        file: String,
+        /// The line, 1-based.
+        line: usize,
+    },
+    /// Defined at run time.
+    Dynamic,
+}
+
+impl std::fmt::Display for ToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolSource::Macro { module, file, line } => write!(f, "{module} ({file}:{line})"),
+            ToolSource::Catalog { file, line } => write!(f, "{file}:{line}"),
+            ToolSource::Dynamic => f.write_str("a tool defined at run time"),
+        }
+    }
+}

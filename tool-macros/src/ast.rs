@@ -1,0 +1,255 @@
+//! A tool function read into plain structs: its parameters and what it returns.
+
+use proc_macro2::Span;
+use syn::{Attribute, Expr, FnArg, Ident, Pat, ReturnType, Signature, Type};
+
+use crate::attr::{self, ArgAttr, ToolAttr};
+use crate::ctxt::Ctxt;
+
+/// One function marked `#[ai_tool]`.
+pub(crate) struct ToolFn {
+    pub attr: ToolAttr,
+    pub ident: Ident,
+    pub is_async: bool,
+    pub receiver: Receiver,
+    pub params: Vec<Param>,
+    pub output: Output,
+    pub docs: Option<String>,
+    pub sig_span: Span,
+}
+
+pub(crate) enum Receiver {
+    /// A free or associated function.
+    None,
+    /// `&self`.
+    Ref,
+    /// `&mut self` or `self`: refused.
+    Other(Span),
+}
+
+pub(crate) struct Param {
+    pub ident: Ident,
+    /// The owned type the argument deserializes into.
+    pub ty: Type,
+    /// Whether the function takes a reference, so `&value` is passed.
+    pub by_ref: bool,
+    pub role: Role,
+    pub arg: ArgAttr,
+}
+
+#[derive(PartialEq)]
+pub(crate) enum Role {
+    /// A property of the arguments object.
+    Property,
+    /// `#[arg(flatten)]`: the whole arguments object.
+    Flatten,
+    /// `&ToolContext`: injected.
+    Context,
+}
+
+/// What the function returns, as far as conversion cares.
+pub(crate) enum Output {
+    Unit,
+    Text,
+    /// `&str`: converted to `String` first.
+    StrRef,
+    ToolOutput,
+    Serialize(Type),
+    Result {
+        ok: Box<Output>,
+    },
+}
+
+/// Reads the signature; `#[arg]` attributes are taken off the parameters (they are ours, and
+/// the compiler would refuse them).
+pub(crate) fn parse_fn(
+    attr: ToolAttr,
+    attrs: &[Attribute],
+    sig: &mut Signature,
+    cx: &mut Ctxt,
+) -> ToolFn {
+    let mut receiver = Receiver::None;
+    let mut params = Vec::new();
+    for input in &mut sig.inputs {
+        match input {
+            FnArg::Receiver(r) => {
+                receiver = if r.reference.is_some() && r.mutability.is_none() {
+                    Receiver::Ref
+                } else {
+                    Receiver::Other(syn::spanned::Spanned::span(r))
+                };
+            }
+            FnArg::Typed(typed) => {
+                let mut arg = ArgAttr::default();
+                typed.attrs.retain(|a| {
+                    let ours = a.path().is_ident("arg");
+                    if ours {
+                        attr::parse_arg_attr(a, &mut arg, cx);
+                    }
+                    !ours
+                });
+                let Pat::Ident(pat) = &*typed.pat else {
+                    cx.error(&typed.pat, "a tool parameter needs a plain name, such as `city: String`; patterns cannot name an argument");
+                    continue;
+                };
+                if let Some(param) = parse_param(pat.ident.clone(), &typed.ty, arg, cx) {
+                    params.push(param);
+                }
+            }
+        }
+    }
+    ToolFn {
+        attr,
+        ident: sig.ident.clone(),
+        is_async: sig.asyncness.is_some(),
+        receiver,
+        params,
+        output: parse_output(&sig.output, cx),
+        docs: doc_text(attrs),
+        sig_span: syn::spanned::Spanned::span(&sig.ident),
+    }
+}
+
+fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<Param> {
+    let ident = Ident::new(ident.to_string().trim_start_matches("r#"), ident.span());
+    let (ty, by_ref) = match ty {
+        Type::Reference(r) if r.mutability.is_some() => {
+            cx.error(
+                ty,
+                "a tool parameter cannot be `&mut`; take the value or a shared reference",
+            );
+            return None;
+        }
+        Type::Reference(r) if is_last_segment(&r.elem, "ToolContext") => {
+            return Some(Param {
+                ident,
+                ty: (*r.elem).clone(),
+                by_ref: true,
+                role: Role::Context,
+                arg,
+            });
+        }
+        Type::Reference(r) => (owned(&r.elem), true),
+        other => (other.clone(), false),
+    };
+    if is_last_segment(&ty, "ToolContext") {
+        cx.error(&ty, "take the context by reference: `ctx: &ToolContext`");
+        return None;
+    }
+    let role = if arg.flatten.is_some() {
+        Role::Flatten
+    } else {
+        Role::Property
+    };
+    Some(Param {
+        ident,
+        ty,
+        by_ref,
+        role,
+        arg,
+    })
+}
+
+/// The owned type behind a reference: `str` -> `String`, `[T]` -> `Vec<T>`.
+fn owned(ty: &Type) -> Type {
+    match ty {
+        Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
+            syn::parse_quote!(::std::string::String)
+        }
+        Type::Slice(s) => {
+            let elem = &s.elem;
+            syn::parse_quote!(::std::vec::Vec<#elem>)
+        }
+        other => other.clone(),
+    }
+}
+
+fn parse_output(output: &ReturnType, cx: &mut Ctxt) -> Output {
+    match output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) => classify(ty, cx),
+    }
+}
+
+fn classify(ty: &Type, cx: &mut Ctxt) -> Output {
+    match ty {
+        Type::Tuple(t) if t.elems.is_empty() => Output::Unit,
+        Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => {
+            Output::StrRef
+        }
+        Type::Reference(_) => {
+            cx.error(
+                ty,
+                "a tool must return an owned value; return the type itself, not a reference",
+            );
+            Output::Unit
+        }
+        Type::ImplTrait(_) => {
+            cx.error(ty, "a tool must return a named type, not `impl Trait`");
+            Output::Unit
+        }
+        _ if is_last_segment(ty, "String") => Output::Text,
+        _ if is_last_segment(ty, "ToolOutput") => Output::ToolOutput,
+        Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
+            match result_args(&p.path) {
+                Some(ok_ty) => Output::Result {
+                    ok: Box::new(classify(&ok_ty, cx)),
+                },
+                None => {
+                    cx.error(
+                        ty,
+                        "write the result type as `Result<T, E>` so the macro can see `T` and `E`",
+                    );
+                    Output::Unit
+                }
+            }
+        }
+        _ => Output::Serialize(ty.clone()),
+    }
+}
+
+fn result_args(path: &syn::Path) -> Option<Type> {
+    let syn::PathArguments::AngleBracketed(args) = &path.segments.last()?.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    });
+    let ok = types.next()?;
+    types.next()?;
+    Some(ok)
+}
+
+pub(crate) fn is_last_segment(ty: &Type, name: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, name)
+        && p.path.segments.last().is_some_and(|s| s.arguments.is_none()))
+}
+
+fn last_ident_is(path: &syn::Path, name: &str) -> bool {
+    path.segments.last().is_some_and(|s| s.ident == name)
+}
+
+pub(crate) fn is_option(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Option"))
+}
+
+/// The doc comment, lines trimmed, paragraphs kept.
+pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().trim().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}

@@ -1,0 +1,132 @@
+//! Parsing of `#[ai_tool(..)]`, `#[ai_tools(..)]` and `#[arg(..)]`.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Expr, LitBool, LitStr, Path, Token};
+
+use crate::ctxt::Ctxt;
+
+/// What `#[ai_tool(..)]` says.
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub name: Option<LitStr>,
+    pub description: Option<LitStr>,
+    pub title: Option<String>,
+    pub category: Option<String>,
+    pub purposes: Vec<String>,
+    pub selectable: bool,
+    pub keywords: Vec<String>,
+    pub examples: Vec<String>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+    pub timeout: Option<LitStr>,
+    pub convert: Vec<Path>,
+    pub krate: Option<Path>,
+}
+
+pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        match key.as_str() {
+            "name" => attr.name = Some(meta.value()?.parse()?),
+            "description" => attr.description = Some(meta.value()?.parse()?),
+            "title" => attr.title = Some(string(&meta)?),
+            "category" => attr.category = Some(string(&meta)?),
+            "purpose" => attr.purposes.push(string(&meta)?),
+            "selectable" => attr.selectable = flag(&meta)?,
+            "keywords" => attr.keywords = strings(&meta)?,
+            "examples" => attr.examples = strings(&meta)?,
+            "read_only" => attr.read_only = Some(flag(&meta)?),
+            "destructive" => attr.destructive = Some(flag(&meta)?),
+            "idempotent" => attr.idempotent = Some(flag(&meta)?),
+            "open_world" => attr.open_world = Some(flag(&meta)?),
+            "timeout" => attr.timeout = Some(meta.value()?.parse()?),
+            "convert" => attr.convert.push(meta.value()?.parse()?),
+            "crate" => attr.krate = Some(meta.value()?.parse()?),
+            _ => return Err(meta.error(
+                "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
+                     purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
+                     open_world, timeout, convert, crate",
+            )),
+        }
+        Ok(())
+    });
+    if let Err(e) = parser.parse2(tokens) {
+        cx.push(e);
+    }
+    attr
+}
+
+/// `crate = path` on `#[ai_tools(..)]`, the only key it takes.
+pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Option<Path> {
+    let mut krate = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            krate = Some(meta.value()?.parse()?);
+            Ok(())
+        } else {
+            Err(meta.error(
+                "`#[ai_tools]` takes only `crate = path`; put tool settings on `#[ai_tool(..)]`",
+            ))
+        }
+    });
+    if let Err(e) = parser.parse2(tokens) {
+        cx.push(e);
+    }
+    krate
+}
+
+/// What `#[arg(..)]` on a parameter says.
+#[derive(Default)]
+pub(crate) struct ArgAttr {
+    pub description: Option<String>,
+    pub default: Option<Expr>,
+    pub flatten: Option<Span>,
+}
+
+pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttr, cx: &mut Ctxt) {
+    let result = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("description") {
+            into.description = Some(string(&meta)?);
+        } else if meta.path.is_ident("default") {
+            into.default = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("flatten") {
+            into.flatten = Some(meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()));
+        } else {
+            return Err(meta.error("unknown `#[arg]` key; expected `description = \"..\"`, `default = expr` or `flatten`"));
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.push(e);
+    }
+}
+
+fn string(meta: &ParseNestedMeta) -> syn::Result<String> {
+    Ok(meta.value()?.parse::<LitStr>()?.value())
+}
+
+fn strings(meta: &ParseNestedMeta) -> syn::Result<Vec<String>> {
+    let value = meta.value()?;
+    let content;
+    syn::bracketed!(content in value);
+    let items = content.parse_terminated(<LitStr as syn::parse::Parse>::parse, Token![,])?;
+    Ok(items.iter().map(LitStr::value).collect())
+}
+
+/// `key` alone means true; `key = true|false` says which.
+fn flag(meta: &ParseNestedMeta) -> syn::Result<bool> {
+    if meta.input.peek(Token![=]) {
+        Ok(meta.value()?.parse::<LitBool>()?.value)
+    } else {
+        Ok(true)
+    }
+}

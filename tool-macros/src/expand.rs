@@ -1,0 +1,371 @@
+//! Code generation. Only called on tools that passed the checks; reports no user errors.
+//!
+//! Each tool becomes, inside `const _: () = { .. };`: a private arguments struct deriving
+//! `Deserialize` and `JsonSchema`, a schema function, an invoke function, and an
+//! `inventory::submit!` of its registration. Everything is reached through
+//! `<facade>::__private`, so users need no other dependency.
+
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::{Path, Type};
+
+use crate::ast::{is_option, Output, Receiver, Role, ToolFn};
+use crate::valid::Checked;
+
+pub(crate) struct Target<'a> {
+    /// The facade, `::ai_tool` unless `crate = ..` says otherwise.
+    pub krate: &'a TokenStream,
+    /// The impl's self type, for tools inside `#[ai_tools]`.
+    pub self_ty: Option<&'a Type>,
+}
+
+pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenStream {
+    let krate = target.krate;
+    let p = quote!(#krate::__private);
+    let fix = |tokens: TokenStream| match target.self_ty {
+        Some(self_ty) => replace_self(tokens, self_ty),
+        None => tokens,
+    };
+
+    let args_ty = args_type(tool, &p, &fix);
+    let args_struct = args_struct(tool, &p, &fix);
+    let call = call_expr(tool, target.self_ty);
+    let value = if tool.is_async {
+        quote!(#call.await)
+    } else {
+        call
+    };
+    let convert = fix(conversion(&tool.output, tool.attr.convert.first(), &p));
+    let service_ty = target
+        .self_ty
+        .filter(|_| matches!(tool.receiver, Receiver::Ref));
+
+    let invoke = if tool.is_async {
+        let service = match service_ty {
+            Some(ty) => quote!(let __ai_service = #p::service_arc::<#ty>(__ai_service, __ai_ctx)?;),
+            None => quote!(let _ = __ai_service;),
+        };
+        quote! {
+            fn __ai_invoke(
+                __ai_service: ::core::option::Option<::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
+                __ai_args: #p::serde_json::Value,
+                __ai_ctx: #p::ToolContext,
+                __ai_external: ::core::option::Option<#p::ExternalConverter>,
+            ) -> #p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>> {
+                ::std::boxed::Box::pin(async move {
+                    let __ai_ctx = &__ai_ctx;
+                    #service
+                    let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_ctx)?;
+                    let __ai_value = #value;
+                    #convert
+                })
+            }
+        }
+    } else {
+        let service = match service_ty {
+            Some(ty) => quote!(let __ai_service = #p::service_ref::<#ty>(__ai_service, __ai_ctx)?;),
+            None => quote!(let _ = __ai_service;),
+        };
+        quote! {
+            fn __ai_invoke(
+                __ai_service: ::core::option::Option<&(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
+                __ai_args: #p::serde_json::Value,
+                __ai_ctx: &#p::ToolContext,
+                __ai_external: ::core::option::Option<#p::ExternalConverter>,
+            ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
+                #service
+                let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_ctx)?;
+                let __ai_value = #value;
+                #convert
+            }
+        }
+    };
+
+    let name = &checked.name;
+    let description = &checked.description;
+    let service = match service_ty {
+        Some(ty) => quote!(::core::option::Option::Some(#p::TypeRef::of::<#ty>())),
+        None => quote!(::core::option::Option::None),
+    };
+    let output_ty = fix(converted_type(&tool.output, &p));
+    let has_converter = !tool.attr.convert.is_empty();
+    let invoke_kind = if tool.is_async {
+        quote!(Async)
+    } else {
+        quote!(Sync)
+    };
+    let metadata = metadata(tool, checked, &p);
+    let line = quote_spanned!(tool.sig_span=> ::core::line!());
+    let assertions = parameter_assertions(tool, &p, &fix);
+
+    quote! {
+        const _: () = {
+            #args_struct
+            #assertions
+            fn __ai_schema() -> ::core::result::Result<#p::serde_json::Value, ::std::string::String> {
+                #p::canonical_for::<#args_ty>()
+            }
+            #invoke
+            #p::inventory::submit! {
+                #p::ToolRegistration {
+                    name: #name,
+                    description: #description,
+                    location: #p::Location { module: ::core::module_path!(), file: ::core::file!(), line: #line },
+                    schema: __ai_schema,
+                    service: #service,
+                    output: ::core::option::Option::Some(#p::TypeRef::of::<#output_ty>()),
+                    has_converter: #has_converter,
+                    invoke: #p::Invoke::#invoke_kind(__ai_invoke),
+                    metadata: #metadata,
+                }
+            }
+        };
+    }
+}
+
+fn args_type(
+    tool: &ToolFn,
+    _p: &TokenStream,
+    fix: &dyn Fn(TokenStream) -> TokenStream,
+) -> TokenStream {
+    match tool.params.iter().find(|p| p.role == Role::Flatten) {
+        Some(flat) => fix(flat.ty.to_token_stream()),
+        None => quote!(__AiArgs),
+    }
+}
+
+/// The struct the arguments object deserializes into; none when one parameter is flattened.
+fn args_struct(
+    tool: &ToolFn,
+    p: &TokenStream,
+    fix: &dyn Fn(TokenStream) -> TokenStream,
+) -> TokenStream {
+    if tool.params.iter().any(|param| param.role == Role::Flatten) {
+        return TokenStream::new();
+    }
+    let mut defaults = Vec::new();
+    let fields = tool
+        .params
+        .iter()
+        .filter(|param| param.role == Role::Property)
+        .map(|param| {
+            let ident = &param.ident;
+            let ty = fix(param.ty.to_token_stream());
+            let description = param
+                .arg
+                .description
+                .as_ref()
+                .map(|d| quote!(#[schemars(description = #d)]));
+            let default = match &param.arg.default {
+                Some(expr) => {
+                    let function = format_ident!("__ai_default_{}", ident);
+                    let expr = fix(expr.to_token_stream());
+                    defaults.push(quote!(fn #function() -> #ty { #expr }));
+                    let path = function.to_string();
+                    quote!(#[serde(default = #path)])
+                }
+                None if is_option(&param.ty) => quote!(#[serde(default)]),
+                None => TokenStream::new(),
+            };
+            quote!(#description #default #ident: #ty)
+        });
+    let serde_path = format!("{}::serde", p).replace(' ', "");
+    let schemars_path = format!("{}::schemars", p).replace(' ', "");
+    quote! {
+        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[serde(crate = #serde_path, deny_unknown_fields)]
+        #[schemars(crate = #schemars_path)]
+        struct __AiArgs { #(#fields,)* }
+        #(#defaults)*
+    }
+}
+
+/// Asks the compiler early, at each parameter's type, for what a parameter needs, so that a
+/// missing `JsonSchema` or `Deserialize` is reported there with a fix.
+fn parameter_assertions(
+    tool: &ToolFn,
+    p: &TokenStream,
+    fix: &dyn Fn(TokenStream) -> TokenStream,
+) -> TokenStream {
+    let checks = tool
+        .params
+        .iter()
+        .filter(|param| param.role != Role::Context)
+        .map(|param| {
+            let ty = fix(param.ty.to_token_stream());
+            let span = syn::spanned::Spanned::span(&param.ty);
+            quote_spanned!(span=> #p::assert_parameter::<#ty>();)
+        });
+    quote!(const _: fn() = || { #(#checks)* };)
+}
+
+fn call_expr(tool: &ToolFn, self_ty: Option<&Type>) -> TokenStream {
+    let ident = &tool.ident;
+    let args = tool.params.iter().map(|param| {
+        let ident = &param.ident;
+        let value = match param.role {
+            Role::Context => return quote!(__ai_ctx),
+            Role::Flatten => quote!(__ai_args),
+            Role::Property => quote!(__ai_args.#ident),
+        };
+        if param.by_ref {
+            quote!(&#value)
+        } else {
+            value
+        }
+    });
+    match (&tool.receiver, self_ty) {
+        (Receiver::Ref, _) => quote!(__ai_service.#ident(#(#args),*)),
+        (_, Some(ty)) => quote!(<#ty>::#ident(#(#args),*)),
+        (_, None) => quote!(#ident(#(#args),*)),
+    }
+}
+
+/// The expression that turns `__ai_value` into `Result<ToolOutput, ToolError>`.
+fn conversion(output: &Output, convert: Option<&Path>, p: &TokenStream) -> TokenStream {
+    if let Output::Result { ok, .. } = output {
+        let inner = conversion(ok, convert, p);
+        return quote! {
+            match __ai_value {
+                ::core::result::Result::Ok(__ai_value) => { #inner }
+                ::core::result::Result::Err(__ai_error) => ::core::result::Result::Err(#p::fail(__ai_error, __ai_ctx)),
+            }
+        };
+    }
+    let owned = match output {
+        Output::StrRef => quote!(let __ai_value = ::std::string::String::from(__ai_value);),
+        _ => TokenStream::new(),
+    };
+    let apply = match convert {
+        Some(path) => {
+            quote!({ let _ = __ai_external; #p::convert_with(#path, __ai_value, __ai_ctx) })
+        }
+        None => {
+            let default = match output {
+                Output::Unit => quote!(output_unit),
+                Output::Text | Output::StrRef => quote!(output_text),
+                Output::ToolOutput => quote!(output_itself),
+                Output::Serialize(_) | Output::Result { .. } => quote!(output_json),
+            };
+            quote!(#p::finish(__ai_value, __ai_ctx, __ai_external, #p::#default))
+        }
+    };
+    quote!({ #owned #apply })
+}
+
+fn converted_type(output: &Output, p: &TokenStream) -> TokenStream {
+    match output {
+        Output::Unit => quote!(()),
+        Output::Text | Output::StrRef => quote!(::std::string::String),
+        Output::ToolOutput => quote!(#p::ToolOutput),
+        Output::Serialize(ty) => ty.to_token_stream(),
+        Output::Result { ok, .. } => converted_type(ok, p),
+    }
+}
+
+fn metadata(tool: &ToolFn, checked: &Checked, p: &TokenStream) -> TokenStream {
+    let a = &tool.attr;
+    let opt_str = |v: &Option<String>| match v {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let opt_bool = |v: Option<bool>| match v {
+        Some(b) => quote!(::core::option::Option::Some(#b)),
+        None => quote!(::core::option::Option::None),
+    };
+    let title = opt_str(&a.title);
+    let category = opt_str(&a.category);
+    let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
+    let selectable = a.selectable;
+    let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
+    let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
+    let timeout = match checked.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        #p::StaticMetadata {
+            title: #title,
+            category: #category,
+            purposes: &[#(#purposes),*],
+            selectable: #selectable,
+            keywords: &[#(#keywords),*],
+            examples: &[#(#examples),*],
+            hints: #p::SafetyHints {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            },
+            timeout_ms: #timeout,
+        }
+    }
+}
+
+pub(crate) fn converter(
+    function: &syn::ItemFn,
+    tool: &str,
+    input: &Type,
+    krate: &TokenStream,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let ident = &function.sig.ident;
+    let line = quote_spanned!(ident.span()=> ::core::line!());
+    quote! {
+        const _: () = {
+            fn __ai_convert(
+                __ai_value: ::std::boxed::Box<dyn ::core::any::Any>,
+                __ai_ctx: &#p::ToolContext,
+            ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
+                let __ai_value = #p::unbox::<#input>(__ai_value, __ai_ctx)?;
+                #p::convert_with(#ident, __ai_value, __ai_ctx)
+            }
+            #p::inventory::submit! {
+                #p::ConverterRegistration {
+                    tool: #tool,
+                    input: #p::TypeRef::of::<#input>(),
+                    convert: __ai_convert,
+                    location: #p::Location { module: ::core::module_path!(), file: ::core::file!(), line: #line },
+                }
+            }
+        };
+    }
+}
+
+/// Replaces `Self` with the impl's type, for code generated outside the impl block.
+/// `Self::x` becomes `<Type>::x`.
+fn replace_self(tokens: TokenStream, self_ty: &Type) -> TokenStream {
+    let mut out = TokenStream::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(token) = iter.next() {
+        match token {
+            TokenTree::Ident(ident) if ident == "Self" => {
+                let path_follows =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let ty = respan(self_ty.to_token_stream(), ident.span());
+                if path_follows {
+                    out.extend(quote!(<#ty>));
+                } else {
+                    out.extend(ty);
+                }
+            }
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), replace_self(group.stream(), self_ty));
+                new.set_span(group.span());
+                out.extend([TokenTree::Group(new)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}

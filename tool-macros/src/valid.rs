@@ -1,0 +1,178 @@
+//! Checks on a parsed tool, before any code is generated. Every problem is reported, each at
+//! the tokens it is about.
+
+use crate::ast::{Receiver, Role, ToolFn};
+use crate::ctxt::Ctxt;
+
+/// What the checks settle: the tool's final name, description and time limit.
+pub(crate) struct Checked {
+    pub name: String,
+    pub description: String,
+    pub timeout_ms: Option<u64>,
+}
+
+pub(crate) fn check(tool: &ToolFn, in_impl: bool, cx: &mut Ctxt) -> Checked {
+    if let Receiver::Other(span) = tool.receiver {
+        cx.push(syn::Error::new(
+            span,
+            "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
+        ));
+    }
+    if !in_impl && matches!(tool.receiver, Receiver::Ref) {
+        cx.push(syn::Error::new(
+            tool.sig_span,
+            "`#[ai_tool]` on a method needs `#[ai_tools]` on its impl block",
+        ));
+    }
+    let name = match &tool.attr.name {
+        Some(lit) => {
+            let name = lit.value();
+            if let Err(message) = check_name(&name) {
+                cx.error(lit, message);
+            }
+            name
+        }
+        None => {
+            let name = tool.ident.to_string().trim_start_matches("r#").to_owned();
+            if let Err(message) = check_name(&name) {
+                cx.error(
+                    &tool.ident,
+                    format!("{message}; set another with `name = \"..\"`"),
+                );
+            }
+            name
+        }
+    };
+    let description = match (&tool.attr.description, &tool.docs) {
+        (Some(lit), _) if lit.value().trim().is_empty() => {
+            cx.error(
+                lit,
+                "the description is empty; say what the tool does, for the model",
+            );
+            String::new()
+        }
+        (Some(lit), _) => lit.value(),
+        (None, Some(docs)) => docs.clone(),
+        (None, None) => {
+            cx.push(syn::Error::new(
+                tool.sig_span,
+                "a tool needs a description for the model: add a doc comment (`/// ...`) or `description = \"...\"`",
+            ));
+            String::new()
+        }
+    };
+    if tool.attr.convert.len() > 1 {
+        cx.error(
+            &tool.attr.convert[1],
+            "a tool has one converter; remove one `convert = ..`",
+        );
+    }
+    let flattened: Vec<_> = tool
+        .params
+        .iter()
+        .filter(|p| p.role == Role::Flatten)
+        .collect();
+    let properties = tool
+        .params
+        .iter()
+        .filter(|p| p.role == Role::Property)
+        .count();
+    if let Some(first) = flattened.first() {
+        if flattened.len() > 1 || properties > 0 {
+            cx.error(&first.ident, "`#[arg(flatten)]` makes this parameter the whole argument object, so it must be the only argument (besides `&ToolContext`)");
+        }
+        if first.arg.default.is_some() || first.arg.description.is_some() {
+            cx.error(&first.ident, "a flattened argument takes no `default` or `description`; put them on the fields of its struct");
+        }
+    }
+    if tool
+        .params
+        .iter()
+        .filter(|p| p.role == Role::Context)
+        .count()
+        > 1
+    {
+        cx.push(syn::Error::new(tool.sig_span, "take `&ToolContext` once"));
+    }
+    let timeout_ms =
+        tool.attr
+            .timeout
+            .as_ref()
+            .and_then(|lit| match parse_duration_ms(&lit.value()) {
+                Ok(ms) => Some(ms),
+                Err(message) => {
+                    cx.error(lit, message);
+                    None
+                }
+            });
+    Checked {
+        name,
+        description,
+        timeout_ms,
+    }
+}
+
+/// The name rule every provider accepts: `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !first_ok || !rest_ok || name.len() > 64 {
+        return Err(format!(
+            "tool name `{name}` is not accepted by every provider: use 1 to 64 of ASCII letters, digits, `_` and `-`, starting with a letter or `_`"
+        ));
+    }
+    Ok(())
+}
+
+/// `"500ms"`, `"5s"`, `"2m"`, `"1h"`.
+fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{text}` is not a duration; write a whole number and a unit, such as \"500ms\", \"5s\", \"2m\" or \"1h\"")),
+    };
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+    {
+        Some(ms) if ms > 0 => Ok(ms),
+        _ => Err(format!(
+            "`{text}` is not a positive duration, such as \"5s\""
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("5s"), Ok(5_000));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
+        assert!(parse_duration_ms("5").is_err());
+        assert!(parse_duration_ms("0s").is_err());
+        assert!(parse_duration_ms("1.5s").is_err());
+    }
+
+    #[test]
+    fn names_follow_the_portable_rule() {
+        assert!(check_name("get_weather-2").is_ok());
+        assert!(check_name("2fast").is_err());
+        assert!(check_name("files.read").is_err());
+        assert!(check_name(&"a".repeat(65)).is_err());
+    }
+}

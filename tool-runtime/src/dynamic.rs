@@ -1,0 +1,90 @@
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
+
+use crate::registration::BoxFuture;
+use crate::ToolContext;
+
+pub(crate) type DynamicInvoke =
+    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync>;
+
+/// A tool defined at run time from a name, a description, a JSON Schema and an async closure.
+///
+/// The schema is enforced exactly as written.
+///
+/// ```
+/// # use tool_runtime::{DynamicTool, ToolOutput};
+/// # use serde_json::json;
+/// let echo = DynamicTool::new(
+///     "echo",
+///     "Repeats the text it is given",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+///     |args, _ctx| async move { Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())) },
+/// );
+/// ```
+#[derive(Clone)]
+pub struct DynamicTool {
+    pub(crate) spec: ToolSpec,
+    pub(crate) invoke: Option<DynamicInvoke>,
+}
+
+impl DynamicTool {
+    /// A tool with an implementation.
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+        call: F,
+    ) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let spec = ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            output_schema: None,
+            metadata: ToolMetadata {
+                source: Some(ToolSource::Dynamic),
+                ..ToolMetadata::default()
+            },
+        };
+        DynamicTool {
+            spec,
+            invoke: Some(Arc::new(move |args, ctx| Box::pin(call(args, ctx)))),
+        }
+    }
+
+    /// A declared tool with no implementation: it can be listed and validated against, and
+    /// executing it is `ToolError::NotExecutable`.
+    pub fn declared(spec: ToolSpec) -> Self {
+        DynamicTool { spec, invoke: None }
+    }
+
+    /// Replaces the metadata (keywords, hints, examples...).
+    pub fn with_metadata(mut self, metadata: ToolMetadata) -> Self {
+        let source = self.spec.metadata.source.take();
+        self.spec.metadata = ToolMetadata {
+            source: metadata.source.clone().or(source),
+            ..metadata
+        };
+        self
+    }
+
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool")
+            .field("spec", &self.spec)
+            .field("executable", &self.invoke.is_some())
+            .finish()
+    }
+}

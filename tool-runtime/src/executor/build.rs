@@ -1,0 +1,448 @@
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
+
+use super::{Callable, Entry, Executor, Inner};
+use crate::dynamic::DynamicTool;
+use crate::registration::{ConverterRegistration, Location, ToolRegistration};
+use crate::validation::CompiledSchema;
+use crate::Services;
+
+/// The default cap on the size of one call's arguments: 1 MiB.
+pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
+
+/// Builds an [`Executor`]: which services to call tools on, which extra tools to add, and the
+/// protection defaults.
+pub struct ExecutorBuilder {
+    services: Services,
+    registered: bool,
+    dynamic: Vec<DynamicTool>,
+    catalog_files: Vec<PathBuf>,
+    default_timeout: Option<Duration>,
+    max_argument_bytes: usize,
+    require_all_services: bool,
+}
+
+impl Default for ExecutorBuilder {
+    fn default() -> Self {
+        ExecutorBuilder {
+            services: Services::default(),
+            registered: true,
+            dynamic: Vec::new(),
+            catalog_files: Vec::new(),
+            default_timeout: None,
+            max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
+            require_all_services: false,
+        }
+    }
+}
+
+/// Everything wrong with a build, each problem on its own line.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the executor:\n{}", .problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct BuildError {
+    /// The problems found, all of them.
+    pub problems: Vec<BuildProblem>,
+}
+
+/// One reason an executor cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools have one name.
+    #[error("two tools are named `{name}`: one in {first}, one in {second}; rename one")]
+    DuplicateTool {
+        /// The name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// A tool's name is not allowed.
+    #[error("tool defined in {source_}: {message}")]
+    BadName {
+        /// Where the tool is defined.
+        source_: String,
+        /// Why the name is refused.
+        message: String,
+    },
+    /// A tool's schema cannot be used.
+    #[error("tool `{name}` ({source_}) has an unusable schema: {message}")]
+    BadSchema {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        source_: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A tool's service was not provided and `require_all_services()` was asked for.
+    #[error("tool `{name}` ({source_}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
+    MissingService {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        source_: String,
+        /// The service type.
+        service: &'static str,
+    },
+    /// Two converters are defined for one tool.
+    #[error("tool `{name}` has two converters: one in {first}, one in {second}; keep one")]
+    ConverterConflict {
+        /// The tool.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// A converter takes another type than the tool returns.
+    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({source_}) returns `{found}`")]
+    ConverterTypeMismatch {
+        /// The tool.
+        name: String,
+        /// Where the tool is defined.
+        source_: String,
+        /// Where the converter is defined.
+        converter: String,
+        /// What the converter takes.
+        expected: &'static str,
+        /// What the tool returns.
+        found: &'static str,
+    },
+    /// A converter names a tool that does not exist.
+    #[error("the converter in {converter} is for `{name}`, but no `#[ai_tool]` has that name")]
+    ConverterForUnknownTool {
+        /// The name it gives.
+        name: String,
+        /// Where it is defined.
+        converter: String,
+    },
+    /// A catalog file could not be read.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
+
+impl ExecutorBuilder {
+    /// Provides a service: its methods marked `#[ai_tool]` become tools, and tools can reach it
+    /// through `ToolContext::service`.
+    pub fn service<S: std::any::Any + Send + Sync>(mut self, service: Arc<S>) -> Self {
+        self.services.insert(service);
+        self
+    }
+
+    /// Provides a value that tools reach through `ToolContext::service` (a database pool, a
+    /// client, configuration). The same as [`ExecutorBuilder::service`]; the name says intent.
+    pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> Self {
+        self.service(value)
+    }
+
+    /// Adds a tool defined at run time.
+    pub fn tool(mut self, tool: DynamicTool) -> Self {
+        self.dynamic.push(tool);
+        self
+    }
+
+    /// Adds tools defined at run time.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = DynamicTool>) -> Self {
+        self.dynamic.extend(tools);
+        self
+    }
+
+    /// Adds declared tools read from a catalog: they can be listed and validated against, not
+    /// executed.
+    pub fn catalog(self, entries: impl IntoIterator<Item = CatalogEntry>) -> Self {
+        self.tools(entries.into_iter().map(|e| DynamicTool::declared(e.spec)))
+    }
+
+    /// Adds the tools of a JSON Lines catalog file, read at `build()`.
+    pub fn catalog_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.catalog_files.push(path.into());
+        self
+    }
+
+    /// Whether to include the tools registered with `#[ai_tool]` in this binary (default: yes).
+    pub fn registered_tools(mut self, include: bool) -> Self {
+        self.registered = include;
+        self
+    }
+
+    /// The time limit for calls of tools that set none themselves. Applies to async and dynamic
+    /// tools; a sync tool runs in place unless it sets its own `timeout`.
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default_timeout = Some(limit);
+        self
+    }
+
+    /// The largest arguments accepted, in bytes of JSON (default 1 MiB).
+    pub fn max_argument_bytes(mut self, limit: usize) -> Self {
+        self.max_argument_bytes = limit;
+        self
+    }
+
+    /// Makes a registered tool whose service was not provided a build error, rather than
+    /// leaving the tool out.
+    pub fn require_all_services(mut self) -> Self {
+        self.require_all_services = true;
+        self
+    }
+
+    /// Checks everything and builds the executor: schemas generated and compiled, names
+    /// indexed, converters matched to their tools.
+    pub fn build(self) -> Result<Executor, BuildError> {
+        let mut problems = Vec::new();
+        let mut entries = Vec::new();
+        if self.registered {
+            entries.extend(self.registered_entries(&mut problems));
+        }
+        let mut dynamic = self.dynamic;
+        for file in &self.catalog_files {
+            match tool_core::catalog::read_path(file) {
+                Ok(found) => {
+                    dynamic.extend(found.into_iter().map(|e| DynamicTool::declared(e.spec)))
+                }
+                Err(e) => problems.push(e.into()),
+            }
+        }
+        entries.extend(
+            dynamic
+                .into_iter()
+                .filter_map(|tool| dynamic_entry(tool, &mut problems)),
+        );
+
+        let mut index: HashMap<Box<str>, usize> = HashMap::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            if let Some(&first) = index.get(entry.spec.name.as_str()) {
+                let both_macro = [&entries[first].spec, &entry.spec]
+                    .iter()
+                    .all(|s| matches!(s.metadata.source, Some(ToolSource::Macro { .. })));
+                if both_macro {
+                    continue; // already reported over all registrations
+                }
+                problems.push(BuildProblem::DuplicateTool {
+                    name: entry.spec.name.clone(),
+                    first: source_of(&entries[first].spec),
+                    second: source_of(&entry.spec),
+                });
+            } else {
+                index.insert(entry.spec.name.as_str().into(), i);
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        Ok(Executor {
+            inner: Arc::new(Inner {
+                entries,
+                index,
+                services: Arc::new(self.services),
+                default_timeout: self.default_timeout,
+                max_argument_bytes: self.max_argument_bytes,
+                uncancelled: CancellationToken::new(),
+            }),
+        })
+    }
+
+    fn registered_entries(&self, problems: &mut Vec<BuildProblem>) -> Vec<Entry> {
+        let converters = converters_by_tool(problems);
+        let mut registrations: Vec<&ToolRegistration> =
+            inventory::iter::<ToolRegistration>().collect();
+        registrations.sort_by_key(|r| (r.name, r.location.file, r.location.line));
+        // Duplicates among registered tools are found whether or not their services are
+        // provided: two definitions of one name are a bug in the binary.
+        for pair in registrations.windows(2) {
+            if pair[0].name == pair[1].name {
+                problems.push(BuildProblem::DuplicateTool {
+                    name: pair[0].name.into(),
+                    first: pair[0].location.to_string(),
+                    second: pair[1].location.to_string(),
+                });
+            }
+        }
+        for (name, converter) in &converters {
+            if !registrations.iter().any(|r| r.name == *name) {
+                problems.push(BuildProblem::ConverterForUnknownTool {
+                    name: (*name).into(),
+                    converter: converter.location.to_string(),
+                });
+            }
+        }
+        registrations.dedup_by_key(|r| r.name);
+        registrations
+            .into_iter()
+            .filter_map(|reg| {
+                self.registered_entry(reg, converters.get(reg.name).copied(), problems)
+            })
+            .collect()
+    }
+
+    fn registered_entry(
+        &self,
+        reg: &ToolRegistration,
+        converter: Option<&ConverterRegistration>,
+        problems: &mut Vec<BuildProblem>,
+    ) -> Option<Entry> {
+        if let Some(converter) = converter {
+            check_converter(reg, converter, problems);
+        }
+        let service = match reg.service {
+            None => None,
+            Some(ty) => match self.services.get_dyn((ty.id)()) {
+                Some(service) => Some(Arc::clone(service)),
+                None => {
+                    if self.require_all_services {
+                        problems.push(BuildProblem::MissingService {
+                            name: reg.name.into(),
+                            source_: reg.location.to_string(),
+                            service: (ty.name)(),
+                        });
+                    }
+                    return None;
+                }
+            },
+        };
+        let compiled = (reg.schema)().and_then(|s| CompiledSchema::compile(&s).map(|c| (s, c)));
+        let (parameters, schema) = match compiled {
+            Ok(compiled) => compiled,
+            Err(message) => {
+                problems.push(BuildProblem::BadSchema {
+                    name: reg.name.into(),
+                    source_: reg.location.to_string(),
+                    message,
+                });
+                return None;
+            }
+        };
+        Some(Entry {
+            spec: registered_spec(reg, parameters),
+            name: reg.name.into(),
+            schema,
+            callable: Callable::Registered {
+                invoke: reg.invoke,
+                service,
+                external: converter.map(|c| c.convert),
+            },
+            timeout: reg.metadata.timeout_ms.map(Duration::from_millis),
+        })
+    }
+}
+
+/// The converters registered with `#[ai_tool_converter]`, by tool; a second one for a tool is a
+/// problem.
+fn converters_by_tool(
+    problems: &mut Vec<BuildProblem>,
+) -> HashMap<&'static str, &'static ConverterRegistration> {
+    let mut by_tool: HashMap<&'static str, &'static ConverterRegistration> = HashMap::new();
+    let mut all: Vec<&'static ConverterRegistration> =
+        inventory::iter::<ConverterRegistration>().collect();
+    all.sort_by_key(|c| (c.tool, c.location.file, c.location.line));
+    for converter in all {
+        if let Some(first) = by_tool.get(converter.tool) {
+            problems.push(BuildProblem::ConverterConflict {
+                name: converter.tool.into(),
+                first: first.location.to_string(),
+                second: converter.location.to_string(),
+            });
+        } else {
+            by_tool.insert(converter.tool, converter);
+        }
+    }
+    by_tool
+}
+
+fn check_converter(
+    reg: &ToolRegistration,
+    converter: &ConverterRegistration,
+    problems: &mut Vec<BuildProblem>,
+) {
+    if reg.has_converter {
+        problems.push(BuildProblem::ConverterConflict {
+            name: reg.name.into(),
+            first: format!("the `convert = ..` of {}", reg.location),
+            second: converter.location.to_string(),
+        });
+        return;
+    }
+    let Some(output) = reg.output else { return };
+    if (output.id)() != (converter.input.id)() {
+        problems.push(BuildProblem::ConverterTypeMismatch {
+            name: reg.name.into(),
+            source_: reg.location.to_string(),
+            converter: converter.location.to_string(),
+            expected: (converter.input.name)(),
+            found: (output.name)(),
+        });
+    }
+}
+
+fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> ToolSpec {
+    let m = &reg.metadata;
+    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect();
+    ToolSpec {
+        name: reg.name.into(),
+        description: reg.description.into(),
+        parameters,
+        output_schema: None,
+        metadata: ToolMetadata {
+            title: m.title.map(Into::into),
+            category: m.category.map(Into::into),
+            purposes: strings(m.purposes),
+            selectable: m.selectable,
+            keywords: strings(m.keywords),
+            examples: strings(m.examples),
+            input_examples: Vec::new(),
+            hints: m.hints,
+            timeout_ms: m.timeout_ms,
+            source: Some(source_of_location(&reg.location)),
+        },
+    }
+}
+
+fn source_of_location(location: &Location) -> ToolSource {
+    ToolSource::Macro {
+        module: location.module.into(),
+        file: location.file.into(),
+        line: location.line,
+    }
+}
+
+fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<Entry> {
+    let DynamicTool { spec, invoke } = tool;
+    if let Err(e) = tool_core::name::check_wide(&spec.name) {
+        problems.push(BuildProblem::BadName {
+            source_: source_of(&spec),
+            message: e.to_string(),
+        });
+        return None;
+    }
+    let schema = match CompiledSchema::compile(&spec.parameters) {
+        Ok(schema) => schema,
+        Err(message) => {
+            problems.push(BuildProblem::BadSchema {
+                name: spec.name.clone(),
+                source_: source_of(&spec),
+                message,
+            });
+            return None;
+        }
+    };
+    Some(Entry {
+        name: spec.name.as_str().into(),
+        timeout: spec.metadata.timeout_ms.map(Duration::from_millis),
+        callable: invoke.map_or(Callable::Declared, Callable::Dynamic),
+        schema,
+        spec,
+    })
+}
+
+fn source_of(spec: &ToolSpec) -> String {
+    spec.metadata
+        .source
+        .as_ref()
+        .map_or_else(|| "an unknown place".to_owned(), ToString::to_string)
+}

@@ -1,0 +1,235 @@
+//! The executor: built once, then each call is one hash lookup, one validation and the call.
+
+mod build;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tool_core::{ToolError, ToolOutput, ToolSpec};
+
+pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
+
+use crate::dynamic::DynamicInvoke;
+use crate::guard;
+use crate::registration::{ExternalConverter, Invoke};
+use crate::validation::CompiledSchema;
+use crate::{IntoArguments, Services, ToolContext};
+
+/// Finds tools by name, validates arguments and calls them.
+///
+/// Cheap to clone: clones share one set of tools.
+///
+/// ```no_run
+/// # use tool_runtime::Executor;
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let exec = Executor::builder().build()?;
+/// let out = exec.execute("add", r#"{"a": 1, "b": 2}"#).await?;
+/// println!("{}", out.to_text());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    entries: Vec<Entry>,
+    index: HashMap<Box<str>, usize>,
+    services: Arc<Services>,
+    default_timeout: Option<Duration>,
+    max_argument_bytes: usize,
+    /// Given to calls that bring no token of their own; never cancelled.
+    uncancelled: CancellationToken,
+}
+
+pub(crate) struct Entry {
+    spec: ToolSpec,
+    name: Arc<str>,
+    schema: CompiledSchema,
+    callable: Callable,
+    timeout: Option<Duration>,
+}
+
+pub(crate) enum Callable {
+    Registered {
+        invoke: Invoke,
+        service: Option<Arc<dyn Any + Send + Sync>>,
+        external: Option<ExternalConverter>,
+    },
+    Dynamic(DynamicInvoke),
+    Declared,
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// The provider's id of the call, passed to the tool in its context.
+    pub call_id: Option<Arc<str>>,
+    /// Cancelling this token stops the call with `ToolError::Cancelled`.
+    pub cancellation: Option<CancellationToken>,
+}
+
+impl CallOptions {
+    /// Options with a call id.
+    pub fn with_call_id(mut self, id: &str) -> Self {
+        self.call_id = Some(id.into());
+        self
+    }
+
+    /// Options with a cancellation token.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+}
+
+impl Executor {
+    /// Starts building an executor.
+    pub fn builder() -> ExecutorBuilder {
+        ExecutorBuilder::default()
+    }
+
+    /// Every tool this executor exposes, in a stable order: tools from `#[ai_tool]` by name,
+    /// then dynamic and catalog tools in the order they were added.
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolSpec> + '_ {
+        self.inner.entries.iter().map(|e| &e.spec)
+    }
+
+    /// The tool with this name.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.entry(name).ok().map(|e| &e.spec)
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.inner.entries.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.inner.entries.is_empty()
+    }
+
+    /// Whether the tool can be executed here (catalog declarations cannot).
+    pub fn is_executable(&self, name: &str) -> bool {
+        self.entry(name)
+            .is_ok_and(|e| !matches!(e.callable, Callable::Declared))
+    }
+
+    /// The values provided to this executor.
+    pub fn services(&self) -> &Services {
+        &self.inner.services
+    }
+
+    /// Checks arguments against the tool's schema without running it.
+    pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), ToolError> {
+        let entry = self.entry(name)?;
+        entry.schema.check(&entry.spec.name, args)
+    }
+
+    /// Validates the arguments and runs the tool.
+    pub async fn execute(
+        &self,
+        name: &str,
+        args: impl IntoArguments,
+    ) -> Result<ToolOutput, ToolError> {
+        self.execute_with(name, args, &CallOptions::default()).await
+    }
+
+    /// [`Executor::execute`] with a call id and a cancellation token.
+    pub async fn execute_with(
+        &self,
+        name: &str,
+        args: impl IntoArguments,
+        options: &CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        let inner = &*self.inner;
+        let entry = self.entry(name)?;
+        let args = args.into_arguments(name, inner.max_argument_bytes)?;
+        entry.schema.check(name, &args)?;
+        let cancellation = options.cancellation.as_ref();
+        if cancellation.is_some_and(CancellationToken::is_cancelled) {
+            return Err(ToolError::Cancelled {
+                tool: name.to_owned(),
+            });
+        }
+        let ctx = ToolContext::new(
+            Arc::clone(&entry.name),
+            options.call_id.clone(),
+            cancellation.unwrap_or(&inner.uncancelled).clone(),
+            Arc::clone(&inner.services),
+        );
+        let timeout = entry.timeout.or(inner.default_timeout);
+        match &entry.callable {
+            Callable::Registered {
+                invoke: Invoke::Sync(call),
+                service,
+                external,
+            } => match entry.timeout {
+                // A sync tool runs in place; one with its own time limit runs on the blocking
+                // pool, so that the limit can end the wait.
+                None => guard::sync_call(name, || call(service.as_deref(), args, &ctx, *external)),
+                Some(limit) => {
+                    let (call, service, external) = (*call, service.clone(), *external);
+                    let task = tokio::task::spawn_blocking(move || {
+                        let tool = ctx.tool_name().to_owned();
+                        guard::sync_call(&tool, || call(service.as_deref(), args, &ctx, external))
+                    });
+                    let joined = async {
+                        task.await
+                            .unwrap_or_else(|e| Err(guard::panicked(name, &e.to_string())))
+                    };
+                    guard::guarded(name, joined, Some(limit), cancellation).await
+                }
+            },
+            Callable::Registered {
+                invoke: Invoke::Async(call),
+                service,
+                external,
+            } => {
+                let future = call(service.clone(), args, ctx, *external);
+                guard::guarded(name, future, timeout, cancellation).await
+            }
+            Callable::Dynamic(call) => {
+                guard::guarded(name, call(args, ctx), timeout, cancellation).await
+            }
+            Callable::Declared => Err(ToolError::NotExecutable {
+                tool: name.to_owned(),
+            }),
+        }
+    }
+
+    fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
+        match self.inner.index.get(name) {
+            Some(&i) => Ok(&self.inner.entries[i]),
+            None => Err(ToolError::UnknownTool {
+                name: name.to_owned(),
+                suggestions: tool_core::closest_names(
+                    name,
+                    self.inner.index.keys().map(|k| &**k),
+                    3,
+                ),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field(
+                "tools",
+                &self
+                    .inner
+                    .entries
+                    .iter()
+                    .map(|e| &e.spec.name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("services", &self.inner.services)
+            .finish_non_exhaustive()
+    }
+}

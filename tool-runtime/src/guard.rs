@@ -1,0 +1,97 @@
+//! Protection around a call: a panicking tool becomes `ToolError::Panicked`, a slow one
+//! `TimedOut`, a cancelled one `Cancelled`. The executor goes on serving in every case.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tool_core::{ToolError, ToolOutput};
+
+/// Runs a sync call, turning a panic into an error.
+pub(crate) fn sync_call(
+    tool: &str,
+    call: impl FnOnce() -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(panicked(tool, &*payload)))
+}
+
+pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-text payload".to_owned());
+    ToolError::Panicked {
+        tool: tool.to_owned(),
+        message,
+    }
+}
+
+/// A future whose panics, while it is polled, are caught.
+pub(crate) struct CatchUnwind<F> {
+    inner: F,
+}
+
+impl<F> CatchUnwind<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        CatchUnwind { inner }
+    }
+}
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.inner;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// Awaits a tool's future under its time limit and the caller's cancellation.
+///
+/// Cancel-safe: dropping it drops the tool's future, which is all there is to stop.
+pub(crate) async fn guarded<F>(
+    tool: &str,
+    future: F,
+    timeout: Option<Duration>,
+    cancellation: Option<&CancellationToken>,
+) -> Result<ToolOutput, ToolError>
+where
+    F: Future<Output = Result<ToolOutput, ToolError>>,
+{
+    let future = std::pin::pin!(future);
+    let caught = async {
+        CatchUnwind::new(future)
+            .await
+            .unwrap_or_else(|payload| Err(panicked(tool, &*payload)))
+    };
+    let timed = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, caught)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ToolError::TimedOut {
+                        tool: tool.to_owned(),
+                        after: limit,
+                    })
+                }),
+            None => caught.await,
+        }
+    };
+    match cancellation {
+        Some(token) => tokio::select! {
+            biased;
+            () = token.cancelled() => Err(ToolError::Cancelled { tool: tool.to_owned() }),
+            result = timed => result,
+        },
+        None => timed.await,
+    }
+}

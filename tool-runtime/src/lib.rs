@@ -1,0 +1,30 @@
+//! The running half of `ai-tool`: the [`Executor`] that finds every registered tool, validates a
+//! model's arguments against the tool's canonical schema, calls it under protection (panics,
+//! timeouts, cancellation, size caps) and converts what it returns into [`ToolOutput`].
+//!
+//! Users normally reach this crate through the `ai-tool` facade.
+
+mod arguments;
+mod context;
+mod converter;
+mod dynamic;
+mod executor;
+mod guard;
+#[doc(hidden)]
+pub mod macro_support;
+#[doc(hidden)]
+pub mod registration;
+mod validation;
+
+pub use arguments::IntoArguments;
+pub use context::{Services, ToolContext};
+pub use converter::Converter;
+pub use dynamic::DynamicTool;
+pub use executor::{
+    BuildError, BuildProblem, CallOptions, Executor, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES,
+};
+pub use tokio_util::sync::CancellationToken;
+pub use tool_core::{
+    CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError, ToolMetadata,
+    ToolOutput, ToolSource, ToolSpec, Violation,
+};

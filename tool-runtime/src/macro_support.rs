@@ -1,0 +1,136 @@
+//! Functions the macros' generated code calls. Not a public API.
+
+use std::any::Any;
+use std::fmt::Display;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tool_core::{ToolError, ToolOutput, Violation};
+
+pub use crate::converter::Converter;
+pub use crate::registration::*;
+pub use crate::ToolContext;
+pub use tool_core::schema::canonical_for;
+
+/// What a tool parameter's type needs: a schema and a way to be deserialized.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it needs `JsonSchema` and `Deserialize`",
+    label = "this type has no JSON Schema or cannot be deserialized",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`, or use a type that has them"
+)]
+pub trait ToolParameter {}
+
+impl<T: schemars::JsonSchema + DeserializeOwned> ToolParameter for T {}
+
+/// Called at each parameter's type, so a missing trait is reported there.
+pub fn assert_parameter<T: ToolParameter>() {}
+
+/// The service a method tool is called on, borrowed.
+pub fn service_ref<'a, S: Any>(
+    service: Option<&'a (dyn Any + Send + Sync)>,
+    ctx: &ToolContext,
+) -> Result<&'a S, ToolError> {
+    service
+        .and_then(|s| s.downcast_ref::<S>())
+        .ok_or_else(|| missing_service::<S>(ctx))
+}
+
+/// The service a method tool is called on, shared, for an async call that owns it.
+pub fn service_arc<S: Any + Send + Sync>(
+    service: Option<Arc<dyn Any + Send + Sync>>,
+    ctx: &ToolContext,
+) -> Result<Arc<S>, ToolError> {
+    service
+        .and_then(|s| s.downcast::<S>().ok())
+        .ok_or_else(|| missing_service::<S>(ctx))
+}
+
+fn missing_service<S>(ctx: &ToolContext) -> ToolError {
+    ToolError::Failed {
+        tool: ctx.tool_name().to_owned(),
+        message: format!(
+            "the service `{}` was not provided",
+            std::any::type_name::<S>()
+        ),
+        error: None,
+    }
+}
+
+/// Deserializes validated arguments. What serde still rejects is `InvalidArguments`.
+pub fn parse_args<T: DeserializeOwned>(args: Value, ctx: &ToolContext) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+        tool: ctx.tool_name().to_owned(),
+        violations: vec![Violation {
+            pointer: String::new(),
+            message: e.to_string(),
+        }],
+    })
+}
+
+/// The error a tool returned, kept typed.
+pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext) -> ToolError {
+    ToolError::failed(ctx.tool_name(), error)
+}
+
+/// Converts a tool's value: through the external converter when one is registered for the tool,
+/// otherwise through `default`.
+pub fn finish<T: 'static>(
+    value: T,
+    ctx: &ToolContext,
+    external: Option<ExternalConverter>,
+    default: fn(T, &ToolContext) -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    match external {
+        Some(convert) => convert(Box::new(value), ctx),
+        None => default(value, ctx),
+    }
+}
+
+/// Applies a converter named on the attribute.
+pub fn convert_with<T, M, C: Converter<T, M>>(
+    converter: C,
+    value: T,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    Ok(converter.convert(value, ctx))
+}
+
+/// Unboxes a tool's value for a converter registered with `#[ai_tool_converter]`.
+pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext) -> Result<T, ToolError> {
+    value
+        .downcast::<T>()
+        .map(|v| *v)
+        .map_err(|_| ToolError::Failed {
+            tool: ctx.tool_name().to_owned(),
+            message: format!("the converter expected a `{}`", std::any::type_name::<T>()),
+            error: None,
+        })
+}
+
+/// Default conversion of `()`: empty output.
+pub fn output_unit(_: (), _: &ToolContext) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::empty())
+}
+
+/// Default conversion of `String`: plain text.
+pub fn output_text(text: String, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::text(text))
+}
+
+/// Default conversion of `ToolOutput`: itself.
+pub fn output_itself(output: ToolOutput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+    Ok(output)
+}
+
+/// Default conversion of any `T: Serialize`: structured JSON.
+pub fn output_json<T: Serialize>(value: T, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    serde_json::to_value(value)
+        .map(ToolOutput::json)
+        .map_err(|e| ToolError::Failed {
+            tool: ctx.tool_name().to_owned(),
+            message: format!("the result could not be turned into JSON: {e}"),
+            error: None,
+        })
+}

@@ -1,0 +1,140 @@
+//! What `#[ai_tool]` and `#[ai_tool_converter]` register at link time through `inventory`.
+//!
+//! Everything here is built in `const` context by generated code; the executor reads it once, at
+//! `build()`. Not a public API: the fields may change with the macros.
+
+use std::any::{Any, TypeId};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tool_core::{SafetyHints, ToolError, ToolOutput};
+
+use crate::ToolContext;
+
+/// A boxed, sendable future: what an async tool call is.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
+pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext) -> Result<ToolOutput, ToolError>;
+
+/// Calls a sync tool: the service (when the tool is a method), the validated arguments, the
+/// context and the external converter (when one is registered for the tool).
+pub type SyncInvoke = fn(
+    Option<&(dyn Any + Send + Sync)>,
+    Value,
+    &ToolContext,
+    Option<ExternalConverter>,
+) -> Result<ToolOutput, ToolError>;
+
+/// Calls an async tool; the returned future owns everything it needs.
+pub type AsyncInvoke = fn(
+    Option<Arc<dyn Any + Send + Sync>>,
+    Value,
+    ToolContext,
+    Option<ExternalConverter>,
+) -> BoxFuture<Result<ToolOutput, ToolError>>;
+
+/// How a registered tool is called.
+#[derive(Clone, Copy)]
+pub enum Invoke {
+    /// A plain function, called in place.
+    Sync(SyncInvoke),
+    /// An `async fn`.
+    Async(AsyncInvoke),
+}
+
+/// A type, known by id and by name (for messages).
+#[derive(Clone, Copy)]
+pub struct TypeRef {
+    /// The type's id.
+    pub id: fn() -> TypeId,
+    /// The type's name.
+    pub name: fn() -> &'static str,
+}
+
+impl TypeRef {
+    /// The reference for `T`.
+    pub const fn of<T: ?Sized + 'static>() -> Self {
+        TypeRef {
+            id: TypeId::of::<T>,
+            name: std::any::type_name::<T>,
+        }
+    }
+}
+
+/// Where in the source something was defined.
+#[derive(Clone, Copy, Debug)]
+pub struct Location {
+    /// `module_path!()`.
+    pub module: &'static str,
+    /// `file!()`.
+    pub file: &'static str,
+    /// `line!()`.
+    pub line: u32,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}:{})", self.module, self.file, self.line)
+    }
+}
+
+/// Metadata written on the attribute.
+#[derive(Clone, Copy)]
+pub struct StaticMetadata {
+    /// `title = ".."`.
+    pub title: Option<&'static str>,
+    /// `category = ".."`.
+    pub category: Option<&'static str>,
+    /// `purpose = ".."`, repeatable.
+    pub purposes: &'static [&'static str],
+    /// `selectable`.
+    pub selectable: bool,
+    /// `keywords = [..]`.
+    pub keywords: &'static [&'static str],
+    /// `examples = [..]`.
+    pub examples: &'static [&'static str],
+    /// `read_only`, `destructive`, `idempotent`, `open_world`.
+    pub hints: SafetyHints,
+    /// `timeout = ".."`, in milliseconds.
+    pub timeout_ms: Option<u64>,
+}
+
+/// One tool registered by `#[ai_tool]`.
+pub struct ToolRegistration {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The tool's description.
+    pub description: &'static str,
+    /// Where the function is.
+    pub location: Location,
+    /// Makes the canonical arguments schema.
+    pub schema: fn() -> Result<Value, String>,
+    /// The service type, for a method.
+    pub service: Option<TypeRef>,
+    /// The type a converter receives (the `Ok` type of a `Result`).
+    pub output: Option<TypeRef>,
+    /// Whether the attribute names a converter (`convert = ..`).
+    pub has_converter: bool,
+    /// How to call it.
+    pub invoke: Invoke,
+    /// The rest of the attribute.
+    pub metadata: StaticMetadata,
+}
+
+/// A converter registered by `#[ai_tool_converter("tool")]`.
+pub struct ConverterRegistration {
+    /// The tool it converts for.
+    pub tool: &'static str,
+    /// The type it takes.
+    pub input: TypeRef,
+    /// The converter, taking the value boxed.
+    pub convert: ExternalConverter,
+    /// Where it is.
+    pub location: Location,
+}
+
+inventory::collect!(ToolRegistration);
+inventory::collect!(ConverterRegistration);
