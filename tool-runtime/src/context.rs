@@ -1,6 +1,6 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
@@ -57,7 +57,8 @@ impl std::fmt::Debug for Services {
 pub struct ToolContext {
     tool_name: Arc<str>,
     call_id: Option<Arc<str>>,
-    cancellation: CancellationToken,
+    /// The caller's token, or one made on first use for a call that brought none.
+    cancellation: OnceLock<CancellationToken>,
     services: Arc<Services>,
 }
 
@@ -65,25 +66,24 @@ impl ToolContext {
     pub(crate) fn new(
         tool_name: Arc<str>,
         call_id: Option<Arc<str>>,
-        cancellation: CancellationToken,
+        cancellation: Option<CancellationToken>,
         services: Arc<Services>,
     ) -> Self {
+        let cell = OnceLock::new();
+        if let Some(token) = cancellation {
+            let _ = cell.set(token);
+        }
         ToolContext {
             tool_name,
             call_id,
-            cancellation,
+            cancellation: cell,
             services,
         }
     }
 
     /// A context for calling tool code directly, outside an executor (tests, converters).
     pub fn detached(tool_name: &str) -> Self {
-        ToolContext::new(
-            tool_name.into(),
-            None,
-            CancellationToken::new(),
-            Arc::default(),
-        )
+        ToolContext::new(tool_name.into(), None, None, Arc::default())
     }
 
     /// The name of the tool being called.
@@ -97,14 +97,18 @@ impl ToolContext {
     }
 
     /// The token that is cancelled when the caller gives up on this call. Long-running tools
-    /// should watch it (`token.cancelled().await`) and stop early.
+    /// should watch it (`token.cancelled().await`) and stop early. It is the token the caller
+    /// passed in `CallOptions`; a call that brought none gets a token of its own on first use, so
+    /// one call can never cancel another.
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation.get_or_init(CancellationToken::new)
     }
 
     /// Whether the caller has cancelled this call.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        self.cancellation
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// A value provided to the executor with `ExecutorBuilder::service` or `provide`.

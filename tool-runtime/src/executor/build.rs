@@ -3,7 +3,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
 use super::{Callable, Entry, Executor, Inner};
@@ -243,7 +242,6 @@ impl ExecutorBuilder {
                 services: Arc::new(self.services),
                 default_timeout: self.default_timeout,
                 max_argument_bytes: self.max_argument_bytes,
-                uncancelled: CancellationToken::new(),
             }),
         })
     }

@@ -41,8 +41,6 @@ struct Inner {
     services: Arc<Services>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
-    /// Given to calls that bring no token of their own; never cancelled.
-    uncancelled: CancellationToken,
 }
 
 pub(crate) struct Entry {
@@ -159,7 +157,7 @@ impl Executor {
         let ctx = ToolContext::new(
             Arc::clone(&entry.name),
             options.call_id.clone(),
-            cancellation.unwrap_or(&inner.uncancelled).clone(),
+            cancellation.cloned(),
             Arc::clone(&inner.services),
         );
         let timeout = entry.timeout.or(inner.default_timeout);

@@ -1,0 +1,209 @@
+//! Tools defined at run time and tools read from catalog files share the registry.
+
+use std::io::Write;
+
+use ai_tool::prelude::*;
+use ai_tool::{BuildProblem, ToolMetadata};
+use serde_json::json;
+
+fn upper() -> DynamicTool {
+    DynamicTool::new(
+        "text.upper",
+        "Upper-cases text",
+        json!({ "type": "object", "properties": { "text": { "type": "string", "maxLength": 5 } }, "required": ["text"] }),
+        |args, ctx| async move {
+            let text = args["text"].as_str().unwrap_or_default().to_uppercase();
+            Ok(ToolOutput::text(format!("{text} ({})", ctx.tool_name())))
+        },
+    )
+}
+
+fn catalog_file(lines: &[&str]) -> tempfile_lite::TempFile {
+    let file = tempfile_lite::TempFile::new("catalog.jsonl");
+    let mut f = std::fs::File::create(file.path()).unwrap();
+    for line in lines {
+        writeln!(f, "{line}").unwrap();
+    }
+    file
+}
+
+#[tokio::test]
+async fn a_dynamic_tool_runs_and_its_schema_is_enforced_as_written() {
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(upper())
+        .build()
+        .unwrap();
+    assert_eq!(
+        exec.execute("text.upper", json!({ "text": "abc" }))
+            .await
+            .unwrap()
+            .to_text(),
+        "ABC (text.upper)"
+    );
+    let err = exec
+        .execute("text.upper", json!({ "text": "abcdef" }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("/text"), "{err}");
+    // Written without additionalProperties: extra properties are allowed, as written.
+    assert!(exec
+        .execute("text.upper", json!({ "text": "a", "extra": 1 }))
+        .await
+        .is_ok());
+    assert_eq!(
+        exec.spec("text.upper")
+            .unwrap()
+            .parameters
+            .get("additionalProperties"),
+        None
+    );
+}
+
+#[tokio::test]
+async fn catalog_tools_are_listed_and_validated_but_not_executed() {
+    let file = catalog_file(&[
+        r#"{"name":"github.repos.list","description":"Lists repositories","parameters":{"type":"object","properties":{"owner":{"type":"string"}},"required":["owner"]}}"#,
+        r#"{"type":"function","function":{"name":"weather","description":"Weather","parameters":{"type":"object","properties":{}}}}"#,
+    ]);
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .catalog_file(file.path())
+        .build()
+        .unwrap();
+    let names: Vec<&str> = exec.tools().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["github.repos.list", "weather"]);
+    assert!(exec
+        .validate("github.repos.list", &json!({ "owner": "me" }))
+        .is_ok());
+    assert!(exec.validate("github.repos.list", &json!({})).is_err());
+    assert!(!exec.is_executable("weather"));
+    let err = exec.execute("weather", json!({})).await.unwrap_err();
+    assert!(matches!(err, ToolError::NotExecutable { .. }), "{err:?}");
+}
+
+#[test]
+fn a_malformed_catalog_line_is_a_build_error_naming_file_and_line() {
+    let file = catalog_file(&[
+        r#"{"name":"ok","description":"fine"}"#,
+        "",
+        r#"{"name": "broken""#,
+    ]);
+    let err = Executor::builder()
+        .registered_tools(false)
+        .catalog_file(file.path())
+        .build()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("{}:3: malformed JSON", file.path().display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_catalog_schema_is_an_error_naming_file_and_line() {
+    let file = catalog_file(&[
+        r#"{"name":"t","parameters":{"type":"object","properties":{"a":{"type":"bogus"}}}}"#,
+    ]);
+    let err = Executor::builder()
+        .registered_tools(false)
+        .catalog_file(file.path())
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains(":1:"), "{err}");
+}
+
+#[test]
+fn a_missing_catalog_file_is_an_error_naming_it() {
+    let err = Executor::builder()
+        .catalog_file("/no/such/catalog.jsonl")
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("/no/such/catalog.jsonl: cannot read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_tools_with_one_name_are_a_build_error_naming_both() {
+    let file = catalog_file(&[r#"{"name":"text.upper","description":"again"}"#]);
+    let err = Executor::builder()
+        .registered_tools(false)
+        .tool(upper())
+        .catalog_file(file.path())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err.problems[..], [BuildProblem::DuplicateTool { .. }]),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("a tool defined at run time") && text.contains(":1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
+    let bad_name = DynamicTool::new("has space", "x", json!({"type": "object"}), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let bad_schema = DynamicTool::new("ok", "x", json!({"type": 12}), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let err = Executor::builder()
+        .registered_tools(false)
+        .tool(bad_name)
+        .tool(bad_schema)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems.len(), 2, "{err}");
+}
+
+#[test]
+fn metadata_can_be_given_to_a_dynamic_tool() {
+    let tool = upper().with_metadata(ToolMetadata {
+        keywords: vec!["caps".into()],
+        ..Default::default()
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(tool)
+        .build()
+        .unwrap();
+    let spec = exec.spec("text.upper").unwrap();
+    assert_eq!(spec.metadata.keywords, ["caps"]);
+    assert!(spec.metadata.source.is_some(), "the source is kept");
+}
+
+/// A file in the system temp directory, removed on drop.
+mod tempfile_lite {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    pub struct TempFile(PathBuf);
+
+    impl TempFile {
+        pub fn new(name: &str) -> Self {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+            TempFile(
+                std::env::temp_dir().join(format!("ai-tool-{}-{n}-{name}", std::process::id())),
+            )
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}

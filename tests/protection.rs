@@ -1,0 +1,330 @@
+//! Panics, timeouts, cancellation, size caps and concurrency: the executor keeps serving.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ai_tool::prelude::*;
+use ai_tool::CancellationToken;
+use serde_json::json;
+
+pub struct Risky {
+    completed: AtomicUsize,
+}
+
+#[ai_tools]
+impl Risky {
+    /// Panics on purpose.
+    #[ai_tool]
+    fn explode(&self, message: String) -> String {
+        panic!("{message}")
+    }
+
+    /// Panics on purpose, asynchronously.
+    #[ai_tool]
+    async fn explode_later(&self) -> String {
+        tokio::task::yield_now().await;
+        panic!("async boom")
+    }
+
+    /// Sleeps.
+    #[ai_tool(timeout = "50ms")]
+    async fn slow(&self, millis: u64) -> u64 {
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        millis
+    }
+
+    /// Sleeps with no limit of its own.
+    #[ai_tool]
+    async fn nap(&self, millis: u64) -> u64 {
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        millis
+    }
+
+    /// Blocks a thread.
+    #[ai_tool(timeout = "50ms")]
+    fn blocking(&self, millis: u64) -> u64 {
+        std::thread::sleep(Duration::from_millis(millis));
+        millis
+    }
+
+    /// Gives up on itself through its context, then would wait forever.
+    #[ai_tool]
+    async fn give_up(&self, ctx: &ToolContext) -> String {
+        assert!(!ctx.is_cancelled());
+        ctx.cancellation_token().cancel();
+        std::future::pending::<String>().await
+    }
+
+    /// Counts a call after yielding.
+    #[ai_tool]
+    async fn count(&self, n: u32) -> u32 {
+        tokio::task::yield_now().await;
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        n
+    }
+
+    /// Takes any text.
+    #[ai_tool]
+    fn echo(&self, text: String) -> String {
+        text
+    }
+}
+
+fn executor() -> Executor {
+    Executor::builder()
+        .service(Arc::new(Risky {
+            completed: AtomicUsize::new(0),
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_panicking_sync_tool_is_an_error_and_the_executor_goes_on() {
+    let exec = executor();
+    let err = exec
+        .execute("explode", json!({ "message": "kaboom" }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Panicked { message, .. } if message == "kaboom"),
+        "{err:?}"
+    );
+    assert!(
+        !err.to_model_text().contains("kaboom"),
+        "panic text is not shown to the model"
+    );
+    assert_eq!(
+        exec.execute("echo", json!({ "text": "still here" }))
+            .await
+            .unwrap()
+            .to_text(),
+        "still here"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_async_tool_is_an_error_and_the_executor_goes_on() {
+    let exec = executor();
+    let err = exec.execute("explode_later", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Panicked { message, .. } if message == "async boom"),
+        "{err:?}"
+    );
+    assert_eq!(
+        exec.execute("count", json!({ "n": 1 }))
+            .await
+            .unwrap()
+            .to_text(),
+        "1"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_past_its_own_timeout_times_out() {
+    let exec = executor();
+    let err = exec
+        .execute("slow", json!({ "millis": 10_000 }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ToolError::TimedOut { after, .. } if after == Duration::from_millis(50)),
+        "{err:?}"
+    );
+    assert_eq!(
+        exec.execute("slow", json!({ "millis": 10 }))
+            .await
+            .unwrap()
+            .to_text(),
+        "10"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_executor_default_timeout_applies_to_tools_without_one() {
+    let exec = Executor::builder()
+        .service(Arc::new(Risky {
+            completed: AtomicUsize::new(0),
+        }))
+        .default_timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let err = exec
+        .execute("nap", json!({ "millis": 5_000 }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ToolError::TimedOut { after, .. } if after == Duration::from_secs(1)),
+        "{err:?}"
+    );
+    let err = exec
+        .execute("slow", json!({ "millis": 500 }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ToolError::TimedOut { after, .. } if after == Duration::from_millis(50)),
+        "own limit wins"
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_sync_tool_with_a_timeout_runs_off_the_runtime_and_times_out() {
+    let exec = executor();
+    let err = exec
+        .execute("blocking", json!({ "millis": 400 }))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::TimedOut { .. }), "{err:?}");
+    assert_eq!(
+        exec.execute("blocking", json!({ "millis": 1 }))
+            .await
+            .unwrap()
+            .to_text(),
+        "1"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_the_token_stops_the_call() {
+    let exec = executor();
+    let token = CancellationToken::new();
+    let options = CallOptions::default().with_cancellation(token.clone());
+    let call = exec.execute_with("nap", json!({ "millis": 60_000 }), &options);
+    let canceller = async {
+        tokio::task::yield_now().await;
+        token.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert!(
+        matches!(result, Err(ToolError::Cancelled { .. })),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_with_an_already_cancelled_token_does_not_start() {
+    let exec = executor();
+    let token = CancellationToken::new();
+    token.cancel();
+    let options = CallOptions::default().with_cancellation(token);
+    let result = exec
+        .execute_with("count", json!({ "n": 1 }), &options)
+        .await;
+    assert!(
+        matches!(result, Err(ToolError::Cancelled { .. })),
+        "{result:?}"
+    );
+    assert_eq!(
+        exec.services()
+            .get::<Risky>()
+            .unwrap()
+            .completed
+            .load(Ordering::SeqCst),
+        0
+    );
+}
+
+#[tokio::test]
+async fn the_context_token_is_the_callers_token() {
+    let exec = executor();
+    let token = CancellationToken::new();
+    let options = CallOptions::default().with_cancellation(token.clone());
+    let result = exec.execute_with("give_up", json!({}), &options).await;
+    assert!(
+        matches!(result, Err(ToolError::Cancelled { .. })),
+        "{result:?}"
+    );
+    assert!(token.is_cancelled());
+}
+
+#[tokio::test]
+async fn a_call_without_a_token_gets_its_own_and_cannot_cancel_others() {
+    let exec = executor();
+    let give_up = exec.execute("give_up", json!({}));
+    let timed = tokio::time::timeout(Duration::from_millis(50), give_up).await;
+    assert!(
+        timed.is_err(),
+        "no caller token: nothing watches the tool's own token"
+    );
+    assert_eq!(
+        exec.execute("count", json!({ "n": 3 }))
+            .await
+            .unwrap()
+            .to_text(),
+        "3"
+    );
+}
+
+#[tokio::test]
+async fn arguments_over_the_size_cap_are_refused() {
+    let exec = Executor::builder()
+        .service(Arc::new(Risky {
+            completed: AtomicUsize::new(0),
+        }))
+        .max_argument_bytes(1_000)
+        .build()
+        .unwrap();
+    let big = "x".repeat(2_000);
+    let err = exec
+        .execute("echo", json!({ "text": big }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ToolError::ArgumentsTooLarge { limit: 1_000, .. }),
+        "{err:?}"
+    );
+    let text = format!(r#"{{"text":"{big}"}}"#);
+    let err = exec.execute("echo", text.as_str()).await.unwrap_err();
+    assert!(
+        matches!(err, ToolError::ArgumentsTooLarge { size: 2011, .. }),
+        "{err:?}"
+    );
+    assert!(exec
+        .execute("echo", json!({ "text": "small" }))
+        .await
+        .is_ok());
+}
+
+#[tokio::test]
+async fn the_default_size_cap_is_one_mebibyte() {
+    let exec = executor();
+    let err = exec
+        .execute("echo", json!({ "text": "x".repeat(1 << 20) }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ToolError::ArgumentsTooLarge {
+                limit: 1_048_576,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_calls_all_complete_in_order() {
+    let exec = executor();
+    let mut handles = Vec::new();
+    for n in 0..1_000u32 {
+        let exec = exec.clone();
+        handles.push(tokio::spawn(async move {
+            exec.execute("count", json!({ "n": n })).await
+        }));
+    }
+    for (n, handle) in handles.into_iter().enumerate() {
+        let out = handle.await.expect("task joins").expect("call succeeds");
+        assert_eq!(out.to_text(), n.to_string());
+    }
+    assert_eq!(
+        exec.services()
+            .get::<Risky>()
+            .unwrap()
+            .completed
+            .load(Ordering::SeqCst),
+        1_000
+    );
+}
