@@ -24,7 +24,7 @@ pub(crate) enum Receiver {
     /// `&self`.
     Ref,
     /// `&mut self` or `self`: refused.
-    Other(Span),
+    Other(Box<syn::Receiver>),
 }
 
 pub(crate) struct Param {
@@ -76,7 +76,7 @@ pub(crate) fn parse_fn(
                 receiver = if r.reference.is_some() && r.mutability.is_none() {
                     Receiver::Ref
                 } else {
-                    Receiver::Other(syn::spanned::Spanned::span(r))
+                    Receiver::Other(Box::new(r.clone()))
                 };
             }
             FnArg::Typed(typed) => {

@@ -238,7 +238,13 @@ fn conversion(output: &Output, convert: Option<&Path>, p: &TokenStream) -> Token
     };
     let apply = match convert {
         Some(path) => {
-            quote!({ let _ = __ai_external; #p::convert_with(#path, __ai_value, __ai_ctx) })
+            // The value's type is named, so a converter taking another type is reported by the
+            // `Converter` trait's message, at the converter's path.
+            let ty = converted_type(output, p);
+            let span = syn::spanned::Spanned::span(path);
+            let call =
+                quote_spanned!(span=> #p::convert_with::<#ty, _, _>(#path, __ai_value, __ai_ctx));
+            quote!({ let _ = __ai_external; #call })
         }
         None => {
             let default = match output {

@@ -12,11 +12,11 @@ pub(crate) struct Checked {
 }
 
 pub(crate) fn check(tool: &ToolFn, in_impl: bool, cx: &mut Ctxt) -> Checked {
-    if let Receiver::Other(span) = tool.receiver {
-        cx.push(syn::Error::new(
-            span,
+    if let Receiver::Other(receiver) = &tool.receiver {
+        cx.error(
+            receiver,
             "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
-        ));
+        );
     }
     if !in_impl && matches!(tool.receiver, Receiver::Ref) {
         cx.push(syn::Error::new(
