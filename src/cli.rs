@@ -1,2 +1,304 @@
-//! The `ai-tool` command line, also callable from your own binary.
-pub fn todo() {}
+//! The `ai-tool` command line, also callable from your own binary so that your compiled-in tools
+//! get the same commands:
+//!
+//! ```no_run
+//! # fn main() -> std::process::ExitCode {
+//! let exec = ai_tool::Executor::builder().build().expect("tools build");
+//! ai_tool::cli::run(exec)
+//! # }
+//! ```
+//!
+//! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed;
+//! `2` unusable input (a missing file, a malformed line, an unknown tool, bad flags). Every error
+//! is one line on standard error naming what and where.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
+
+use crate::{Executor, ToolError, ToolSpec};
+
+#[derive(Parser)]
+#[command(
+    name = "ai-tool",
+    version,
+    about = "List, call and validate tools of ai-tool"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the tools: names and descriptions, or the full specs as JSON.
+    Tools {
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Print the full specs as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Execute one tool and print its output.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments, as a JSON object.
+        args: String,
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+    },
+    /// Check calls against the tools' schemas without running them.
+    Validate {
+        /// The JSON Lines catalog of tools.
+        #[arg(long)]
+        catalog: PathBuf,
+        /// A JSON Lines file of calls, each `{"id"?, "tool", "args"}`.
+        #[arg(long)]
+        calls: PathBuf,
+    },
+}
+
+/// A failure of the command itself, with its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+/// Runs the command line with the process's arguments, printing to standard output and error.
+pub fn run(executor: Executor) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let code = run_with(
+        std::env::args_os(),
+        executor,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    );
+    ExitCode::from(code)
+}
+
+/// Runs the command line with the given arguments (the first is the program name) and
+/// writers; returns the exit code. For tests and embedding.
+pub fn run_with<I, T>(args: I, executor: Executor, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let target: &mut dyn Write = if e.use_stderr() { err } else { out };
+            let _ = write!(target, "{}", e.render());
+            return code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(dispatch(cli.command, executor, out)) {
+        Ok(()) => 0,
+        Err(failure) => {
+            let _ = writeln!(err, "error: {}", failure.message);
+            failure.code
+        }
+    }
+}
+
+async fn dispatch(
+    command: Command,
+    executor: Executor,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    match command {
+        Command::Tools { catalog, json } => {
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            list(&tools, json, out)
+        }
+        Command::Call {
+            name,
+            args,
+            catalog,
+        } => {
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            call(&tools, &name, &args, out).await
+        }
+        Command::Validate { catalog, calls } => {
+            let tools = Toolbox::open(executor, Some(&catalog))?;
+            validate(&tools, &calls, out)
+        }
+    }
+}
+
+/// The compiled-in tools and, when asked for, a catalog's, looked up as one set.
+struct Toolbox {
+    executors: Vec<Executor>,
+}
+
+impl Toolbox {
+    fn open(compiled: Executor, catalog: Option<&Path>) -> Result<Self, Failure> {
+        let mut executors = vec![compiled];
+        if let Some(path) = catalog {
+            let entries =
+                crate::catalog::read_path(path).map_err(|e| Failure::input(e.to_string()))?;
+            for entry in &entries {
+                if let Some(existing) = executors[0].spec(&entry.spec.name) {
+                    let source = entry
+                        .spec
+                        .metadata
+                        .source
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    let other = existing
+                        .metadata
+                        .source
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    return Err(Failure::input(format!(
+                        "{source}: tool `{}` is already compiled in ({other})",
+                        entry.spec.name
+                    )));
+                }
+            }
+            let catalog = Executor::builder()
+                .registered_tools(false)
+                .catalog(entries)
+                .build()
+                .map_err(|e| Failure::input(one_line(&e.to_string())))?;
+            executors.push(catalog);
+        }
+        Ok(Toolbox { executors })
+    }
+
+    fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.executors.iter().flat_map(Executor::tools)
+    }
+
+    fn find(&self, name: &str) -> Result<&Executor, ToolError> {
+        self.executors
+            .iter()
+            .find(|e| e.spec(name).is_some())
+            .ok_or_else(|| ToolError::UnknownTool {
+                name: name.to_owned(),
+                suggestions: crate::closest_names(name, self.specs().map(|s| s.name.as_str()), 3),
+            })
+    }
+}
+
+fn list(tools: &Toolbox, as_json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    if as_json {
+        let specs: Vec<&ToolSpec> = tools.specs().collect();
+        let text =
+            serde_json::to_string_pretty(&specs).map_err(|e| Failure::input(e.to_string()))?;
+        return write_line(out, &text);
+    }
+    let width = tools.specs().map(|s| s.name.len()).max().unwrap_or(0);
+    for spec in tools.specs() {
+        let summary = spec.description.lines().next().unwrap_or_default();
+        write_line(out, &format!("{:width$}  {summary}", spec.name))?;
+    }
+    Ok(())
+}
+
+async fn call(tools: &Toolbox, name: &str, args: &str, out: &mut dyn Write) -> Result<(), Failure> {
+    let executor = tools
+        .find(name)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let args: Value = serde_json::from_str(args)
+        .map_err(|e| Failure::input(format!("ARGS_JSON is not valid JSON: {e}")))?;
+    match executor.execute(name, args).await {
+        Ok(output) => {
+            let text = match (&output.structured, output.content.is_empty()) {
+                (Some(value), true) => serde_json::to_string_pretty(value).unwrap_or_default(),
+                _ => output.to_text(),
+            };
+            write_line(out, &text)
+        }
+        Err(e @ (ToolError::UnknownTool { .. } | ToolError::InvalidArguments { .. })) => {
+            Err(Failure::input(e.to_string()))
+        }
+        Err(e) => Err(Failure {
+            code: 1,
+            message: e.to_string(),
+        }),
+    }
+}
+
+fn validate(tools: &Toolbox, calls: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(calls)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", calls.display())))?;
+    let (mut valid, mut invalid) = (0usize, 0usize);
+    for (index, raw) in text.lines().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", calls.display(), index + 1);
+        let line: Value = serde_json::from_str(raw)
+            .map_err(|e| Failure::input(format!("{at}: malformed JSON: {e}")))?;
+        let Some(tool) = line.get("tool").and_then(Value::as_str) else {
+            return Err(Failure::input(format!(
+                "{at}: a call needs a string `tool`"
+            )));
+        };
+        let args = line.get("args").cloned().unwrap_or_else(|| json!({}));
+        let errors: Vec<String> = match tools.find(tool).and_then(|e| e.validate(tool, &args)) {
+            Ok(()) => Vec::new(),
+            Err(ToolError::InvalidArguments { violations, .. }) => {
+                violations.iter().map(ToString::to_string).collect()
+            }
+            Err(other) => vec![other.to_string()],
+        };
+        if errors.is_empty() {
+            valid += 1;
+        } else {
+            invalid += 1;
+        }
+        let verdict = json!({
+            "id": line.get("id").cloned().unwrap_or(Value::Null),
+            "tool": tool,
+            "valid": errors.is_empty(),
+            "errors": errors,
+        });
+        write_line(out, &verdict.to_string())?;
+    }
+    write_line(out, &format!("{valid} valid, {invalid} invalid"))
+}
+
+fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {
+    writeln!(out, "{text}").map_err(|e| Failure {
+        code: 1,
+        message: format!("cannot write the output: {e}"),
+    })
+}
+
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

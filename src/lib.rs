@@ -30,8 +30,8 @@
 pub mod cli;
 
 pub use tool_core::{
-    catalog, name, schema, CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError,
-    ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+    catalog, closest_names, name, schema, CatalogEntry, CatalogError, Content, SafetyHints,
+    ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_runtime::{

@@ -1,0 +1,253 @@
+//! The `ai-tool` command line, through `cli::run_with` and through the real binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ai_tool::prelude::*;
+use serde_json::Value;
+
+/// Shouts the text.
+#[ai_tool]
+fn shout(text: String) -> String {
+    text.to_uppercase()
+}
+
+/// Always fails.
+#[ai_tool]
+fn refuse() -> Result<String, String> {
+    Err("not today".into())
+}
+
+fn fixture(name: &str, lines: &[&str]) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("ai-tool-cli-{}-{name}", std::process::id()));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+fn catalog() -> PathBuf {
+    fixture(
+        "catalog.jsonl",
+        &[
+            r#"{"name":"weather.get","description":"Gets the weather\nfor a city","parameters":{"type":"object","properties":{"city":{"type":"string","minLength":2}},"required":["city"]}}"#,
+            r#"{"type":"function","function":{"name":"sum","description":"Adds","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}"#,
+        ],
+    )
+}
+
+fn run(args: &[&str]) -> (u8, String, String) {
+    let exec = Executor::builder().build().unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut argv = vec!["ai-tool"];
+    argv.extend_from_slice(args);
+    let code = ai_tool::cli::run_with(argv, exec, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn tools_lists_compiled_in_and_catalog_tools_with_first_description_line() {
+    let catalog = catalog();
+    let (code, out, _) = run(&["tools", "--catalog", catalog.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "refuse       Always fails.",
+            "shout        Shouts the text.",
+            "weather.get  Gets the weather",
+            "sum          Adds"
+        ]
+    );
+}
+
+#[test]
+fn tools_json_prints_the_full_specs() {
+    let (code, out, _) = run(&["tools", "--json"]);
+    assert_eq!(code, 0);
+    let specs: Vec<ToolSpec> = serde_json::from_str(&out).unwrap();
+    assert_eq!(specs.len(), 2);
+    assert_eq!(specs[1].parameters["required"], serde_json::json!(["text"]));
+}
+
+#[test]
+fn call_prints_the_output() {
+    let (code, out, err) = run(&["call", "shout", r#"{"text":"hey"}"#]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "HEY\n", ""));
+}
+
+#[test]
+fn call_of_a_failing_tool_exits_1_with_one_line() {
+    let (code, out, err) = run(&["call", "refuse", "{}"]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (1, "", "error: tool `refuse` failed: not today\n")
+    );
+}
+
+#[test]
+fn call_with_bad_input_exits_2_with_one_line() {
+    let (code, _, err) = run(&["call", "shuot", "{}"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "error: unknown tool `shuot`; did you mean shout?\n")
+    );
+    let (code, _, err) = run(&["call", "shout", "{nope"]);
+    assert!(
+        code == 2
+            && err.starts_with("error: ARGS_JSON is not valid JSON")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = run(&["call", "shout", "{}"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            2,
+            "error: invalid arguments for `shout`: /: \"text\" is a required property\n"
+        )
+    );
+    let catalog = catalog();
+    let (code, _, err) = run(&[
+        "call",
+        "sum",
+        r#"{"a":1}"#,
+        "--catalog",
+        catalog.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            1,
+            "error: tool `sum` is declared but has no implementation in this executor\n"
+        )
+    );
+}
+
+#[test]
+fn validate_prints_a_verdict_per_call_and_a_total() {
+    let catalog = catalog();
+    let calls = fixture(
+        "calls.jsonl",
+        &[
+            r#"{"id":"c1","tool":"weather.get","args":{"city":"Paris"},"model":"ignored"}"#,
+            r#"{"tool":"weather.get","args":{"city":"P"}}"#,
+            "",
+            r#"{"id":3,"tool":"wether.get","args":{}}"#,
+        ],
+    );
+    let (code, out, err) = run(&[
+        "validate",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--calls",
+        calls.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        r#"{"id":"c1","tool":"weather.get","valid":true,"errors":[]}"#
+    );
+    assert_eq!(
+        lines[1],
+        r#"{"id":null,"tool":"weather.get","valid":false,"errors":["/city: \"P\" is shorter than 2 characters"]}"#
+    );
+    let third: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(third["valid"], Value::Bool(false));
+    assert!(third["errors"][0]
+        .as_str()
+        .unwrap()
+        .contains("did you mean weather.get"));
+    assert_eq!(lines[3], "1 valid, 2 invalid");
+}
+
+#[test]
+fn validate_with_unusable_input_names_file_and_line() {
+    let catalog = catalog();
+    let calls = fixture(
+        "bad-calls.jsonl",
+        &[r#"{"tool":"sum","args":{}}"#, "{broken"],
+    );
+    let (code, _, err) = run(&[
+        "validate",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--calls",
+        calls.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with(&format!("error: {}:2: malformed JSON", calls.display())),
+        "{err}"
+    );
+    let no_tool = fixture("no-tool.jsonl", &[r#"{"args":{}}"#]);
+    let (code, _, err) = run(&[
+        "validate",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--calls",
+        no_tool.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, err.trim_end()),
+        (
+            2,
+            format!(
+                "error: {}:1: a call needs a string `tool`",
+                no_tool.display()
+            )
+            .as_str()
+        )
+    );
+    let (code, _, err) = run(&[
+        "validate",
+        "--catalog",
+        "/missing.jsonl",
+        "--calls",
+        calls.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            2,
+            "error: /missing.jsonl: cannot read: No such file or directory (os error 2)\n"
+        )
+    );
+}
+
+#[test]
+fn a_catalog_tool_that_is_already_compiled_in_is_refused() {
+    let clash = fixture(
+        "clash.jsonl",
+        &[r#"{"name":"shout","description":"again"}"#],
+    );
+    let (code, _, err) = run(&["tools", "--catalog", clash.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(":1: tool `shout` is already compiled in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_binary_reports_bad_flags_without_panicking() {
+    let bin = env!("CARGO_BIN_EXE_ai-tool");
+    let output = Command::new(bin).arg("frobnicate").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unrecognized subcommand"));
+    let output = Command::new(bin)
+        .args(["tools", "--catalog", "/no/file.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: /no/file.jsonl: cannot read: No such file or directory (os error 2)\n"
+    );
+    let output = Command::new(bin).arg("--help").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+}
