@@ -62,27 +62,30 @@ fn too_large(tool: &str, size: usize, limit: usize) -> ToolError {
 /// counted as one byte, so the count can be low by the number of escaped characters.
 pub(crate) fn encoded_size_over(value: &Value, limit: usize) -> Option<usize> {
     let mut size = 0usize;
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        size += match value {
-            Value::Null => 4,
-            Value::Bool(b) => 4 + usize::from(!b),
-            Value::Number(n) => number_len(n),
-            Value::String(s) => s.len() + 2,
-            Value::Array(items) => {
-                stack.extend(items);
-                2 + items.len().saturating_sub(1)
-            }
-            Value::Object(map) => {
-                stack.extend(map.values());
-                2 + map.len().saturating_sub(1) + map.keys().map(|k| k.len() + 3).sum::<usize>()
-            }
-        };
-        if size > limit {
-            return Some(size);
+    add_size(value, &mut size, limit).then_some(size)
+}
+
+/// Adds `value`'s size to `size`; true as soon as the total passes `limit`.
+fn add_size(value: &Value, size: &mut usize, limit: usize) -> bool {
+    *size += match value {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(n) => number_len(n),
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => {
+            *size += 2 + items.len().saturating_sub(1);
+            return *size > limit || items.iter().any(|item| add_size(item, size, limit));
         }
-    }
-    None
+        Value::Object(map) => {
+            *size += 2 + map.len().saturating_sub(1);
+            return *size > limit
+                || map.iter().any(|(key, item)| {
+                    *size += key.len() + 3;
+                    add_size(item, size, limit)
+                });
+        }
+    };
+    *size > limit
 }
 
 fn number_len(n: &serde_json::Number) -> usize {

@@ -214,7 +214,7 @@ impl ExecutorBuilder {
                 .filter_map(|tool| dynamic_entry(tool, &mut problems)),
         );
 
-        let mut index: HashMap<Box<str>, usize> = HashMap::with_capacity(entries.len());
+        let mut index = rustc_hash::FxHashMap::<Box<str>, usize>::default();
         for (i, entry) in entries.iter().enumerate() {
             if let Some(&first) = index.get(entry.spec.name.as_str()) {
                 let both_macro = [&entries[first].spec, &entry.spec]

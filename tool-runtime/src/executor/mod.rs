@@ -3,7 +3,6 @@
 mod build;
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +36,9 @@ pub struct Executor {
 
 struct Inner {
     entries: Vec<Entry>,
-    index: HashMap<Box<str>, usize>,
+    /// Tool names to entries. Fx hashing is safe here: only our own names are inserted, so a
+    /// model's strings can slow no lookup.
+    index: rustc_hash::FxHashMap<Box<str>, usize>,
     services: Arc<Services>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
