@@ -53,8 +53,9 @@ pub(crate) enum Output {
     Text,
     /// `&str`: converted to `String` first.
     StrRef,
-    ToolOutput,
-    Serialize(Type),
+    /// `ToolOutput` itself.
+    Itself,
+    Serialize(Box<Type>),
     Result {
         ok: Box<Output>,
     },
@@ -189,7 +190,7 @@ fn classify(ty: &Type, cx: &mut Ctxt) -> Output {
             Output::Unit
         }
         _ if is_last_segment(ty, "String") => Output::Text,
-        _ if is_last_segment(ty, "ToolOutput") => Output::ToolOutput,
+        _ if is_last_segment(ty, "ToolOutput") => Output::Itself,
         Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
             match result_args(&p.path) {
                 Some(ok_ty) => Output::Result {
@@ -204,7 +205,7 @@ fn classify(ty: &Type, cx: &mut Ctxt) -> Output {
                 }
             }
         }
-        _ => Output::Serialize(ty.clone()),
+        _ => Output::Serialize(Box::new(ty.clone())),
     }
 }
 

@@ -250,7 +250,7 @@ fn conversion(output: &Output, convert: Option<&Path>, p: &TokenStream) -> Token
             let default = match output {
                 Output::Unit => quote!(output_unit),
                 Output::Text | Output::StrRef => quote!(output_text),
-                Output::ToolOutput => quote!(output_itself),
+                Output::Itself => quote!(output_itself),
                 Output::Serialize(_) | Output::Result { .. } => quote!(output_json),
             };
             quote!(#p::finish(__ai_value, __ai_ctx, __ai_external, #p::#default))
@@ -263,7 +263,7 @@ fn converted_type(output: &Output, p: &TokenStream) -> TokenStream {
     match output {
         Output::Unit => quote!(()),
         Output::Text | Output::StrRef => quote!(::std::string::String),
-        Output::ToolOutput => quote!(#p::ToolOutput),
+        Output::Itself => quote!(#p::ToolOutput),
         Output::Serialize(ty) => ty.to_token_stream(),
         Output::Result { ok, .. } => converted_type(ok, p),
     }

@@ -1,0 +1,78 @@
+//! Dispatch allocates nothing of its own for a sync tool, and only the boxed future for an
+//! async one. Counted with a global allocator, in a binary of its own.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use ai_tool::prelude::*;
+use serde_json::json;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+pub struct Geo;
+
+#[ai_tools]
+impl Geo {
+    /// Distance on a grid.
+    #[ai_tool]
+    fn manhattan(&self, x: i64, y: i64) -> i64 {
+        x.abs() + y.abs()
+    }
+
+    /// Distance on a grid, async.
+    #[ai_tool]
+    async fn manhattan_async(&self, x: i64, y: i64) -> i64 {
+        x.abs() + y.abs()
+    }
+}
+
+fn ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the call does not wait"),
+    }
+}
+
+/// Allocations made by one call, the arguments being built beforehand.
+fn allocations_of(exec: &Executor, tool: &str) -> usize {
+    let args = json!({ "x": -3, "y": 4 });
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let out = ready(exec.execute(tool, args)).expect("valid call");
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    assert_eq!(out.to_text(), "7");
+    after - before
+}
+
+#[test]
+fn a_sync_call_allocates_nothing_and_an_async_call_only_its_future() {
+    let exec = Executor::builder().service(Arc::new(Geo)).build().unwrap();
+    // Warm up anything lazily made once per process.
+    allocations_of(&exec, "manhattan");
+    allocations_of(&exec, "manhattan_async");
+    assert_eq!(allocations_of(&exec, "manhattan"), 0);
+    assert_eq!(allocations_of(&exec, "manhattan_async"), 1);
+}
