@@ -10,6 +10,7 @@ pub mod catalog;
 mod error;
 pub mod name;
 mod output;
+pub mod profile;
 pub mod schema;
 mod spec;
 mod suggest;

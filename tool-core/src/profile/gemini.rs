@@ -1,0 +1,325 @@
+//! Gemini's `parameters`: the OpenAPI 3.0 subset.
+//!
+//! `nullable: true` instead of null unions; string-only enums; `const` as a one-value enum;
+//! `oneOf` as `anyOf`; refs inlined, and a recursive schema refused; no `additionalProperties`,
+//! `$schema`, `title`, `examples` or exclusive bounds; formats other than `enum` and `date-time`
+//! moved into the description. (`parametersJsonSchema` takes the canonical schema as it is.)
+
+use serde_json::{json, Map, Value};
+
+use super::{move_to_description, note, pointer_push, types_of, walk_with_pointer, ProfileError};
+
+const PROFILE: &str = "gemini";
+
+/// Keywords Gemini's Schema object has.
+const KEPT: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+];
+
+/// Keywords dropped without a word: they say nothing the model needs.
+const SILENT: &[&str] = &[
+    "$schema",
+    "title",
+    "$id",
+    "$comment",
+    "additionalProperties",
+];
+
+/// The canonical schema as Gemini's `parameters` takes it.
+pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
+    let mut out = schema.clone();
+    let defs = match &mut out {
+        Value::Object(root) => root.remove("$defs").unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    transform(&mut out, "", &defs, &mut Vec::new())?;
+    Ok(out)
+}
+
+fn inexpressible(at: &str, why: &str) -> ProfileError {
+    ProfileError::Inexpressible {
+        profile: PROFILE,
+        at: at.to_owned(),
+        why: why.to_owned(),
+    }
+}
+
+fn transform(
+    node: &mut Value,
+    at: &str,
+    defs: &Value,
+    stack: &mut Vec<String>,
+) -> Result<(), ProfileError> {
+    if let Value::Bool(true) = node {
+        *node = json!({});
+    }
+    let Value::Object(map) = node else {
+        return Err(inexpressible(
+            at,
+            "a schema that rejects everything cannot be expressed",
+        ));
+    };
+    if let Some(Value::String(reference)) = map.remove("$ref") {
+        let name = reference.rsplit('/').next().unwrap_or_default().to_owned();
+        if stack.contains(&name) {
+            return Err(inexpressible(
+                at,
+                &format!("`{name}` is recursive, which Gemini's schema cannot express"),
+            ));
+        }
+        let Some(def) = defs.get(&name).cloned() else {
+            return Err(inexpressible(
+                at,
+                &format!("`{reference}` does not resolve"),
+            ));
+        };
+        let mut inlined = def;
+        stack.push(name);
+        transform(&mut inlined, at, defs, stack)?;
+        stack.pop();
+        if let Value::Object(def_map) = inlined {
+            for (k, v) in def_map {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+    if let Some(one_of) = map.remove("oneOf") {
+        map.insert("anyOf".into(), one_of);
+    }
+    if map
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_some_and(|all| all.len() == 1)
+    {
+        if let Some(Value::Array(mut all)) = map.remove("allOf") {
+            if let Some(Value::Object(only)) = all.pop() {
+                for (k, v) in only {
+                    map.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    null_unions_to_nullable(map);
+    if let Some(value) = map.remove("const") {
+        match value {
+            Value::String(_) => {
+                map.insert("enum".into(), json!([value]));
+            }
+            other => note(map, &super::describe("const", &other)),
+        }
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        let non_null: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+        if non_null.len() != values.len() {
+            map.insert("nullable".into(), Value::Bool(true));
+        }
+        if non_null.iter().all(Value::is_string) {
+            map.insert("enum".into(), Value::Array(non_null));
+            map.entry("type").or_insert(json!("string"));
+        } else {
+            map.insert("enum".into(), Value::Array(non_null));
+            move_to_description(map, "enum");
+        }
+    }
+    match map.get("format").and_then(Value::as_str) {
+        Some("enum" | "date-time") | None => {}
+        Some(_) => move_to_description(map, "format"),
+    }
+    for keyword in SILENT {
+        map.remove(*keyword);
+    }
+    let refused: Vec<String> = map
+        .keys()
+        .filter(|k| !KEPT.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for keyword in refused {
+        move_to_description(map, &keyword);
+    }
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        for (name, sub) in properties.iter_mut() {
+            transform(
+                sub,
+                &pointer_push(&pointer_push(at, "properties"), name),
+                defs,
+                stack,
+            )?;
+        }
+    }
+    if let Some(items) = map.get_mut("items") {
+        transform(items, &pointer_push(at, "items"), defs, stack)?;
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        for (i, sub) in branches.iter_mut().enumerate() {
+            transform(sub, &format!("{at}/anyOf/{i}"), defs, stack)?;
+        }
+    }
+    Ok(())
+}
+
+/// `"type": [T, "null"]` and `anyOf: [.., {"type": "null"}]` become `nullable: true`.
+fn null_unions_to_nullable(map: &mut Map<String, Value>) {
+    let types = types_of(map);
+    if map.get("type").is_some_and(Value::is_array) {
+        let non_null: Vec<&String> = types.iter().filter(|t| *t != "null").collect();
+        if non_null.len() < types.len() {
+            map.insert("nullable".into(), Value::Bool(true));
+        }
+        match non_null.as_slice() {
+            [one] => {
+                map.insert("type".into(), json!(one));
+            }
+            [] => {
+                map.remove("type");
+            }
+            many => {
+                map.remove("type");
+                let branches: Vec<Value> = many.iter().map(|t| json!({ "type": t })).collect();
+                map.insert("anyOf".into(), Value::Array(branches));
+            }
+        }
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        let before = branches.len();
+        branches.retain(|b| b != &json!({ "type": "null" }));
+        if branches.len() < before {
+            map.insert("nullable".into(), Value::Bool(true));
+            if let Some(Value::Array(branches)) = map.get("anyOf") {
+                if branches.len() == 1 {
+                    if let Some(Value::Array(mut branches)) = map.remove("anyOf") {
+                        if let Some(Value::Object(only)) = branches.pop() {
+                            for (k, v) in only {
+                                map.entry(k).or_insert(v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Checks that a schema obeys Gemini's subset; returns every breach.
+pub fn check_gemini(schema: &Value) -> Result<(), Vec<String>> {
+    let mut breaches = Vec::new();
+    walk_with_pointer(schema, "", &mut |node, at| {
+        let Value::Object(map) = node else {
+            breaches.push(format!("{at}: a boolean schema"));
+            return;
+        };
+        for keyword in map.keys() {
+            if !KEPT.contains(&keyword.as_str()) {
+                breaches.push(format!("{at}: `{keyword}` is not allowed"));
+            }
+        }
+        match map.get("type") {
+            None => {}
+            Some(Value::String(t)) if t != "null" => {}
+            Some(other) => breaches.push(format!(
+                "{at}: `type` must be one non-null type name, not {other}"
+            )),
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            if !values.iter().all(Value::is_string) {
+                breaches.push(format!("{at}: enum values must be strings"));
+            }
+        }
+        if let Some(format) = map.get("format").and_then(Value::as_str) {
+            if !["enum", "date-time"].contains(&format) {
+                breaches.push(format!("{at}: format `{format}` is not supported"));
+            }
+        }
+    });
+    if breaches.is_empty() {
+        Ok(())
+    } else {
+        Err(breaches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_unions_become_nullable_and_enums_strings_only() {
+        let canonical = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": ["string", "null"], "format": "email" },
+                "b": { "anyOf": [{ "type": "integer", "exclusiveMinimum": 0 }, { "type": "null" }] },
+                "c": { "enum": [1, 2, 3] },
+                "d": { "const": "fixed" },
+                "e": { "oneOf": [{ "type": "string" }, { "type": "integer" }] },
+                "f": { "type": ["string", "integer"] }
+            },
+            "required": ["a"],
+            "additionalProperties": false
+        });
+        let g = gemini(&canonical).unwrap();
+        assert!(g.get("additionalProperties").is_none());
+        assert_eq!(
+            g["properties"]["a"],
+            json!({ "type": "string", "nullable": true, "description": "Format: email." })
+        );
+        assert_eq!(
+            g["properties"]["b"],
+            json!({ "nullable": true, "type": "integer", "description": "Greater than 0." })
+        );
+        assert_eq!(
+            g["properties"]["c"],
+            json!({ "description": "One of: 1, 2, 3." })
+        );
+        assert_eq!(
+            g["properties"]["d"],
+            json!({ "enum": ["fixed"], "type": "string" })
+        );
+        assert!(g["properties"]["e"].get("anyOf").is_some());
+        assert_eq!(
+            g["properties"]["f"]["anyOf"],
+            json!([{ "type": "string" }, { "type": "integer" }])
+        );
+        check_gemini(&g).unwrap();
+    }
+
+    #[test]
+    fn refs_are_inlined_and_recursion_is_refused() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "p": { "$ref": "#/$defs/P" } },
+            "$defs": { "P": { "type": "object", "properties": { "x": { "type": "number" } } } }
+        });
+        let g = gemini(&schema).unwrap();
+        assert_eq!(
+            g["properties"]["p"]["properties"]["x"],
+            json!({ "type": "number" })
+        );
+        let recursive = json!({
+            "type": "object",
+            "properties": { "n": { "$ref": "#/$defs/N" } },
+            "$defs": { "N": { "type": "object", "properties": { "next": { "$ref": "#/$defs/N" } } } }
+        });
+        let err = gemini(&recursive).unwrap_err().to_string();
+        assert!(err.contains("`N` is recursive"), "{err}");
+    }
+}

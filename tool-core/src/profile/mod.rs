@@ -1,0 +1,174 @@
+//! Schema profiles: pure transforms of the canonical schema into what one provider's strict or
+//! restricted mode accepts, and checkers that a schema obeys each profile's rules.
+//!
+//! What a profile cannot express is not dropped silently: the constraint is written into the
+//! description, in words, so the model still reads it. Validation always stays against the
+//! canonical schema.
+
+mod anthropic;
+mod gemini;
+mod openai;
+
+use serde_json::{Map, Value};
+
+pub use anthropic::{anthropic_strict, check_anthropic_strict};
+pub use gemini::{check_gemini, gemini};
+pub use openai::{check_openai_strict, openai_strict, OPENAI_LIMITS};
+
+/// Why a schema cannot be put into a profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// The schema has something the profile cannot say, even in a description.
+    #[error("{profile}: cannot express the schema at `{at}`: {why}")]
+    Inexpressible {
+        /// The profile.
+        profile: &'static str,
+        /// JSON pointer into the schema.
+        at: String,
+        /// What is in the way.
+        why: String,
+    },
+    /// The schema is larger than the provider's documented limits.
+    #[error("{profile}: the schema is over a documented limit: {why}")]
+    TooLarge {
+        /// The profile.
+        profile: &'static str,
+        /// Which limit, and by how much.
+        why: String,
+    },
+}
+
+/// Appends `text` to the schema's description, as its own sentence.
+pub(crate) fn note(map: &mut Map<String, Value>, text: &str) {
+    let description = match map.get("description").and_then(Value::as_str) {
+        Some(existing) if !existing.trim().is_empty() => {
+            let existing = existing.trim_end();
+            let stop = if existing.ends_with(['.', '!', '?']) {
+                ""
+            } else {
+                "."
+            };
+            format!("{existing}{stop} {text}")
+        }
+        _ => text.to_owned(),
+    };
+    map.insert("description".into(), Value::String(description));
+}
+
+/// Takes `keyword` out of the schema and writes it into the description in words.
+pub(crate) fn move_to_description(map: &mut Map<String, Value>, keyword: &str) {
+    if let Some(value) = map.remove(keyword) {
+        note(map, &describe(keyword, &value));
+    }
+}
+
+/// A constraint, in words a model reads.
+pub(crate) fn describe(keyword: &str, value: &Value) -> String {
+    let v = compact(value);
+    match keyword {
+        "minLength" => format!("At least {v} characters."),
+        "maxLength" => format!("At most {v} characters."),
+        "pattern" => format!("Must match the regular expression {v}."),
+        "minimum" => format!("At least {v}."),
+        "maximum" => format!("At most {v}."),
+        "exclusiveMinimum" => format!("Greater than {v}."),
+        "exclusiveMaximum" => format!("Less than {v}."),
+        "multipleOf" => format!("A multiple of {v}."),
+        "minItems" => format!("At least {v} items."),
+        "maxItems" => format!("At most {v} items."),
+        "uniqueItems" if value == &Value::Bool(true) => "Items must be unique.".into(),
+        "minProperties" => format!("At least {v} properties."),
+        "maxProperties" => format!("At most {v} properties."),
+        "default" => format!("Default: {v}."),
+        "format" => format!("Format: {}.", value.as_str().unwrap_or(&v)),
+        "enum" => format!(
+            "One of: {}.",
+            value.as_array().map_or(v.clone(), |items| items
+                .iter()
+                .map(compact)
+                .collect::<Vec<_>>()
+                .join(", "))
+        ),
+        "const" => format!("Must be {v}."),
+        _ => format!("Must satisfy `{keyword}`: {v}."),
+    }
+}
+
+fn compact(value: &Value) -> String {
+    value.to_string()
+}
+
+/// JSON pointer escaping of one path segment.
+pub(crate) fn pointer_push(at: &str, segment: &str) -> String {
+    format!("{at}/{}", segment.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Calls `visit(schema, pointer)` on `schema` and every subschema below it.
+pub(crate) fn walk_with_pointer(schema: &Value, at: &str, visit: &mut dyn FnMut(&Value, &str)) {
+    visit(schema, at);
+    let Value::Object(map) = schema else { return };
+    for (keyword, value) in map {
+        let here = pointer_push(at, keyword);
+        match (keyword.as_str(), value) {
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
+                Value::Object(entries),
+            ) => {
+                for (name, sub) in entries {
+                    walk_with_pointer(sub, &pointer_push(&here, name), visit);
+                }
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
+                for (i, sub) in items.iter().enumerate() {
+                    walk_with_pointer(sub, &format!("{here}/{i}"), visit);
+                }
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames",
+                sub @ Value::Object(_),
+            ) => {
+                walk_with_pointer(sub, &here, visit);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The type names a schema's `type` allows.
+pub(crate) fn types_of(map: &Map<String, Value>) -> Vec<String> {
+    match map.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn notes_join_the_description_as_sentences() {
+        let mut map = json!({ "description": "A city" })
+            .as_object()
+            .unwrap()
+            .clone();
+        map.insert("minLength".into(), json!(2));
+        move_to_description(&mut map, "minLength");
+        assert_eq!(map["description"], json!("A city. At least 2 characters."));
+        let mut empty = Map::new();
+        note(&mut empty, "Default: 3.");
+        assert_eq!(empty["description"], json!("Default: 3."));
+    }
+}
