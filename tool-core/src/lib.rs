@@ -11,6 +11,7 @@ mod error;
 pub mod name;
 mod output;
 pub mod profile;
+pub mod provider;
 pub mod schema;
 mod spec;
 mod suggest;

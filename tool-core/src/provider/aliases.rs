@@ -1,0 +1,147 @@
+use std::collections::HashMap;
+
+use super::Format;
+
+/// The names tools are declared under for one provider, where they differ from the real names.
+///
+/// A name a provider refuses (dots, slashes, over 64 characters) is declared under a sanitized
+/// alias, unique within the request; calls parsed from that provider's responses map back.
+/// The aliases are a pure function of the tool names and the format, so the same tool set
+/// always gets the same aliases.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aliases {
+    to_real: HashMap<String, String>,
+    to_provider: HashMap<String, String>,
+}
+
+impl Aliases {
+    /// The aliases for these tool names in this format.
+    pub fn for_names<'a>(names: impl IntoIterator<Item = &'a str>, format: Format) -> Self {
+        let names: Vec<&str> = names.into_iter().collect();
+        let mut taken: std::collections::HashSet<String> = names
+            .iter()
+            .filter(|n| format.accepts_name(n))
+            .map(|n| (*n).to_owned())
+            .collect();
+        let mut aliases = Aliases::default();
+        for name in names {
+            if format.accepts_name(name) {
+                continue;
+            }
+            let base = sanitize(name);
+            let mut alias = base.clone();
+            let mut n = 2;
+            while taken.contains(&alias) {
+                let suffix = format!("_{n}");
+                alias = format!("{}{suffix}", truncate(&base, 64 - suffix.len()));
+                n += 1;
+            }
+            taken.insert(alias.clone());
+            aliases.to_real.insert(alias.clone(), name.to_owned());
+            aliases.to_provider.insert(name.to_owned(), alias);
+        }
+        aliases
+    }
+
+    /// The real name of a tool the provider called `provider_name`.
+    pub fn real_name<'a>(&'a self, provider_name: &'a str) -> &'a str {
+        self.to_real
+            .get(provider_name)
+            .map_or(provider_name, String::as_str)
+    }
+
+    /// The name a tool is declared under.
+    pub fn provider_name<'a>(&'a self, real_name: &'a str) -> &'a str {
+        self.to_provider
+            .get(real_name)
+            .map_or(real_name, String::as_str)
+    }
+
+    /// Whether no tool needed an alias.
+    pub fn is_empty(&self) -> bool {
+        self.to_real.is_empty()
+    }
+}
+
+/// `A-Z a-z 0-9 _ -` only, a letter or `_` first, at most 64 characters (a hash of the whole
+/// name keeps long names apart).
+fn sanitize(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    if out.len() > 64 {
+        out = format!("{}_{:08x}", truncate(&out, 55), fnv1a(name));
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    &s[..s.len().min(max)]
+}
+
+fn fnv1a(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_names_get_unique_aliases_that_map_back() {
+        let long = format!("service.{}", "x".repeat(80));
+        let names = [
+            "github.repos.list",
+            "github_repos_list",
+            "files/read",
+            "ok_name",
+            long.as_str(),
+            "9lives",
+        ];
+        let aliases = Aliases::for_names(names, Format::OpenAiChat);
+        assert_eq!(aliases.provider_name("ok_name"), "ok_name");
+        assert_eq!(
+            aliases.provider_name("github_repos_list"),
+            "github_repos_list"
+        );
+        assert_eq!(
+            aliases.provider_name("github.repos.list"),
+            "github_repos_list_2"
+        );
+        assert_eq!(aliases.provider_name("files/read"), "files_read");
+        assert_eq!(
+            aliases.provider_name("9lives"),
+            "9lives",
+            "OpenAI takes a leading digit"
+        );
+        let long_alias = aliases.provider_name(&long);
+        assert!(
+            long_alias.len() <= 64 && Format::OpenAiChat.accepts_name(long_alias),
+            "{long_alias}"
+        );
+        for name in names {
+            assert_eq!(aliases.real_name(aliases.provider_name(name)), name);
+        }
+        assert_eq!(
+            Aliases::for_names(["9lives"], Format::Gemini).provider_name("9lives"),
+            "_9lives"
+        );
+    }
+
+    #[test]
+    fn mcp_keeps_dotted_names() {
+        assert!(Aliases::for_names(["github.repos.list"], Format::Mcp).is_empty());
+    }
+}
