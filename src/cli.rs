@@ -8,6 +8,10 @@
 //! # }
 //! ```
 //!
+//! Commands: `tools [--catalog F] [--json] [--format API [--strict]]`, `call NAME ARGS_JSON`,
+//! `validate --catalog F --calls F`, `parse-calls --format API RESPONSE.json`,
+//! `run-calls --format API RESPONSE.json`.
+//!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed;
 //! `2` unusable input (a missing file, a malformed line, an unknown tool, bad flags). Every error
 //! is one line on standard error naming what and where.
@@ -19,7 +23,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 
-use crate::{Executor, ToolError, ToolSpec};
+use crate::provider::{self, Aliases, CallResult, DeclareOptions, Format};
+use crate::{CallOptions, Executor, ToolCall, ToolError, ToolSpec};
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +47,35 @@ enum Command {
         /// Print the full specs as a JSON array.
         #[arg(long)]
         json: bool,
+        /// Print the declarations array for this API: openai-chat, openai-responses, anthropic,
+        /// gemini, bedrock or mcp.
+        #[arg(long, value_parser = parse_format)]
+        format: Option<Format>,
+        /// With --format: declare in strict mode where the API has one.
+        #[arg(long, requires = "format")]
+        strict: bool,
+    },
+    /// Print the tool calls in a model's response as neutral JSON lines.
+    ParseCalls {
+        /// The API the response is from.
+        #[arg(long, value_parser = parse_format)]
+        format: Format,
+        /// The response, as the API returned it.
+        response: PathBuf,
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+    },
+    /// Execute the tool calls in a model's response and print the result message(s).
+    RunCalls {
+        /// The API the response is from.
+        #[arg(long, value_parser = parse_format)]
+        format: Format,
+        /// The response, as the API returned it.
+        response: PathBuf,
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
     },
     /// Execute one tool and print its output.
     Call {
@@ -118,7 +152,7 @@ where
             return 1;
         }
     };
-    match runtime.block_on(dispatch(cli.command, executor, out)) {
+    match runtime.block_on(dispatch(cli.command, executor, out, err)) {
         Ok(()) => 0,
         Err(failure) => {
             let _ = writeln!(err, "error: {}", failure.message);
@@ -131,11 +165,47 @@ async fn dispatch(
     command: Command,
     executor: Executor,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<(), Failure> {
     match command {
-        Command::Tools { catalog, json } => {
+        Command::Tools {
+            catalog,
+            json,
+            format,
+            strict,
+        } => {
             let tools = Toolbox::open(executor, catalog.as_deref())?;
-            list(&tools, json, out)
+            match format {
+                Some(format) => declare(&tools, format, strict, out, err),
+                None => list(&tools, json, out),
+            }
+        }
+        Command::ParseCalls {
+            format,
+            response,
+            catalog,
+        } => {
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            for call in parse(&tools, format, &response)? {
+                let line =
+                    serde_json::to_string(&call).map_err(|e| Failure::input(e.to_string()))?;
+                write_line(out, &line)?;
+            }
+            Ok(())
+        }
+        Command::RunCalls {
+            format,
+            response,
+            catalog,
+        } => {
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            let calls = parse(&tools, format, &response)?;
+            let results = tools.execute_calls(&calls).await;
+            let rendered = provider::render_results(format, &results, &tools.aliases(format));
+            write_line(
+                out,
+                &serde_json::to_string_pretty(&rendered).unwrap_or_default(),
+            )
         }
         Command::Call {
             name,
@@ -196,6 +266,29 @@ impl Toolbox {
 
     fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
         self.executors.iter().flat_map(Executor::tools)
+    }
+
+    fn aliases(&self, format: Format) -> Aliases {
+        Aliases::for_names(self.specs().map(|s| s.name.as_str()), format)
+    }
+
+    /// Runs the calls, each on the executor that has its tool; unknown tools are results.
+    async fn execute_calls(&self, calls: &[ToolCall]) -> Vec<CallResult> {
+        if let [only] = self.executors.as_slice() {
+            return only.execute_calls(calls).await;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let result = match self.find(&call.name) {
+                Ok(executor) => executor.execute_call(call, &CallOptions::default()).await,
+                Err(e) => Err(e),
+            };
+            results.push(CallResult {
+                call: call.clone(),
+                result,
+            });
+        }
+        results
     }
 
     fn find(&self, name: &str) -> Result<&Executor, ToolError> {
@@ -286,6 +379,40 @@ fn validate(tools: &Toolbox, calls: &Path, out: &mut dyn Write) -> Result<(), Fa
         write_line(out, &verdict.to_string())?;
     }
     write_line(out, &format!("{valid} valid, {invalid} invalid"))
+}
+
+fn declare(
+    tools: &Toolbox,
+    format: Format,
+    strict: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
+    let options = DeclareOptions {
+        strict,
+        ..DeclareOptions::default()
+    };
+    let declarations = provider::declare(tools.specs(), format, &options);
+    for note in &declarations.notes {
+        let _ = writeln!(err, "warning: {note}");
+    }
+    write_line(
+        out,
+        &serde_json::to_string_pretty(&declarations.tools).unwrap_or_default(),
+    )
+}
+
+fn parse(tools: &Toolbox, format: Format, path: &Path) -> Result<Vec<ToolCall>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let response: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::input(format!("{}: malformed JSON: {e}", path.display())))?;
+    provider::parse_calls(format, &response, &tools.aliases(format))
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+}
+
+fn parse_format(text: &str) -> Result<Format, String> {
+    text.parse()
 }
 
 fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {

@@ -30,20 +30,21 @@
 pub mod cli;
 
 pub use tool_core::{
-    catalog, closest_names, name, schema, CatalogEntry, CatalogError, Content, SafetyHints,
-    ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+    catalog, closest_names, name, profile, provider, schema, CatalogEntry, CatalogError, Content,
+    SafetyHints, ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_runtime::{
-    BuildError, BuildProblem, CallOptions, CancellationToken, Converter, DynamicTool, Executor,
-    ExecutorBuilder, IntoArguments, Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    BuildError, BuildProblem, CallOptions, CallResult, CancellationToken, Converter, Declarations,
+    DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments, Services,
+    ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ai_tool, ai_tool_converter, ai_tools, CallOptions, DynamicTool, Executor, ToolCall,
-        ToolContext, ToolError, ToolOutput, ToolSpec,
+        ai_tool, ai_tool_converter, ai_tools, CallOptions, DeclareOptions, DynamicTool, Executor,
+        Format, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
     };
 }
 

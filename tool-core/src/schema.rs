@@ -133,12 +133,13 @@ pub fn canonicalize(mut schema: Value) -> Value {
         }
     }
     if let Value::Object(root) = &mut schema {
-        root.remove("$schema");
+        root.shift_remove("$schema");
     }
     walk_mut(&mut schema, &mut |sub| {
         if let Value::Object(map) = sub {
-            map.remove("title");
+            map.shift_remove("title");
             integer_format_to_bounds(map);
+            flatten_nullable_any_of(map);
             require_nullable_without_default(map);
         }
     });
@@ -151,7 +152,7 @@ fn take_defs(schema: &mut Value) -> Map<String, Value> {
     };
     let mut defs = Map::new();
     for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(found)) = root.remove(key) {
+        if let Some(Value::Object(found)) = root.shift_remove(key) {
             defs.extend(found);
         }
     }
@@ -193,7 +194,7 @@ fn inline_refs(
     stack.push(name);
     inline_refs(&mut inlined, defs, stack, kept);
     stack.pop();
-    map.remove("$ref");
+    map.shift_remove("$ref");
     match inlined {
         Value::Object(def_map) => {
             for (key, value) in def_map {
@@ -205,6 +206,52 @@ fn inline_refs(
         }
         _ => {}
     }
+}
+
+/// `anyOf: [X, {"type": "null"}]`, as schemars writes `Option<X>`, becomes `X` made nullable,
+/// so that validation errors name X's allowed values rather than "not valid under any of the
+/// schemas listed in 'anyOf'". Only for a plain X whose keywords do not clash with the parent's.
+fn flatten_nullable_any_of(map: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = map.get("anyOf") else {
+        return;
+    };
+    if branches.len() != 2 {
+        return;
+    }
+    let null = serde_json::json!({ "type": "null" });
+    let Some(null_at) = branches.iter().position(|b| *b == null) else {
+        return;
+    };
+    let Value::Object(other) = &branches[1 - null_at] else {
+        return;
+    };
+    let composite = ["$ref", "anyOf", "oneOf", "allOf", "not", "if"]
+        .iter()
+        .any(|k| other.contains_key(*k));
+    if composite
+        || other.keys().any(|k| map.contains_key(k))
+        || !(other.contains_key("type") || other.contains_key("enum"))
+    {
+        return;
+    }
+    let mut other = other.clone();
+    match other.get_mut("type") {
+        Some(Value::String(t)) => {
+            let t = std::mem::take(t);
+            other.insert("type".into(), serde_json::json!([t, "null"]));
+        }
+        Some(Value::Array(types)) if !types.contains(&Value::from("null")) => {
+            types.push("null".into())
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(values)) = other.get_mut("enum") {
+        if !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+    }
+    map.shift_remove("anyOf");
+    map.extend(other);
 }
 
 /// Adds to `required` every property that admits `null` and has no `default`.
@@ -264,12 +311,12 @@ fn integer_format_to_bounds(map: &mut Map<String, Value>) {
         "uint32" => (0, u32::MAX.into()),
         "uint64" | "uint" => (0, u64::MAX.into()),
         "float" | "double" => {
-            map.remove("format");
+            map.shift_remove("format");
             return;
         }
         _ => return,
     };
-    map.remove("format");
+    map.shift_remove("format");
     tighten(map, "minimum", bounds.0, |new, old| new > old);
     tighten(map, "maximum", bounds.1, |new, old| new < old);
 }
@@ -413,6 +460,27 @@ mod tests {
             "required": ["d"]
         }));
         assert_eq!(got["required"], json!(["d", "a", "c"]));
+    }
+
+    #[test]
+    fn option_of_an_enum_becomes_a_nullable_enum() {
+        let got = canonicalize(json!({
+            "type": "object",
+            "properties": {
+                "unit": { "anyOf": [{ "type": "string", "enum": ["c", "f"] }, { "type": "null" }], "description": "d" },
+                "node": { "anyOf": [{ "$ref": "#/$defs/N" }, { "type": "null" }] }
+            },
+            "$defs": { "N": { "type": "object", "properties": { "next": { "anyOf": [{ "$ref": "#/$defs/N" }, { "type": "null" }] } } } }
+        }));
+        assert_eq!(
+            got["properties"]["unit"],
+            json!({ "description": "d", "type": ["string", "null"], "enum": ["c", "f", null] })
+        );
+        assert_eq!(
+            got["$defs"]["N"]["properties"]["next"]["anyOf"][0],
+            json!({ "$ref": "#/$defs/N" }),
+            "recursive refs stay"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub use executor::{
     BuildError, BuildProblem, CallOptions, Executor, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 pub use tokio_util::sync::CancellationToken;
+pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
     CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError, ToolMetadata,
     ToolOutput, ToolSource, ToolSpec, Violation,

@@ -59,7 +59,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
     let Value::Object(map) = node else {
         return Err(inexpressible(at, "a boolean schema cannot be expressed"));
     };
-    if let Some(one_of) = map.remove("oneOf") {
+    if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }
     let refused: Vec<String> = map

@@ -49,7 +49,7 @@ const SILENT: &[&str] = &[
 pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
     let mut out = schema.clone();
     let defs = match &mut out {
-        Value::Object(root) => root.remove("$defs").unwrap_or(Value::Null),
+        Value::Object(root) => root.shift_remove("$defs").unwrap_or(Value::Null),
         _ => Value::Null,
     };
     transform(&mut out, "", &defs, &mut Vec::new())?;
@@ -79,7 +79,7 @@ fn transform(
             "a schema that rejects everything cannot be expressed",
         ));
     };
-    if let Some(Value::String(reference)) = map.remove("$ref") {
+    if let Some(Value::String(reference)) = map.shift_remove("$ref") {
         let name = reference.rsplit('/').next().unwrap_or_default().to_owned();
         if stack.contains(&name) {
             return Err(inexpressible(
@@ -103,7 +103,7 @@ fn transform(
             }
         }
     }
-    if let Some(one_of) = map.remove("oneOf") {
+    if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }
     if map
@@ -111,7 +111,7 @@ fn transform(
         .and_then(Value::as_array)
         .is_some_and(|all| all.len() == 1)
     {
-        if let Some(Value::Array(mut all)) = map.remove("allOf") {
+        if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
             if let Some(Value::Object(only)) = all.pop() {
                 for (k, v) in only {
                     map.entry(k).or_insert(v);
@@ -120,7 +120,7 @@ fn transform(
         }
     }
     null_unions_to_nullable(map);
-    if let Some(value) = map.remove("const") {
+    if let Some(value) = map.shift_remove("const") {
         match value {
             Value::String(_) => {
                 map.insert("enum".into(), json!([value]));
@@ -146,7 +146,7 @@ fn transform(
         Some(_) => move_to_description(map, "format"),
     }
     for keyword in SILENT {
-        map.remove(*keyword);
+        map.shift_remove(*keyword);
     }
     let refused: Vec<String> = map
         .keys()
@@ -190,10 +190,10 @@ fn null_unions_to_nullable(map: &mut Map<String, Value>) {
                 map.insert("type".into(), json!(one));
             }
             [] => {
-                map.remove("type");
+                map.shift_remove("type");
             }
             many => {
-                map.remove("type");
+                map.shift_remove("type");
                 let branches: Vec<Value> = many.iter().map(|t| json!({ "type": t })).collect();
                 map.insert("anyOf".into(), Value::Array(branches));
             }
@@ -206,7 +206,7 @@ fn null_unions_to_nullable(map: &mut Map<String, Value>) {
             map.insert("nullable".into(), Value::Bool(true));
             if let Some(Value::Array(branches)) = map.get("anyOf") {
                 if branches.len() == 1 {
-                    if let Some(Value::Array(mut branches)) = map.remove("anyOf") {
+                    if let Some(Value::Array(mut branches)) = map.shift_remove("anyOf") {
                         if let Some(Value::Object(only)) = branches.pop() {
                             for (k, v) in only {
                                 map.entry(k).or_insert(v);

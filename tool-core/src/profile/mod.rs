@@ -57,7 +57,10 @@ pub(crate) fn note(map: &mut Map<String, Value>, text: &str) {
 
 /// Takes `keyword` out of the schema and writes it into the description in words.
 pub(crate) fn move_to_description(map: &mut Map<String, Value>, keyword: &str) {
-    if let Some(value) = map.remove(keyword) {
+    if let Some(value) = map.shift_remove(keyword) {
+        if keyword == "default" && value.is_null() {
+            return; // "absent" needs no words
+        }
         note(map, &describe(keyword, &value));
     }
 }
@@ -65,18 +68,21 @@ pub(crate) fn move_to_description(map: &mut Map<String, Value>, keyword: &str) {
 /// A constraint, in words a model reads.
 pub(crate) fn describe(keyword: &str, value: &Value) -> String {
     let v = compact(value);
+    let s = if value.as_u64() == Some(1) { "" } else { "s" };
     match keyword {
-        "minLength" => format!("At least {v} characters."),
-        "maxLength" => format!("At most {v} characters."),
+        "minLength" => format!("At least {v} character{s}."),
+        "maxLength" => format!("At most {v} character{s}."),
         "pattern" => format!("Must match the regular expression {v}."),
         "minimum" => format!("At least {v}."),
         "maximum" => format!("At most {v}."),
         "exclusiveMinimum" => format!("Greater than {v}."),
         "exclusiveMaximum" => format!("Less than {v}."),
         "multipleOf" => format!("A multiple of {v}."),
-        "minItems" => format!("At least {v} items."),
-        "maxItems" => format!("At most {v} items."),
+        "minItems" => format!("At least {v} item{s}."),
+        "maxItems" => format!("At most {v} item{s}."),
         "uniqueItems" if value == &Value::Bool(true) => "Items must be unique.".into(),
+        "minProperties" if s.is_empty() => "At least 1 property.".into(),
+        "maxProperties" if s.is_empty() => "At most 1 property.".into(),
         "minProperties" => format!("At least {v} properties."),
         "maxProperties" => format!("At most {v} properties."),
         "default" => format!("Default: {v}."),

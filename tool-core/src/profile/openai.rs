@@ -115,7 +115,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             "a schema that is `true` or `false` has no type",
         ));
     };
-    if let Some(one_of) = map.remove("oneOf") {
+    if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }
     if map
@@ -123,7 +123,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
         .and_then(Value::as_array)
         .is_some_and(|all| all.len() == 1)
     {
-        if let Some(Value::Array(mut all)) = map.remove("allOf") {
+        if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
             if let Some(Value::Object(only)) = all.pop() {
                 for (k, v) in only {
                     map.entry(k).or_insert(v);
@@ -252,7 +252,7 @@ pub(crate) fn make_nullable(schema: &mut Value) {
             Some(Value::Array(branches)) => branches.push(json!({ "type": "null" })),
             _ => {
                 // `$ref` or `const`: wrap, keeping the description outside.
-                let description = map.remove("description");
+                let description = map.shift_remove("description");
                 let inner = Value::Object(std::mem::take(map));
                 map.insert("anyOf".into(), json!([inner, { "type": "null" }]));
                 if let Some(d) = description {

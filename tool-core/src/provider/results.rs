@@ -58,16 +58,15 @@ pub fn render_results(format: Format, results: &[CallResult], aliases: &Aliases)
                 .iter()
                 .map(|r| {
                     let mut response = Map::new();
-                    response.insert("id".into(), json!(r.call.id));
+                    if let Some(id) = &r.call.id {
+                        response.insert("id".into(), json!(id));
+                    }
                     response.insert("name".into(), json!(aliases.provider_name(&r.call.name)));
                     let body = match &r.result {
                         Ok(output) if !output.is_error => json!({ "output": output.structured.clone().unwrap_or_else(|| json!(output.to_text())) }),
                         _ => json!({ "error": text(r) }),
                     };
                     response.insert("response".into(), body);
-                    if r.call.id.is_none() {
-                        response.remove("id");
-                    }
                     json!({ "functionResponse": response })
                 })
                 .collect();

@@ -1,5 +1,6 @@
 //! The executor: built once, then each call is one hash lookup, one validation and the call.
 
+mod batch;
 mod build;
 
 use std::any::Any;
@@ -147,8 +148,16 @@ impl Executor {
     ) -> Result<ToolOutput, ToolError> {
         let inner = &*self.inner;
         let entry = self.entry(name)?;
-        let args = args.into_arguments(name, inner.max_argument_bytes)?;
-        entry.schema.check(name, &args)?;
+        let mut args = args.into_arguments(name, inner.max_argument_bytes)?;
+        if let Err(invalid) = entry.schema.check(name, &args) {
+            // A strict-mode model writes `null` for an optional property it leaves out; that
+            // is accepted as absent. Tried only after a failure, so valid calls pay nothing.
+            if !crate::validation::drop_nulls_for_optional(&entry.spec.parameters, &mut args)
+                || entry.schema.check(name, &args).is_err()
+            {
+                return Err(invalid);
+            }
+        }
         let cancellation = options.cancellation.as_ref();
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Err(ToolError::Cancelled {

@@ -24,8 +24,8 @@ const ANNOTATIONS: &[&str] = &[
 #[derive(Debug)]
 pub(crate) struct FastSchema {
     types: Option<u8>,
-    /// Sets of allowed strings (`enum`, `const`); a value must be in every one.
-    allowed: Vec<Vec<String>>,
+    /// Sets of allowed strings or nulls (`enum`, `const`); a value must be in every one.
+    allowed: Vec<Vec<Option<String>>>,
     minimum: Option<(Bound, bool)>,
     maximum: Option<(Bound, bool)>,
     min_length: Option<u64>,
@@ -75,8 +75,8 @@ impl FastSchema {
         for (keyword, value) in map {
             match keyword.as_str() {
                 "type" => fast.types = Some(type_set(value)?),
-                "enum" => fast.allowed.push(string_list(value)?),
-                "const" => fast.allowed.push(vec![value.as_str()?.to_owned()]),
+                "enum" => fast.allowed.push(strings_or_nulls(value)?),
+                "const" => fast.allowed.push(vec![Some(value.as_str()?.to_owned())]),
                 "minimum" => fast.minimum = Some((Bound::of(value.as_number()?), false)),
                 "exclusiveMinimum" => fast.minimum = Some((Bound::of(value.as_number()?), true)),
                 "maximum" => fast.maximum = Some((Bound::of(value.as_number()?), false)),
@@ -128,9 +128,13 @@ impl FastSchema {
             }
         }
         for allowed in &self.allowed {
-            match value {
-                Value::String(s) if allowed.iter().any(|a| a == s) => {}
-                _ => return false,
+            let found = match value {
+                Value::String(s) => allowed.iter().any(|a| a.as_deref() == Some(s)),
+                Value::Null => allowed.contains(&None),
+                _ => false,
+            };
+            if !found {
+                return false;
             }
         }
         match value {
@@ -233,6 +237,18 @@ fn string_list(value: &Value) -> Option<Vec<String>> {
         .as_array()?
         .iter()
         .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn strings_or_nulls(value: &Value) -> Option<Vec<Option<String>>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => Some(Some(s.clone())),
+            Value::Null => Some(None),
+            _ => None,
+        })
         .collect()
 }
 
@@ -355,8 +371,13 @@ mod tests {
             );
         }
         if rng.chance(15) {
-            let values: Vec<&str> = (0..1 + rng.below(3)).map(|_| rng.pick(STRINGS)).collect();
-            map.insert("enum".into(), json!(values));
+            let mut values: Vec<Value> = (0..1 + rng.below(3))
+                .map(|_| json!(rng.pick(STRINGS)))
+                .collect();
+            if rng.chance(30) {
+                values.push(Value::Null);
+            }
+            map.insert("enum".into(), Value::Array(values));
         }
         if rng.chance(5) {
             map.insert("const".into(), json!(rng.pick(STRINGS)));
@@ -448,6 +469,7 @@ mod tests {
             json!({ "type": "string", "pattern": "^a" }),
             json!({ "type": "string", "format": "date-time" }),
             json!({ "enum": [1, 2] }),
+            json!({ "enum": ["a", true] }),
             json!({ "$ref": "#/$defs/A" }),
             json!({ "properties": { "a": { "uniqueItems": true } } }),
             json!({ "minimum": 1, "exclusiveMinimum": 0 }),

@@ -46,3 +46,43 @@ impl CompiledSchema {
         })
     }
 }
+
+/// Removes `null` values of properties that are optional and whose schema does not admit
+/// `null`, through nested objects and arrays. Returns whether anything was removed.
+pub(crate) fn drop_nulls_for_optional(schema: &Value, instance: &mut Value) -> bool {
+    let mut changed = false;
+    match instance {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return false;
+            };
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |r| r.iter().filter_map(Value::as_str).collect());
+            map.retain(|key, value| {
+                let drop = value.is_null()
+                    && !required.contains(&key.as_str())
+                    && properties
+                        .get(key)
+                        .is_some_and(|p| !tool_core::schema::admits_null(p));
+                changed |= drop;
+                !drop
+            });
+            for (key, value) in map.iter_mut() {
+                if let Some(sub) = properties.get(key) {
+                    changed |= drop_nulls_for_optional(sub, value);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for item in items {
+                    changed |= drop_nulls_for_optional(sub, item);
+                }
+            }
+        }
+        _ => {}
+    }
+    changed
+}

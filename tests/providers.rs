@@ -1,0 +1,595 @@
+//! Every API's formats: declarations, call parsing and result rendering against golden files,
+//! a round trip per API, and the schema profiles' checkers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ai_tool::prelude::*;
+use ai_tool::profile::{self, ProfileError};
+use ai_tool::provider::{self, hosted::HostedTool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+pub struct WeatherService;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WeatherQuery {
+    /// City and country, e.g. Paris, France.
+    #[schemars(length(min = 1, max = 100))]
+    location: String,
+    /// The temperature unit.
+    #[serde(default)]
+    unit: Option<Unit>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Station {
+    /// The call sign of a radio station: four capital letters.
+    #[schemars(regex(pattern = r"^[A-Z]{4}$"))]
+    sign: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Weather {
+    location: String,
+    temperature: f64,
+    unit: Unit,
+}
+
+#[ai_tools]
+impl WeatherService {
+    /// Gets the current weather in a location.
+    #[ai_tool(read_only, open_world, title = "Current weather")]
+    fn get_weather(&self, #[arg(flatten)] query: WeatherQuery) -> Weather {
+        let unit = query.unit.unwrap_or(Unit::Celsius);
+        let celsius = 10.0 + query.location.len() as f64;
+        let temperature = match unit {
+            Unit::Celsius => celsius,
+            Unit::Fahrenheit => celsius * 9.0 / 5.0 + 32.0,
+        };
+        Weather {
+            location: query.location,
+            temperature,
+            unit,
+        }
+    }
+
+    /// Gets the most popular song played on a radio station.
+    #[ai_tool]
+    fn top_song(&self, #[arg(flatten)] station: Station) -> String {
+        format!(
+            "Elemental Hotel by 8 Storey Hike is the top song on {}",
+            station.sign
+        )
+    }
+}
+
+fn github() -> DynamicTool {
+    DynamicTool::new(
+        "github.repos.list",
+        "Lists the repositories of an owner",
+        json!({ "type": "object", "properties": { "owner": { "type": "string" } }, "required": ["owner"], "additionalProperties": false }),
+        |args, _| async move {
+            Ok(ToolOutput::text(format!(
+                "{}/hello-world",
+                args["owner"].as_str().unwrap_or_default()
+            )))
+        },
+    )
+}
+
+fn executor() -> Executor {
+    Executor::builder()
+        .service(Arc::new(WeatherService))
+        .tool(github())
+        .build()
+        .unwrap()
+}
+
+fn golden_path(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(relative)
+}
+
+/// Compares with the golden file, or writes it when `GOLDEN=overwrite`.
+fn golden(relative: &str, actual: &str) {
+    let path = golden_path(relative);
+    if std::env::var("GOLDEN").as_deref() == Ok("overwrite") {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs; GOLDEN=overwrite rewrites it",
+        path.display()
+    );
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap() + "\n"
+}
+
+fn response(format: Format) -> Value {
+    let text =
+        std::fs::read_to_string(golden_path(&format!("{}/response.json", format.name()))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn declarations_match_the_golden_files() {
+    let exec = executor();
+    for format in Format::ALL {
+        let declared = exec.declarations(format, &DeclareOptions::default());
+        golden(
+            &format!("{}/declarations.json", format.name()),
+            &pretty(&declared.tools),
+        );
+        assert!(declared.notes.is_empty(), "{:?}", declared.notes);
+    }
+    for format in [
+        Format::OpenAiChat,
+        Format::OpenAiResponses,
+        Format::Anthropic,
+    ] {
+        let declared = exec.declarations(
+            format,
+            &DeclareOptions {
+                strict: true,
+                ..Default::default()
+            },
+        );
+        golden(
+            &format!("{}/declarations.strict.json", format.name()),
+            &pretty(&declared.tools),
+        );
+    }
+}
+
+#[test]
+fn refused_names_are_declared_under_aliases_except_for_mcp() {
+    let exec = executor();
+    for format in Format::ALL {
+        let declared = exec.declarations(format, &DeclareOptions::default());
+        let text = declared.tools.to_string();
+        if format == Format::Mcp {
+            assert!(text.contains("\"github.repos.list\""), "{format}");
+        } else {
+            assert!(
+                text.contains("\"github_repos_list\"") && !text.contains("github.repos.list"),
+                "{format}: {text}"
+            );
+            assert_eq!(
+                declared.aliases.real_name("github_repos_list"),
+                "github.repos.list"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_api_round_trips_from_recorded_response_to_result_message() {
+    let exec = executor();
+    for format in Format::ALL {
+        let declared = exec.declarations(format, &DeclareOptions::default());
+        let calls = provider::parse_calls(format, &response(format), &declared.aliases).unwrap();
+        let lines: String = calls
+            .iter()
+            .map(|c| serde_json::to_string(c).unwrap() + "\n")
+            .collect();
+        golden(&format!("{}/calls.jsonl", format.name()), &lines);
+        let results = exec.execute_calls(&calls).await;
+        let rendered = provider::render_results(format, &results, &declared.aliases);
+        golden(
+            &format!("{}/results.json", format.name()),
+            &pretty(&rendered),
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_batch_isolates_failures_and_keeps_call_order() {
+    let exec = executor();
+    let calls = vec![
+        ToolCall::new("1", "get_weather", json!({ "location": "Oslo" })),
+        ToolCall::new("2", "no_such_tool", json!({})),
+        ToolCall::new("3", "get_weather", json!("{not json")),
+        ToolCall::new("4", "top_song", json!({ "sign": "lower" })),
+        ToolCall::new("5", "github.repos.list", json!({ "owner": "rust-lang" })),
+    ];
+    let results = exec.execute_calls(&calls).await;
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r.call.id.as_deref().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
+    assert!(results[0].result.is_ok());
+    assert!(matches!(
+        results[1].result,
+        Err(ToolError::UnknownTool { .. })
+    ));
+    let bad_json = results[2].result.as_ref().unwrap_err().to_model_text();
+    assert!(bad_json.contains("not valid JSON"), "{bad_json}");
+    let bad_sign = results[3].result.as_ref().unwrap_err().to_model_text();
+    assert!(
+        bad_sign.contains("/sign: \"lower\" does not match"),
+        "{bad_sign}"
+    );
+    assert_eq!(
+        results[4].result.as_ref().unwrap().to_text(),
+        "rust-lang/hello-world"
+    );
+}
+
+#[tokio::test]
+async fn a_strict_models_null_for_an_optional_field_is_accepted_as_absent() {
+    let exec = executor();
+    let out = exec
+        .execute("get_weather", json!({ "location": "Rome", "unit": null }))
+        .await
+        .unwrap();
+    assert_eq!(out.structured.unwrap()["unit"], json!("celsius"));
+    // A required field's null is still refused.
+    assert!(exec
+        .execute("get_weather", json!({ "location": null }))
+        .await
+        .is_err());
+}
+
+/// Every strict declaration is one the provider accepts, for every tool in this binary.
+#[test]
+fn strict_declarations_obey_their_profiles() {
+    let exec = executor();
+    for spec in exec.tools() {
+        match profile::openai_strict(&spec.parameters) {
+            Ok(s) => {
+                profile::check_openai_strict(&s).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name))
+            }
+            Err(e) => panic!("{}: {e}", spec.name),
+        }
+        let s = profile::anthropic_strict(&spec.parameters).unwrap();
+        profile::check_anthropic_strict(&s).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        let s = profile::gemini(&spec.parameters).unwrap();
+        profile::check_gemini(&s).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+    }
+    let declared = exec.declarations(
+        Format::OpenAiChat,
+        &DeclareOptions {
+            strict: true,
+            ..Default::default()
+        },
+    );
+    for tool in declared.tools.as_array().unwrap() {
+        assert_eq!(tool["function"]["strict"], json!(true));
+        profile::check_openai_strict(&tool["function"]["parameters"]).unwrap();
+    }
+}
+
+#[test]
+fn an_inexpressible_schema_is_declared_non_strict_with_a_note() {
+    let free_form = DynamicTool::new(
+        "free",
+        "Takes anything",
+        json!({ "type": "object", "properties": { "data": {} } }),
+        |_, _| async { Ok(ToolOutput::empty()) },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(free_form)
+        .build()
+        .unwrap();
+    let declared = exec.declarations(
+        Format::OpenAiResponses,
+        &DeclareOptions {
+            strict: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(declared.tools[0]["strict"], json!(false));
+    assert_eq!(declared.notes.len(), 1);
+    assert!(
+        declared.notes[0].contains("`free` is declared non-strict")
+            && declared.notes[0].contains("/properties/data"),
+        "{:?}",
+        declared.notes
+    );
+}
+
+#[test]
+fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "tree": { "$ref": "#/$defs/Node" } },
+        "$defs": { "Node": { "type": "object", "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } } } }
+    });
+    let tree = DynamicTool::new("tree", "Walks a tree", schema.clone(), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(tree)
+        .build()
+        .unwrap();
+    let declared = exec.declarations(Format::Gemini, &DeclareOptions::default());
+    let declaration = &declared.tools[0]["functionDeclarations"][0];
+    assert_eq!(declaration["parametersJsonSchema"], schema);
+    assert!(
+        declared.notes[0].contains("recursive"),
+        "{:?}",
+        declared.notes
+    );
+}
+
+#[test]
+fn hosted_tools_map_to_providers_and_refuse_clearly() {
+    assert_eq!(
+        HostedTool::CodeInterpreter
+            .declaration(Format::Gemini)
+            .unwrap(),
+        json!({ "codeExecution": {} })
+    );
+    let err = HostedTool::WebSearch
+        .declaration(Format::Bedrock)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "web search is not hosted by bedrock; it is hosted by: openai-responses, anthropic, gemini"
+    );
+}
+
+// ---- generated schemas: checkers and preservation of valid instances ----
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// A schema of the kind the macros generate: closed objects, typed properties, constraints.
+fn generated_schema(rng: &mut Rng, depth: u32) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for i in 0..1 + rng.below(4) {
+        let name = format!("p{i}");
+        let mut prop = match rng.below(if depth == 0 { 5 } else { 7 }) {
+            0 => {
+                json!({ "type": "string", "minLength": rng.below(3), "maxLength": 3 + rng.below(5) })
+            }
+            1 => json!({ "type": "integer", "minimum": 0, "maximum": 100 + rng.below(100) }),
+            2 => json!({ "type": "number", "exclusiveMinimum": 0.5 }),
+            3 => json!({ "enum": ["a", "b", "c"] }),
+            4 => json!({ "type": "boolean", "default": true }),
+            5 => {
+                json!({ "type": "array", "items": generated_schema(rng, depth - 1), "minItems": rng.below(3), "maxItems": 4, "uniqueItems": rng.chance(30) })
+            }
+            _ => generated_schema(rng, depth - 1),
+        };
+        if rng.chance(30) {
+            if let Some(Value::String(t)) = prop.get("type").cloned() {
+                prop["type"] = json!([t, "null"]);
+            }
+        }
+        if rng.chance(20) {
+            prop["description"] = json!("A generated property");
+        }
+        if rng.chance(60) {
+            required.push(name.clone());
+        }
+        properties.insert(name, prop);
+    }
+    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+}
+
+/// Instances that use only declared properties, valid or not under the schema.
+fn instance_for(rng: &mut Rng, schema: &Value) -> Value {
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        let mut map = Map::new();
+        for (name, sub) in props {
+            if rng.chance(80) {
+                map.insert(name.clone(), instance_for(rng, sub));
+            }
+        }
+        return Value::Object(map);
+    }
+    if rng.chance(10) {
+        return Value::Null;
+    }
+    let types: Vec<String> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts.iter().map(|t| t.as_str().unwrap().to_owned()).collect(),
+        _ => vec!["string".into()],
+    };
+    match types[0].as_str() {
+        "string" if schema.get("enum").is_some() => json!(["a", "b", "c", "d"][rng.below(4)]),
+        "string" => json!("xyzxyzxyz"[..rng.below(9)].to_owned()),
+        "integer" => json!(rng.below(250) as i64 - 20),
+        "number" => json!(rng.below(10) as f64 / 2.0),
+        "boolean" => json!(rng.chance(50)),
+        "array" => Value::Array(
+            (0..rng.below(5))
+                .map(|_| instance_for(rng, &schema["items"]))
+                .collect(),
+        ),
+        _ => Value::Null,
+    }
+}
+
+/// What a strict-mode model sends: every optional property present, `null` when absent.
+fn fill_nulls(schema: &Value, instance: &mut Value) {
+    if let (Some(props), Value::Object(map)) = (
+        schema.get("properties").and_then(Value::as_object),
+        &mut *instance,
+    ) {
+        for (name, sub) in props {
+            let value = map.entry(name.clone()).or_insert(Value::Null);
+            fill_nulls(sub, value);
+        }
+    }
+    if let (Some(items), Value::Array(values)) = (schema.get("items"), instance) {
+        values.iter_mut().for_each(|v| fill_nulls(items, v));
+    }
+}
+
+/// Gemini's `nullable: true` read as JSON Schema, so a JSON Schema validator can check it.
+fn gemini_as_json_schema(schema: &mut Value) {
+    if let Value::Object(map) = schema {
+        if map.remove("nullable") == Some(json!(true)) {
+            match map.get("type").cloned() {
+                Some(Value::String(t)) => {
+                    map.insert("type".into(), json!([t, "null"]));
+                }
+                _ => {
+                    let inner = Value::Object(std::mem::take(map));
+                    map.insert("anyOf".into(), json!([inner, { "type": "null" }]));
+                }
+            }
+        }
+        for value in map.values_mut() {
+            gemini_as_json_schema(value);
+        }
+    } else if let Value::Array(items) = schema {
+        items.iter_mut().for_each(gemini_as_json_schema);
+    }
+}
+
+#[test]
+fn profiles_of_generated_schemas_obey_their_rules_and_keep_valid_instances_valid() {
+    let mut rng = Rng(0x0dd_ba11_cafe_f00d);
+    let mut checked = 0;
+    for _ in 0..300 {
+        let canonical = generated_schema(&mut rng, 2);
+        let reference = jsonschema::validator_for(&canonical).unwrap();
+        let openai = profile::openai_strict(&canonical).unwrap();
+        profile::check_openai_strict(&openai).unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
+        let anthropic = profile::anthropic_strict(&canonical).unwrap();
+        profile::check_anthropic_strict(&anthropic)
+            .unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
+        let gemini = profile::gemini(&canonical).unwrap();
+        profile::check_gemini(&gemini).unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
+
+        let openai_v = jsonschema::validator_for(&openai).unwrap();
+        let anthropic_v = jsonschema::validator_for(&anthropic).unwrap();
+        let mut gemini_js = gemini.clone();
+        gemini_as_json_schema(&mut gemini_js);
+        let gemini_v = jsonschema::validator_for(&gemini_js).unwrap();
+        for _ in 0..30 {
+            let instance = instance_for(&mut rng, &canonical);
+            if !reference.is_valid(&instance) {
+                continue;
+            }
+            checked += 1;
+            let mut strict_instance = instance.clone();
+            fill_nulls(&canonical, &mut strict_instance);
+            assert!(
+                openai_v.is_valid(&strict_instance),
+                "openai-strict lost {strict_instance}\n{openai}"
+            );
+            assert!(
+                anthropic_v.is_valid(&instance),
+                "anthropic-strict lost {instance}\n{anthropic}"
+            );
+            assert!(
+                gemini_v.is_valid(&instance),
+                "gemini lost {instance}\n{gemini_js}"
+            );
+        }
+    }
+    assert!(
+        checked > 500,
+        "only {checked} valid instances were generated"
+    );
+}
+
+#[test]
+fn the_openai_strict_profile_refuses_a_nullable_root() {
+    let err = profile::openai_strict(&json!({ "type": ["object", "null"], "properties": {} }))
+        .unwrap_err();
+    assert!(matches!(err, ProfileError::Inexpressible { .. }));
+}
+
+// ---- the command line ----
+
+fn cli(args: &[&str]) -> (u8, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut argv = vec!["ai-tool"];
+    argv.extend_from_slice(args);
+    let code = ai_tool::cli::run_with(argv, executor(), &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn cli_prints_declarations_calls_and_results_as_the_golden_files() {
+    for format in Format::ALL {
+        let (code, out, err) = cli(&["tools", "--format", format.name()]);
+        assert_eq!((code, err.as_str()), (0, ""));
+        golden(&format!("{}/declarations.json", format.name()), &out);
+        let response = golden_path(&format!("{}/response.json", format.name()));
+        let (code, out, _) = cli(&[
+            "parse-calls",
+            "--format",
+            format.name(),
+            response.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0);
+        golden(&format!("{}/calls.jsonl", format.name()), &out);
+        let (code, out, _) = cli(&[
+            "run-calls",
+            "--format",
+            format.name(),
+            response.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0);
+        golden(&format!("{}/results.json", format.name()), &out);
+    }
+    let (code, out, _) = cli(&["tools", "--format", "anthropic", "--strict"]);
+    assert_eq!(code, 0);
+    golden("anthropic/declarations.strict.json", &out);
+}
+
+#[test]
+fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
+    let (code, _, err) = cli(&["tools", "--format", "cohere"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown format `cohere`"), "{err}");
+    let bad =
+        std::env::temp_dir().join(format!("ai-tool-bad-response-{}.json", std::process::id()));
+    std::fs::write(&bad, "[1, 2]").unwrap();
+    let (code, _, err) = cli(&["parse-calls", "--format", "gemini", bad.to_str().unwrap()]);
+    assert_eq!(
+        (code, err.trim_end()),
+        (
+            2,
+            format!(
+                "error: {}: not a gemini response: the response must be a JSON object",
+                bad.display()
+            )
+            .as_str()
+        )
+    );
+}
