@@ -588,3 +588,21 @@ fn validate_checks_without_running() {
         Err(ToolError::UnknownTool { .. })
     ));
 }
+
+#[test]
+fn every_tool_here_can_be_declared_strict_and_obeys_each_profile() {
+    use ai_tool::profile;
+    let exec = executor();
+    for spec in exec.tools() {
+        let openai = profile::openai_strict(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        profile::check_openai_strict(&openai).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        let anthropic = profile::anthropic_strict(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        profile::check_anthropic_strict(&anthropic).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        let gemini = profile::gemini(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        profile::check_gemini(&gemini).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+    }
+    // The constraints strict mode cannot enforce are still told to the model.
+    let strict = profile::openai_strict(&spec(&exec, "check").parameters).unwrap();
+    let described = &strict["properties"]["input"]["properties"]["max_length_10"]["description"];
+    assert_eq!(described, &json!("At most 10 characters."));
+}
