@@ -34,6 +34,7 @@ pub use tool_core::{
     SafetyHints, ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
+pub use tool_runtime::retrieval;
 pub use tool_runtime::{
     BuildError, BuildProblem, CallOptions, CallResult, CancellationToken, Converter, Declarations,
     DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments, Services,

@@ -594,11 +594,15 @@ fn every_tool_here_can_be_declared_strict_and_obeys_each_profile() {
     use ai_tool::profile;
     let exec = executor();
     for spec in exec.tools() {
-        let openai = profile::openai_strict(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        let openai = profile::openai_strict(&spec.parameters)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         profile::check_openai_strict(&openai).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
-        let anthropic = profile::anthropic_strict(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
-        profile::check_anthropic_strict(&anthropic).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
-        let gemini = profile::gemini(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        let anthropic = profile::anthropic_strict(&spec.parameters)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        profile::check_anthropic_strict(&anthropic)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        let gemini =
+            profile::gemini(&spec.parameters).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         profile::check_gemini(&gemini).unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
     }
     // The constraints strict mode cannot enforce are still told to the model.

@@ -2,7 +2,8 @@
 //!
 //! A line is either `{"name","description","parameters"?,...}` or the wrapped form
 //! `{"type":"function","function":{...}}`. Blank lines are skipped. Optional fields that
-//! retrieval uses (`title`, `keywords`, `examples`, `category`) are read when present.
+//! retrieval uses (`title`, `keywords`, `examples`, `category`, `selectable`) are read when
+//! present; catalog tools are selectable unless the line says `"selectable": false`.
 
 use std::path::{Path, PathBuf};
 
@@ -68,19 +69,47 @@ struct Declaration {
     keywords: Vec<String>,
     #[serde(default)]
     examples: Vec<String>,
+    #[serde(default)]
+    selectable: Option<bool>,
+}
+
+/// Which names a catalog may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameRule {
+    /// MCP's alphabet: 1 to 128 of `A-Z a-z 0-9 _ - .` (for catalogs whose tools are declared
+    /// to models).
+    #[default]
+    Wide,
+    /// Any name without white space or control characters, up to 128 characters: names as
+    /// labels only, as in an evaluation set.
+    Label,
 }
 
 /// Reads a catalog file.
 pub fn read_path(path: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
+    read_path_with(path, NameRule::Wide)
+}
+
+/// Reads a catalog file whose names follow `rule`.
+pub fn read_path_with(path: &Path, rule: NameRule) -> Result<Vec<CatalogEntry>, CatalogError> {
     let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Io {
         file: path.to_owned(),
         source,
     })?;
-    parse_str(&text, path)
+    parse_str_with(&text, path, rule)
 }
 
 /// Parses catalog text; `file` names it in errors and sources.
 pub fn parse_str(text: &str, file: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
+    parse_str_with(text, file, NameRule::Wide)
+}
+
+/// Parses catalog text whose names follow `rule`.
+pub fn parse_str_with(
+    text: &str,
+    file: &Path,
+    rule: NameRule,
+) -> Result<Vec<CatalogEntry>, CatalogError> {
     let mut entries = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -107,14 +136,32 @@ pub fn parse_str(text: &str, file: &Path) -> Result<Vec<CatalogEntry>, CatalogEr
                 ))
             }
         };
-        let spec = declaration_to_spec(declaration, file, line).map_err(fail)?;
+        let spec = declaration_to_spec(declaration, file, line, rule).map_err(fail)?;
         entries.push(CatalogEntry { spec });
     }
     Ok(entries)
 }
 
-fn declaration_to_spec(d: Declaration, file: &Path, line: usize) -> Result<ToolSpec, String> {
-    name::check_wide(&d.name).map_err(|e| e.to_string())?;
+fn declaration_to_spec(
+    d: Declaration,
+    file: &Path,
+    line: usize,
+    rule: NameRule,
+) -> Result<ToolSpec, String> {
+    match rule {
+        NameRule::Wide => name::check_wide(&d.name).map_err(|e| e.to_string())?,
+        NameRule::Label => {
+            let bad = d.name.is_empty()
+                || d.name.chars().count() > 128
+                || d.name.chars().any(|c| c.is_whitespace() || c.is_control());
+            if bad {
+                return Err(format!(
+                    "tool name `{}` must be 1 to 128 characters without spaces",
+                    d.name
+                ));
+            }
+        }
+    }
     let parameters = match d.parameters {
         None => serde_json::json!({ "type": "object", "properties": {} }),
         Some(schema @ Value::Object(_)) => schema,
@@ -136,6 +183,8 @@ fn declaration_to_spec(d: Declaration, file: &Path, line: usize) -> Result<ToolS
             category: d.category,
             keywords: d.keywords,
             examples: d.examples,
+            // A catalog is there to be selected from.
+            selectable: d.selectable.unwrap_or(true),
             source: Some(ToolSource::Catalog {
                 file: file.display().to_string(),
                 line,
@@ -176,6 +225,21 @@ mod tests {
     fn malformed_line_error_names_file_and_line() {
         let err = parse("{\"name\":\"a\"}\n{oops").unwrap_err().to_string();
         assert!(err.starts_with("tools.jsonl:2: malformed JSON"), "{err}");
+    }
+
+    #[test]
+    fn label_names_allow_punctuation_but_not_spaces() {
+        let text = r#"{"name":"PDF&URLTool","description":"x"}"#;
+        assert!(parse(text).is_err());
+        let entries = parse_str_with(text, Path::new("t.jsonl"), NameRule::Label).unwrap();
+        assert_eq!(entries[0].spec.name, "PDF&URLTool");
+        assert!(
+            entries[0].spec.metadata.selectable,
+            "catalog tools are selectable"
+        );
+        assert!(
+            parse_str_with(r#"{"name":"a b"}"#, Path::new("t.jsonl"), NameRule::Label).is_err()
+        );
     }
 
     #[test]

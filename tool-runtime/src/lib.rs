@@ -14,6 +14,7 @@ mod guard;
 pub mod macro_support;
 #[doc(hidden)]
 pub mod registration;
+pub mod retrieval;
 mod validation;
 
 pub use arguments::IntoArguments;

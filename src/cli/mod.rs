@@ -10,7 +10,8 @@
 //!
 //! Commands: `tools [--catalog F] [--json] [--format API [--strict]]`, `call NAME ARGS_JSON`,
 //! `validate --catalog F --calls F`, `parse-calls --format API RESPONSE.json`,
-//! `run-calls --format API RESPONSE.json`.
+//! `run-calls --format API RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
+//! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`.
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed;
 //! `2` unusable input (a missing file, a malformed line, an unknown tool, bad flags). Every error
@@ -21,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod retrieve;
 use serde_json::{json, Value};
 
 use crate::provider::{self, Aliases, CallResult, DeclareOptions, Format};
@@ -66,6 +69,47 @@ enum Command {
         #[arg(long)]
         catalog: Option<PathBuf>,
     },
+    /// Rank the tools for a user's message.
+    Retrieve {
+        /// The user's message; `[tool_name]` in it forces that tool in.
+        query: String,
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// How to rank.
+        #[arg(long, value_enum, default_value = "bm25")]
+        retriever: retrieve::Kind,
+        /// How many ranked tools to print.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        /// The embedding model's directory (model.safetensors, tokenizer.json, config.json).
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+    /// Measure retrieval on labelled queries: hit@1, hit@5, hit@10, MRR, latency.
+    EvalRetrieval {
+        /// The tools, as a JSON Lines catalog.
+        #[arg(long)]
+        catalog: PathBuf,
+        /// The queries, each `{"query": "..", "tools": [gold names]}`.
+        #[arg(long)]
+        queries: PathBuf,
+        /// How to rank.
+        #[arg(long, value_enum, default_value = "bm25")]
+        retriever: retrieve::Kind,
+        /// How many ranked tools to look at (hit@10 and MRR always look at 10 or more).
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Evaluate an evenly spread sample of this many queries.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// The embedding model's directory.
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Print the scores as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Execute the tool calls in a model's response and print the result message(s).
     RunCalls {
         /// The API the response is from.
@@ -99,7 +143,7 @@ enum Command {
 }
 
 /// A failure of the command itself, with its exit code.
-struct Failure {
+pub(crate) struct Failure {
     code: u8,
     message: String,
 }
@@ -192,6 +236,45 @@ async fn dispatch(
                 write_line(out, &line)?;
             }
             Ok(())
+        }
+        Command::Retrieve {
+            query,
+            catalog,
+            retriever,
+            k,
+            model,
+        } => {
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            let specs: Vec<&ToolSpec> = tools.specs().collect();
+            let model = model.unwrap_or_else(retrieve::default_model_dir);
+            let built = retrieve::build(&specs, retriever, &model).await?;
+            let options = crate::retrieval::RetrieveOptions {
+                match_count: k,
+                ..Default::default()
+            };
+            let found = built
+                .retrieve(&query, &options)
+                .await
+                .map_err(|e| Failure::input(e.to_string()))?;
+            retrieve::print_ranked(&found, out)
+        }
+        Command::EvalRetrieval {
+            catalog,
+            queries,
+            retriever,
+            k,
+            limit,
+            model,
+            json,
+        } => {
+            // Names are labels here, never sent to a model: any name without spaces will do.
+            let entries = crate::catalog::read_path_with(&catalog, crate::catalog::NameRule::Label)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            let specs: Vec<&ToolSpec> = entries.iter().map(|e| &e.spec).collect();
+            let model = model.unwrap_or_else(retrieve::default_model_dir);
+            let built = retrieve::build(&specs, retriever, &model).await?;
+            let report = retrieve::evaluate(&built, retriever, &queries, k, limit).await?;
+            retrieve::print_report(&report, json, out)
         }
         Command::RunCalls {
             format,
@@ -415,7 +498,7 @@ fn parse_format(text: &str) -> Result<Format, String> {
     text.parse()
 }
 
-fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {
+pub(crate) fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {
     writeln!(out, "{text}").map_err(|e| Failure {
         code: 1,
         message: format!("cannot write the output: {e}"),

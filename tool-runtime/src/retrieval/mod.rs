@@ -1,0 +1,288 @@
+//! Tool retrieval: the few tools relevant to a user's message, out of thousands.
+//!
+//! A [`Retriever`] ranks the selectable tools it was built over, lexically (BM25, the default:
+//! no model needed), by dense embeddings, or both fused. Tools that are not selectable are
+//! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in.
+
+mod bm25;
+#[cfg(feature = "embed-candle")]
+pub mod candle;
+mod embed;
+mod fusion;
+#[cfg(feature = "pgvector")]
+pub mod pgvector;
+mod store;
+mod text;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tool_core::ToolSpec;
+
+pub use bm25::Bm25Index;
+pub use embed::{EmbedFuture, EmbeddingProvider};
+pub use fusion::{Fusion, FusionRule};
+pub use store::{content_hash, InMemoryStore, StoreFuture, StoredTool, SyncReport, ToolStore};
+pub use text::{split_name, tool_text, words};
+
+/// Why retrieval failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RetrieveError {
+    /// A forced or always-included tool does not exist (with `strict`).
+    #[error("no tool is named `{0}`")]
+    ToolNotFound(String),
+    /// The embedding provider failed.
+    #[error("embedding failed: {0}")]
+    Embedding(String),
+    /// The store failed.
+    #[error("the tool store failed: {0}")]
+    Store(String),
+}
+
+/// What to retrieve.
+#[derive(Debug, Clone)]
+pub struct RetrieveOptions {
+    /// How many ranked tools to return (default 5). Forced, always-included and system tools
+    /// come on top of these.
+    pub match_count: usize,
+    /// Ranked tools scoring under this are left out. The scale is the method's: BM25 score,
+    /// cosine similarity, or the fused score.
+    pub threshold: Option<f32>,
+    /// Whether a forced or always-included name that does not exist is an error (otherwise it
+    /// is ignored with a `tracing` warning).
+    pub strict: bool,
+    /// Tools to include whatever the query.
+    pub always_include: Vec<String>,
+}
+
+impl Default for RetrieveOptions {
+    fn default() -> Self {
+        RetrieveOptions { match_count: 5, threshold: None, strict: false, always_include: Vec::new() }
+    }
+}
+
+/// Why a tool is in the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Ranked by relevance.
+    Ranked,
+    /// Named as `[tool]` in the query.
+    Forced,
+    /// In `always_include`.
+    AlwaysIncluded,
+    /// Not selectable: always offered.
+    System,
+}
+
+/// One tool in a retrieval result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieved {
+    /// The tool's name.
+    pub name: String,
+    /// Its score (0 for tools that were not ranked).
+    pub score: f32,
+    /// Why it is here.
+    pub reason: Reason,
+}
+
+/// How a retriever ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// BM25 over the tool texts.
+    Lexical,
+    /// Cosine similarity of embeddings.
+    Dense,
+    /// Both, fused.
+    Hybrid,
+}
+
+struct DenseParts {
+    embedder: Arc<dyn EmbeddingProvider>,
+    store: Arc<dyn ToolStore>,
+}
+
+/// Ranks tools for a user's message. Built once over a set of tools; cheap to query.
+pub struct Retriever {
+    /// Selectable tools, in index order.
+    names: Vec<String>,
+    /// The selectable tools' texts, in the same order.
+    texts: Vec<String>,
+    /// Tools that are always offered.
+    system: Vec<String>,
+    all: HashSet<String>,
+    lexical: Bm25Index,
+    dense: Option<DenseParts>,
+    method: Method,
+    fusion: Fusion,
+}
+
+impl Retriever {
+    /// A BM25 retriever. Needs no model.
+    pub fn lexical<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+        let (names, system, texts) = split(specs);
+        let lexical = Bm25Index::build(texts.iter().map(String::as_str));
+        let all = names.iter().chain(&system).cloned().collect();
+        Retriever { names, texts, system, all, lexical, dense: None, method: Method::Lexical, fusion: Fusion::default() }
+    }
+
+    /// A dense retriever: the store is synced with the tools (only new or changed tools are
+    /// embedded).
+    pub async fn dense<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        embedder: Arc<dyn EmbeddingProvider>,
+        store: Arc<dyn ToolStore>,
+    ) -> Result<Self, RetrieveError> {
+        let mut retriever = Retriever::lexical(specs);
+        retriever.attach(embedder, store).await?;
+        retriever.method = Method::Dense;
+        Ok(retriever)
+    }
+
+    /// A hybrid retriever: BM25 and dense rankings fused.
+    pub async fn hybrid<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        embedder: Arc<dyn EmbeddingProvider>,
+        store: Arc<dyn ToolStore>,
+    ) -> Result<Self, RetrieveError> {
+        let mut retriever = Retriever::dense(specs, embedder, store).await?;
+        retriever.method = Method::Hybrid;
+        Ok(retriever)
+    }
+
+    /// Replaces the fusion of a hybrid retriever.
+    pub fn with_fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
+        self
+    }
+
+    async fn attach(&mut self, embedder: Arc<dyn EmbeddingProvider>, store: Arc<dyn ToolStore>) -> Result<(), RetrieveError> {
+        let tools: Vec<StoredTool> = self
+            .names
+            .iter()
+            .zip(&self.texts)
+            .map(|(name, text)| StoredTool::new(name.clone(), text.clone(), embedder.model_id()))
+            .collect();
+        store.sync(&tools, embedder.as_ref()).await?;
+        self.dense = Some(DenseParts { embedder, store });
+        Ok(())
+    }
+
+    /// How this retriever ranks.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The tools for `query`: forced ones first, then always-included ones, then the ranked
+    /// ones (best first), then system tools.
+    pub async fn retrieve(&self, query: &str, options: &RetrieveOptions) -> Result<Vec<Retrieved>, RetrieveError> {
+        let (forced, text) = forced_names(query);
+        let mut result: Vec<Retrieved> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let named = forced.iter().map(|n| (n, Reason::Forced)).chain(options.always_include.iter().map(|n| (n, Reason::AlwaysIncluded)));
+        for (name, reason) in named {
+            if !self.all.contains(name) {
+                if options.strict {
+                    return Err(RetrieveError::ToolNotFound(name.clone()));
+                }
+                tracing::warn!(tool = %name, "ignoring a forced or always-included tool that does not exist");
+                continue;
+            }
+            if seen.insert(name.clone()) {
+                result.push(Retrieved { name: name.clone(), score: 0.0, reason });
+            }
+        }
+        let wanted = options.match_count + seen.len();
+        for (index, score) in self.rank(&text, wanted, options.threshold).await? {
+            let name = &self.names[index];
+            if result.iter().filter(|r| r.reason == Reason::Ranked).count() == options.match_count {
+                break;
+            }
+            if seen.insert(name.clone()) {
+                result.push(Retrieved { name: name.clone(), score, reason: Reason::Ranked });
+            }
+        }
+        for name in &self.system {
+            if seen.insert(name.clone()) {
+                result.push(Retrieved { name: name.clone(), score: 0.0, reason: Reason::System });
+            }
+        }
+        Ok(result)
+    }
+
+    /// Indexes into `names` with scores, best first.
+    async fn rank(&self, text: &str, k: usize, threshold: Option<f32>) -> Result<Vec<(usize, f32)>, RetrieveError> {
+        if text.trim().is_empty() || self.names.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self.method {
+            Method::Lexical => {
+                let scores = self.lexical.scores(text);
+                let best = store::top_k(&scores, k, threshold);
+                Ok(best.into_iter().filter(|(_, s)| *s > 0.0).collect())
+            }
+            Method::Dense => {
+                let found = self.dense_search(text, k).await?;
+                Ok(found.into_iter().filter(|(_, s)| threshold.is_none_or(|t| *s >= t)).collect())
+            }
+            Method::Hybrid => {
+                let depth = self.fusion.depth.max(k);
+                let lexical = store::top_k(&self.lexical.scores(text), depth, None);
+                let lexical: Vec<(usize, f32)> = lexical.into_iter().filter(|(_, s)| *s > 0.0).collect();
+                let dense = self.dense_search(text, depth).await?;
+                let fused = self.fusion.fuse(&lexical, &dense, self.names.len());
+                Ok(fused.into_iter().filter(|(_, s)| threshold.is_none_or(|t| *s >= t)).take(k).collect())
+            }
+        }
+    }
+
+    async fn dense_search(&self, text: &str, k: usize) -> Result<Vec<(usize, f32)>, RetrieveError> {
+        let Some(dense) = &self.dense else { return Ok(Vec::new()) };
+        let vectors = dense.embedder.embed(&[text.to_owned()]).await?;
+        let vector = vectors.into_iter().next().ok_or_else(|| RetrieveError::Embedding("no vector for the query".into()))?;
+        let found = dense.store.search(&vector, k, None).await?;
+        let index: std::collections::HashMap<&str, usize> = self.names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        Ok(found.into_iter().filter_map(|(name, score)| index.get(name.as_str()).map(|&i| (i, score))).collect())
+    }
+}
+
+/// Selectable names, system names, and the selectable tools' texts.
+fn split<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let (mut names, mut system, mut texts) = (Vec::new(), Vec::new(), Vec::new());
+    for spec in specs {
+        if spec.metadata.selectable {
+            names.push(spec.name.clone());
+            texts.push(tool_text(spec));
+        } else {
+            system.push(spec.name.clone());
+        }
+    }
+    (names, system, texts)
+}
+
+/// The names written as `[name]` in the query, and the query without them.
+pub fn forced_names(query: &str) -> (Vec<String>, String) {
+    let mut names = Vec::new();
+    let mut text = String::with_capacity(query.len());
+    let mut rest = query;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close) if is_tool_name(&after[..close]) => {
+                text.push_str(&rest[..open]);
+                text.push(' ');
+                names.push(after[..close].to_owned());
+                rest = &after[close + 1..];
+            }
+            _ => {
+                text.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    text.push_str(rest);
+    (names, text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn is_tool_name(text: &str) -> bool {
+    tool_core::name::check_wide(text).is_ok()
+}
