@@ -103,6 +103,9 @@ enum Command {
         /// Evaluate an evenly spread sample of this many queries.
         #[arg(long)]
         limit: Option<usize>,
+        /// For the hybrid retriever: `rrf`, `rrf:K`, or `blend:W` (W the lexical weight).
+        #[arg(long, value_parser = retrieve::parse_fusion)]
+        fusion: Option<crate::retrieval::Fusion>,
         /// The embedding model's directory.
         #[arg(long)]
         model: Option<PathBuf>,
@@ -264,6 +267,7 @@ async fn dispatch(
             retriever,
             k,
             limit,
+            fusion,
             model,
             json,
         } => {
@@ -272,7 +276,10 @@ async fn dispatch(
                 .map_err(|e| Failure::input(e.to_string()))?;
             let specs: Vec<&ToolSpec> = entries.iter().map(|e| &e.spec).collect();
             let model = model.unwrap_or_else(retrieve::default_model_dir);
-            let built = retrieve::build(&specs, retriever, &model).await?;
+            let mut built = retrieve::build(&specs, retriever, &model).await?;
+            if let Some(fusion) = fusion {
+                built = built.with_fusion(fusion);
+            }
             let report = retrieve::evaluate(&built, retriever, &queries, k, limit).await?;
             retrieve::print_report(&report, json, out)
         }

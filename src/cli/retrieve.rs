@@ -71,6 +71,36 @@ pub(crate) fn print_ranked(found: &[Retrieved], out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
+/// `rrf`, `rrf:K` or `blend:W`.
+pub(crate) fn parse_fusion(text: &str) -> Result<crate::retrieval::Fusion, String> {
+    use crate::retrieval::{Fusion, FusionRule};
+    let (name, value) = text
+        .split_once(':')
+        .map_or((text, None), |(n, v)| (n, Some(v)));
+    let number = |v: Option<&str>, default: f32| {
+        v.map_or(Ok(default), |v| {
+            v.parse::<f32>().map_err(|e| format!("`{v}`: {e}"))
+        })
+    };
+    let rule = match name {
+        "rrf" => FusionRule::Rrf {
+            k: number(value, 60.0)?,
+        },
+        "blend" => FusionRule::Blend {
+            lexical_weight: number(value, 0.3)?,
+        },
+        _ => {
+            return Err(format!(
+                "unknown fusion `{text}`; expected rrf, rrf:K or blend:W"
+            ))
+        }
+    };
+    Ok(Fusion {
+        rule,
+        ..Fusion::default()
+    })
+}
+
 /// One line of a queries file.
 struct Query {
     text: String,

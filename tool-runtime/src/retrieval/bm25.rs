@@ -31,8 +31,16 @@ impl Bm25Index {
                 postings.entry(word).or_default().push((doc as u32, count));
             }
         }
-        let average_length = if lengths.is_empty() { 0.0 } else { lengths.iter().sum::<f32>() / lengths.len() as f32 };
-        Bm25Index { postings, lengths, average_length }
+        let average_length = if lengths.is_empty() {
+            0.0
+        } else {
+            lengths.iter().sum::<f32>() / lengths.len() as f32
+        };
+        Bm25Index {
+            postings,
+            lengths,
+            average_length,
+        }
     }
 
     /// How many documents are indexed.
@@ -53,7 +61,9 @@ impl Bm25Index {
         terms.sort();
         terms.dedup();
         for term in terms {
-            let Some(postings) = self.postings.get(&term) else { continue };
+            let Some(postings) = self.postings.get(&term) else {
+                continue;
+            };
             let df = postings.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in postings {
@@ -72,7 +82,11 @@ mod tests {
 
     #[test]
     fn ranks_documents_sharing_rare_words_first() {
-        let index = Bm25Index::build(["weather forecast for a city", "convert currency rates", "city guide and maps"]);
+        let index = Bm25Index::build([
+            "weather forecast for a city",
+            "convert currency rates",
+            "city guide and maps",
+        ]);
         let scores = index.scores("what is the weather in my city");
         assert!(scores[0] > scores[2] && scores[2] > scores[1], "{scores:?}");
         assert_eq!(scores[1], 0.0);
@@ -80,7 +94,11 @@ mod tests {
 
     #[test]
     fn shorter_documents_win_at_equal_term_frequency() {
-        let index = Bm25Index::build(["stock prices", "stock prices and many other unrelated words here", "nothing"]);
+        let index = Bm25Index::build([
+            "stock prices",
+            "stock prices and many other unrelated words here",
+            "nothing",
+        ]);
         let scores = index.scores("stock");
         assert!(scores[0] > scores[1], "{scores:?}");
     }

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use super::RetrieveError;
 
 /// A boxed future borrowing its provider.
-pub type EmbedFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, RetrieveError>> + Send + 'a>>;
+pub type EmbedFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, RetrieveError>> + Send + 'a>>;
 
 /// Embeds texts, in batches.
 pub trait EmbeddingProvider: Send + Sync {

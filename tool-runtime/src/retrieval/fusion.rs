@@ -29,13 +29,23 @@ pub enum FusionRule {
 impl Default for Fusion {
     /// Tuned on the MetaTool development set (see the README).
     fn default() -> Self {
-        Fusion { rule: FusionRule::Blend { lexical_weight: 0.3 }, depth: 50 }
+        Fusion {
+            rule: FusionRule::Blend {
+                lexical_weight: 0.3,
+            },
+            depth: 50,
+        }
     }
 }
 
 impl Fusion {
     /// Fuses rankings of `(index, score)`, each best first; the result is best first.
-    pub fn fuse(&self, lexical: &[(usize, f32)], dense: &[(usize, f32)], _total: usize) -> Vec<(usize, f32)> {
+    pub fn fuse(
+        &self,
+        lexical: &[(usize, f32)],
+        dense: &[(usize, f32)],
+        _total: usize,
+    ) -> Vec<(usize, f32)> {
         let mut fused: HashMap<usize, f32> = HashMap::new();
         match self.rule {
             FusionRule::Rrf { k } => {
@@ -67,20 +77,34 @@ mod tests {
 
     #[test]
     fn rrf_rewards_agreement_between_rankings() {
-        let fusion = Fusion { rule: FusionRule::Rrf { k: 60.0 }, depth: 10 };
+        let fusion = Fusion {
+            rule: FusionRule::Rrf { k: 60.0 },
+            depth: 10,
+        };
         let lexical = [(1, 9.0), (2, 5.0), (3, 1.0)];
         let dense = [(2, 0.9), (4, 0.8), (1, 0.1)];
         let fused = fusion.fuse(&lexical, &dense, 5);
-        assert_eq!(fused[0].0, 2, "second and first beats first and third: {fused:?}");
+        assert_eq!(
+            fused[0].0, 2,
+            "second and first beats first and third: {fused:?}"
+        );
         assert_eq!(fused[1].0, 1);
     }
 
     #[test]
     fn blend_weighs_normalized_lexical_against_cosine() {
-        let fusion = Fusion { rule: FusionRule::Blend { lexical_weight: 0.5 }, depth: 10 };
+        let fusion = Fusion {
+            rule: FusionRule::Blend {
+                lexical_weight: 0.5,
+            },
+            depth: 10,
+        };
         let fused = fusion.fuse(&[(1, 10.0), (2, 5.0)], &[(2, 0.9), (1, 0.2)], 3);
         // 1: 0.5 * 1.0 + 0.5 * 0.2 = 0.6; 2: 0.5 * 0.5 + 0.5 * 0.9 = 0.7
         assert_eq!(fused[0].0, 2);
-        assert!((fused[0].1 - 0.7).abs() < 1e-6 && (fused[1].1 - 0.6).abs() < 1e-6, "{fused:?}");
+        assert!(
+            (fused[0].1 - 0.7).abs() < 1e-6 && (fused[1].1 - 0.6).abs() < 1e-6,
+            "{fused:?}"
+        );
     }
 }

@@ -57,7 +57,12 @@ pub struct RetrieveOptions {
 
 impl Default for RetrieveOptions {
     fn default() -> Self {
-        RetrieveOptions { match_count: 5, threshold: None, strict: false, always_include: Vec::new() }
+        RetrieveOptions {
+            match_count: 5,
+            threshold: None,
+            strict: false,
+            always_include: Vec::new(),
+        }
     }
 }
 
@@ -122,7 +127,16 @@ impl Retriever {
         let (names, system, texts) = split(specs);
         let lexical = Bm25Index::build(texts.iter().map(String::as_str));
         let all = names.iter().chain(&system).cloned().collect();
-        Retriever { names, texts, system, all, lexical, dense: None, method: Method::Lexical, fusion: Fusion::default() }
+        Retriever {
+            names,
+            texts,
+            system,
+            all,
+            lexical,
+            dense: None,
+            method: Method::Lexical,
+            fusion: Fusion::default(),
+        }
     }
 
     /// A dense retriever: the store is synced with the tools (only new or changed tools are
@@ -155,7 +169,11 @@ impl Retriever {
         self
     }
 
-    async fn attach(&mut self, embedder: Arc<dyn EmbeddingProvider>, store: Arc<dyn ToolStore>) -> Result<(), RetrieveError> {
+    async fn attach(
+        &mut self,
+        embedder: Arc<dyn EmbeddingProvider>,
+        store: Arc<dyn ToolStore>,
+    ) -> Result<(), RetrieveError> {
         let tools: Vec<StoredTool> = self
             .names
             .iter()
@@ -174,11 +192,20 @@ impl Retriever {
 
     /// The tools for `query`: forced ones first, then always-included ones, then the ranked
     /// ones (best first), then system tools.
-    pub async fn retrieve(&self, query: &str, options: &RetrieveOptions) -> Result<Vec<Retrieved>, RetrieveError> {
+    pub async fn retrieve(
+        &self,
+        query: &str,
+        options: &RetrieveOptions,
+    ) -> Result<Vec<Retrieved>, RetrieveError> {
         let (forced, text) = forced_names(query);
         let mut result: Vec<Retrieved> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
-        let named = forced.iter().map(|n| (n, Reason::Forced)).chain(options.always_include.iter().map(|n| (n, Reason::AlwaysIncluded)));
+        let named = forced.iter().map(|n| (n, Reason::Forced)).chain(
+            options
+                .always_include
+                .iter()
+                .map(|n| (n, Reason::AlwaysIncluded)),
+        );
         for (name, reason) in named {
             if !self.all.contains(name) {
                 if options.strict {
@@ -188,7 +215,11 @@ impl Retriever {
                 continue;
             }
             if seen.insert(name.clone()) {
-                result.push(Retrieved { name: name.clone(), score: 0.0, reason });
+                result.push(Retrieved {
+                    name: name.clone(),
+                    score: 0.0,
+                    reason,
+                });
             }
         }
         let wanted = options.match_count + seen.len();
@@ -198,19 +229,32 @@ impl Retriever {
                 break;
             }
             if seen.insert(name.clone()) {
-                result.push(Retrieved { name: name.clone(), score, reason: Reason::Ranked });
+                result.push(Retrieved {
+                    name: name.clone(),
+                    score,
+                    reason: Reason::Ranked,
+                });
             }
         }
         for name in &self.system {
             if seen.insert(name.clone()) {
-                result.push(Retrieved { name: name.clone(), score: 0.0, reason: Reason::System });
+                result.push(Retrieved {
+                    name: name.clone(),
+                    score: 0.0,
+                    reason: Reason::System,
+                });
             }
         }
         Ok(result)
     }
 
     /// Indexes into `names` with scores, best first.
-    async fn rank(&self, text: &str, k: usize, threshold: Option<f32>) -> Result<Vec<(usize, f32)>, RetrieveError> {
+    async fn rank(
+        &self,
+        text: &str,
+        k: usize,
+        threshold: Option<f32>,
+    ) -> Result<Vec<(usize, f32)>, RetrieveError> {
         if text.trim().is_empty() || self.names.is_empty() {
             return Ok(Vec::new());
         }
@@ -222,31 +266,54 @@ impl Retriever {
             }
             Method::Dense => {
                 let found = self.dense_search(text, k).await?;
-                Ok(found.into_iter().filter(|(_, s)| threshold.is_none_or(|t| *s >= t)).collect())
+                Ok(found
+                    .into_iter()
+                    .filter(|(_, s)| threshold.is_none_or(|t| *s >= t))
+                    .collect())
             }
             Method::Hybrid => {
                 let depth = self.fusion.depth.max(k);
                 let lexical = store::top_k(&self.lexical.scores(text), depth, None);
-                let lexical: Vec<(usize, f32)> = lexical.into_iter().filter(|(_, s)| *s > 0.0).collect();
+                let lexical: Vec<(usize, f32)> =
+                    lexical.into_iter().filter(|(_, s)| *s > 0.0).collect();
                 let dense = self.dense_search(text, depth).await?;
                 let fused = self.fusion.fuse(&lexical, &dense, self.names.len());
-                Ok(fused.into_iter().filter(|(_, s)| threshold.is_none_or(|t| *s >= t)).take(k).collect())
+                Ok(fused
+                    .into_iter()
+                    .filter(|(_, s)| threshold.is_none_or(|t| *s >= t))
+                    .take(k)
+                    .collect())
             }
         }
     }
 
     async fn dense_search(&self, text: &str, k: usize) -> Result<Vec<(usize, f32)>, RetrieveError> {
-        let Some(dense) = &self.dense else { return Ok(Vec::new()) };
+        let Some(dense) = &self.dense else {
+            return Ok(Vec::new());
+        };
         let vectors = dense.embedder.embed(&[text.to_owned()]).await?;
-        let vector = vectors.into_iter().next().ok_or_else(|| RetrieveError::Embedding("no vector for the query".into()))?;
+        let vector = vectors
+            .into_iter()
+            .next()
+            .ok_or_else(|| RetrieveError::Embedding("no vector for the query".into()))?;
         let found = dense.store.search(&vector, k, None).await?;
-        let index: std::collections::HashMap<&str, usize> = self.names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
-        Ok(found.into_iter().filter_map(|(name, score)| index.get(name.as_str()).map(|&i| (i, score))).collect())
+        let index: std::collections::HashMap<&str, usize> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        Ok(found
+            .into_iter()
+            .filter_map(|(name, score)| index.get(name.as_str()).map(|&i| (i, score)))
+            .collect())
     }
 }
 
 /// Selectable names, system names, and the selectable tools' texts.
-fn split<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> (Vec<String>, Vec<String>, Vec<String>) {
+fn split<'a>(
+    specs: impl IntoIterator<Item = &'a ToolSpec>,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let (mut names, mut system, mut texts) = (Vec::new(), Vec::new(), Vec::new());
     for spec in specs {
         if spec.metadata.selectable {

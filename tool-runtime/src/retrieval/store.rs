@@ -27,15 +27,23 @@ impl StoredTool {
     pub fn new(name: impl Into<String>, text: impl Into<String>, model_id: &str) -> Self {
         let text = text.into();
         let content_hash = content_hash(model_id, &text);
-        StoredTool { name: name.into(), content_hash, text }
+        StoredTool {
+            name: name.into(),
+            content_hash,
+            text,
+        }
     }
 }
 
 /// FNV-1a (64 bits) of the model id and the text: a change detector, not a security measure.
 pub fn content_hash(model_id: &str, text: &str) -> String {
-    let hash = model_id.bytes().chain([0u8]).chain(text.bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
+    let hash = model_id
+        .bytes()
+        .chain([0u8])
+        .chain(text.bytes())
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
     format!("{hash:016x}")
 }
 
@@ -54,10 +62,19 @@ pub struct SyncReport {
 pub trait ToolStore: Send + Sync {
     /// Makes the store hold exactly `tools`: embeds only the new or changed ones (by content
     /// hash) and deletes the removed ones.
-    fn sync<'a>(&'a self, tools: &'a [StoredTool], embedder: &'a dyn EmbeddingProvider) -> StoreFuture<'a, SyncReport>;
+    fn sync<'a>(
+        &'a self,
+        tools: &'a [StoredTool],
+        embedder: &'a dyn EmbeddingProvider,
+    ) -> StoreFuture<'a, SyncReport>;
 
     /// The `k` nearest tools by cosine similarity, best first, those under `threshold` left out.
-    fn search<'a>(&'a self, vector: &'a [f32], k: usize, threshold: Option<f32>) -> StoreFuture<'a, Vec<(String, f32)>>;
+    fn search<'a>(
+        &'a self,
+        vector: &'a [f32],
+        k: usize,
+        threshold: Option<f32>,
+    ) -> StoreFuture<'a, Vec<(String, f32)>>;
 }
 
 /// Exact search in memory: one contiguous matrix of unit vectors, a dot product per tool.
@@ -84,10 +101,16 @@ impl InMemoryStore {
     /// elsewhere and for benchmarks.
     pub fn load(&self, entries: Vec<(String, Vec<f32>)>) -> Result<(), RetrieveError> {
         let dimension = entries.first().map_or(0, |(_, v)| v.len());
-        let mut matrix = Matrix { dimension, ..Matrix::default() };
+        let mut matrix = Matrix {
+            dimension,
+            ..Matrix::default()
+        };
         for (name, mut vector) in entries {
             if vector.len() != dimension {
-                return Err(RetrieveError::Store(format!("`{name}` has {} dimensions, not {dimension}", vector.len())));
+                return Err(RetrieveError::Store(format!(
+                    "`{name}` has {} dimensions, not {dimension}",
+                    vector.len()
+                )));
             }
             normalize(&mut vector);
             matrix.names.push(name);
@@ -99,19 +122,35 @@ impl InMemoryStore {
     }
 
     /// The exact nearest neighbours; what `search` does, without the future.
-    pub fn nearest(&self, vector: &[f32], k: usize, threshold: Option<f32>) -> Result<Vec<(String, f32)>, RetrieveError> {
+    pub fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        threshold: Option<f32>,
+    ) -> Result<Vec<(String, f32)>, RetrieveError> {
         let matrix = self.inner.read().map_err(|_| poisoned())?;
         if matrix.names.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         if vector.len() != matrix.dimension {
-            return Err(RetrieveError::Store(format!("the query has {} dimensions; the store holds {}", vector.len(), matrix.dimension)));
+            return Err(RetrieveError::Store(format!(
+                "the query has {} dimensions; the store holds {}",
+                vector.len(),
+                matrix.dimension
+            )));
         }
         let mut query = vector.to_vec();
         normalize(&mut query);
-        let scores: Vec<f32> = matrix.vectors.chunks_exact(matrix.dimension).map(|row| dot(row, &query)).collect();
+        let scores: Vec<f32> = matrix
+            .vectors
+            .chunks_exact(matrix.dimension)
+            .map(|row| dot(row, &query))
+            .collect();
         let best = top_k(&scores, k, threshold);
-        Ok(best.into_iter().map(|(i, s)| (matrix.names[i].clone(), s)).collect())
+        Ok(best
+            .into_iter()
+            .map(|(i, s)| (matrix.names[i].clone(), s))
+            .collect())
     }
 }
 
@@ -120,7 +159,11 @@ fn poisoned() -> RetrieveError {
 }
 
 impl ToolStore for InMemoryStore {
-    fn sync<'a>(&'a self, tools: &'a [StoredTool], embedder: &'a dyn EmbeddingProvider) -> StoreFuture<'a, SyncReport> {
+    fn sync<'a>(
+        &'a self,
+        tools: &'a [StoredTool],
+        embedder: &'a dyn EmbeddingProvider,
+    ) -> StoreFuture<'a, SyncReport> {
         Box::pin(async move {
             let known: HashMap<String, (String, Vec<f32>)> = {
                 let matrix = self.inner.read().map_err(|_| poisoned())?;
@@ -133,33 +176,67 @@ impl ToolStore for InMemoryStore {
                     .map(|((n, h), v)| (n.clone(), (h.clone(), v.to_vec())))
                     .collect()
             };
-            let changed: Vec<&StoredTool> =
-                tools.iter().filter(|t| known.get(&t.name).is_none_or(|(hash, _)| *hash != t.content_hash)).collect();
+            let changed: Vec<&StoredTool> = tools
+                .iter()
+                .filter(|t| {
+                    known
+                        .get(&t.name)
+                        .is_none_or(|(hash, _)| *hash != t.content_hash)
+                })
+                .collect();
             let texts: Vec<String> = changed.iter().map(|t| t.text.clone()).collect();
-            let fresh = if texts.is_empty() { Vec::new() } else { embedder.embed(&texts).await? };
-            let mut fresh: HashMap<&str, Vec<f32>> = changed.iter().map(|t| t.name.as_str()).zip(fresh).collect();
-            let mut matrix = Matrix { dimension: embedder.dimension(), ..Matrix::default() };
+            let fresh = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed(&texts).await?
+            };
+            let mut fresh: HashMap<&str, Vec<f32>> =
+                changed.iter().map(|t| t.name.as_str()).zip(fresh).collect();
+            let mut matrix = Matrix {
+                dimension: embedder.dimension(),
+                ..Matrix::default()
+            };
             for tool in tools {
                 let mut vector = match fresh.remove(tool.name.as_str()) {
                     Some(v) => v,
-                    None => known.get(&tool.name).map(|(_, v)| v.clone()).unwrap_or_default(),
+                    None => known
+                        .get(&tool.name)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default(),
                 };
                 if vector.len() != matrix.dimension {
-                    return Err(RetrieveError::Embedding(format!("`{}` was embedded with {} dimensions, not {}", tool.name, vector.len(), matrix.dimension)));
+                    return Err(RetrieveError::Embedding(format!(
+                        "`{}` was embedded with {} dimensions, not {}",
+                        tool.name,
+                        vector.len(),
+                        matrix.dimension
+                    )));
                 }
                 normalize(&mut vector);
                 matrix.names.push(tool.name.clone());
                 matrix.hashes.push(tool.content_hash.clone());
                 matrix.vectors.extend(vector);
             }
-            let removed = known.keys().filter(|n| !tools.iter().any(|t| &t.name == *n)).count();
-            let report = SyncReport { embedded: changed.len(), removed, unchanged: tools.len() - changed.len() };
+            let removed = known
+                .keys()
+                .filter(|n| !tools.iter().any(|t| &t.name == *n))
+                .count();
+            let report = SyncReport {
+                embedded: changed.len(),
+                removed,
+                unchanged: tools.len() - changed.len(),
+            };
             *self.inner.write().map_err(|_| poisoned())? = matrix;
             Ok(report)
         })
     }
 
-    fn search<'a>(&'a self, vector: &'a [f32], k: usize, threshold: Option<f32>) -> StoreFuture<'a, Vec<(String, f32)>> {
+    fn search<'a>(
+        &'a self,
+        vector: &'a [f32],
+        k: usize,
+        threshold: Option<f32>,
+    ) -> StoreFuture<'a, Vec<(String, f32)>> {
         Box::pin(async move { self.nearest(vector, k, threshold) })
     }
 }
@@ -175,7 +252,12 @@ pub(crate) fn normalize(vector: &mut [f32]) {
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut sums = [0.0f32; 8];
     let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = a_chunks.remainder().iter().zip(b_chunks.remainder()).map(|(x, y)| x * y).sum();
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
     for (x, y) in a_chunks.zip(b_chunks) {
         for i in 0..8 {
             sums[i] += x[i] * y[i];
@@ -211,14 +293,23 @@ mod tests {
     fn top_k_is_best_first_and_respects_the_threshold() {
         let scores = [0.1, 0.9, 0.5, 0.9, 0.3];
         assert_eq!(top_k(&scores, 3, None), [(1, 0.9), (3, 0.9), (2, 0.5)]);
-        assert_eq!(top_k(&scores, 10, Some(0.4)), [(1, 0.9), (3, 0.9), (2, 0.5)]);
+        assert_eq!(
+            top_k(&scores, 10, Some(0.4)),
+            [(1, 0.9), (3, 0.9), (2, 0.5)]
+        );
         assert!(top_k(&scores, 0, None).is_empty());
     }
 
     #[test]
     fn nearest_finds_the_most_similar_vector() {
         let store = InMemoryStore::new();
-        store.load(vec![("x".into(), vec![1.0, 0.0]), ("y".into(), vec![0.0, 2.0]), ("xy".into(), vec![1.0, 1.0])]).unwrap();
+        store
+            .load(vec![
+                ("x".into(), vec![1.0, 0.0]),
+                ("y".into(), vec![0.0, 2.0]),
+                ("xy".into(), vec![1.0, 1.0]),
+            ])
+            .unwrap();
         let found = store.nearest(&[0.1, 1.0], 2, None).unwrap();
         assert_eq!(found[0].0, "y");
         assert_eq!(found[1].0, "xy");

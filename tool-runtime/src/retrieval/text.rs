@@ -35,7 +35,9 @@ pub fn split_name(name: &str) -> String {
                 out.push(' ');
             }
         } else {
-            let boundary = previous.is_some_and(|p| (p.is_lowercase() && c.is_uppercase()) || (p.is_alphabetic() != c.is_alphabetic()));
+            let boundary = previous.is_some_and(|p| {
+                (p.is_lowercase() && c.is_uppercase()) || (p.is_alphabetic() != c.is_alphabetic())
+            });
             if boundary && !out.ends_with(' ') {
                 out.push(' ');
             }
@@ -47,15 +49,20 @@ pub fn split_name(name: &str) -> String {
 }
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from", "get", "give",
-    "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "please", "should", "so",
-    "some", "that", "the", "their", "them", "there", "these", "this", "to", "use", "was", "we", "what", "when",
-    "where", "which", "who", "will", "with", "would", "you", "your", "any", "about", "into", "also", "than",
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from",
+    "get", "give", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or",
+    "please", "should", "so", "some", "that", "the", "their", "them", "there", "these", "this",
+    "to", "use", "was", "we", "what", "when", "where", "which", "who", "will", "with", "would",
+    "you", "your", "any", "about", "into", "also", "than",
 ];
 
 /// Lower-cased, stemmed words without stopwords; camelCase and snake_case split.
 pub fn words(text: &str) -> Vec<String> {
-    split_name(text).split(' ').filter(|w| !w.is_empty() && !STOPWORDS.contains(w)).map(stem).collect()
+    split_name(text)
+        .split(' ')
+        .filter(|w| !w.is_empty() && !STOPWORDS.contains(w))
+        .map(stem)
+        .collect()
 }
 
 /// A light suffix stripper: enough to meet "recipes" with "recipe" and "booking" with "book".
@@ -68,7 +75,10 @@ fn stem(word: &str) -> String {
     if n >= 5 && word.ends_with("ies") {
         return format!("{}y", cut("ies"));
     }
-    if ["ches", "shes", "xes", "zes", "sses"].iter().any(|s| word.ends_with(s)) {
+    if ["ches", "shes", "xes", "zes", "sses"]
+        .iter()
+        .any(|s| word.ends_with(s))
+    {
         return cut("es");
     }
     if word.ends_with('s') && !["ss", "us", "is"].iter().any(|s| word.ends_with(s)) {
@@ -89,15 +99,24 @@ mod tests {
 
     #[test]
     fn names_split_on_case_underscores_dots_and_digits() {
-        assert_eq!(split_name("get_weatherForecast.v2"), "get weather forecast v 2");
+        assert_eq!(
+            split_name("get_weatherForecast.v2"),
+            "get weather forecast v 2"
+        );
         assert_eq!(split_name("HTTPServer"), "httpserver");
         assert_eq!(split_name("AI2sql"), "ai 2 sql");
     }
 
     #[test]
     fn words_drop_stopwords_and_stem() {
-        assert_eq!(words("Find me some Recipes for booking flights"), ["find", "recipe", "book", "flight"]);
+        assert_eq!(
+            words("Find me some Recipes for booking flights"),
+            ["find", "recipe", "book", "flight"]
+        );
         assert_eq!(words("class status"), ["class", "status"]);
-        assert_eq!(words("boxes wishes stories booked"), ["box", "wish", "story", "book"]);
+        assert_eq!(
+            words("boxes wishes stories booked"),
+            ["box", "wish", "story", "book"]
+        );
     }
 }

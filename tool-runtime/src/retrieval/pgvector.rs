@@ -1,0 +1,1 @@
+//! A PostgreSQL + pgvector tool store.
