@@ -87,7 +87,7 @@ pub(crate) fn parse_fusion(text: &str) -> Result<crate::retrieval::Fusion, Strin
             k: number(value, 60.0)?,
         },
         "blend" => FusionRule::Blend {
-            lexical_weight: number(value, 0.3)?,
+            lexical_weight: number(value, 0.1)?,
         },
         _ => {
             return Err(format!(

@@ -31,7 +31,7 @@ impl Default for Fusion {
     fn default() -> Self {
         Fusion {
             rule: FusionRule::Blend {
-                lexical_weight: 0.3,
+                lexical_weight: 0.1,
             },
             depth: 50,
         }
