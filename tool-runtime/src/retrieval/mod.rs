@@ -115,6 +115,8 @@ pub struct Retriever {
     /// Tools that are always offered.
     system: Vec<String>,
     all: HashSet<String>,
+    /// Selectable tool name -> index, for mapping a store's answers back.
+    positions: std::collections::HashMap<String, usize>,
     lexical: Bm25Index,
     dense: Option<DenseParts>,
     method: Method,
@@ -127,11 +129,17 @@ impl Retriever {
         let (names, system, texts) = split(specs);
         let lexical = Bm25Index::build(texts.iter().map(String::as_str));
         let all = names.iter().chain(&system).cloned().collect();
+        let positions = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         Retriever {
             names,
             texts,
             system,
             all,
+            positions,
             lexical,
             dense: None,
             method: Method::Lexical,
