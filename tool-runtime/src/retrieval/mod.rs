@@ -305,15 +305,9 @@ impl Retriever {
             .next()
             .ok_or_else(|| RetrieveError::Embedding("no vector for the query".into()))?;
         let found = dense.store.search(&vector, k, None).await?;
-        let index: std::collections::HashMap<&str, usize> = self
-            .names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i))
-            .collect();
         Ok(found
             .into_iter()
-            .filter_map(|(name, score)| index.get(name.as_str()).map(|&i| (i, score)))
+            .filter_map(|(name, score)| self.positions.get(&name).map(|&i| (i, score)))
             .collect())
     }
 }

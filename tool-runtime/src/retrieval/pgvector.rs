@@ -1,1 +1,166 @@
-//! A PostgreSQL + pgvector tool store.
+//! A PostgreSQL + pgvector tool store: one table of name, content hash and embedding, with an
+//! HNSW cosine index; search in SQL.
+
+use std::collections::HashMap;
+
+use pgvector::Vector;
+use tokio::sync::Mutex;
+use tokio_postgres::{Client, NoTls};
+
+use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
+
+/// Tool embeddings in a PostgreSQL table.
+pub struct PgVectorStore {
+    client: Mutex<Client>,
+    table: String,
+    dimension: usize,
+}
+
+fn store_error(e: impl std::fmt::Display) -> RetrieveError {
+    RetrieveError::Store(e.to_string())
+}
+
+impl PgVectorStore {
+    /// Connects (`postgres://user@host:port/db`), creates the `vector` extension, the table
+    /// and its HNSW index if missing. `table` is a plain SQL identifier.
+    pub async fn connect(url: &str, table: &str, dimension: usize) -> Result<Self, RetrieveError> {
+        let plain = !table.is_empty()
+            && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !table.starts_with(|c: char| c.is_ascii_digit());
+        if !plain {
+            return Err(RetrieveError::Store(format!(
+                "`{table}` is not a plain SQL identifier (letters, digits, `_`)"
+            )));
+        }
+        let (client, connection) = tokio_postgres::connect(url, NoTls)
+            .await
+            .map_err(|e| RetrieveError::Store(format!("{url}: {e}")))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(error = %e, "the PostgreSQL connection ended");
+            }
+        });
+        let ddl = format!(
+            "CREATE EXTENSION IF NOT EXISTS vector;
+             CREATE TABLE IF NOT EXISTS {table} (
+                 name text PRIMARY KEY,
+                 content_hash text NOT NULL,
+                 embedding vector({dimension}) NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} USING hnsw (embedding vector_cosine_ops);"
+        );
+        client.batch_execute(&ddl).await.map_err(store_error)?;
+        Ok(PgVectorStore {
+            client: Mutex::new(client),
+            table: table.to_owned(),
+            dimension,
+        })
+    }
+
+    /// The names and content hashes in the table.
+    pub async fn hashes(&self) -> Result<HashMap<String, String>, RetrieveError> {
+        let client = self.client.lock().await;
+        let rows = client
+            .query(
+                &format!("SELECT name, content_hash FROM {}", self.table),
+                &[],
+            )
+            .await
+            .map_err(store_error)?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+}
+
+impl ToolStore for PgVectorStore {
+    /// Embeds the new and changed tools first (no transaction is held open meanwhile), then
+    /// writes every change and deletes the removed tools in one transaction.
+    fn sync<'a>(
+        &'a self,
+        tools: &'a [StoredTool],
+        embedder: &'a dyn EmbeddingProvider,
+    ) -> StoreFuture<'a, SyncReport> {
+        Box::pin(async move {
+            if embedder.dimension() != self.dimension {
+                return Err(RetrieveError::Store(format!(
+                    "the table holds {} dimensions; the model makes {}",
+                    self.dimension,
+                    embedder.dimension()
+                )));
+            }
+            let known = self.hashes().await?;
+            let changed: Vec<&StoredTool> = tools
+                .iter()
+                .filter(|t| known.get(&t.name) != Some(&t.content_hash))
+                .collect();
+            let texts: Vec<String> = changed.iter().map(|t| t.text.clone()).collect();
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed(&texts).await?
+            };
+            let wanted: std::collections::HashSet<&str> =
+                tools.iter().map(|t| t.name.as_str()).collect();
+            let removed: Vec<&String> = known
+                .keys()
+                .filter(|n| !wanted.contains(n.as_str()))
+                .collect();
+
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(store_error)?;
+            let upsert = format!(
+                "INSERT INTO {} (name, content_hash, embedding) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding",
+                self.table
+            );
+            for (tool, vector) in changed.iter().zip(vectors) {
+                let vector = Vector::from(vector);
+                transaction
+                    .execute(&upsert, &[&tool.name, &tool.content_hash, &vector])
+                    .await
+                    .map_err(store_error)?;
+            }
+            if !removed.is_empty() {
+                let names: Vec<&str> = removed.iter().map(|n| n.as_str()).collect();
+                transaction
+                    .execute(
+                        &format!("DELETE FROM {} WHERE name = ANY($1)", self.table),
+                        &[&names],
+                    )
+                    .await
+                    .map_err(store_error)?;
+            }
+            transaction.commit().await.map_err(store_error)?;
+            Ok(SyncReport {
+                embedded: changed.len(),
+                removed: removed.len(),
+                unchanged: tools.len() - changed.len(),
+            })
+        })
+    }
+
+    fn search<'a>(
+        &'a self,
+        vector: &'a [f32],
+        k: usize,
+        threshold: Option<f32>,
+    ) -> StoreFuture<'a, Vec<(String, f32)>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let query = Vector::from(vector.to_vec());
+            let limit = i64::try_from(k).unwrap_or(i64::MAX);
+            let sql = format!(
+                "SELECT name, (1 - (embedding <=> $1))::real AS score FROM {} ORDER BY embedding <=> $1 LIMIT $2",
+                self.table
+            );
+            let rows = client
+                .query(&sql, &[&query, &limit])
+                .await
+                .map_err(store_error)?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, f32>(1)))
+                .filter(|(_, score)| threshold.is_none_or(|t| *score >= t))
+                .collect())
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! The pgvector store against a real PostgreSQL (started by `scripts/test.sh` through
+//! `scripts/postgres.sh`, URL in `AI_TOOL_PG_URL`).
+#![cfg(feature = "pgvector")]
+
+use ai_tool::retrieval::pgvector::PgVectorStore;
+use ai_tool::retrieval::{EmbedFuture, EmbeddingProvider, InMemoryStore, StoredTool, ToolStore};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Deterministic vectors from the text, counting what it embeds.
+struct Hashing {
+    embedded: AtomicUsize,
+}
+
+const DIMENSION: usize = 16;
+
+impl EmbeddingProvider for Hashing {
+    fn model_id(&self) -> &str {
+        "test/hashing"
+    }
+    fn dimension(&self) -> usize {
+        DIMENSION
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        self.embedded.fetch_add(texts.len(), Ordering::SeqCst);
+        Box::pin(async move { Ok(texts.iter().map(|t| vector(t)).collect()) })
+    }
+}
+
+fn vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; DIMENSION];
+    for (i, word) in text.split_whitespace().enumerate() {
+        let h = word.bytes().fold(2166136261u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(16777619)
+        });
+        v[(h as usize) % DIMENSION] += 1.0 + (i % 3) as f32 * 0.1;
+    }
+    v
+}
+
+fn url() -> String {
+    std::env::var("AI_TOOL_PG_URL")
+        .expect("AI_TOOL_PG_URL: run the tests through scripts/test.sh, which starts PostgreSQL")
+}
+
+fn tools() -> Vec<StoredTool> {
+    let texts = [
+        ("weather", "weather forecast rain temperature city"),
+        ("flights", "flight airport ticket airline travel"),
+        ("currency", "currency exchange rate money convert"),
+        ("recipes", "recipe cooking ingredient kitchen meal"),
+        ("music", "song music artist album playlist"),
+        ("news", "news headline article today world"),
+        ("stocks", "stock market price share trading"),
+        ("maps", "map route directions city travel"),
+    ];
+    texts
+        .iter()
+        .map(|(n, t)| StoredTool::new(*n, *t, "test/hashing"))
+        .collect()
+}
+
+#[tokio::test]
+async fn sync_twice_embeds_once_removes_and_searches_like_the_in_memory_store() {
+    let table = format!("tools_test_{}", std::process::id());
+    let store = PgVectorStore::connect(&url(), &table, DIMENSION)
+        .await
+        .unwrap();
+    let embedder = Hashing {
+        embedded: AtomicUsize::new(0),
+    };
+    let mut set = tools();
+
+    let first = store.sync(&set, &embedder).await.unwrap();
+    assert_eq!((first.embedded, first.removed, first.unchanged), (8, 0, 0));
+    let second = store.sync(&set, &embedder).await.unwrap();
+    assert_eq!(
+        (second.embedded, second.unchanged),
+        (0, 8),
+        "a second sync embeds nothing"
+    );
+    assert_eq!(embedder.embedded.load(Ordering::SeqCst), 8);
+
+    set.retain(|t| t.name != "news");
+    set[0] = StoredTool::new("weather", "weather forecast storm wind", "test/hashing");
+    let third = store.sync(&set, &embedder).await.unwrap();
+    assert_eq!((third.embedded, third.removed, third.unchanged), (1, 1, 6));
+    let hashes = store.hashes().await.unwrap();
+    assert!(!hashes.contains_key("news"), "a removed tool disappears");
+    assert_eq!(hashes.len(), 7);
+
+    let memory = InMemoryStore::new();
+    memory.sync(&set, &embedder).await.unwrap();
+    for query in [
+        "travel to the airport",
+        "cooking a meal",
+        "music playlist",
+        "rain in the city",
+        "exchange money",
+    ] {
+        let q = vector(query);
+        let from_pg: Vec<String> = store
+            .search(&q, 3, None)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let from_memory: Vec<String> = memory
+            .nearest(&q, 3, None)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(from_pg[0], from_memory[0], "{query}");
+        assert_eq!(from_pg.len(), 3);
+    }
+    let scored = store
+        .search(&vector("song music artist album playlist"), 1, Some(0.99))
+        .await
+        .unwrap();
+    assert_eq!(scored[0].0, "music");
+    assert!(
+        store
+            .search(&vector("zzz"), 3, Some(2.0))
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing scores over 2"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_table_name_or_server_is_a_clear_error() {
+    let err = PgVectorStore::connect(&url(), "tools; drop table x", DIMENSION)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("not a plain SQL identifier"),
+        "{err}"
+    );
+    let err = PgVectorStore::connect("postgres://postgres@127.0.0.1:1/postgres", "t", DIMENSION)
+        .await
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
+}
