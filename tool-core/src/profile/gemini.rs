@@ -7,7 +7,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{move_to_description, note, pointer_push, types_of, walk_with_pointer, ProfileError};
+use super::{
+    move_to_description, note, pointer_push, simplify_combinators, types_of, walk_with_pointer,
+    ProfileError,
+};
 
 const PROFILE: &str = "gemini";
 
@@ -103,22 +106,7 @@ fn transform(
             }
         }
     }
-    if let Some(one_of) = map.shift_remove("oneOf") {
-        map.insert("anyOf".into(), one_of);
-    }
-    if map
-        .get("allOf")
-        .and_then(Value::as_array)
-        .is_some_and(|all| all.len() == 1)
-    {
-        if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
-            if let Some(Value::Object(only)) = all.pop() {
-                for (k, v) in only {
-                    map.entry(k).or_insert(v);
-                }
-            }
-        }
-    }
+    simplify_combinators(map);
     null_unions_to_nullable(map);
     if let Some(value) = map.shift_remove("const") {
         match value {

@@ -65,6 +65,25 @@ pub(crate) fn move_to_description(map: &mut Map<String, Value>, keyword: &str) {
     }
 }
 
+/// `oneOf` becomes `anyOf` (the profiles that take only `anyOf` cannot check exclusivity), and an
+/// `allOf` of one schema is merged into its parent.
+pub(crate) fn simplify_combinators(map: &mut Map<String, Value>) {
+    if let Some(one_of) = map.shift_remove("oneOf") {
+        map.insert("anyOf".into(), one_of);
+    }
+    let single = map
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_some_and(|all| all.len() == 1);
+    if let (true, Some(Value::Array(mut all))) = (single, map.shift_remove("allOf")) {
+        if let Some(Value::Object(only)) = all.pop() {
+            for (k, v) in only {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
 /// A constraint, in words a model reads.
 pub(crate) fn describe(keyword: &str, value: &Value) -> String {
     let v = compact(value);
@@ -163,6 +182,26 @@ pub(crate) fn types_of(map: &Map<String, Value>) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn simplify_merges_only_a_single_all_of() {
+        let mut one = json!({ "allOf": [{ "type": "string" }], "oneOf": [] })
+            .as_object()
+            .unwrap()
+            .clone();
+        simplify_combinators(&mut one);
+        assert_eq!(Value::Object(one), json!({ "anyOf": [], "type": "string" }));
+        let mut two = json!({ "allOf": [{ "minimum": 1 }, { "maximum": 3 }] })
+            .as_object()
+            .unwrap()
+            .clone();
+        simplify_combinators(&mut two);
+        assert_eq!(
+            two["allOf"].as_array().unwrap().len(),
+            2,
+            "a longer allOf is left to the profile"
+        );
+    }
 
     #[test]
     fn notes_join_the_description_as_sentences() {

@@ -9,7 +9,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{move_to_description, pointer_push, types_of, walk_with_pointer, ProfileError};
+use super::{
+    move_to_description, pointer_push, simplify_combinators, types_of, walk_with_pointer,
+    ProfileError,
+};
 
 const PROFILE: &str = "openai-strict";
 
@@ -115,22 +118,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             "a schema that is `true` or `false` has no type",
         ));
     };
-    if let Some(one_of) = map.shift_remove("oneOf") {
-        map.insert("anyOf".into(), one_of);
-    }
-    if map
-        .get("allOf")
-        .and_then(Value::as_array)
-        .is_some_and(|all| all.len() == 1)
-    {
-        if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
-            if let Some(Value::Object(only)) = all.pop() {
-                for (k, v) in only {
-                    map.entry(k).or_insert(v);
-                }
-            }
-        }
-    }
+    simplify_combinators(map);
     for keyword in REFUSED {
         move_to_description(map, keyword);
     }
