@@ -75,7 +75,10 @@ pub(crate) fn simplify_combinators(map: &mut Map<String, Value>) {
         .get("allOf")
         .and_then(Value::as_array)
         .is_some_and(|all| all.len() == 1);
-    if let (true, Some(Value::Array(mut all))) = (single, map.shift_remove("allOf")) {
+    if !single {
+        return;
+    }
+    if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
         if let Some(Value::Object(only)) = all.pop() {
             for (k, v) in only {
                 map.entry(k).or_insert(v);
