@@ -267,7 +267,7 @@ mod dense {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn dense_retrieval_understands_paraphrases() {
         let specs = tools();
         let retriever = Retriever::dense(&specs, model(), Arc::new(InMemoryStore::new()))

@@ -135,9 +135,18 @@ impl EmbeddingProvider for MiniLm {
         self.dimension
     }
 
-    /// Runs on the calling task: a query takes a few milliseconds; embedding thousands of tools
-    /// at build time takes seconds, so build retrievers before serving.
+    /// Computes on the calling thread: a query takes a few milliseconds, thousands of tools
+    /// take seconds. On tokio's multi-threaded runtime the scheduler is told the thread is busy
+    /// (`block_in_place`), so other tasks move to other threads meanwhile.
     fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
-        Box::pin(async move { self.embed_now(texts) })
+        Box::pin(async move {
+            let multi_thread = tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+            if multi_thread {
+                tokio::task::block_in_place(|| self.embed_now(texts))
+            } else {
+                self.embed_now(texts)
+            }
+        })
     }
 }
