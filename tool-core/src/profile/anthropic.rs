@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
-use super::{move_to_description, pointer_push, types_of, walk_with_pointer, ProfileError};
+use super::{
+    is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, ProfileError,
+};
 
 const PROFILE: &str = "anthropic-strict";
 
@@ -84,7 +86,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
     {
         move_to_description(map, "minItems");
     }
-    let is_object = types_of(map).iter().any(|t| t == "object") || map.contains_key("properties");
+    let is_object = is_object_schema(map);
     if is_object {
         match map.get("additionalProperties") {
             None | Some(Value::Bool(_)) => {
@@ -167,17 +169,12 @@ pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<String>> {
                 breaches.push(format!("{at}: only local refs are allowed"));
             }
         }
-        let is_object =
-            types_of(map).iter().any(|t| t == "object") || map.contains_key("properties");
+        let is_object = is_object_schema(map);
         if is_object && map.get("additionalProperties") != Some(&Value::Bool(false)) {
             breaches.push(format!("{at}: `additionalProperties` must be false"));
         }
     });
-    if breaches.is_empty() {
-        Ok(())
-    } else {
-        Err(breaches)
-    }
+    verdict(breaches)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    move_to_description, note, pointer_push, simplify_combinators, types_of, walk_with_pointer,
-    ProfileError,
+    move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
+    walk_with_pointer, ProfileError,
 };
 
 const PROFILE: &str = "gemini";
@@ -238,11 +238,7 @@ pub fn check_gemini(schema: &Value) -> Result<(), Vec<String>> {
             }
         }
     });
-    if breaches.is_empty() {
-        Ok(())
-    } else {
-        Err(breaches)
-    }
+    verdict(breaches)
 }
 
 #[cfg(test)]

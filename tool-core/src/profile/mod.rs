@@ -169,6 +169,20 @@ pub(crate) fn walk_with_pointer(schema: &Value, at: &str, visit: &mut dyn FnMut(
     }
 }
 
+/// Whether a schema describes an object: `type` includes `object`, or it has `properties`.
+pub(crate) fn is_object_schema(map: &Map<String, Value>) -> bool {
+    types_of(map).iter().any(|t| t == "object") || map.contains_key("properties")
+}
+
+/// A checker's answer: `Ok` when nothing was found.
+pub(crate) fn verdict(breaches: Vec<String>) -> Result<(), Vec<String>> {
+    if breaches.is_empty() {
+        Ok(())
+    } else {
+        Err(breaches)
+    }
+}
+
 /// The type names a schema's `type` allows.
 pub(crate) fn types_of(map: &Map<String, Value>) -> Vec<String> {
     match map.get("type") {

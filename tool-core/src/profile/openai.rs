@@ -10,8 +10,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    move_to_description, pointer_push, simplify_combinators, types_of, walk_with_pointer,
-    ProfileError,
+    is_object_schema, move_to_description, pointer_push, simplify_combinators, types_of, verdict,
+    walk_with_pointer, ProfileError,
 };
 
 const PROFILE: &str = "openai-strict";
@@ -144,7 +144,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             "tuples (`prefixItems`) are not supported",
         ));
     }
-    let is_object = types_of(map).iter().any(|t| t == "object") || map.contains_key("properties");
+    let is_object = is_object_schema(map);
     if is_object {
         close_object(map, at)?;
     }
@@ -343,8 +343,7 @@ pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<String>> {
         {
             breaches.push(format!("{at}: no type"));
         }
-        let is_object =
-            types_of(map).iter().any(|t| t == "object") || map.contains_key("properties");
+        let is_object = is_object_schema(map);
         if is_object {
             if map.get("additionalProperties") != Some(&Value::Bool(false)) {
                 breaches.push(format!("{at}: `additionalProperties` must be false"));
@@ -369,11 +368,7 @@ pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<String>> {
     if let Err(e) = check_limits(schema) {
         breaches.push(e.to_string());
     }
-    if breaches.is_empty() {
-        Ok(())
-    } else {
-        Err(breaches)
-    }
+    verdict(breaches)
 }
 
 #[cfg(test)]

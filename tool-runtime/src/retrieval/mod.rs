@@ -231,12 +231,14 @@ impl Retriever {
             }
         }
         let wanted = options.match_count + seen.len();
+        let mut ranked = 0;
         for (index, score) in self.rank(&text, wanted, options.threshold).await? {
             let name = &self.names[index];
-            if result.iter().filter(|r| r.reason == Reason::Ranked).count() == options.match_count {
+            if ranked == options.match_count {
                 break;
             }
             if seen.insert(name.clone()) {
+                ranked += 1;
                 result.push(Retrieved {
                     name: name.clone(),
                     score,
