@@ -42,23 +42,25 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
 
     let invoke = if tool.is_async {
         let service = match service_ty {
-            Some(ty) => quote!(let __ai_service = #p::service_arc::<#ty>(__ai_service, __ai_ctx)?;),
+            Some(ty) => {
+                quote!(let __ai_service = #p::service_arc::<#ty>(__ai_service, &__ai_ctx)?;)
+            }
             None => quote!(let _ = __ai_service;),
         };
         quote! {
             fn __ai_invoke(
                 __ai_service: ::core::option::Option<::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
-                __ai_args: #p::serde_json::Value,
+                __ai_args: #p::Arguments<'_>,
                 __ai_ctx: #p::ToolContext,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
-            ) -> #p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>> {
-                ::std::boxed::Box::pin(async move {
+            ) -> ::core::result::Result<#p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
+                #service
+                let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
+                ::core::result::Result::Ok(::std::boxed::Box::pin(async move {
                     let __ai_ctx = &__ai_ctx;
-                    #service
-                    let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_ctx)?;
                     let __ai_value = #value;
                     #convert
-                })
+                }))
             }
         }
     } else {
@@ -69,12 +71,12 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
         quote! {
             fn __ai_invoke(
                 __ai_service: ::core::option::Option<&(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
-                __ai_args: #p::serde_json::Value,
+                __ai_args: #p::Arguments<'_>,
                 __ai_ctx: &#p::ToolContext,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
             ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
                 #service
-                let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_ctx)?;
+                let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
                 let __ai_value = #value;
                 #convert
             }

@@ -1,49 +1,179 @@
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_core::{ToolError, Violation};
 
+use crate::validation::CompiledSchema;
+
 /// What `Executor::execute` accepts as arguments: a JSON value, or JSON text as a model sends it.
-pub trait IntoArguments {
+pub trait IntoArguments<'a> {
+    /// The arguments as they came, not yet checked.
+    fn into_raw(self) -> RawArguments<'a>;
+}
+
+/// A call's arguments as they came: a JSON value, owned or borrowed, or JSON text.
+#[derive(Debug)]
+pub struct RawArguments<'a>(Raw<'a>);
+
+#[derive(Debug)]
+enum Raw<'a> {
+    Value(Value),
+    Borrowed(&'a Value),
+    Text(&'a str),
+    OwnedText(String),
+}
+
+impl IntoArguments<'static> for Value {
+    fn into_raw(self) -> RawArguments<'static> {
+        RawArguments(Raw::Value(self))
+    }
+}
+
+impl<'a> IntoArguments<'a> for &'a Value {
+    fn into_raw(self) -> RawArguments<'a> {
+        RawArguments(Raw::Borrowed(self))
+    }
+}
+
+impl<'a> IntoArguments<'a> for &'a str {
+    fn into_raw(self) -> RawArguments<'a> {
+        RawArguments(Raw::Text(self))
+    }
+}
+
+impl IntoArguments<'static> for String {
+    fn into_raw(self) -> RawArguments<'static> {
+        RawArguments(Raw::OwnedText(self))
+    }
+}
+
+impl<'a> RawArguments<'a> {
+    /// The same arguments, owning what they borrowed.
+    pub(crate) fn into_owned(self) -> RawArguments<'static> {
+        RawArguments(match self.0 {
+            Raw::Value(value) => Raw::Value(value),
+            Raw::Borrowed(value) => Raw::Value(value.clone()),
+            Raw::Text(text) => Raw::OwnedText(text.to_owned()),
+            Raw::OwnedText(text) => Raw::OwnedText(text),
+        })
+    }
+
+    fn text(&self) -> Option<&str> {
+        match &self.0 {
+            Raw::Text(text) => Some(text),
+            Raw::OwnedText(text) => Some(text),
+            Raw::Value(_) | Raw::Borrowed(_) => None,
+        }
+    }
+
     /// The arguments as a value, refused when larger than `limit` bytes.
-    fn into_arguments(self, tool: &str, limit: usize) -> Result<Value, ToolError>;
-}
-
-impl IntoArguments for Value {
-    fn into_arguments(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
-        match encoded_size_over(&self, limit) {
+    pub(crate) fn into_value(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
+        let fits = |value: &Value| match encoded_size_over(value, limit) {
             Some(size) => Err(too_large(tool, size, limit)),
-            None => Ok(self),
+            None => Ok(()),
+        };
+        match self.0 {
+            Raw::Value(value) => fits(&value).map(|()| value),
+            Raw::Borrowed(value) => fits(value).map(|()| value.clone()),
+            Raw::Text(text) => parse_text(text, tool, limit),
+            Raw::OwnedText(text) => parse_text(&text, tool, limit),
         }
     }
 }
 
-impl IntoArguments for &Value {
-    fn into_arguments(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
-        match encoded_size_over(self, limit) {
-            Some(size) => Err(too_large(tool, size, limit)),
-            None => Ok(self.clone()),
-        }
+fn parse_text(text: &str, tool: &str, limit: usize) -> Result<Value, ToolError> {
+    if text.len() > limit {
+        return Err(too_large(tool, text.len(), limit));
+    }
+    serde_json::from_str(non_empty(text)).map_err(|e| ToolError::InvalidArguments {
+        tool: tool.to_owned(),
+        violations: vec![Violation {
+            pointer: String::new(),
+            message: format!("the arguments are not valid JSON: {e}"),
+        }],
+    })
+}
+
+/// No arguments at all, as some models send for a tool without parameters, are an empty object.
+fn non_empty(text: &str) -> &str {
+    if text.trim().is_empty() {
+        "{}"
+    } else {
+        text
     }
 }
 
-impl IntoArguments for &str {
-    fn into_arguments(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
-        if self.len() > limit {
-            return Err(too_large(tool, self.len(), limit));
+/// A call's arguments with what checks them: what the code generated for a tool receives.
+pub struct Arguments<'a> {
+    raw: RawArguments<'a>,
+    tool: &'a str,
+    schema: &'a CompiledSchema,
+    /// The schema as JSON, for the strict-mode null leniency.
+    parameters: &'a Value,
+    limit: usize,
+}
+
+impl<'a> Arguments<'a> {
+    pub(crate) fn new(
+        raw: RawArguments<'a>,
+        tool: &'a str,
+        schema: &'a CompiledSchema,
+        parameters: &'a Value,
+        limit: usize,
+    ) -> Self {
+        Arguments {
+            raw,
+            tool,
+            schema,
+            parameters,
+            limit,
         }
-        let text = if self.trim().is_empty() { "{}" } else { self };
-        serde_json::from_str(text).map_err(|e| ToolError::InvalidArguments {
+    }
+
+    /// Checks the arguments against the tool's schema and deserializes them.
+    ///
+    /// A valid call is checked while it is deserialized, in one walk. Anything else takes the
+    /// full path, which names every violation, and then anything serde still rejects; both are
+    /// `InvalidArguments`.
+    pub fn parse<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        if let Some(text) = self.raw.text() {
+            if text.len() > self.limit {
+                return Err(too_large(self.tool, text.len(), self.limit));
+            }
+        }
+        let fused = match &self.raw.0 {
+            Raw::Value(value) => self.schema.parse_value(value, self.limit),
+            Raw::Borrowed(value) => self.schema.parse_value(value, self.limit),
+            Raw::Text(text) => self.schema.parse_text(non_empty(text)),
+            Raw::OwnedText(text) => self.schema.parse_text(non_empty(text)),
+        };
+        if let Some(parsed) = fused {
+            return Ok(parsed);
+        }
+        let tool = self.tool;
+        let value = self.into_checked_value()?;
+        serde_json::from_value(value).map_err(|e| ToolError::InvalidArguments {
             tool: tool.to_owned(),
             violations: vec![Violation {
                 pointer: String::new(),
-                message: format!("the arguments are not valid JSON: {e}"),
+                message: e.to_string(),
             }],
         })
     }
-}
 
-impl IntoArguments for String {
-    fn into_arguments(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
-        self.as_str().into_arguments(tool, limit)
+    /// Checks the arguments against the tool's schema and returns them as a value.
+    pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
+        let (tool, schema) = (self.tool, self.schema);
+        let mut args = self.raw.into_value(tool, self.limit)?;
+        if let Err(invalid) = schema.check(tool, &args) {
+            // A strict-mode model writes `null` for an optional property it leaves out; that
+            // is accepted as absent. Tried only after a failure, so valid calls pay nothing.
+            if !crate::validation::drop_nulls_for_optional(self.parameters, &mut args)
+                || schema.check(tool, &args).is_err()
+            {
+                return Err(invalid);
+            }
+        }
+        Ok(args)
     }
 }
 
@@ -122,7 +252,7 @@ mod tests {
 
     #[test]
     fn refuses_text_over_the_limit_and_bad_json() {
-        let err = "[1,2,3]".into_arguments("t", 3).unwrap_err();
+        let err = "[1,2,3]".into_raw().into_value("t", 3).unwrap_err();
         assert!(matches!(
             err,
             ToolError::ArgumentsTooLarge {
@@ -131,8 +261,8 @@ mod tests {
                 ..
             }
         ));
-        let err = "{oops".into_arguments("t", 100).unwrap_err();
+        let err = "{oops".into_raw().into_value("t", 100).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
-        assert_eq!("  ".into_arguments("t", 100).unwrap(), json!({}));
+        assert_eq!("  ".into_raw().into_value("t", 100).unwrap(), json!({}));
     }
 }

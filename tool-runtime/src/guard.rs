@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput};
 
-/// Runs a sync call, turning a panic into an error.
-pub(crate) fn sync_call(
+/// Runs a sync call (or the sync start of an async one), turning a panic into an error.
+pub(crate) fn sync_call<T>(
     tool: &str,
-    call: impl FnOnce() -> Result<ToolOutput, ToolError>,
-) -> Result<ToolOutput, ToolError> {
+    call: impl FnOnce() -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
     catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(panicked(tool, &*payload)))
 }
 

@@ -17,7 +17,7 @@ pub mod registration;
 pub mod retrieval;
 mod validation;
 
-pub use arguments::IntoArguments;
+pub use arguments::{Arguments, IntoArguments, RawArguments};
 pub use context::{Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
-use tool_core::{ToolError, ToolOutput, Violation};
+use tool_core::{ToolError, ToolOutput};
 
 pub use crate::converter::Converter;
 pub use crate::registration::*;
-pub use crate::ToolContext;
+pub use crate::{Arguments, ToolContext};
 pub use tool_core::schema::canonical_for;
 
 /// What a tool parameter's type needs: a schema and a way to be deserialized.
@@ -58,15 +57,9 @@ fn missing_service<S>(ctx: &ToolContext) -> ToolError {
     }
 }
 
-/// Deserializes validated arguments. What serde still rejects is `InvalidArguments`.
-pub fn parse_args<T: DeserializeOwned>(args: Value, ctx: &ToolContext) -> Result<T, ToolError> {
-    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
-        tool: ctx.tool_name().to_owned(),
-        violations: vec![Violation {
-            pointer: String::new(),
-            message: e.to_string(),
-        }],
-    })
+/// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
+pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_>) -> Result<T, ToolError> {
+    args.parse()
 }
 
 /// The error a tool returned, kept typed.

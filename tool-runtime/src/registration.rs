@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
 
-use crate::ToolContext;
+use crate::{Arguments, ToolContext};
 
 /// A boxed, sendable future: what an async tool call is.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -19,22 +19,23 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
 pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext) -> Result<ToolOutput, ToolError>;
 
-/// Calls a sync tool: the service (when the tool is a method), the validated arguments, the
-/// context and the external converter (when one is registered for the tool).
+/// Calls a sync tool: the service (when the tool is a method), the arguments (checked as they
+/// are deserialized), the context and the external converter (when one is registered).
 pub type SyncInvoke = fn(
     Option<&(dyn Any + Send + Sync)>,
-    Value,
+    Arguments<'_>,
     &ToolContext,
     Option<ExternalConverter>,
 ) -> Result<ToolOutput, ToolError>;
 
-/// Calls an async tool; the returned future owns everything it needs.
+/// Starts an async tool: the arguments are checked and deserialized at once, and the returned
+/// future owns everything it needs.
 pub type AsyncInvoke = fn(
     Option<Arc<dyn Any + Send + Sync>>,
-    Value,
+    Arguments<'_>,
     ToolContext,
     Option<ExternalConverter>,
-) -> BoxFuture<Result<ToolOutput, ToolError>>;
+) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError>;
 
 /// How a registered tool is called.
 #[derive(Clone, Copy)]

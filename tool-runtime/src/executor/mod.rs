@@ -16,7 +16,7 @@ use crate::dynamic::DynamicInvoke;
 use crate::guard;
 use crate::registration::{ExternalConverter, Invoke};
 use crate::validation::CompiledSchema;
-use crate::{IntoArguments, Services, ToolContext};
+use crate::{Arguments, IntoArguments, RawArguments, Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -131,33 +131,23 @@ impl Executor {
     }
 
     /// Validates the arguments and runs the tool.
-    pub async fn execute(
+    pub async fn execute<'a>(
         &self,
         name: &str,
-        args: impl IntoArguments,
+        args: impl IntoArguments<'a>,
     ) -> Result<ToolOutput, ToolError> {
         self.execute_with(name, args, &CallOptions::default()).await
     }
 
     /// [`Executor::execute`] with a call id and a cancellation token.
-    pub async fn execute_with(
+    pub async fn execute_with<'a>(
         &self,
         name: &str,
-        args: impl IntoArguments,
+        args: impl IntoArguments<'a>,
         options: &CallOptions,
     ) -> Result<ToolOutput, ToolError> {
-        let inner = &*self.inner;
-        let entry = self.entry(name)?;
-        let mut args = args.into_arguments(name, inner.max_argument_bytes)?;
-        if let Err(invalid) = entry.schema.check(name, &args) {
-            // A strict-mode model writes `null` for an optional property it leaves out; that
-            // is accepted as absent. Tried only after a failure, so valid calls pay nothing.
-            if !crate::validation::drop_nulls_for_optional(&entry.spec.parameters, &mut args)
-                || entry.schema.check(name, &args).is_err()
-            {
-                return Err(invalid);
-            }
-        }
+        let (index, entry) = self.entry_at(name)?;
+        let raw = args.into_raw();
         let cancellation = options.cancellation.as_ref();
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Err(ToolError::Cancelled {
@@ -168,9 +158,9 @@ impl Executor {
             Arc::clone(&entry.name),
             options.call_id.clone(),
             cancellation.cloned(),
-            Arc::clone(&inner.services),
+            Arc::clone(&self.inner.services),
         );
-        let timeout = entry.timeout.or(inner.default_timeout);
+        let timeout = entry.timeout.or(self.inner.default_timeout);
         match &entry.callable {
             Callable::Registered {
                 invoke: Invoke::Sync(call),
@@ -179,12 +169,19 @@ impl Executor {
             } => match entry.timeout {
                 // A sync tool runs in place; one with its own time limit runs on the blocking
                 // pool, so that the limit can end the wait.
-                None => guard::sync_call(name, || call(service.as_deref(), args, &ctx, *external)),
+                None => {
+                    let args = self.arguments(entry, raw);
+                    guard::sync_call(name, || call(service.as_deref(), args, &ctx, *external))
+                }
                 Some(limit) => {
                     let (call, service, external) = (*call, service.clone(), *external);
+                    let (exec, raw) = (self.clone(), raw.into_owned());
                     let task = tokio::task::spawn_blocking(move || {
-                        let tool = ctx.tool_name().to_owned();
-                        guard::sync_call(&tool, || call(service.as_deref(), args, &ctx, external))
+                        let entry = &exec.inner.entries[index];
+                        let args = exec.arguments(entry, raw);
+                        guard::sync_call(&entry.spec.name, || {
+                            call(service.as_deref(), args, &ctx, external)
+                        })
                     });
                     let joined = async {
                         task.await
@@ -198,21 +195,42 @@ impl Executor {
                 service,
                 external,
             } => {
-                let future = call(service.clone(), args, ctx, *external);
+                let args = self.arguments(entry, raw);
+                let future =
+                    guard::sync_call(name, || call(service.clone(), args, ctx, *external))?;
                 guard::guarded(name, future, timeout, cancellation).await
             }
             Callable::Dynamic(call) => {
+                let args = self.arguments(entry, raw).into_checked_value()?;
                 guard::guarded(name, call(args, ctx), timeout, cancellation).await
             }
-            Callable::Declared => Err(ToolError::NotExecutable {
-                tool: name.to_owned(),
-            }),
+            Callable::Declared => {
+                self.arguments(entry, raw).into_checked_value()?;
+                Err(ToolError::NotExecutable {
+                    tool: name.to_owned(),
+                })
+            }
         }
     }
 
+    fn arguments<'e>(&'e self, entry: &'e Entry, raw: RawArguments<'e>) -> Arguments<'e> {
+        Arguments::new(
+            raw,
+            &entry.spec.name,
+            &entry.schema,
+            &entry.spec.parameters,
+            self.inner.max_argument_bytes,
+        )
+    }
+
     fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
+        self.entry_at(name).map(|(_, entry)| entry)
+    }
+
+    /// The tool with this name, and where it is among the entries.
+    fn entry_at(&self, name: &str) -> Result<(usize, &Entry), ToolError> {
         match self.inner.index.get(name) {
-            Some(&i) => Ok(&self.inner.entries[i]),
+            Some(&i) => Ok((i, &self.inner.entries[i])),
             None => Err(ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestions: tool_core::closest_names(

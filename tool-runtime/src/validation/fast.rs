@@ -38,18 +38,18 @@ pub(crate) struct FastSchema {
     required_bits: Vec<u64>,
     /// All required properties' bits.
     required_mask: u64,
-    /// Required names that are not among `properties`, checked by lookup.
-    required_elsewhere: Vec<String>,
+    /// Required names that are not among `properties`, with their bits.
+    required_elsewhere: Vec<(String, u64)>,
     closed: bool,
 }
 
-const NULL: u8 = 1;
-const BOOLEAN: u8 = 2;
-const INTEGER: u8 = 4;
-const NUMBER: u8 = 8;
-const STRING: u8 = 16;
-const ARRAY: u8 = 32;
-const OBJECT: u8 = 64;
+pub(super) const NULL: u8 = 1;
+pub(super) const BOOLEAN: u8 = 2;
+pub(super) const INTEGER: u8 = 4;
+pub(super) const NUMBER: u8 = 8;
+pub(super) const STRING: u8 = 16;
+pub(super) const ARRAY: u8 = 32;
+pub(super) const OBJECT: u8 = 64;
 
 impl FastSchema {
     /// The checker for `schema`, or `None` when it uses anything outside the subset.
@@ -100,15 +100,16 @@ impl FastSchema {
         }
         required.sort();
         required.dedup();
+        if required.len() > 64 {
+            return None;
+        }
         fast.required_bits = vec![0; fast.properties.len()];
-        for name in required {
+        for (i, name) in required.into_iter().enumerate() {
+            let bit = 1u64 << i;
+            fast.required_mask |= bit;
             match fast.properties.iter().position(|(p, _)| *p == name) {
-                Some(i) if fast.required_mask.count_ones() < 64 => {
-                    let bit = 1u64 << fast.required_mask.count_ones();
-                    fast.required_bits[i] = bit;
-                    fast.required_mask |= bit;
-                }
-                _ => fast.required_elsewhere.push(name),
+                Some(p) => fast.required_bits[p] = bit,
+                None => fast.required_elsewhere.push((name, bit)),
             }
         }
         // Both bounds of one side given (`minimum` and `exclusiveMinimum`): left to jsonschema.
@@ -147,10 +148,13 @@ impl FastSchema {
     }
 
     fn number_ok(&self, n: &Number) -> bool {
+        self.bounds_ok(Bound::of(n))
+    }
+
+    pub(super) fn bounds_ok(&self, n: Bound) -> bool {
         if self.minimum.is_none() && self.maximum.is_none() {
             return true;
         }
-        let n = Bound::of(n);
         let above = self
             .minimum
             .as_ref()
@@ -170,7 +174,7 @@ impl FastSchema {
         above && below
     }
 
-    fn length_ok(&self, s: &str) -> bool {
+    pub(super) fn length_ok(&self, s: &str) -> bool {
         if self.min_length.is_none() && self.max_length.is_none() {
             return true;
         }
@@ -201,14 +205,94 @@ impl FastSchema {
                     seen |= self.required_bits[i];
                 }
                 None if self.closed => return false,
-                None => {}
+                None => seen |= self.bit_elsewhere(key),
             }
         }
         seen == self.required_mask
+    }
+
+    /// The required-mask bit of a name required but not among the properties; 0 for others.
+    fn bit_elsewhere(&self, key: &str) -> u64 {
+        self.required_elsewhere
+            .iter()
+            .find(|(name, _)| name == key)
+            .map_or(0, |(_, bit)| *bit)
+    }
+}
+
+/// The schema of a property an open object does not describe: anything goes.
+pub(super) static ANYTHING: FastSchema = FastSchema {
+    types: None,
+    allowed: Vec::new(),
+    minimum: None,
+    maximum: None,
+    min_length: None,
+    max_length: None,
+    items: None,
+    min_items: None,
+    max_items: None,
+    properties: Vec::new(),
+    required_bits: Vec::new(),
+    required_mask: 0,
+    required_elsewhere: Vec::new(),
+    closed: false,
+};
+
+/// What validation while deserializing asks of a schema, one token at a time.
+impl FastSchema {
+    fn admits_type(&self, kind: u8) -> bool {
+        self.types.is_none_or(|types| types & kind != 0)
+    }
+
+    /// Whether a value of this kind (a boolean, a number, an array or an object) can pass the
+    /// type and the allowed-values keywords, which only name strings and nulls.
+    pub(super) fn admits_kind(&self, kind: u8) -> bool {
+        self.admits_type(kind) && self.allowed.is_empty()
+    }
+
+    pub(super) fn admits_null(&self) -> bool {
+        self.admits_type(NULL) && self.allowed.iter().all(|set| set.contains(&None))
+    }
+
+    pub(super) fn admits_string(&self, s: &str) -> bool {
+        self.admits_type(STRING)
             && self
-                .required_elsewhere
+                .allowed
                 .iter()
-                .all(|name| map.contains_key(name))
+                .all(|set| set.iter().any(|a| a.as_deref() == Some(s)))
+            && self.length_ok(s)
+    }
+
+    pub(super) fn admits_number(&self, kind: u8, n: Bound) -> bool {
+        self.admits_kind(kind) && self.bounds_ok(n)
+    }
+
+    /// A key's bit in the required mask (0 when optional) and its schema; `None` for a key that
+    /// is not among the properties, and so refused when the object is closed.
+    pub(super) fn property(&self, key: &str) -> (u64, Option<&FastSchema>) {
+        match self.properties.iter().position(|(name, _)| name == key) {
+            Some(i) => (self.required_bits[i], Some(&self.properties[i].1)),
+            None => (self.bit_elsewhere(key), None),
+        }
+    }
+
+    /// Whether properties not listed are refused.
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Whether the keys seen (as a mask of their bits) include every required one.
+    pub(super) fn has_required(&self, seen: u64) -> bool {
+        seen == self.required_mask
+    }
+
+    /// The schema every item must pass.
+    pub(super) fn item_schema(&self) -> &FastSchema {
+        self.items.as_deref().unwrap_or(&ANYTHING)
+    }
+
+    pub(super) fn item_count_ok(&self, len: u64) -> bool {
+        self.min_items.is_none_or(|min| len >= min) && self.max_items.is_none_or(|max| len <= max)
     }
 }
 
@@ -271,7 +355,7 @@ fn is_integer(n: &Number) -> bool {
 
 /// A JSON number ready to compare: exact when it is an integer.
 #[derive(Debug, Clone, Copy)]
-enum Bound {
+pub(super) enum Bound {
     Integer(i128),
     Float(f64),
 }
@@ -309,137 +393,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A small deterministic generator, so a failure can be replayed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn chance(&mut self, percent: u64) -> bool {
-            self.next() % 100 < percent
-        }
-        fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())].clone()
-        }
-    }
-
-    fn numbers() -> Vec<Value> {
-        vec![
-            json!(0),
-            json!(-1),
-            json!(1),
-            json!(2.5),
-            json!(-1.5),
-            json!(1.0),
-            json!(10),
-            json!(i64::MAX),
-            json!(i64::MIN),
-            json!(u64::MAX),
-            json!(9_223_372_036_854_775_808u64),
-            json!(1e300),
-            json!(-0.0),
-            json!(255),
-            json!(256),
-        ]
-    }
-
-    const STRINGS: &[&str] = &["", "a", "é", "ab", "abcdef", "Room", "Bike", "日本語"];
-    const NAMES: &[&str] = &["a", "b", "c"];
-
-    fn schema(rng: &mut Rng, depth: u32) -> Value {
-        let mut map = Map::new();
-        if rng.chance(70) {
-            let all = [
-                "null", "boolean", "integer", "number", "string", "array", "object",
-            ];
-            let mut types: Vec<&str> = (0..1 + rng.below(2)).map(|_| rng.pick(&all)).collect();
-            types.dedup();
-            map.insert(
-                "type".into(),
-                if types.len() == 1 {
-                    json!(types[0])
-                } else {
-                    json!(types)
-                },
-            );
-        }
-        if rng.chance(15) {
-            let mut values: Vec<Value> = (0..1 + rng.below(3))
-                .map(|_| json!(rng.pick(STRINGS)))
-                .collect();
-            if rng.chance(30) {
-                values.push(Value::Null);
-            }
-            map.insert("enum".into(), Value::Array(values));
-        }
-        if rng.chance(5) {
-            map.insert("const".into(), json!(rng.pick(STRINGS)));
-        }
-        for side in [
-            ["minimum", "exclusiveMinimum"],
-            ["maximum", "exclusiveMaximum"],
-        ] {
-            if rng.chance(25) {
-                map.insert(rng.pick(&side).into(), rng.pick(&numbers()));
-            }
-        }
-        for keyword in ["minLength", "maxLength", "minItems", "maxItems"] {
-            if rng.chance(15) {
-                map.insert(keyword.into(), json!(rng.below(4)));
-            }
-        }
-        if depth > 0 && rng.chance(30) {
-            map.insert("items".into(), schema(rng, depth - 1));
-        }
-        if depth > 0 && rng.chance(40) {
-            let mut properties = Map::new();
-            for name in NAMES {
-                if rng.chance(60) {
-                    properties.insert((*name).into(), schema(rng, depth - 1));
-                }
-            }
-            map.insert("properties".into(), Value::Object(properties));
-            let required: Vec<&str> = NAMES.iter().copied().filter(|_| rng.chance(40)).collect();
-            map.insert("required".into(), json!(required));
-            if rng.chance(50) {
-                map.insert("additionalProperties".into(), json!(rng.chance(30)));
-            }
-        }
-        if rng.chance(10) {
-            map.insert("description".into(), json!("annotation only"));
-        }
-        Value::Object(map)
-    }
-
-    fn instance(rng: &mut Rng, depth: u32) -> Value {
-        match rng.below(if depth == 0 { 4 } else { 6 }) {
-            0 => Value::Null,
-            1 => json!(rng.chance(50)),
-            2 => rng.pick(&numbers()),
-            3 => json!(rng.pick(STRINGS)),
-            4 => Value::Array(
-                (0..rng.below(4))
-                    .map(|_| instance(rng, depth - 1))
-                    .collect(),
-            ),
-            _ => {
-                let mut map = Map::new();
-                for name in ["a", "b", "c", "d"] {
-                    if rng.chance(50) {
-                        map.insert(name.into(), instance(rng, depth - 1));
-                    }
-                }
-                Value::Object(map)
-            }
-        }
-    }
+    use crate::validation::random::{instance, schema, Rng};
 
     #[test]
     fn agrees_with_jsonschema_on_random_schemas_and_instances() {

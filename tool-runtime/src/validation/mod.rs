@@ -1,9 +1,14 @@
 mod fast;
+mod fused;
+#[cfg(test)]
+mod random;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_core::{ToolError, Violation};
 
 use fast::FastSchema;
+use fused::{Checked, Walk};
 
 /// A tool's schema compiled once into a validator.
 pub(crate) struct CompiledSchema {
@@ -21,6 +26,25 @@ impl CompiledSchema {
             validator,
             fast: FastSchema::compile(schema),
         })
+    }
+
+    /// Checks and deserializes a value in one walk, counting its size against `limit`. `None`
+    /// when the value is not valid, or the schema is outside the fast subset, or anything else
+    /// stopped the walk: the full path then says why.
+    pub(crate) fn parse_value<T: DeserializeOwned>(&self, args: &Value, limit: usize) -> Option<T> {
+        let fast = self.fast.as_ref()?;
+        let walk = Walk::new(limit);
+        T::deserialize(Checked::new(args, fast, &walk)).ok()
+    }
+
+    /// Checks and deserializes JSON text in one walk; `None` as for [`Self::parse_value`].
+    pub(crate) fn parse_text<T: DeserializeOwned>(&self, text: &str) -> Option<T> {
+        let fast = self.fast.as_ref()?;
+        let walk = Walk::new(usize::MAX);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed = T::deserialize(Checked::new(&mut deserializer, fast, &walk)).ok()?;
+        deserializer.end().ok()?;
+        Some(parsed)
     }
 
     /// Checks `args`; on failure, every violation with its JSON pointer.

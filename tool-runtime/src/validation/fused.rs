@@ -1,0 +1,828 @@
+//! Validation while deserializing: a wrapper around any serde `Deserializer` that checks each
+//! token against a [`FastSchema`] as it passes on its way into the argument struct.
+//!
+//! A valid call is checked and deserialized in one walk, with no intermediate `Value` and no
+//! second pass. The walk only ever gives up: on a violation, on anything it cannot follow (a
+//! number as a map key, bytes, an enum whose schema admits more than strings), and on any error
+//! of serde's own, it returns an error, and the caller runs the full path (`jsonschema`, then
+//! `serde_json::from_value`), which says what is wrong. So its answer on success must be the
+//! full path's answer, which holds because every token of the input passes through here exactly
+//! once: values a struct ignores are walked too, and the size of each token is counted as the
+//! size cap counts it.
+
+use std::cell::Cell;
+use std::fmt;
+
+use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::fast::{Bound, FastSchema, ANYTHING, ARRAY, BOOLEAN, INTEGER, NUMBER, OBJECT};
+
+/// The size count of one walk, against the size cap.
+pub(crate) struct Walk {
+    size: Cell<usize>,
+    limit: usize,
+}
+
+impl Walk {
+    pub(crate) fn new(limit: usize) -> Self {
+        Walk {
+            size: Cell::new(0),
+            limit,
+        }
+    }
+
+    /// Counts `bytes` more of compact JSON; false once past the limit.
+    fn add(&self, bytes: usize) -> bool {
+        let size = self.size.get().saturating_add(bytes);
+        self.size.set(size);
+        size <= self.limit
+    }
+}
+
+/// Why the walk gave up; the full path says why in words.
+fn give_up<E: de::Error>() -> E {
+    E::custom("not valid against the schema")
+}
+
+fn check<E: de::Error>(ok: bool) -> Result<(), E> {
+    if ok {
+        Ok(())
+    } else {
+        Err(give_up())
+    }
+}
+
+/// A deserializer whose every value is checked against `schema`.
+pub(crate) struct Checked<'s, D> {
+    inner: D,
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+}
+
+impl<'s, D> Checked<'s, D> {
+    pub(crate) fn new(inner: D, schema: &'s FastSchema, walk: &'s Walk) -> Self {
+        Checked {
+            inner,
+            schema,
+            walk,
+        }
+    }
+
+    fn visitor<V>(&self, inner: V) -> CheckedVisitor<'s, V> {
+        CheckedVisitor {
+            inner,
+            schema: self.schema,
+            walk: self.walk,
+        }
+    }
+}
+
+macro_rules! forward {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            let visitor = self.visitor(visitor);
+            self.inner.$method(visitor)
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
+    type Error = D::Error;
+
+    forward! {
+        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+        deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
+        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
+        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
+        deserialize_option deserialize_unit deserialize_seq deserialize_map deserialize_identifier
+    }
+
+    /// A value the target ignores is still walked, so it is still checked.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_any(visitor)
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_unit_struct(name, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_newtype_struct(name, visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_tuple_struct(name, len, visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = self.visitor(visitor);
+        self.inner.deserialize_struct(name, fields, visitor)
+    }
+
+    /// Only enums of strings (unit variants) are followed: the string is checked, then handed to
+    /// the target as its variant. Whatever else comes is left to the full path.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        let visitor = UnitVariantVisitor {
+            inner: visitor,
+            schema: self.schema,
+            walk: self.walk,
+        };
+        self.inner.deserialize_any(visitor)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}
+
+/// Checks each token it is shown, then passes it on to the target's visitor.
+struct CheckedVisitor<'s, V> {
+    inner: V,
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+}
+
+impl<'s, V> CheckedVisitor<'s, V> {
+    fn number<E: de::Error>(&self, n: Bound, kind: u8, len: usize) -> Result<(), E> {
+        check(self.walk.add(len) && self.schema.admits_number(kind, n))
+    }
+
+    fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
+        check(self.walk.add(s.len() + 2) && self.schema.admits_string(s))
+    }
+
+    fn null<E: de::Error>(&self) -> Result<(), E> {
+        check(self.walk.add(4) && self.schema.admits_null())
+    }
+
+    fn nested<D>(&self, inner: D) -> Checked<'s, D> {
+        Checked::new(inner, self.schema, self.walk)
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V::Value, E> {
+        check(self.walk.add(4 + usize::from(!v)) && self.schema.admits_kind(BOOLEAN))?;
+        self.inner.visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
+        let len = digits(v.unsigned_abs()) + usize::from(v < 0);
+        self.number(Bound::Integer(v.into()), INTEGER, len)?;
+        self.inner.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
+        self.number(Bound::Integer(v.into()), INTEGER, digits(v))?;
+        self.inner.visit_u64(v)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<V::Value, E> {
+        let len = digits_u128(v.unsigned_abs()) + usize::from(v < 0);
+        self.number(Bound::Integer(v), INTEGER, len)?;
+        self.inner.visit_i128(v)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<V::Value, E> {
+        let n = i128::try_from(v).map_err(|_| give_up())?;
+        self.number(Bound::Integer(n), INTEGER, digits_u128(v))?;
+        self.inner.visit_u128(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        // JSON Schema counts a number without a fraction as an integer, as `1.0`.
+        let kind = if v.fract() == 0.0 { INTEGER } else { NUMBER };
+        self.number(Bound::Float(v), kind, float_len(v))?;
+        self.inner.visit_f64(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.string(v)?;
+        self.inner.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.string(v)?;
+        self.inner.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.string(&v)?;
+        self.inner.visit_string(v)
+    }
+
+    /// Bytes have no place in JSON; left to the full path.
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        self.null()?;
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        self.null()?;
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+        let nested = self.nested(deserializer);
+        self.inner.visit_some(nested)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<V::Value, D::Error> {
+        let nested = self.nested(deserializer);
+        self.inner.visit_newtype_struct(nested)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        check(self.walk.add(2) && self.schema.admits_kind(ARRAY))?;
+        let mut items = CheckedSeq {
+            inner: seq,
+            schema: self.schema.item_schema(),
+            walk: self.walk,
+            count: 0,
+        };
+        let value = self.inner.visit_seq(&mut items)?;
+        check(self.schema.item_count_ok(items.count))?;
+        Ok(value)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        check(self.walk.add(2) && self.schema.admits_kind(OBJECT))?;
+        let mut entries = CheckedMap {
+            inner: map,
+            state: MapState {
+                schema: self.schema,
+                walk: self.walk,
+                seen: 0,
+                count: 0,
+                value_schema: &ANYTHING,
+            },
+        };
+        let value = self.inner.visit_map(&mut entries)?;
+        check(self.schema.has_required(entries.state.seen))?;
+        Ok(value)
+    }
+
+    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
+        Err(give_up())
+    }
+}
+
+/// The items of an array, each checked against the item schema.
+struct CheckedSeq<'s, A> {
+    inner: A,
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+    count: u64,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        let seed = CheckedSeed {
+            inner: seed,
+            schema: self.schema,
+            walk: self.walk,
+        };
+        let item = self.inner.next_element_seed(seed)?;
+        if item.is_some() {
+            // A comma before every item but the first.
+            check(self.count == 0 || self.walk.add(1))?;
+            self.count += 1;
+        }
+        Ok(item)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
+    }
+}
+
+/// A seed whose value is checked against `schema`.
+struct CheckedSeed<'s, T> {
+    inner: T,
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+}
+
+impl<'de, T: DeserializeSeed<'de>> DeserializeSeed<'de> for CheckedSeed<'_, T> {
+    type Value = T::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T::Value, D::Error> {
+        self.inner
+            .deserialize(Checked::new(deserializer, self.schema, self.walk))
+    }
+}
+
+/// An object's entries: each key is looked up among the schema's properties, each value is
+/// checked against its property's schema, and the required properties are ticked off.
+struct CheckedMap<'s, A> {
+    inner: A,
+    state: MapState<'s>,
+}
+
+struct MapState<'s> {
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+    /// The required properties seen, as a mask of their bits.
+    seen: u64,
+    count: usize,
+    /// The schema of the value after the key just read.
+    value_schema: &'s FastSchema,
+}
+
+impl MapState<'_> {
+    fn key(&mut self, key: &str) -> bool {
+        let separators = 3 + usize::from(self.count > 0);
+        self.count += 1;
+        if !self.walk.add(key.len() + separators) {
+            return false;
+        }
+        let (bit, schema) = self.schema.property(key);
+        self.seen |= bit;
+        self.value_schema = schema.unwrap_or(&ANYTHING);
+        schema.is_some() || !self.schema.is_closed()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        self.inner.next_key_seed(KeySeed {
+            inner: seed,
+            state: &mut self.state,
+        })
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.inner.next_value_seed(CheckedSeed {
+            inner: seed,
+            schema: self.state.value_schema,
+            walk: self.state.walk,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
+    }
+}
+
+/// Reads an object key as the text it is, whatever the target makes of it.
+struct KeySeed<'m, 's, K> {
+    inner: K,
+    state: &'m mut MapState<'s>,
+}
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, '_, K> {
+    type Value = K::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<K::Value, D::Error> {
+        self.inner.deserialize(KeyDeserializer {
+            inner: deserializer,
+            state: self.state,
+        })
+    }
+}
+
+struct KeyDeserializer<'m, 's, D> {
+    inner: D,
+    state: &'m mut MapState<'s>,
+}
+
+macro_rules! forward_key {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.inner.$method(KeyVisitor { inner: visitor, state: self.state })
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, '_, D> {
+    type Error = D::Error;
+
+    forward_key! {
+        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+        deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
+        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
+        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
+        deserialize_option deserialize_unit deserialize_seq deserialize_map deserialize_identifier
+        deserialize_ignored_any
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, D::Error> {
+        Err(give_up())
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}
+
+/// Sees a key's text; a key that does not arrive as text (a number the target parsed out of
+/// it) is left to the full path.
+struct KeyVisitor<'m, 's, V> {
+    inner: V,
+    state: &'m mut MapState<'s>,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, '_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        check(self.state.key(v))?;
+        self.inner.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        check(self.state.key(v))?;
+        self.inner.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        check(self.state.key(&v))?;
+        self.inner.visit_string(v)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+}
+
+/// A unit variant from its string: checked, then handed to the target's enum visitor.
+struct UnitVariantVisitor<'s, V> {
+    inner: V,
+    schema: &'s FastSchema,
+    walk: &'s Walk,
+}
+
+impl<V> UnitVariantVisitor<'_, V> {
+    fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
+        check(self.walk.add(s.len() + 2) && self.schema.admits_string(s))
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariantVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.string(v)?;
+        self.inner.visit_enum(StrDeserializer::new(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.string(v)?;
+        self.inner.visit_enum(BorrowedStrDeserializer::new(v))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.string(&v)?;
+        self.inner.visit_enum(StringDeserializer::new(v))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        Err(give_up())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
+        Err(give_up())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
+        Err(give_up())
+    }
+}
+
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+fn digits_u128(n: u128) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The length of a float as `serde_json` writes it, counted without writing it anywhere.
+pub(crate) fn float_len(v: f64) -> usize {
+    struct Count(usize);
+    impl fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::Number::from_f64(v) {
+        Some(n) => {
+            let _ = fmt::write(&mut count, format_args!("{n}"));
+            count.0
+        }
+        None => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::{json, Value};
+
+    use crate::arguments::encoded_size_over;
+    use crate::validation::random::{instance, schema, Rng};
+    use crate::validation::CompiledSchema;
+
+    /// The walk accepts exactly what `jsonschema` and the size cap accept, and deserializes it
+    /// to what `serde_json` makes of it: from a value and from text, under random size limits.
+    #[test]
+    fn agrees_with_the_full_path_on_random_schemas_and_instances() {
+        let mut rng = Rng(0x0f05_ed00_5eed_4321);
+        let mut accepted = 0;
+        for _ in 0..3_000 {
+            let schema = schema(&mut rng, 2);
+            let compiled = CompiledSchema::compile(&schema).expect("generated schemas compile");
+            let reference = jsonschema::validator_for(&schema).expect("generated schemas compile");
+            for _ in 0..20 {
+                let value = instance(&mut rng, 2);
+                let valid = reference.is_valid(&value);
+                let size = serde_json::to_string(&value).unwrap().len();
+                let limit = match rng.below(4) {
+                    0 => size,
+                    1 => size.saturating_sub(1),
+                    2 => rng.below(size + 1),
+                    _ => usize::MAX,
+                };
+                let fits = encoded_size_over(&value, limit).is_none();
+                let from_value: Option<Value> = compiled.parse_value(&value, limit);
+                assert_eq!(
+                    from_value.is_some(),
+                    valid && fits,
+                    "schema {schema}\ninstance {value}\nlimit {limit}"
+                );
+                if let Some(parsed) = from_value {
+                    assert_eq!(parsed, value);
+                    accepted += 1;
+                }
+                let from_text: Option<Value> = compiled.parse_text(&value.to_string());
+                assert_eq!(
+                    from_text.is_some(),
+                    valid,
+                    "schema {schema}\ninstance {value}"
+                );
+                if let Some(parsed) = from_text {
+                    assert_eq!(parsed, value);
+                }
+            }
+        }
+        assert!(accepted > 5_000, "only {accepted} instances were valid");
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+    enum Category {
+        Room,
+        Bike,
+        Plane,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+    struct Typed {
+        nullable_but_required: Option<String>,
+        #[schemars(length(max = 10))]
+        max_length_10: String,
+        kind: Category,
+        #[schemars(length(min = 2, max = 5))]
+        categories: Vec<Category>,
+        #[serde(default)]
+        maybe: Option<Category>,
+        #[schemars(range(min = 1, max = 9))]
+        count: u8,
+    }
+
+    /// Into a typed struct, the walk says yes only when the full path does, and gives the same
+    /// struct: for every combination of valid and invalid field values.
+    #[test]
+    fn a_typed_target_gets_what_the_full_path_gives() {
+        let schema = tool_core::schema::canonical_for::<Typed>().unwrap();
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let reference = jsonschema::validator_for(&schema).unwrap();
+        let choices: [(&str, Vec<Option<Value>>); 6] = [
+            (
+                "nullable_but_required",
+                vec![Some(json!(null)), Some(json!("x")), Some(json!(1)), None],
+            ),
+            (
+                "max_length_10",
+                vec![Some(json!("short")), Some(json!("far too long here")), None],
+            ),
+            (
+                "kind",
+                vec![
+                    Some(json!("Room")),
+                    Some(json!("Boat")),
+                    Some(json!({"Room": null})),
+                    Some(json!(null)),
+                ],
+            ),
+            (
+                "categories",
+                vec![
+                    Some(json!(["Bike", "Plane"])),
+                    Some(json!(["Bike"])),
+                    Some(json!(["Bike", 3])),
+                    Some(json!("Bike")),
+                ],
+            ),
+            (
+                "maybe",
+                vec![
+                    None,
+                    Some(json!(null)),
+                    Some(json!("Plane")),
+                    Some(json!("plane")),
+                ],
+            ),
+            (
+                "count",
+                vec![
+                    Some(json!(3)),
+                    Some(json!(0)),
+                    Some(json!(300)),
+                    Some(json!(3.0)),
+                    Some(json!(-1)),
+                ],
+            ),
+        ];
+        let mut combinations = vec![serde_json::Map::new()];
+        for (name, values) in &choices {
+            combinations = combinations
+                .into_iter()
+                .flat_map(|map| {
+                    values.iter().map(move |value| {
+                        let mut map = map.clone();
+                        if let Some(value) = value {
+                            map.insert((*name).to_owned(), value.clone());
+                        }
+                        map
+                    })
+                })
+                .collect();
+        }
+        let mut accepted = 0;
+        for (i, map) in combinations.into_iter().enumerate() {
+            let mut value = Value::Object(map);
+            if i % 7 == 0 {
+                value["extra"] = json!(true);
+            }
+            let full = reference
+                .is_valid(&value)
+                .then(|| serde_json::from_value::<Typed>(value.clone()).ok())
+                .flatten();
+            let from_value: Option<Typed> = compiled.parse_value(&value, usize::MAX);
+            let from_text: Option<Typed> = compiled.parse_text(&value.to_string());
+            assert_eq!(from_value, full, "{value}");
+            assert_eq!(from_text, full, "{value}");
+            accepted += usize::from(full.is_some());
+        }
+        assert!(accepted >= 4, "only {accepted} combinations were valid");
+    }
+}
