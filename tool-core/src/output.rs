@@ -38,6 +38,7 @@ pub enum Content {
 
 impl ToolOutput {
     /// Output of one text block.
+    #[inline]
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             content: vec![Content::Text { text: text.into() }],
@@ -46,6 +47,7 @@ impl ToolOutput {
     }
 
     /// Output of structured JSON.
+    #[inline]
     pub fn json(value: Value) -> Self {
         ToolOutput {
             structured: Some(value),
@@ -62,6 +64,7 @@ impl ToolOutput {
     }
 
     /// Output with nothing in it: what a tool returning `()` gives.
+    #[inline]
     pub fn empty() -> Self {
         ToolOutput::default()
     }

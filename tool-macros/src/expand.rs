@@ -53,10 +53,11 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
                 __ai_args: #p::Arguments<'_>,
                 __ai_ctx: #p::ToolContext,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
+                __ai_guard: #p::Guard,
             ) -> ::core::result::Result<#p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
                 #service
                 let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
-                ::core::result::Result::Ok(::std::boxed::Box::pin(async move {
+                ::core::result::Result::Ok(__ai_guard.boxed(async move {
                     let __ai_ctx = &__ai_ctx;
                     let __ai_value = #value;
                     #convert

@@ -93,9 +93,10 @@ fn parse_text(text: &str, tool: &str, limit: usize) -> Result<Value, ToolError> 
     })
 }
 
-/// No arguments at all, as some models send for a tool without parameters, are an empty object.
+/// No arguments at all (nothing but JSON whitespace), as some models send for a tool without
+/// parameters, are an empty object.
 fn non_empty(text: &str) -> &str {
-    if text.trim().is_empty() {
+    if text.bytes().all(|b| b.is_ascii_whitespace()) {
         "{}"
     } else {
         text

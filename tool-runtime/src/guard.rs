@@ -5,13 +5,17 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput};
 
+use crate::registration::BoxFuture;
+
 /// Runs a sync call (or the sync start of an async one), turning a panic into an error.
+#[inline]
 pub(crate) fn sync_call<T>(
     tool: &str,
     call: impl FnOnce() -> Result<T, ToolError>,
@@ -93,5 +97,45 @@ where
             result = timed => result,
         },
         None => timed.await,
+    }
+}
+
+/// What guards one call that waits: its time limit and the caller's cancellation. It owns what
+/// it needs, so the guarded future is boxed once, together with the tool's own future.
+pub struct Guard {
+    tool: Arc<str>,
+    timeout: Option<Duration>,
+    cancellation: Option<CancellationToken>,
+}
+
+impl Guard {
+    pub(crate) fn new(
+        tool: Arc<str>,
+        timeout: Option<Duration>,
+        cancellation: Option<CancellationToken>,
+    ) -> Self {
+        Guard {
+            tool,
+            timeout,
+            cancellation,
+        }
+    }
+
+    /// The tool's future under this guard, in one box.
+    pub fn boxed<F>(self, future: F) -> BoxFuture<Result<ToolOutput, ToolError>>
+    where
+        F: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        if self.timeout.is_none() && self.cancellation.is_none() {
+            // Only panics to catch: no timer or token in the box.
+            return Box::pin(async move {
+                CatchUnwind::new(std::pin::pin!(future))
+                    .await
+                    .unwrap_or_else(|payload| Err(panicked(&self.tool, &*payload)))
+            });
+        }
+        Box::pin(async move {
+            guarded(&self.tool, future, self.timeout, self.cancellation.as_ref()).await
+        })
     }
 }

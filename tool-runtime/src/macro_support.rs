@@ -9,6 +9,7 @@ use serde::Serialize;
 use tool_core::{ToolError, ToolOutput};
 
 pub use crate::converter::Converter;
+pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::{Arguments, ToolContext};
 pub use tool_core::schema::canonical_for;
@@ -27,6 +28,7 @@ impl<T: schemars::JsonSchema + DeserializeOwned> ToolParameter for T {}
 pub fn assert_parameter<T: ToolParameter>() {}
 
 /// The service a method tool is called on, borrowed.
+#[inline]
 pub fn service_ref<'a, S: Any>(
     service: Option<&'a (dyn Any + Send + Sync)>,
     ctx: &ToolContext,
@@ -37,6 +39,7 @@ pub fn service_ref<'a, S: Any>(
 }
 
 /// The service a method tool is called on, shared, for an async call that owns it.
+#[inline]
 pub fn service_arc<S: Any + Send + Sync>(
     service: Option<Arc<dyn Any + Send + Sync>>,
     ctx: &ToolContext,
@@ -58,6 +61,7 @@ fn missing_service<S>(ctx: &ToolContext) -> ToolError {
 }
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
+#[inline]
 pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_>) -> Result<T, ToolError> {
     args.parse()
 }
@@ -69,6 +73,7 @@ pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext) -> 
 
 /// Converts a tool's value: through the external converter when one is registered for the tool,
 /// otherwise through `default`.
+#[inline]
 pub fn finish<T: 'static>(
     value: T,
     ctx: &ToolContext,
@@ -82,6 +87,7 @@ pub fn finish<T: 'static>(
 }
 
 /// Applies a converter named on the attribute.
+#[inline]
 pub fn convert_with<T, M, C: Converter<T, M>>(
     converter: C,
     value: T,
@@ -103,21 +109,25 @@ pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext) -> Result<T, To
 }
 
 /// Default conversion of `()`: empty output.
+#[inline]
 pub fn output_unit(_: (), _: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::empty())
 }
 
 /// Default conversion of `String`: plain text.
+#[inline]
 pub fn output_text(text: String, _: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(text))
 }
 
 /// Default conversion of `ToolOutput`: itself.
+#[inline]
 pub fn output_itself(output: ToolOutput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(output)
 }
 
 /// Default conversion of any `T: Serialize`: structured JSON.
+#[inline]
 pub fn output_json<T: Serialize>(value: T, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     serde_json::to_value(value)
         .map(ToolOutput::json)

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
 
+use crate::guard::Guard;
 use crate::{Arguments, ToolContext};
 
 /// A boxed, sendable future: what an async tool call is.
@@ -29,12 +30,13 @@ pub type SyncInvoke = fn(
 ) -> Result<ToolOutput, ToolError>;
 
 /// Starts an async tool: the arguments are checked and deserialized at once, and the returned
-/// future owns everything it needs.
+/// future, boxed once with its guard, owns everything it needs.
 pub type AsyncInvoke = fn(
     Option<Arc<dyn Any + Send + Sync>>,
     Arguments<'_>,
     ToolContext,
     Option<ExternalConverter>,
+    Guard,
 ) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError>;
 
 /// How a registered tool is called.

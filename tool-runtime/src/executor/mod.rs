@@ -13,8 +13,8 @@ use tool_core::{ToolError, ToolOutput, ToolSpec};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 
 use crate::dynamic::DynamicInvoke;
-use crate::guard;
-use crate::registration::{ExternalConverter, Invoke};
+use crate::guard::{self, Guard};
+use crate::registration::{BoxFuture, ExternalConverter, Invoke};
 use crate::validation::CompiledSchema;
 use crate::{Arguments, IntoArguments, RawArguments, Services, ToolContext};
 
@@ -61,6 +61,14 @@ pub(crate) enum Callable {
     },
     Dynamic(DynamicInvoke),
     Declared,
+}
+
+/// A call after its first, synchronous, part.
+enum Started {
+    /// Finished: a sync tool, or a call refused before it ran.
+    Done(Result<ToolOutput, ToolError>),
+    /// An async tool (or a guarded sync one) to be awaited.
+    Waiting(BoxFuture<Result<ToolOutput, ToolError>>),
 }
 
 /// Per-call options.
@@ -146,13 +154,25 @@ impl Executor {
         args: impl IntoArguments<'a>,
         options: &CallOptions,
     ) -> Result<ToolOutput, ToolError> {
-        let (index, entry) = self.entry_at(name)?;
-        let raw = args.into_raw();
+        // Everything up to the first wait happens in `start`, so that this future stays small
+        // and a sync tool's call costs no more than the call.
+        match self.start(name, args.into_raw(), options) {
+            Started::Done(result) => result,
+            Started::Waiting(future) => future.await,
+        }
+    }
+
+    /// Finds the tool and runs a sync one; an async one is started and left to be awaited.
+    fn start(&self, name: &str, raw: RawArguments<'_>, options: &CallOptions) -> Started {
+        let (index, entry) = match self.entry_at(name) {
+            Ok(found) => found,
+            Err(unknown) => return Started::Done(Err(unknown)),
+        };
         let cancellation = options.cancellation.as_ref();
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
-            return Err(ToolError::Cancelled {
+            return Started::Done(Err(ToolError::Cancelled {
                 tool: name.to_owned(),
-            });
+            }));
         }
         let ctx = ToolContext::new(
             Arc::clone(&entry.name),
@@ -160,8 +180,9 @@ impl Executor {
             cancellation.cloned(),
             Arc::clone(&self.inner.services),
         );
+        let guard = |timeout| Guard::new(Arc::clone(&entry.name), timeout, cancellation.cloned());
         let timeout = entry.timeout.or(self.inner.default_timeout);
-        match &entry.callable {
+        let waiting = match &entry.callable {
             Callable::Registered {
                 invoke: Invoke::Sync(call),
                 service,
@@ -171,7 +192,9 @@ impl Executor {
                 // pool, so that the limit can end the wait.
                 None => {
                     let args = self.arguments(entry, raw);
-                    guard::sync_call(name, || call(service.as_deref(), args, &ctx, *external))
+                    return Started::Done(guard::sync_call(name, || {
+                        call(service.as_deref(), args, &ctx, *external)
+                    }));
                 }
                 Some(limit) => {
                     let (call, service, external) = (*call, service.clone(), *external);
@@ -183,11 +206,12 @@ impl Executor {
                             call(service.as_deref(), args, &ctx, external)
                         })
                     });
-                    let joined = async {
+                    let tool = Arc::clone(&entry.name);
+                    let joined = async move {
                         task.await
-                            .unwrap_or_else(|e| Err(guard::panicked(name, &e.to_string())))
+                            .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
                     };
-                    guard::guarded(name, joined, Some(limit), cancellation).await
+                    Ok(guard(Some(limit)).boxed(joined))
                 }
             },
             Callable::Registered {
@@ -196,20 +220,26 @@ impl Executor {
                 external,
             } => {
                 let args = self.arguments(entry, raw);
-                let future =
-                    guard::sync_call(name, || call(service.clone(), args, ctx, *external))?;
-                guard::guarded(name, future, timeout, cancellation).await
-            }
-            Callable::Dynamic(call) => {
-                let args = self.arguments(entry, raw).into_checked_value()?;
-                guard::guarded(name, call(args, ctx), timeout, cancellation).await
-            }
-            Callable::Declared => {
-                self.arguments(entry, raw).into_checked_value()?;
-                Err(ToolError::NotExecutable {
-                    tool: name.to_owned(),
+                guard::sync_call(name, || {
+                    call(service.clone(), args, ctx, *external, guard(timeout))
                 })
             }
+            Callable::Dynamic(call) => self
+                .arguments(entry, raw)
+                .into_checked_value()
+                .map(|args| guard(timeout).boxed(call(args, ctx))),
+            Callable::Declared => self
+                .arguments(entry, raw)
+                .into_checked_value()
+                .and_then(|_| {
+                    Err(ToolError::NotExecutable {
+                        tool: name.to_owned(),
+                    })
+                }),
+        };
+        match waiting {
+            Ok(future) => Started::Waiting(future),
+            Err(error) => Started::Done(Err(error)),
         }
     }
 
