@@ -28,6 +28,9 @@ pub(crate) struct FastSchema {
     allowed: Vec<Vec<Option<String>>>,
     minimum: Option<(Bound, bool)>,
     maximum: Option<(Bound, bool)>,
+    /// The bounds as an inclusive range of integers, when both are integers (or absent), as
+    /// canonical schemas write integer types: an integer is checked with two comparisons.
+    integer_range: Option<(i128, i128)>,
     min_length: Option<u64>,
     max_length: Option<u64>,
     items: Option<Box<FastSchema>>,
@@ -60,6 +63,7 @@ impl FastSchema {
             allowed: Vec::new(),
             minimum: None,
             maximum: None,
+            integer_range: None,
             min_length: None,
             max_length: None,
             items: None,
@@ -119,6 +123,7 @@ impl FastSchema {
         {
             return None;
         }
+        fast.integer_range = integer_range(fast.minimum, fast.maximum);
         Some(fast)
     }
 
@@ -226,6 +231,7 @@ pub(super) static ANYTHING: FastSchema = FastSchema {
     allowed: Vec::new(),
     minimum: None,
     maximum: None,
+    integer_range: None,
     min_length: None,
     max_length: None,
     items: None,
@@ -264,7 +270,11 @@ impl FastSchema {
     }
 
     pub(super) fn admits_number(&self, kind: u8, n: Bound) -> bool {
-        self.admits_kind(kind) && self.bounds_ok(n)
+        self.admits_kind(kind)
+            && match (n, self.integer_range) {
+                (Bound::Integer(n), Some((low, high))) => low <= n && n <= high,
+                _ => self.bounds_ok(n),
+            }
     }
 
     /// A key's bit in the required mask (0 when optional) and its schema; `None` for a key that
@@ -294,6 +304,24 @@ impl FastSchema {
     pub(super) fn item_count_ok(&self, len: u64) -> bool {
         self.min_items.is_none_or(|min| len >= min) && self.max_items.is_none_or(|max| len <= max)
     }
+}
+
+/// Integer bounds as one inclusive range; `None` when either bound is a float.
+fn integer_range(
+    minimum: Option<(Bound, bool)>,
+    maximum: Option<(Bound, bool)>,
+) -> Option<(i128, i128)> {
+    let low = match minimum {
+        None => i128::MIN,
+        Some((Bound::Integer(min), exclusive)) => min.checked_add(i128::from(exclusive))?,
+        Some((Bound::Float(_), _)) => return None,
+    };
+    let high = match maximum {
+        None => i128::MAX,
+        Some((Bound::Integer(max), exclusive)) => max.checked_sub(i128::from(exclusive))?,
+        Some((Bound::Float(_), _)) => return None,
+    };
+    Some((low, high))
 }
 
 fn type_set(value: &Value) -> Option<u8> {
