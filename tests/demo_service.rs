@@ -433,13 +433,45 @@ async fn complex_input_accepts_valid_and_boundary_values() {
         .unwrap();
 }
 
+/// The violations of a bad `check` call. The arguments are given as a value, as a borrowed
+/// value and as JSON text, which take different paths through validation; all three must
+/// report the same.
 async fn violations(args: Value) -> Vec<String> {
-    match executor().execute("check", json!({ "input": args })).await {
-        Err(ToolError::InvalidArguments { violations, .. }) => {
-            violations.iter().map(ToString::to_string).collect()
-        }
+    let exec = executor();
+    let args = json!({ "input": args });
+    let as_text = exec.execute("check", args.to_string()).await;
+    let borrowed = exec.execute("check", &args).await;
+    let owned = exec.execute("check", args).await;
+    let [owned, borrowed, as_text] = [owned, borrowed, as_text].map(|result| match result {
+        Err(ToolError::InvalidArguments { violations, .. }) => violations
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
         other => panic!("expected invalid arguments, got {other:?}"),
+    });
+    assert_eq!(owned, borrowed, "a borrowed value is reported alike");
+    assert_eq!(owned, as_text, "JSON text is reported alike");
+    owned
+}
+
+#[tokio::test]
+async fn valid_arguments_give_one_result_whatever_form_they_come_in() {
+    let exec = executor();
+    let args = json!({ "input": complex_ok() });
+    let expected = exec.execute("check", args.clone()).await.unwrap();
+    for output in [
+        exec.execute("check", &args).await.unwrap(),
+        exec.execute("check", args.to_string()).await.unwrap(),
+        exec.execute("check", args.to_string().as_str())
+            .await
+            .unwrap(),
+    ] {
+        assert_eq!(output, expected);
     }
+    // Keys in any order and insignificant whitespace.
+    let text = r#" { "b" : 2 ,
+        "a": -40 } "#;
+    assert_eq!(exec.execute("add", text).await.unwrap().to_text(), "-38");
 }
 
 #[tokio::test]
