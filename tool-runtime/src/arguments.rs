@@ -22,6 +22,12 @@ enum Raw<'a> {
     OwnedText(String),
 }
 
+/// Arguments seen without taking them.
+enum View<'r> {
+    Value(&'r Value),
+    Text(&'r str),
+}
+
 impl IntoArguments<'static> for Value {
     fn into_raw(self) -> RawArguments<'static> {
         RawArguments(Raw::Value(self))
@@ -57,11 +63,12 @@ impl<'a> RawArguments<'a> {
         })
     }
 
-    fn text(&self) -> Option<&str> {
+    fn view(&self) -> View<'_> {
         match &self.0 {
-            Raw::Text(text) => Some(text),
-            Raw::OwnedText(text) => Some(text),
-            Raw::Value(_) | Raw::Borrowed(_) => None,
+            Raw::Value(value) => View::Value(value),
+            Raw::Borrowed(value) => View::Value(value),
+            Raw::Text(text) => View::Text(text),
+            Raw::OwnedText(text) => View::Text(text),
         }
     }
 
@@ -136,16 +143,11 @@ impl<'a> Arguments<'a> {
     /// full path, which names every violation, and then anything serde still rejects; both are
     /// `InvalidArguments`.
     pub fn parse<T: DeserializeOwned>(self) -> Result<T, ToolError> {
-        if let Some(text) = self.raw.text() {
-            if text.len() > self.limit {
-                return Err(too_large(self.tool, text.len(), self.limit));
-            }
-        }
-        let fused = match &self.raw.0 {
-            Raw::Value(value) => self.schema.parse_value(value, self.limit),
-            Raw::Borrowed(value) => self.schema.parse_value(value, self.limit),
-            Raw::Text(text) => self.schema.parse_text(non_empty(text)),
-            Raw::OwnedText(text) => self.schema.parse_text(non_empty(text)),
+        let fused = match self.raw.view() {
+            // Too long to read: the full path refuses it.
+            View::Text(text) if text.len() > self.limit => None,
+            View::Text(text) => self.schema.parse_text(non_empty(text)),
+            View::Value(value) => self.schema.parse_value(value, self.limit),
         };
         if let Some(parsed) = fused {
             return Ok(parsed);

@@ -55,10 +55,9 @@ pub(super) const ARRAY: u8 = 32;
 pub(super) const OBJECT: u8 = 64;
 
 impl FastSchema {
-    /// The checker for `schema`, or `None` when it uses anything outside the subset.
-    pub(crate) fn compile(schema: &Value) -> Option<FastSchema> {
-        let map = schema.as_object()?;
-        let mut fast = FastSchema {
+    /// A schema with no keywords: it accepts anything.
+    const fn anything() -> FastSchema {
+        FastSchema {
             types: None,
             allowed: Vec::new(),
             minimum: None,
@@ -74,7 +73,13 @@ impl FastSchema {
             required_mask: 0,
             required_elsewhere: Vec::new(),
             closed: false,
-        };
+        }
+    }
+
+    /// The checker for `schema`, or `None` when it uses anything outside the subset.
+    pub(crate) fn compile(schema: &Value) -> Option<FastSchema> {
+        let map = schema.as_object()?;
+        let mut fast = FastSchema::anything();
         let mut required = Vec::new();
         for (keyword, value) in map {
             match keyword.as_str() {
@@ -202,18 +207,14 @@ impl FastSchema {
     fn object_ok(&self, map: &Map<String, Value>) -> bool {
         let mut seen = 0u64;
         for (key, value) in map {
-            match self.properties.iter().position(|(name, _)| name == key) {
-                Some(i) => {
-                    if !self.properties[i].1.is_valid(value) {
-                        return false;
-                    }
-                    seen |= self.required_bits[i];
-                }
+            let (bit, schema) = self.property(key);
+            match schema {
+                Some(schema) if !schema.is_valid(value) => return false,
                 None if self.closed => return false,
-                None => seen |= self.bit_elsewhere(key),
+                _ => seen |= bit,
             }
         }
-        seen == self.required_mask
+        self.has_required(seen)
     }
 
     /// The required-mask bit of a name required but not among the properties; 0 for others.
@@ -226,23 +227,7 @@ impl FastSchema {
 }
 
 /// The schema of a property an open object does not describe: anything goes.
-pub(super) static ANYTHING: FastSchema = FastSchema {
-    types: None,
-    allowed: Vec::new(),
-    minimum: None,
-    maximum: None,
-    integer_range: None,
-    min_length: None,
-    max_length: None,
-    items: None,
-    min_items: None,
-    max_items: None,
-    properties: Vec::new(),
-    required_bits: Vec::new(),
-    required_mask: 0,
-    required_elsewhere: Vec::new(),
-    closed: false,
-};
+pub(super) static ANYTHING: FastSchema = FastSchema::anything();
 
 /// What validation while deserializing asks of a schema, one token at a time.
 impl FastSchema {

@@ -3,7 +3,7 @@
 //!
 //! A valid call is checked and deserialized in one walk, with no intermediate `Value` and no
 //! second pass. The walk only ever gives up: on a violation, on anything it cannot follow (a
-//! number as a map key, bytes, an enum whose schema admits more than strings), and on any error
+//! map key the target wants as a number, bytes, an enum that is not a string), and on any error
 //! of serde's own, it returns an error, and the caller runs the full path (`jsonschema`, then
 //! `serde_json::from_value`), which says what is wrong. So its answer on success must be the
 //! full path's answer, which holds because every token of the input passes through here exactly
@@ -50,6 +50,11 @@ impl Walk {
 /// Why the walk gave up; the full path says why in words.
 fn give_up<E: de::Error>() -> E {
     E::custom("not valid against the schema")
+}
+
+/// Checks a string (counted with its quotes).
+fn check_string<E: de::Error>(schema: &FastSchema, walk: &Walk, s: &str) -> Result<(), E> {
+    check(walk.add(s.len() + 2) && schema.admits_string(s))
 }
 
 fn check<E: de::Error>(ok: bool) -> Result<(), E> {
@@ -192,7 +197,7 @@ impl<'s, V> CheckedVisitor<'s, V> {
     }
 
     fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
-        check(self.walk.add(s.len() + 2) && self.schema.admits_string(s))
+        check_string(self.schema, self.walk, s)
     }
 
     fn null<E: de::Error>(&self) -> Result<(), E> {
@@ -259,11 +264,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
         self.inner.visit_string(v)
     }
 
-    /// Bytes have no place in JSON; left to the full path.
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
         self.null()?;
         self.inner.visit_none()
@@ -315,10 +315,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
         let value = self.inner.visit_map(&mut entries)?;
         check(self.schema.has_required(entries.state.seen))?;
         Ok(value)
-    }
-
-    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
-        Err(give_up())
     }
 }
 
@@ -451,75 +447,22 @@ struct KeyDeserializer<'m, 's, D> {
     state: &'m mut MapState<'s>,
 }
 
-macro_rules! forward_key {
-    ($($method:ident)*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.inner.$method(KeyVisitor { inner: visitor, state: self.state })
-        }
-    )*};
-}
-
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, '_, D> {
     type Error = D::Error;
 
-    forward_key! {
-        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
-        deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
-        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
-        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
-        deserialize_option deserialize_unit deserialize_seq deserialize_map deserialize_identifier
-        deserialize_ignored_any
+    /// Every key is read as what it is, text; a target that wanted something else (a number
+    /// parsed out of the key) refuses the text, and the full path takes over.
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_any(KeyVisitor {
+            inner: visitor,
+            state: self.state,
+        })
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        _: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, D::Error> {
-        Err(give_up())
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
     }
 
     fn is_human_readable(&self) -> bool {
@@ -527,8 +470,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, '_, D>
     }
 }
 
-/// Sees a key's text; a key that does not arrive as text (a number the target parsed out of
-/// it) is left to the full path.
+/// Sees a key's text, looks it up among the properties, and hands it on.
 struct KeyVisitor<'m, 's, V> {
     inner: V,
     state: &'m mut MapState<'s>,
@@ -555,39 +497,14 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, '_, V> {
         check(self.state.key(&v))?;
         self.inner.visit_string(v)
     }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
-        Err(give_up())
-    }
 }
 
-/// A unit variant from its string: checked, then handed to the target's enum visitor.
+/// A unit variant from its string: checked, then handed to the target's enum visitor. Anything
+/// but a string is refused by serde's default visitor methods, and the full path takes over.
 struct UnitVariantVisitor<'s, V> {
     inner: V,
     schema: &'s FastSchema,
     walk: &'s Walk,
-}
-
-impl<V> UnitVariantVisitor<'_, V> {
-    fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
-        check(self.walk.add(s.len() + 2) && self.schema.admits_string(s))
-    }
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariantVisitor<'_, V> {
@@ -598,46 +515,18 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariantVisitor<'_, V> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        self.string(v)?;
+        check_string::<E>(self.schema, self.walk, v)?;
         self.inner.visit_enum(StrDeserializer::new(v))
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.string(v)?;
+        check_string::<E>(self.schema, self.walk, v)?;
         self.inner.visit_enum(BorrowedStrDeserializer::new(v))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        self.string(&v)?;
+        check_string::<E>(self.schema, self.walk, &v)?;
         self.inner.visit_enum(StringDeserializer::new(v))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
-        Err(give_up())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
-        Err(give_up())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
-        Err(give_up())
     }
 }
 
