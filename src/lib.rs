@@ -36,9 +36,9 @@ pub use tool_core::{
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_runtime::retrieval;
 pub use tool_runtime::{
-    BuildError, BuildProblem, CallOptions, CallResult, CancellationToken, Converter, Declarations,
-    DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments, Services,
-    ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken, Converter,
+    Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments,
+    Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.

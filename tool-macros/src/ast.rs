@@ -94,6 +94,11 @@ pub(crate) fn parse_fn(
                     continue;
                 };
                 if let Some(param) = parse_param(pat.ident.clone(), &typed.ty, arg, cx) {
+                    if param.role == Role::Context {
+                        // `&ToolContext` as written would be refused in an `async fn`, where an
+                        // elided lifetime must be shown: it is the same type as `<'_>`.
+                        show_elided_lifetime(&mut typed.ty);
+                    }
                     params.push(param);
                 }
             }
@@ -121,7 +126,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
             );
             return None;
         }
-        Type::Reference(r) if is_last_segment(&r.elem, "ToolContext") => {
+        Type::Reference(r) if is_context(&r.elem) => {
             return Some(Param {
                 ident,
                 ty: (*r.elem).clone(),
@@ -133,7 +138,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
         Type::Reference(r) => (owned(&r.elem), true),
         other => (other.clone(), false),
     };
-    if is_last_segment(&ty, "ToolContext") {
+    if is_context(&ty) {
         cx.error(&ty, "take the context by reference: `ctx: &ToolContext`");
         return None;
     }
@@ -225,6 +230,29 @@ fn result_args(path: &syn::Path) -> Option<Type> {
 pub(crate) fn is_last_segment(ty: &Type, name: &str) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, name)
         && p.path.segments.last().is_some_and(|s| s.arguments.is_none()))
+}
+
+/// `ToolContext`, with or without its lifetime.
+fn is_context(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "ToolContext")
+    && p.path.segments.last().is_some_and(|s| match &s.arguments {
+        syn::PathArguments::None => true,
+        syn::PathArguments::AngleBracketed(a) => a.args.iter().all(|a| matches!(a, syn::GenericArgument::Lifetime(_))),
+        syn::PathArguments::Parenthesized(_) => false,
+    }))
+}
+
+/// `&ToolContext` becomes `&ToolContext<'_>`; a lifetime already written is kept.
+fn show_elided_lifetime(ty: &mut Type) {
+    let Type::Reference(r) = ty else { return };
+    let Type::Path(p) = &mut *r.elem else { return };
+    if let Some(last) = p.path.segments.last_mut() {
+        if last.arguments.is_none() {
+            let span = last.ident.span();
+            last.arguments =
+                syn::PathArguments::AngleBracketed(syn::parse_quote_spanned!(span=> <'_>));
+        }
+    }
 }
 
 fn last_ident_is(path: &syn::Path, name: &str) -> bool {

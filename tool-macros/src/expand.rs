@@ -51,7 +51,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
             fn __ai_invoke(
                 __ai_service: ::core::option::Option<::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
                 __ai_args: #p::Arguments<'_>,
-                __ai_ctx: #p::ToolContext,
+                __ai_ctx: #p::ToolContext<'static>,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
                 __ai_guard: #p::Guard,
             ) -> ::core::result::Result<#p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
@@ -73,7 +73,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
             fn __ai_invoke(
                 __ai_service: ::core::option::Option<&(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
                 __ai_args: #p::Arguments<'_>,
-                __ai_ctx: &#p::ToolContext,
+                __ai_ctx: &#p::ToolContext<'_>,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
             ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
                 #service
@@ -324,7 +324,7 @@ pub(crate) fn converter(
         const _: () = {
             fn __ai_convert(
                 __ai_value: ::std::boxed::Box<dyn ::core::any::Any>,
-                __ai_ctx: &#p::ToolContext,
+                __ai_ctx: &#p::ToolContext<'_>,
             ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
                 let __ai_value = #p::unbox::<#input>(__ai_value, __ai_ctx)?;
                 #p::convert_with(#ident, __ai_value, __ai_ctx)

@@ -28,8 +28,8 @@ enum View<'r> {
     Text(&'r str),
 }
 
-impl IntoArguments<'static> for Value {
-    fn into_raw(self) -> RawArguments<'static> {
+impl<'a> IntoArguments<'a> for Value {
+    fn into_raw(self) -> RawArguments<'a> {
         RawArguments(Raw::Value(self))
     }
 }
@@ -46,8 +46,8 @@ impl<'a> IntoArguments<'a> for &'a str {
     }
 }
 
-impl IntoArguments<'static> for String {
-    fn into_raw(self) -> RawArguments<'static> {
+impl<'a> IntoArguments<'a> for String {
+    fn into_raw(self) -> RawArguments<'a> {
         RawArguments(Raw::OwnedText(self))
     }
 }

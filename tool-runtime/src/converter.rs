@@ -13,23 +13,23 @@ use crate::ToolContext;
 )]
 pub trait Converter<T, M> {
     /// Converts the value.
-    fn convert(&self, value: T, ctx: &ToolContext) -> ToolOutput;
+    fn convert(&self, value: T, ctx: &ToolContext<'_>) -> ToolOutput;
 }
 
 impl<T, F> Converter<T, (T,)> for F
 where
     F: Fn(T) -> ToolOutput,
 {
-    fn convert(&self, value: T, _ctx: &ToolContext) -> ToolOutput {
+    fn convert(&self, value: T, _ctx: &ToolContext<'_>) -> ToolOutput {
         self(value)
     }
 }
 
-impl<T, F> Converter<T, (T, ToolContext)> for F
+impl<T, F> Converter<T, (T, ToolContext<'static>)> for F
 where
-    F: Fn(T, &ToolContext) -> ToolOutput,
+    F: Fn(T, &ToolContext<'_>) -> ToolOutput,
 {
-    fn convert(&self, value: T, ctx: &ToolContext) -> ToolOutput {
+    fn convert(&self, value: T, ctx: &ToolContext<'_>) -> ToolOutput {
         self(value, ctx)
     }
 }

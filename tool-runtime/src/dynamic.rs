@@ -7,8 +7,9 @@ use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
 use crate::registration::BoxFuture;
 use crate::ToolContext;
 
-pub(crate) type DynamicInvoke =
-    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync>;
+pub(crate) type DynamicInvoke = Arc<
+    dyn Fn(Value, ToolContext<'static>) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
+>;
 
 /// A tool defined at run time from a name, a description, a JSON Schema and an async closure.
 ///
@@ -39,7 +40,7 @@ impl DynamicTool {
         call: F,
     ) -> Self
     where
-        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(Value, ToolContext<'static>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
     {
         let spec = ToolSpec {

@@ -22,7 +22,8 @@ pub use context::{Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
-    BuildError, BuildProblem, CallOptions, Executor, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES,
+    BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder,
+    DEFAULT_MAX_ARGUMENT_BYTES,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};

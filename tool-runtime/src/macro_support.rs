@@ -31,7 +31,7 @@ pub fn assert_parameter<T: ToolParameter>() {}
 #[inline]
 pub fn service_ref<'a, S: Any>(
     service: Option<&'a (dyn Any + Send + Sync)>,
-    ctx: &ToolContext,
+    ctx: &ToolContext<'_>,
 ) -> Result<&'a S, ToolError> {
     service
         .and_then(|s| s.downcast_ref::<S>())
@@ -42,14 +42,14 @@ pub fn service_ref<'a, S: Any>(
 #[inline]
 pub fn service_arc<S: Any + Send + Sync>(
     service: Option<Arc<dyn Any + Send + Sync>>,
-    ctx: &ToolContext,
+    ctx: &ToolContext<'_>,
 ) -> Result<Arc<S>, ToolError> {
     service
         .and_then(|s| s.downcast::<S>().ok())
         .ok_or_else(|| missing_service::<S>(ctx))
 }
 
-fn missing_service<S>(ctx: &ToolContext) -> ToolError {
+fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
     ToolError::Failed {
         tool: ctx.tool_name().to_owned(),
         message: format!(
@@ -67,7 +67,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_>) -> Result<T, ToolErr
 }
 
 /// The error a tool returned, kept typed.
-pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext) -> ToolError {
+pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext<'_>) -> ToolError {
     ToolError::failed(ctx.tool_name(), error)
 }
 
@@ -76,9 +76,9 @@ pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext) -> 
 #[inline]
 pub fn finish<T: 'static>(
     value: T,
-    ctx: &ToolContext,
+    ctx: &ToolContext<'_>,
     external: Option<ExternalConverter>,
-    default: fn(T, &ToolContext) -> Result<ToolOutput, ToolError>,
+    default: fn(T, &ToolContext<'_>) -> Result<ToolOutput, ToolError>,
 ) -> Result<ToolOutput, ToolError> {
     match external {
         Some(convert) => convert(Box::new(value), ctx),
@@ -91,13 +91,13 @@ pub fn finish<T: 'static>(
 pub fn convert_with<T, M, C: Converter<T, M>>(
     converter: C,
     value: T,
-    ctx: &ToolContext,
+    ctx: &ToolContext<'_>,
 ) -> Result<ToolOutput, ToolError> {
     Ok(converter.convert(value, ctx))
 }
 
 /// Unboxes a tool's value for a converter registered with `#[ai_tool_converter]`.
-pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext) -> Result<T, ToolError> {
+pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext<'_>) -> Result<T, ToolError> {
     value
         .downcast::<T>()
         .map(|v| *v)
@@ -110,25 +110,25 @@ pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext) -> Result<T, To
 
 /// Default conversion of `()`: empty output.
 #[inline]
-pub fn output_unit(_: (), _: &ToolContext) -> Result<ToolOutput, ToolError> {
+pub fn output_unit(_: (), _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::empty())
 }
 
 /// Default conversion of `String`: plain text.
 #[inline]
-pub fn output_text(text: String, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+pub fn output_text(text: String, _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(text))
 }
 
 /// Default conversion of `ToolOutput`: itself.
 #[inline]
-pub fn output_itself(output: ToolOutput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+pub fn output_itself(output: ToolOutput, _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     Ok(output)
 }
 
 /// Default conversion of any `T: Serialize`: structured JSON.
 #[inline]
-pub fn output_json<T: Serialize>(value: T, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+pub fn output_json<T: Serialize>(value: T, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     serde_json::to_value(value)
         .map(ToolOutput::json)
         .map_err(|e| ToolError::Failed {

@@ -18,14 +18,14 @@ use crate::{Arguments, ToolContext};
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
-pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext) -> Result<ToolOutput, ToolError>;
+pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
 
 /// Calls a sync tool: the service (when the tool is a method), the arguments (checked as they
 /// are deserialized), the context and the external converter (when one is registered).
 pub type SyncInvoke = fn(
     Option<&(dyn Any + Send + Sync)>,
     Arguments<'_>,
-    &ToolContext,
+    &ToolContext<'_>,
     Option<ExternalConverter>,
 ) -> Result<ToolOutput, ToolError>;
 
@@ -34,7 +34,7 @@ pub type SyncInvoke = fn(
 pub type AsyncInvoke = fn(
     Option<Arc<dyn Any + Send + Sync>>,
     Arguments<'_>,
-    ToolContext,
+    ToolContext<'static>,
     Option<ExternalConverter>,
     Guard,
 ) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError>;

@@ -2,6 +2,7 @@
 
 mod batch;
 mod build;
+mod call;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput, ToolSpec};
 
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
+pub use call::Call;
 
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
@@ -139,81 +141,102 @@ impl Executor {
     }
 
     /// Validates the arguments and runs the tool.
-    pub async fn execute<'a>(
-        &self,
-        name: &str,
-        args: impl IntoArguments<'a>,
-    ) -> Result<ToolOutput, ToolError> {
-        self.execute_with(name, args, &CallOptions::default()).await
+    ///
+    /// The returned [`Call`] is a future; nothing happens until it is awaited.
+    pub fn execute<'c>(&'c self, name: &'c str, args: impl IntoArguments<'c>) -> Call<'c> {
+        Call::new(self, name, args.into_raw(), None)
     }
 
     /// [`Executor::execute`] with a call id and a cancellation token.
-    pub async fn execute_with<'a>(
-        &self,
-        name: &str,
-        args: impl IntoArguments<'a>,
-        options: &CallOptions,
-    ) -> Result<ToolOutput, ToolError> {
-        // Everything up to the first wait happens in `start`, so that this future stays small
-        // and a sync tool's call costs no more than the call.
-        match self.start(name, args.into_raw(), options) {
-            Started::Done(result) => result,
-            Started::Waiting(future) => future.await,
-        }
+    pub fn execute_with<'c>(
+        &'c self,
+        name: &'c str,
+        args: impl IntoArguments<'c>,
+        options: &'c CallOptions,
+    ) -> Call<'c> {
+        Call::new(self, name, args.into_raw(), Some(options))
     }
 
-    /// Finds the tool and runs a sync one; an async one is started and left to be awaited.
-    fn start(&self, name: &str, raw: RawArguments<'_>, options: &CallOptions) -> Started {
+    /// A call's synchronous part, run when its [`Call`] is first polled: finds the tool and runs
+    /// a sync one; an async one is started and left to be awaited.
+    fn start(&self, name: &str, raw: RawArguments<'_>, options: Option<&CallOptions>) -> Started {
         let (index, entry) = match self.entry_at(name) {
             Ok(found) => found,
             Err(unknown) => return Started::Done(Err(unknown)),
         };
-        let cancellation = options.cancellation.as_ref();
+        let cancellation = options.and_then(|o| o.cancellation.as_ref());
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Started::Done(Err(ToolError::Cancelled {
                 tool: name.to_owned(),
             }));
         }
-        let ctx = ToolContext::new(
-            Arc::clone(&entry.name),
-            options.call_id.clone(),
-            cancellation.cloned(),
-            Arc::clone(&self.inner.services),
-        );
-        let guard = |timeout| Guard::new(Arc::clone(&entry.name), timeout, cancellation.cloned());
-        let timeout = entry.timeout.or(self.inner.default_timeout);
-        let waiting = match &entry.callable {
+        let call_id = options.and_then(|o| o.call_id.as_ref());
+        match &entry.callable {
+            // A sync tool runs in place, with a context that borrows from the executor and the
+            // caller. One with its own time limit runs on the blocking pool instead, so that
+            // the limit can end the wait.
             Callable::Registered {
                 invoke: Invoke::Sync(call),
                 service,
                 external,
-            } => match entry.timeout {
-                // A sync tool runs in place; one with its own time limit runs on the blocking
-                // pool, so that the limit can end the wait.
-                None => {
-                    let args = self.arguments(entry, raw);
-                    return Started::Done(guard::sync_call(name, || {
-                        call(service.as_deref(), args, &ctx, *external)
-                    }));
+            } if entry.timeout.is_none() => {
+                let services = &self.inner.services;
+                let ctx = ToolContext::borrowed(&entry.name, call_id, cancellation, services);
+                let args = self.arguments(entry, raw);
+                Started::Done(guard::sync_call(name, || {
+                    call(service.as_deref(), args, &ctx, *external)
+                }))
+            }
+            _ => {
+                let ctx = ToolContext::owned(
+                    Arc::clone(&entry.name),
+                    call_id.cloned(),
+                    cancellation.cloned(),
+                    Arc::clone(&self.inner.services),
+                );
+                match self.start_waiting(index, entry, raw, ctx) {
+                    Ok(future) => Started::Waiting(future),
+                    Err(error) => Started::Done(Err(error)),
                 }
-                Some(limit) => {
-                    let (call, service, external) = (*call, service.clone(), *external);
-                    let (exec, raw) = (self.clone(), raw.into_owned());
-                    let task = tokio::task::spawn_blocking(move || {
-                        let entry = &exec.inner.entries[index];
-                        let args = exec.arguments(entry, raw);
-                        guard::sync_call(&entry.spec.name, || {
-                            call(service.as_deref(), args, &ctx, external)
-                        })
-                    });
-                    let tool = Arc::clone(&entry.name);
-                    let joined = async move {
-                        task.await
-                            .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
-                    };
-                    Ok(guard(Some(limit)).boxed(joined))
-                }
-            },
+            }
+        }
+    }
+
+    /// Starts a call that is awaited: an async tool, a dynamic one, or a sync one with its own
+    /// time limit. Each is guarded by its time limit and the caller's token.
+    fn start_waiting(
+        &self,
+        index: usize,
+        entry: &Entry,
+        raw: RawArguments<'_>,
+        ctx: ToolContext<'static>,
+    ) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError> {
+        let name = &entry.spec.name;
+        let cancellation = ctx.caller_token().cloned();
+        let guard = |timeout| Guard::new(Arc::clone(&entry.name), timeout, cancellation.clone());
+        let timeout = entry.timeout.or(self.inner.default_timeout);
+        match &entry.callable {
+            Callable::Registered {
+                invoke: Invoke::Sync(call),
+                service,
+                external,
+            } => {
+                let (call, service, external) = (*call, service.clone(), *external);
+                let (exec, raw) = (self.clone(), raw.into_owned());
+                let task = tokio::task::spawn_blocking(move || {
+                    let entry = &exec.inner.entries[index];
+                    let args = exec.arguments(entry, raw);
+                    guard::sync_call(&entry.spec.name, || {
+                        call(service.as_deref(), args, &ctx, external)
+                    })
+                });
+                let tool = Arc::clone(&entry.name);
+                let joined = async move {
+                    task.await
+                        .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
+                };
+                Ok(guard(entry.timeout).boxed(joined))
+            }
             Callable::Registered {
                 invoke: Invoke::Async(call),
                 service,
@@ -236,10 +259,6 @@ impl Executor {
                         tool: name.to_owned(),
                     })
                 }),
-        };
-        match waiting {
-            Ok(future) => Started::Waiting(future),
-            Err(error) => Started::Done(Err(error)),
         }
     }
 

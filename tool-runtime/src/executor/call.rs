@@ -1,0 +1,90 @@
+//! The future of one call, written by hand: its synchronous part runs in the first poll, and a
+//! sync tool's result comes straight out of that poll, with no state machine around it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tool_core::{ToolError, ToolOutput};
+
+use super::{CallOptions, Executor, Started};
+use crate::registration::BoxFuture;
+use crate::RawArguments;
+
+/// One tool call: what [`Executor::execute`] and [`Executor::execute_with`] return.
+///
+/// Like an `async fn`, it does nothing until it is first polled. It is `Send`, so it can be
+/// spawned, and dropping it stops an async tool's work where it stands.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct Call<'c> {
+    state: State<'c>,
+}
+
+enum State<'c> {
+    /// Not polled yet.
+    Start {
+        executor: &'c Executor,
+        name: &'c str,
+        args: RawArguments<'c>,
+        options: Option<&'c CallOptions>,
+    },
+    /// An async tool at work.
+    Waiting(BoxFuture<Result<ToolOutput, ToolError>>),
+    /// The result was given out.
+    Finished,
+}
+
+impl<'c> Call<'c> {
+    pub(super) fn new(
+        executor: &'c Executor,
+        name: &'c str,
+        args: RawArguments<'c>,
+        options: Option<&'c CallOptions>,
+    ) -> Self {
+        Call {
+            state: State::Start {
+                executor,
+                name,
+                args,
+                options,
+            },
+        }
+    }
+}
+
+impl Future for Call<'_> {
+    type Output = Result<ToolOutput, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.state;
+        let mut future = match std::mem::replace(state, State::Finished) {
+            State::Start {
+                executor,
+                name,
+                args,
+                options,
+            } => match executor.start(name, args, options) {
+                Started::Done(result) => return Poll::Ready(result),
+                Started::Waiting(future) => future,
+            },
+            State::Waiting(future) => future,
+            State::Finished => panic!("a tool call was polled after it completed"),
+        };
+        let polled = future.as_mut().poll(cx);
+        if polled.is_pending() {
+            *state = State::Waiting(future);
+        }
+        polled
+    }
+}
+
+impl std::fmt::Debug for Call<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.state {
+            State::Start { .. } => "not started",
+            State::Waiting(_) => "waiting",
+            State::Finished => "finished",
+        };
+        f.debug_struct("Call").field("state", &state).finish()
+    }
+}
