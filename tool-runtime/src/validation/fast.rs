@@ -37,6 +37,8 @@ pub(crate) struct FastSchema {
     min_items: Option<u64>,
     max_items: Option<u64>,
     properties: Vec<(String, FastSchema)>,
+    /// Each property's name as a quick first test, in the same order.
+    tags: Vec<NameTag>,
     /// For each property, its bit in the required mask (0 when not required).
     required_bits: Vec<u64>,
     /// All required properties' bits.
@@ -69,6 +71,7 @@ impl FastSchema {
             min_items: None,
             max_items: None,
             properties: Vec::new(),
+            tags: Vec::new(),
             required_bits: Vec::new(),
             required_mask: 0,
             required_elsewhere: Vec::new(),
@@ -129,6 +132,11 @@ impl FastSchema {
             return None;
         }
         fast.integer_range = integer_range(fast.minimum, fast.maximum);
+        fast.tags = fast
+            .properties
+            .iter()
+            .map(|(name, _)| NameTag::of(name))
+            .collect();
         Some(fast)
     }
 
@@ -226,6 +234,32 @@ impl FastSchema {
     }
 }
 
+/// A name's length and first eight bytes: equal tags mean equal names up to eight bytes, and
+/// for longer names leave only the rest to compare.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct NameTag {
+    len: usize,
+    head: u64,
+}
+
+impl NameTag {
+    #[inline]
+    fn of(name: &str) -> NameTag {
+        let bytes = name.as_bytes();
+        let head = match bytes.first_chunk::<8>() {
+            Some(first) => u64::from_le_bytes(*first),
+            None => bytes
+                .iter()
+                .rev()
+                .fold(0, |head, &b| head << 8 | u64::from(b)),
+        };
+        NameTag {
+            len: bytes.len(),
+            head,
+        }
+    }
+}
+
 /// The schema of a property an open object does not describe: anything goes.
 pub(super) static ANYTHING: FastSchema = FastSchema::anything();
 
@@ -254,6 +288,7 @@ impl FastSchema {
             && self.length_ok(s)
     }
 
+    #[inline]
     pub(super) fn admits_number(&self, kind: u8, n: Bound) -> bool {
         self.admits_kind(kind)
             && match (n, self.integer_range) {
@@ -264,8 +299,15 @@ impl FastSchema {
 
     /// A key's bit in the required mask (0 when optional) and its schema; `None` for a key that
     /// is not among the properties, and so refused when the object is closed.
+    #[inline]
     pub(super) fn property(&self, key: &str) -> (u64, Option<&FastSchema>) {
-        match self.properties.iter().position(|(name, _)| name == key) {
+        let tag = NameTag::of(key);
+        let rest = key.as_bytes().get(8..).unwrap_or_default();
+        let found = self.tags.iter().position(|t| *t == tag).filter(|&i| {
+            // Names of eight bytes or fewer are all in the tag; longer ones compare the rest.
+            rest.is_empty() || self.properties[i].0.as_bytes()[8..] == *rest
+        });
+        match found {
             Some(i) => (self.required_bits[i], Some(&self.properties[i].1)),
             None => (self.bit_elsewhere(key), None),
         }

@@ -44,7 +44,12 @@ pub(crate) fn numbers() -> Vec<Value> {
 }
 
 const STRINGS: &[&str] = &["", "a", "é", "ab", "abcdef", "Room", "Bike", "日本語"];
-const NAMES: &[&str] = &["a", "b", "c"];
+/// Property names: short ones, one of exactly eight bytes, and a longer one sharing its first
+/// eight bytes.
+const NAMES: &[&str] = &["a", "b", "property", "property_b"];
+/// Object keys: the names, and some that are not among them (one shares a long name's length
+/// and first eight bytes).
+const KEYS: &[&str] = &["a", "b", "d", "property", "property_b", "property_x"];
 
 pub(crate) fn schema(rng: &mut Rng, depth: u32) -> Value {
     let mut map = Map::new();
@@ -124,9 +129,9 @@ pub(crate) fn instance(rng: &mut Rng, depth: u32) -> Value {
         ),
         _ => {
             let mut map = Map::new();
-            for name in ["a", "b", "c", "d"] {
+            for name in KEYS {
                 if rng.chance(50) {
-                    map.insert(name.into(), instance(rng, depth - 1));
+                    map.insert((*name).into(), instance(rng, depth - 1));
                 }
             }
             Value::Object(map)
