@@ -1,8 +1,6 @@
 //! Tool retrieval through the public API: lexical always; dense and hybrid on the real model
 //! with the `embed-candle` feature (the test script installs the model).
 
-use std::sync::Arc;
-
 use ai_tool::retrieval::{Reason, RetrieveError, RetrieveOptions, Retriever};
 use ai_tool::{ToolMetadata, ToolSpec};
 use serde_json::json;
@@ -229,6 +227,7 @@ mod dense {
     use super::*;
     use ai_tool::retrieval::candle::MiniLm;
     use ai_tool::retrieval::{EmbeddingProvider, InMemoryStore, StoredTool, ToolStore};
+    use std::sync::Arc;
 
     pub fn model() -> Arc<MiniLm> {
         let dir = std::env::var_os("AI_TOOL_MODEL_DIR")

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
+use super::index::NameIndex;
 use super::{Callable, Entry, Executor, Inner};
 use crate::dynamic::DynamicTool;
 use crate::registration::{ConverterRegistration, Location, ToolRegistration};
@@ -214,9 +215,9 @@ impl ExecutorBuilder {
                 .filter_map(|tool| dynamic_entry(tool, &mut problems)),
         );
 
-        let mut index = rustc_hash::FxHashMap::<Box<str>, usize>::default();
+        let mut index = NameIndex::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
-            if let Some(&first) = index.get(entry.spec.name.as_str()) {
+            if let Err(first) = index.insert(&entry.spec.name, i) {
                 let both_macro = [&entries[first].spec, &entry.spec]
                     .iter()
                     .all(|s| matches!(s.metadata.source, Some(ToolSource::Macro { .. })));
@@ -228,8 +229,6 @@ impl ExecutorBuilder {
                     first: source_of(&entries[first].spec),
                     second: source_of(&entry.spec),
                 });
-            } else {
-                index.insert(entry.spec.name.as_str().into(), i);
             }
         }
         if !problems.is_empty() {

@@ -3,6 +3,7 @@
 mod batch;
 mod build;
 mod call;
+mod index;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use tool_core::{ToolError, ToolOutput, ToolSpec};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
+use self::index::NameIndex;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
 use crate::registration::{BoxFuture, ExternalConverter, Invoke};
@@ -39,9 +41,8 @@ pub struct Executor {
 
 struct Inner {
     entries: Vec<Entry>,
-    /// Tool names to entries. Fx hashing is safe here: only our own names are inserted, so a
-    /// model's strings can slow no lookup.
-    index: rustc_hash::FxHashMap<Box<str>, usize>,
+    /// Tool names to entries.
+    index: NameIndex,
     services: Arc<Services>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
@@ -279,12 +280,12 @@ impl Executor {
     /// The tool with this name, and where it is among the entries.
     fn entry_at(&self, name: &str) -> Result<(usize, &Entry), ToolError> {
         match self.inner.index.get(name) {
-            Some(&i) => Ok((i, &self.inner.entries[i])),
+            Some(i) => Ok((i, &self.inner.entries[i])),
             None => Err(ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestions: tool_core::closest_names(
                     name,
-                    self.inner.index.keys().map(|k| &**k),
+                    self.inner.entries.iter().map(|e| e.spec.name.as_str()),
                     3,
                 ),
             }),
