@@ -36,11 +36,7 @@ pub(crate) struct FastSchema {
     items: Option<Box<FastSchema>>,
     min_items: Option<u64>,
     max_items: Option<u64>,
-    properties: Vec<(String, FastSchema)>,
-    /// Each property's name as a quick first test, in the same order.
-    tags: Vec<NameTag>,
-    /// For each property, its bit in the required mask (0 when not required).
-    required_bits: Vec<u64>,
+    properties: Vec<Property>,
     /// All required properties' bits.
     required_mask: u64,
     /// Required names that are not among `properties`, with their bits.
@@ -71,8 +67,6 @@ impl FastSchema {
             min_items: None,
             max_items: None,
             properties: Vec::new(),
-            tags: Vec::new(),
-            required_bits: Vec::new(),
             required_mask: 0,
             required_elsewhere: Vec::new(),
             closed: false,
@@ -100,8 +94,12 @@ impl FastSchema {
                 "items" => fast.items = Some(Box::new(FastSchema::compile(value)?)),
                 "properties" => {
                     for (name, sub) in value.as_object()? {
-                        fast.properties
-                            .push((name.clone(), FastSchema::compile(sub)?));
+                        fast.properties.push(Property {
+                            tag: NameTag::of(name),
+                            bit: 0,
+                            name: name.clone(),
+                            schema: FastSchema::compile(sub)?,
+                        });
                     }
                 }
                 "required" => required = string_list(value)?,
@@ -115,12 +113,11 @@ impl FastSchema {
         if required.len() > 64 {
             return None;
         }
-        fast.required_bits = vec![0; fast.properties.len()];
         for (i, name) in required.into_iter().enumerate() {
             let bit = 1u64 << i;
             fast.required_mask |= bit;
-            match fast.properties.iter().position(|(p, _)| *p == name) {
-                Some(p) => fast.required_bits[p] = bit,
+            match fast.properties.iter_mut().find(|p| p.name == name) {
+                Some(p) => p.bit = bit,
                 None => fast.required_elsewhere.push((name, bit)),
             }
         }
@@ -132,11 +129,6 @@ impl FastSchema {
             return None;
         }
         fast.integer_range = integer_range(fast.minimum, fast.maximum);
-        fast.tags = fast
-            .properties
-            .iter()
-            .map(|(name, _)| NameTag::of(name))
-            .collect();
         Some(fast)
     }
 
@@ -234,6 +226,16 @@ impl FastSchema {
     }
 }
 
+/// A property of an object schema.
+#[derive(Debug)]
+struct Property {
+    tag: NameTag,
+    /// Its bit in the required mask; 0 when it is not required.
+    bit: u64,
+    name: String,
+    schema: FastSchema,
+}
+
 /// A name's length and first eight bytes: equal tags mean equal names up to eight bytes, and
 /// for longer names leave only the rest to compare.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -303,12 +305,12 @@ impl FastSchema {
     pub(super) fn property(&self, key: &str) -> (u64, Option<&FastSchema>) {
         let tag = NameTag::of(key);
         let rest = key.as_bytes().get(8..).unwrap_or_default();
-        let found = self.tags.iter().position(|t| *t == tag).filter(|&i| {
+        let found = self.properties.iter().find(|p| {
             // Names of eight bytes or fewer are all in the tag; longer ones compare the rest.
-            rest.is_empty() || self.properties[i].0.as_bytes()[8..] == *rest
+            p.tag == tag && (rest.is_empty() || p.name.as_bytes()[8..] == *rest)
         });
         match found {
-            Some(i) => (self.required_bits[i], Some(&self.properties[i].1)),
+            Some(p) => (p.bit, Some(&p.schema)),
             None => (self.bit_elsewhere(key), None),
         }
     }

@@ -386,6 +386,7 @@ struct MapState<'s> {
 }
 
 impl MapState<'_> {
+    #[inline]
     fn key(&mut self, key: &str) -> bool {
         let separators = 3 + usize::from(self.count > 0);
         self.count += 1;
