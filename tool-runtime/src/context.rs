@@ -57,32 +57,58 @@ impl std::fmt::Debug for Services {
 /// [`ToolContext::to_static`] to keep a context beyond the call.
 #[derive(Clone)]
 pub struct ToolContext<'a> {
-    tool_name: Held<'a, Arc<str>>,
-    call_id: Option<Held<'a, Arc<str>>>,
-    /// The caller's token, when the call brought one.
-    caller_token: Option<Held<'a, CancellationToken>>,
+    parts: Parts<'a>,
     /// A token made on first use for a call that brought none.
     own_token: OnceLock<CancellationToken>,
-    services: Held<'a, Arc<Services>>,
 }
 
-/// A value borrowed for the length of a call, or owned.
+/// What a context shows, borrowed for the length of a sync call or owned by an async one. One
+/// variant for all of it, so that dropping a borrowed context costs one test.
 #[derive(Clone)]
-enum Held<'a, T> {
-    Borrowed(&'a T),
-    Owned(T),
+enum Parts<'a> {
+    Borrowed(Refs<'a>),
+    Owned(Owned),
 }
 
-impl<T: Clone> Held<'_, T> {
-    fn get(&self) -> &T {
+#[derive(Clone, Copy)]
+struct Refs<'a> {
+    tool_name: &'a Arc<str>,
+    call_id: Option<&'a Arc<str>>,
+    /// The caller's token, when the call brought one.
+    caller_token: Option<&'a CancellationToken>,
+    services: &'a Arc<Services>,
+}
+
+#[derive(Clone)]
+struct Owned {
+    tool_name: Arc<str>,
+    call_id: Option<Arc<str>>,
+    caller_token: Option<CancellationToken>,
+    services: Arc<Services>,
+}
+
+impl Parts<'_> {
+    fn refs(&self) -> Refs<'_> {
         match self {
-            Held::Borrowed(value) => value,
-            Held::Owned(value) => value,
+            Parts::Borrowed(refs) => *refs,
+            Parts::Owned(owned) => Refs {
+                tool_name: &owned.tool_name,
+                call_id: owned.call_id.as_ref(),
+                caller_token: owned.caller_token.as_ref(),
+                services: &owned.services,
+            },
         }
     }
+}
 
-    fn to_static(&self) -> Held<'static, T> {
-        Held::Owned(self.get().clone())
+impl Refs<'_> {
+    fn to_owned(self) -> Owned {
+        Owned {
+            tool_name: Arc::clone(self.tool_name),
+            call_id: self.call_id.cloned(),
+            caller_token: self.caller_token.cloned(),
+            services: Arc::clone(self.services),
+        }
     }
 }
 
@@ -91,15 +117,17 @@ impl<'a> ToolContext<'a> {
     pub(crate) fn borrowed(
         tool_name: &'a Arc<str>,
         call_id: Option<&'a Arc<str>>,
-        cancellation: Option<&'a CancellationToken>,
+        caller_token: Option<&'a CancellationToken>,
         services: &'a Arc<Services>,
     ) -> Self {
         ToolContext {
-            tool_name: Held::Borrowed(tool_name),
-            call_id: call_id.map(Held::Borrowed),
-            caller_token: cancellation.map(Held::Borrowed),
+            parts: Parts::Borrowed(Refs {
+                tool_name,
+                call_id,
+                caller_token,
+                services,
+            }),
             own_token: OnceLock::new(),
-            services: Held::Borrowed(services),
         }
     }
 
@@ -107,22 +135,19 @@ impl<'a> ToolContext<'a> {
     /// the call: moved into a spawned task, for example.
     pub fn to_static(&self) -> ToolContext<'static> {
         ToolContext {
-            tool_name: self.tool_name.to_static(),
-            call_id: self.call_id.as_ref().map(Held::to_static),
-            caller_token: self.caller_token.as_ref().map(Held::to_static),
+            parts: Parts::Owned(self.parts.refs().to_owned()),
             own_token: self.own_token.clone(),
-            services: self.services.to_static(),
         }
     }
 
     /// The name of the tool being called.
     pub fn tool_name(&self) -> &str {
-        self.tool_name.get()
+        self.parts.refs().tool_name
     }
 
     /// The provider's id of this call, when the call came with one.
     pub fn call_id(&self) -> Option<&str> {
-        self.call_id.as_ref().map(|id| &**id.get())
+        self.parts.refs().call_id.map(|id| &**id)
     }
 
     /// The token that is cancelled when the caller gives up on this call. Long-running tools
@@ -130,36 +155,32 @@ impl<'a> ToolContext<'a> {
     /// passed in `CallOptions`; a call that brought none gets a token of its own on first use, so
     /// one call can never cancel another.
     pub fn cancellation_token(&self) -> &CancellationToken {
-        match &self.caller_token {
-            Some(token) => token.get(),
+        match self.caller_token() {
+            Some(token) => token,
             None => self.own_token.get_or_init(CancellationToken::new),
         }
     }
 
     /// The caller's token, when the call brought one.
     pub(crate) fn caller_token(&self) -> Option<&CancellationToken> {
-        self.caller_token.as_ref().map(Held::get)
+        self.parts.refs().caller_token
     }
 
     /// Whether the caller has cancelled this call.
     pub fn is_cancelled(&self) -> bool {
-        match &self.caller_token {
-            Some(token) => token.get().is_cancelled(),
-            None => self
-                .own_token
-                .get()
-                .is_some_and(CancellationToken::is_cancelled),
-        }
+        self.caller_token()
+            .or(self.own_token.get())
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// A value provided to the executor with `ExecutorBuilder::service` or `provide`.
     pub fn service<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.services.get().get::<T>()
+        self.services().get::<T>()
     }
 
     /// Everything provided to the executor.
     pub fn services(&self) -> &Services {
-        self.services.get()
+        self.parts.refs().services
     }
 }
 
@@ -168,15 +189,17 @@ impl ToolContext<'static> {
     pub(crate) fn owned(
         tool_name: Arc<str>,
         call_id: Option<Arc<str>>,
-        cancellation: Option<CancellationToken>,
+        caller_token: Option<CancellationToken>,
         services: Arc<Services>,
     ) -> Self {
         ToolContext {
-            tool_name: Held::Owned(tool_name),
-            call_id: call_id.map(Held::Owned),
-            caller_token: cancellation.map(Held::Owned),
+            parts: Parts::Owned(Owned {
+                tool_name,
+                call_id,
+                caller_token,
+                services,
+            }),
             own_token: OnceLock::new(),
-            services: Held::Owned(services),
         }
     }
 
@@ -193,5 +216,39 @@ impl std::fmt::Debug for ToolContext<'_> {
             .field("call_id", &self.call_id())
             .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_static_copy_shows_what_the_borrowed_context_shows() {
+        let (name, id): (Arc<str>, Arc<str>) = ("weather".into(), "call_1".into());
+        let token = CancellationToken::new();
+        let mut services = Services::default();
+        services.insert(Arc::new(42u32));
+        let services = Arc::new(services);
+        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services);
+        let kept = borrowed.to_static();
+        drop(borrowed);
+        assert_eq!(
+            (kept.tool_name(), kept.call_id()),
+            ("weather", Some("call_1"))
+        );
+        assert_eq!(kept.service::<u32>(), Some(&42));
+        assert!(!kept.is_cancelled());
+        token.cancel();
+        assert!(kept.is_cancelled() && kept.cancellation_token().is_cancelled());
+    }
+
+    #[test]
+    fn a_call_without_a_token_gets_its_own() {
+        let ctx = ToolContext::detached("t");
+        assert!(!ctx.is_cancelled());
+        ctx.cancellation_token().cancel();
+        assert!(ctx.is_cancelled());
+        assert!(!ToolContext::detached("t").is_cancelled());
     }
 }
