@@ -142,6 +142,7 @@ impl<'a> Arguments<'a> {
     /// A valid call is checked while it is deserialized, in one walk. Anything else takes the
     /// full path, which names every violation, and then anything serde still rejects; both are
     /// `InvalidArguments`.
+    #[inline]
     pub fn parse<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let fused = match self.raw.view() {
             // Too long to read: the full path refuses it.
@@ -149,9 +150,16 @@ impl<'a> Arguments<'a> {
             View::Text(text) => self.schema.parse_text(non_empty(text)),
             View::Value(value) => self.schema.parse_value(value, self.limit),
         };
-        if let Some(parsed) = fused {
-            return Ok(parsed);
+        match fused {
+            Some(parsed) => Ok(parsed),
+            None => self.parse_checked(),
         }
+    }
+
+    /// The full path: every violation named, then serde's own refusals. Kept out of line, so
+    /// that the fast path inlines small into each tool.
+    #[inline(never)]
+    fn parse_checked<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let tool = self.tool;
         let value = self.into_checked_value()?;
         serde_json::from_value(value).map_err(|e| ToolError::InvalidArguments {

@@ -31,6 +31,7 @@ impl CompiledSchema {
     /// Checks and deserializes a value in one walk, counting its size against `limit`. `None`
     /// when the value is not valid, or the schema is outside the fast subset, or anything else
     /// stopped the walk: the full path then says why.
+    #[inline]
     pub(crate) fn parse_value<T: DeserializeOwned>(&self, args: &Value, limit: usize) -> Option<T> {
         let fast = self.fast.as_ref()?;
         let walk = Walk::new(limit);
@@ -38,6 +39,7 @@ impl CompiledSchema {
     }
 
     /// Checks and deserializes JSON text in one walk; `None` as for [`Self::parse_value`].
+    #[inline]
     pub(crate) fn parse_text<T: DeserializeOwned>(&self, text: &str) -> Option<T> {
         let fast = self.fast.as_ref()?;
         let walk = Walk::new(usize::MAX);
