@@ -160,6 +160,7 @@ impl Executor {
 
     /// A call's synchronous part, run when its [`Call`] is first polled: finds the tool and runs
     /// a sync one; an async one is started and left to be awaited.
+    #[inline]
     fn start(&self, name: &str, raw: RawArguments<'_>, options: Option<&CallOptions>) -> Started {
         let (index, entry) = match self.entry_at(name) {
             Ok(found) => found,
