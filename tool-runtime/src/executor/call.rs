@@ -9,23 +9,23 @@ use tool_core::{ToolError, ToolOutput};
 
 use super::{CallOptions, Executor, Started};
 use crate::registration::BoxFuture;
-use crate::RawArguments;
+use crate::IntoArguments;
 
 /// One tool call: what [`Executor::execute`] and [`Executor::execute_with`] return.
 ///
 /// Like an `async fn`, it does nothing until it is first polled. It is `Send`, so it can be
 /// spawned, and dropping it stops an async tool's work where it stands.
 #[must_use = "a call does nothing until it is awaited"]
-pub struct Call<'c> {
-    state: State<'c>,
+pub struct Call<'c, A> {
+    state: State<'c, A>,
 }
 
-enum State<'c> {
-    /// Not polled yet.
+enum State<'c, A> {
+    /// Not polled yet. The arguments are kept as they came, which for JSON text is a reference.
     Start {
         executor: &'c Executor,
         name: &'c str,
-        args: RawArguments<'c>,
+        args: A,
         options: Option<&'c CallOptions>,
     },
     /// An async tool at work.
@@ -34,11 +34,11 @@ enum State<'c> {
     Finished,
 }
 
-impl<'c> Call<'c> {
+impl<'c, A> Call<'c, A> {
     pub(super) fn new(
         executor: &'c Executor,
         name: &'c str,
-        args: RawArguments<'c>,
+        args: A,
         options: Option<&'c CallOptions>,
     ) -> Self {
         Call {
@@ -52,7 +52,7 @@ impl<'c> Call<'c> {
     }
 }
 
-impl Future for Call<'_> {
+impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -63,7 +63,7 @@ impl Future for Call<'_> {
                 name,
                 args,
                 options,
-            } => match executor.start(name, args, options) {
+            } => match executor.start(name, args.into_raw(), options) {
                 Started::Done(result) => return Poll::Ready(result),
                 Started::Waiting(future) => future,
             },
@@ -78,7 +78,7 @@ impl Future for Call<'_> {
     }
 }
 
-impl std::fmt::Debug for Call<'_> {
+impl<A> std::fmt::Debug for Call<'_, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
             State::Start { .. } => "not started",

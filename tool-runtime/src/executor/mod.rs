@@ -144,18 +144,18 @@ impl Executor {
     /// Validates the arguments and runs the tool.
     ///
     /// The returned [`Call`] is a future; nothing happens until it is awaited.
-    pub fn execute<'c>(&'c self, name: &'c str, args: impl IntoArguments<'c>) -> Call<'c> {
-        Call::new(self, name, args.into_raw(), None)
+    pub fn execute<'c, A: IntoArguments<'c>>(&'c self, name: &'c str, args: A) -> Call<'c, A> {
+        Call::new(self, name, args, None)
     }
 
     /// [`Executor::execute`] with a call id and a cancellation token.
-    pub fn execute_with<'c>(
+    pub fn execute_with<'c, A: IntoArguments<'c>>(
         &'c self,
         name: &'c str,
-        args: impl IntoArguments<'c>,
+        args: A,
         options: &'c CallOptions,
-    ) -> Call<'c> {
-        Call::new(self, name, args.into_raw(), Some(options))
+    ) -> Call<'c, A> {
+        Call::new(self, name, args, Some(options))
     }
 
     /// A call's synchronous part, run when its [`Call`] is first polled: finds the tool and runs
