@@ -162,9 +162,8 @@ impl Executor {
     /// a sync one; an async one is started and left to be awaited.
     #[inline]
     fn start(&self, name: &str, raw: RawArguments<'_>, options: Option<&CallOptions>) -> Started {
-        let (index, entry) = match self.entry_at(name) {
-            Ok(found) => found,
-            Err(unknown) => return Started::Done(Err(unknown)),
+        let Some((index, entry)) = self.entry_at(name) else {
+            return Started::Done(Err(self.unknown(name)));
         };
         let cancellation = options.and_then(|o| o.cancellation.as_ref());
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
@@ -275,21 +274,29 @@ impl Executor {
     }
 
     fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
-        self.entry_at(name).map(|(_, entry)| entry)
+        match self.entry_at(name) {
+            Some((_, entry)) => Ok(entry),
+            None => Err(self.unknown(name)),
+        }
     }
 
     /// The tool with this name, and where it is among the entries.
-    fn entry_at(&self, name: &str) -> Result<(usize, &Entry), ToolError> {
-        match self.inner.index.get(name) {
-            Some(i) => Ok((i, &self.inner.entries[i])),
-            None => Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-                suggestions: tool_core::closest_names(
-                    name,
-                    self.inner.entries.iter().map(|e| e.spec.name.as_str()),
-                    3,
-                ),
-            }),
+    #[inline]
+    fn entry_at(&self, name: &str) -> Option<(usize, &Entry)> {
+        let i = self.inner.index.get(name)?;
+        self.inner.entries.get(i).map(|entry| (i, entry))
+    }
+
+    /// The error for a name no tool has, with the closest names.
+    #[cold]
+    fn unknown(&self, name: &str) -> ToolError {
+        ToolError::UnknownTool {
+            name: name.to_owned(),
+            suggestions: tool_core::closest_names(
+                name,
+                self.inner.entries.iter().map(|e| e.spec.name.as_str()),
+                3,
+            ),
         }
     }
 }
