@@ -43,18 +43,18 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
     let invoke = if tool.is_async {
         let service = match service_ty {
             Some(ty) => {
-                quote!(let __ai_service = #p::service_arc::<#ty>(__ai_service, &__ai_ctx)?;)
+                quote!(let __ai_service = #p::service_ref::<#ty>(__ai_service, &__ai_ctx)?;)
             }
             None => quote!(let _ = __ai_service;),
         };
         quote! {
-            fn __ai_invoke(
-                __ai_service: ::core::option::Option<::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>>,
+            fn __ai_invoke<'__ai>(
+                __ai_service: ::core::option::Option<&'__ai (dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
                 __ai_args: #p::Arguments<'_>,
-                __ai_ctx: #p::ToolContext<'static>,
+                __ai_ctx: #p::ToolContext<'__ai>,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
-                __ai_guard: #p::Guard,
-            ) -> ::core::result::Result<#p::BoxFuture<::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
+                __ai_guard: #p::Guard<'__ai>,
+            ) -> ::core::result::Result<#p::BoxFuture<'__ai, ::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
                 #service
                 let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
                 ::core::result::Result::Ok(__ai_guard.boxed(async move {

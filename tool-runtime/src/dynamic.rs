@@ -8,7 +8,9 @@ use crate::registration::BoxFuture;
 use crate::ToolContext;
 
 pub(crate) type DynamicInvoke = Arc<
-    dyn Fn(Value, ToolContext<'static>) -> BoxFuture<Result<ToolOutput, ToolError>> + Send + Sync,
+    dyn Fn(Value, ToolContext<'static>) -> BoxFuture<'static, Result<ToolOutput, ToolError>>
+        + Send
+        + Sync,
 >;
 
 /// A tool defined at run time from a name, a description, a JSON Schema and an async closure.

@@ -5,7 +5,6 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -100,19 +99,19 @@ where
     }
 }
 
-/// What guards one call that waits: its time limit and the caller's cancellation. It owns what
-/// it needs, so the guarded future is boxed once, together with the tool's own future.
-pub struct Guard {
-    tool: Arc<str>,
+/// What guards one call that waits: its time limit and the caller's cancellation, borrowed for
+/// the call. The guarded future is boxed once, together with the tool's own future.
+pub struct Guard<'a> {
+    tool: &'a str,
     timeout: Option<Duration>,
-    cancellation: Option<CancellationToken>,
+    cancellation: Option<&'a CancellationToken>,
 }
 
-impl Guard {
+impl<'a> Guard<'a> {
     pub(crate) fn new(
-        tool: Arc<str>,
+        tool: &'a str,
         timeout: Option<Duration>,
-        cancellation: Option<CancellationToken>,
+        cancellation: Option<&'a CancellationToken>,
     ) -> Self {
         Guard {
             tool,
@@ -122,20 +121,18 @@ impl Guard {
     }
 
     /// The tool's future under this guard, in one box.
-    pub fn boxed<F>(self, future: F) -> BoxFuture<Result<ToolOutput, ToolError>>
+    pub fn boxed<F>(self, future: F) -> BoxFuture<'a, Result<ToolOutput, ToolError>>
     where
-        F: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+        F: Future<Output = Result<ToolOutput, ToolError>> + Send + 'a,
     {
         if self.timeout.is_none() && self.cancellation.is_none() {
             // Only panics to catch: no timer or token in the box.
             return Box::pin(async move {
                 CatchUnwind::new(std::pin::pin!(future))
                     .await
-                    .unwrap_or_else(|payload| Err(panicked(&self.tool, &*payload)))
+                    .unwrap_or_else(|payload| Err(panicked(self.tool, &*payload)))
             });
         }
-        Box::pin(async move {
-            guarded(&self.tool, future, self.timeout, self.cancellation.as_ref()).await
-        })
+        Box::pin(guarded(self.tool, future, self.timeout, self.cancellation))
     }
 }

@@ -2,7 +2,6 @@
 
 use std::any::Any;
 use std::fmt::Display;
-use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -35,17 +34,6 @@ pub fn service_ref<'a, S: Any>(
 ) -> Result<&'a S, ToolError> {
     service
         .and_then(|s| s.downcast_ref::<S>())
-        .ok_or_else(|| missing_service::<S>(ctx))
-}
-
-/// The service a method tool is called on, shared, for an async call that owns it.
-#[inline]
-pub fn service_arc<S: Any + Send + Sync>(
-    service: Option<Arc<dyn Any + Send + Sync>>,
-    ctx: &ToolContext<'_>,
-) -> Result<Arc<S>, ToolError> {
-    service
-        .and_then(|s| s.downcast::<S>().ok())
         .ok_or_else(|| missing_service::<S>(ctx))
 }
 

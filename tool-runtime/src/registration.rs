@@ -6,7 +6,6 @@
 use std::any::{Any, TypeId};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
@@ -14,8 +13,9 @@ use tool_core::{SafetyHints, ToolError, ToolOutput};
 use crate::guard::Guard;
 use crate::{Arguments, ToolContext};
 
-/// A boxed, sendable future: what an async tool call is.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// A boxed, sendable future: what an async tool call is. It may borrow from the executor and the
+/// caller for `'a`, the length of the call.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
 pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
@@ -30,14 +30,15 @@ pub type SyncInvoke = fn(
 ) -> Result<ToolOutput, ToolError>;
 
 /// Starts an async tool: the arguments are checked and deserialized at once, and the returned
-/// future, boxed once with its guard, owns everything it needs.
-pub type AsyncInvoke = fn(
-    Option<Arc<dyn Any + Send + Sync>>,
-    Arguments<'_>,
-    ToolContext<'static>,
-    Option<ExternalConverter>,
-    Guard,
-) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError>;
+/// future, boxed once with its guard, borrows the service and the context's parts for the call.
+pub type AsyncInvoke =
+    for<'a> fn(
+        Option<&'a (dyn Any + Send + Sync)>,
+        Arguments<'_>,
+        ToolContext<'a>,
+        Option<ExternalConverter>,
+        Guard<'a>,
+    ) -> Result<BoxFuture<'a, Result<ToolOutput, ToolError>>, ToolError>;
 
 /// How a registered tool is called.
 #[derive(Clone, Copy)]

@@ -29,7 +29,7 @@ enum State<'c, A> {
         options: Option<&'c CallOptions>,
     },
     /// An async tool at work.
-    Waiting(BoxFuture<Result<ToolOutput, ToolError>>),
+    Waiting(BoxFuture<'c, Result<ToolOutput, ToolError>>),
     /// The result was given out.
     Finished,
 }

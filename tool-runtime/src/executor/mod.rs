@@ -6,6 +6,7 @@ mod call;
 mod index;
 
 use std::any::Any;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ pub use call::Call;
 use self::index::NameIndex;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
-use crate::registration::{BoxFuture, ExternalConverter, Invoke};
+use crate::registration::{BoxFuture, ExternalConverter, Invoke, SyncInvoke};
 use crate::validation::CompiledSchema;
 use crate::{Arguments, IntoArguments, RawArguments, Services, ToolContext};
 
@@ -56,10 +57,13 @@ pub(crate) struct Entry {
     timeout: Option<Duration>,
 }
 
+/// A service whose methods are tools, shared by the entries of its tools.
+type SharedService = Arc<dyn Any + Send + Sync>;
+
 pub(crate) enum Callable {
     Registered {
         invoke: Invoke,
-        service: Option<Arc<dyn Any + Send + Sync>>,
+        service: Option<SharedService>,
         external: Option<ExternalConverter>,
     },
     Dynamic(DynamicInvoke),
@@ -67,11 +71,11 @@ pub(crate) enum Callable {
 }
 
 /// A call after its first, synchronous, part.
-enum Started {
+enum Started<'c> {
     /// Finished: a sync tool, or a call refused before it ran.
     Done(Result<ToolOutput, ToolError>),
     /// An async tool (or a guarded sync one) to be awaited.
-    Waiting(BoxFuture<Result<ToolOutput, ToolError>>),
+    Waiting(BoxFuture<'c, Result<ToolOutput, ToolError>>),
 }
 
 /// Per-call options.
@@ -161,7 +165,12 @@ impl Executor {
     /// A call's synchronous part, run when its [`Call`] is first polled: finds the tool and runs
     /// a sync one; an async one is started and left to be awaited.
     #[inline]
-    fn start(&self, name: &str, raw: RawArguments<'_>, options: Option<&CallOptions>) -> Started {
+    fn start<'c>(
+        &'c self,
+        name: &str,
+        raw: RawArguments<'_>,
+        options: Option<&'c CallOptions>,
+    ) -> Started<'c> {
         let Some((index, entry)) = self.entry_at(name) else {
             return Started::Done(Err(self.unknown(name)));
         };
@@ -172,49 +181,41 @@ impl Executor {
             }));
         }
         let call_id = options.and_then(|o| o.call_id.as_ref());
+        // The context borrows from the executor and the caller: a sync call ends before they
+        // do, and an async call's future lives inside the `Call` that borrows them.
+        let ctx = ToolContext::borrowed(&entry.name, call_id, cancellation, &self.inner.services);
         match &entry.callable {
-            // A sync tool runs in place, with a context that borrows from the executor and the
-            // caller. One with its own time limit runs on the blocking pool instead, so that
-            // the limit can end the wait.
+            // A sync tool runs in place. One with its own time limit runs on the blocking pool
+            // instead, so that the limit can end the wait.
             Callable::Registered {
                 invoke: Invoke::Sync(call),
                 service,
                 external,
             } if entry.timeout.is_none() => {
-                let services = &self.inner.services;
-                let ctx = ToolContext::borrowed(&entry.name, call_id, cancellation, services);
                 let args = self.arguments(entry, raw);
                 Started::Done(guard::sync_call(name, || {
                     call(service.as_deref(), args, &ctx, *external)
                 }))
             }
-            _ => {
-                let ctx = ToolContext::owned(
-                    Arc::clone(&entry.name),
-                    call_id.cloned(),
-                    cancellation.cloned(),
-                    Arc::clone(&self.inner.services),
-                );
-                match self.start_waiting(index, entry, raw, ctx) {
-                    Ok(future) => Started::Waiting(future),
-                    Err(error) => Started::Done(Err(error)),
-                }
-            }
+            _ => match self.start_waiting(index, entry, raw, ctx, cancellation) {
+                Ok(future) => Started::Waiting(future),
+                Err(error) => Started::Done(Err(error)),
+            },
         }
     }
 
     /// Starts a call that is awaited: an async tool, a dynamic one, or a sync one with its own
     /// time limit. Each is guarded by its time limit and the caller's token.
-    fn start_waiting(
-        &self,
+    fn start_waiting<'c>(
+        &'c self,
         index: usize,
-        entry: &Entry,
+        entry: &'c Entry,
         raw: RawArguments<'_>,
-        ctx: ToolContext<'static>,
-    ) -> Result<BoxFuture<Result<ToolOutput, ToolError>>, ToolError> {
+        ctx: ToolContext<'c>,
+        cancellation: Option<&'c CancellationToken>,
+    ) -> Result<BoxFuture<'c, Result<ToolOutput, ToolError>>, ToolError> {
         let name = &entry.spec.name;
-        let cancellation = ctx.caller_token().cloned();
-        let guard = |timeout| Guard::new(Arc::clone(&entry.name), timeout, cancellation.clone());
+        let guard = |timeout| Guard::new(&entry.name, timeout, cancellation);
         let timeout = entry.timeout.or(self.inner.default_timeout);
         match &entry.callable {
             Callable::Registered {
@@ -222,22 +223,11 @@ impl Executor {
                 service,
                 external,
             } => {
-                let (call, service, external) = (*call, service.clone(), *external);
-                let (exec, raw) = (self.clone(), raw.into_owned());
-                let task = tokio::task::spawn_blocking(move || {
-                    let entry = &exec.inner.entries[index];
-                    let args = exec.arguments(entry, raw);
-                    guard::sync_call(&entry.spec.name, || {
-                        call(service.as_deref(), args, &ctx, external)
-                    })
-                });
-                let tool = Arc::clone(&entry.name);
-                let joined = async move {
-                    task.await
-                        .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
-                };
-                Ok(guard(entry.timeout).boxed(joined))
+                let call = (*call, service.clone(), *external);
+                let blocking = self.run_blocking(index, call, raw, ctx.to_static());
+                Ok(guard(entry.timeout).boxed(blocking))
             }
+            // An async tool's future borrows the context's parts and the service for the call.
             Callable::Registered {
                 invoke: Invoke::Async(call),
                 service,
@@ -245,13 +235,14 @@ impl Executor {
             } => {
                 let args = self.arguments(entry, raw);
                 guard::sync_call(name, || {
-                    call(service.clone(), args, ctx, *external, guard(timeout))
+                    call(service.as_deref(), args, ctx, *external, guard(timeout))
                 })
             }
+            // A dynamic tool's closure takes a context it can keep.
             Callable::Dynamic(call) => self
                 .arguments(entry, raw)
                 .into_checked_value()
-                .map(|args| guard(timeout).boxed(call(args, ctx))),
+                .map(|args| guard(timeout).boxed(call(args, ctx.to_static()))),
             Callable::Declared => self
                 .arguments(entry, raw)
                 .into_checked_value()
@@ -260,6 +251,29 @@ impl Executor {
                         tool: name.to_owned(),
                     })
                 }),
+        }
+    }
+
+    /// Runs the sync tool of entry `index` on the blocking pool, with everything it needs owned.
+    fn run_blocking(
+        &self,
+        index: usize,
+        (call, service, external): (SyncInvoke, Option<SharedService>, Option<ExternalConverter>),
+        raw: RawArguments<'_>,
+        ctx: ToolContext<'static>,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'static {
+        let (exec, raw) = (self.clone(), raw.into_owned());
+        let tool = Arc::clone(&self.inner.entries[index].name);
+        let task = tokio::task::spawn_blocking(move || {
+            let entry = &exec.inner.entries[index];
+            let args = exec.arguments(entry, raw);
+            guard::sync_call(&entry.spec.name, || {
+                call(service.as_deref(), args, &ctx, external)
+            })
+        });
+        async move {
+            task.await
+                .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
         }
     }
 
