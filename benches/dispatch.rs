@@ -3,7 +3,8 @@
 //! The floor is what a hand-written dispatcher must do at least: deserialize the same JSON into
 //! the argument struct, call the method, serialize the result. `execute()` adds the name lookup,
 //! the size cap, schema validation and the protection around the call. Measured with 10 and with
-//! 10,000 tools registered, to show that dispatch does not grow with the number of tools.
+//! 10,000 tools registered, to show that dispatch does not grow with the number of tools, and for
+//! a tool without parameters, to show what a call costs apart from its arguments.
 //!
 //! `cargo bench --bench dispatch`
 
@@ -32,7 +33,17 @@ impl Geo {
     async fn manhattan_async(&self, x: i64, y: i64) -> i64 {
         x.abs() + y.abs()
     }
+
+    /// The distance from the origin to itself: a tool without parameters, to show the cost
+    /// of a call apart from its arguments.
+    #[ai_tool]
+    fn origin(&self) -> i64 {
+        0
+    }
 }
+
+#[derive(Deserialize)]
+struct NoArgs {}
 
 #[derive(Deserialize)]
 struct FloorArgs {
@@ -53,7 +64,7 @@ fn ready<F: Future>(future: F) -> F::Output {
 }
 
 fn executor(tools: usize) -> Executor {
-    let filler = (0..tools.saturating_sub(2)).map(|i| {
+    let filler = (0..tools.saturating_sub(3)).map(|i| {
         DynamicTool::new(
             format!("filler_tool_{i}"),
             "A tool that is only there to be looked past",
@@ -104,6 +115,15 @@ fn dispatch(c: &mut Criterion) {
     let exec = executor(10);
     group.bench_function("execute_text/10_tools", |b| {
         b.iter(|| ready(exec.execute("manhattan", std::hint::black_box(text))).expect("valid call"))
+    });
+    group.bench_function("floor_no_args", |b| {
+        b.iter(|| {
+            let NoArgs {} = serde_json::from_str(std::hint::black_box("{}")).expect("valid");
+            serde_json::to_value(geo.origin()).expect("serializes")
+        })
+    });
+    group.bench_function("execute_no_args/10_tools", |b| {
+        b.iter(|| ready(exec.execute("origin", std::hint::black_box("{}"))).expect("valid call"))
     });
     group.bench_function("execute_async/10_tools", |b| {
         b.iter_batched(
