@@ -13,8 +13,10 @@ use crate::IntoArguments;
 
 /// One tool call: what [`Executor::execute`] and [`Executor::execute_with`] return.
 ///
-/// Like an `async fn`, it does nothing until it is first polled. It is `Send`, so it can be
-/// spawned, and dropping it stops an async tool's work where it stands.
+/// Like an `async fn`, it does nothing until it is first polled. It borrows the executor, the
+/// tool name and the options for as long as it runs; it is `Send`, so a task that owns an
+/// executor clone can await it on any thread. Dropping it stops an async tool's work where it
+/// stands.
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'c, A> {
     state: State<'c, A>,
@@ -86,5 +88,23 @@ impl<A> std::fmt::Debug for Call<'_, A> {
             State::Finished => "finished",
         };
         f.debug_struct("Call").field("state", &state).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn a_call_can_move_between_threads_whatever_its_arguments() {
+        let exec = Executor::builder()
+            .build()
+            .expect("an empty executor builds");
+        let options = CallOptions::default();
+        is_send(&exec.execute("any", serde_json::json!({})));
+        is_send(&exec.execute("any", "{}"));
+        is_send(&exec.execute_with("any", String::from("{}"), &options));
     }
 }
