@@ -111,8 +111,11 @@ fn non_empty(text: &str) -> &str {
 }
 
 /// A call's arguments with what checks them: what the code generated for a tool receives.
+///
+/// It borrows the arguments where the call keeps them: a valid call reads them in place, and
+/// only the full path takes an owned value out.
 pub struct Arguments<'a> {
-    raw: RawArguments<'a>,
+    raw: &'a mut RawArguments<'a>,
     tool: &'a str,
     schema: &'a CompiledSchema,
     /// The schema as JSON, for the strict-mode null leniency.
@@ -122,7 +125,7 @@ pub struct Arguments<'a> {
 
 impl<'a> Arguments<'a> {
     pub(crate) fn new(
-        raw: RawArguments<'a>,
+        raw: &'a mut RawArguments<'a>,
         tool: &'a str,
         schema: &'a CompiledSchema,
         parameters: &'a Value,
@@ -174,7 +177,8 @@ impl<'a> Arguments<'a> {
     /// Checks the arguments against the tool's schema and returns them as a value.
     pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
         let (tool, schema) = (self.tool, self.schema);
-        let mut args = self.raw.into_value(tool, self.limit)?;
+        let raw = std::mem::replace(self.raw, RawArguments(Raw::Text("")));
+        let mut args = raw.into_value(tool, self.limit)?;
         if let Err(invalid) = schema.check(tool, &args) {
             // A strict-mode model writes `null` for an optional property it leaves out; that
             // is accepted as absent. Tried only after a failure, so valid calls pay nothing.

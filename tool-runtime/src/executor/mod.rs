@@ -171,6 +171,7 @@ impl Executor {
         raw: RawArguments<'_>,
         options: Option<&'c CallOptions>,
     ) -> Started<'c> {
+        let mut raw = raw;
         let Some((index, entry)) = self.entry_at(name) else {
             return Started::Done(Err(self.unknown(name)));
         };
@@ -192,7 +193,7 @@ impl Executor {
                 service,
                 external,
             } if entry.timeout.is_none() => {
-                let args = self.arguments(entry, raw);
+                let args = self.arguments(entry, &mut raw);
                 Started::Done(guard::sync_call(name, || {
                     call(service.as_deref(), args, &ctx, *external)
                 }))
@@ -233,18 +234,19 @@ impl Executor {
                 service,
                 external,
             } => {
-                let args = self.arguments(entry, raw);
+                let mut raw = raw;
+                let args = self.arguments(entry, &mut raw);
                 guard::sync_call(name, || {
                     call(service.as_deref(), args, ctx, *external, guard(timeout))
                 })
             }
             // A dynamic tool's closure takes a context it can keep.
             Callable::Dynamic(call) => self
-                .arguments(entry, raw)
+                .arguments(entry, &mut { raw })
                 .into_checked_value()
                 .map(|args| guard(timeout).boxed(call(args, ctx.to_static()))),
             Callable::Declared => self
-                .arguments(entry, raw)
+                .arguments(entry, &mut { raw })
                 .into_checked_value()
                 .and_then(|_| {
                     Err(ToolError::NotExecutable {
@@ -266,7 +268,8 @@ impl Executor {
         let tool = Arc::clone(&self.inner.entries[index].name);
         let task = tokio::task::spawn_blocking(move || {
             let entry = &exec.inner.entries[index];
-            let args = exec.arguments(entry, raw);
+            let mut raw: RawArguments<'_> = raw;
+            let args = exec.arguments(entry, &mut raw);
             guard::sync_call(&entry.spec.name, || {
                 call(service.as_deref(), args, &ctx, external)
             })
@@ -277,7 +280,7 @@ impl Executor {
         }
     }
 
-    fn arguments<'e>(&'e self, entry: &'e Entry, raw: RawArguments<'e>) -> Arguments<'e> {
+    fn arguments<'e>(&'e self, entry: &'e Entry, raw: &'e mut RawArguments<'e>) -> Arguments<'e> {
         Arguments::new(
             raw,
             &entry.spec.name,
