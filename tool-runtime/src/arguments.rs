@@ -52,6 +52,13 @@ impl<'a> IntoArguments<'a> for String {
     }
 }
 
+/// Arguments taken out of a call: none, which reads as an empty object.
+impl Default for RawArguments<'_> {
+    fn default() -> Self {
+        RawArguments(Raw::Text(""))
+    }
+}
+
 impl<'a> RawArguments<'a> {
     /// The same arguments, owning what they borrowed.
     pub(crate) fn into_owned(self) -> RawArguments<'static> {
@@ -114,8 +121,8 @@ fn non_empty(text: &str) -> &str {
 ///
 /// It borrows the arguments where the call keeps them: a valid call reads them in place, and
 /// only the full path takes an owned value out.
-pub struct Arguments<'a> {
-    raw: &'a mut RawArguments<'a>,
+pub struct Arguments<'a, 'r> {
+    raw: &'a mut RawArguments<'r>,
     tool: &'a str,
     schema: &'a CompiledSchema,
     /// The schema as JSON, for the strict-mode null leniency.
@@ -123,9 +130,9 @@ pub struct Arguments<'a> {
     limit: usize,
 }
 
-impl<'a> Arguments<'a> {
+impl<'a, 'r> Arguments<'a, 'r> {
     pub(crate) fn new(
-        raw: &'a mut RawArguments<'a>,
+        raw: &'a mut RawArguments<'r>,
         tool: &'a str,
         schema: &'a CompiledSchema,
         parameters: &'a Value,
@@ -177,7 +184,7 @@ impl<'a> Arguments<'a> {
     /// Checks the arguments against the tool's schema and returns them as a value.
     pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
         let (tool, schema) = (self.tool, self.schema);
-        let raw = std::mem::replace(self.raw, RawArguments(Raw::Text("")));
+        let raw = std::mem::take(self.raw);
         let mut args = raw.into_value(tool, self.limit)?;
         if let Err(invalid) = schema.check(tool, &args) {
             // A strict-mode model writes `null` for an optional property it leaves out; that

@@ -50,7 +50,7 @@ fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
 #[inline]
-pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_>) -> Result<T, ToolError> {
+pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_, '_>) -> Result<T, ToolError> {
     args.parse()
 }
 

@@ -24,7 +24,7 @@ pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOu
 /// are deserialized), the context and the external converter (when one is registered).
 pub type SyncInvoke = fn(
     Option<&(dyn Any + Send + Sync)>,
-    Arguments<'_>,
+    Arguments<'_, '_>,
     &ToolContext<'_>,
     Option<ExternalConverter>,
 ) -> Result<ToolOutput, ToolError>;
@@ -34,7 +34,7 @@ pub type SyncInvoke = fn(
 pub type AsyncInvoke =
     for<'a> fn(
         Option<&'a (dyn Any + Send + Sync)>,
-        Arguments<'_>,
+        Arguments<'_, '_>,
         ToolContext<'a>,
         Option<ExternalConverter>,
         Guard<'a>,

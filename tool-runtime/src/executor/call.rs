@@ -65,7 +65,7 @@ impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
                 name,
                 args,
                 options,
-            } => match executor.start(name, args.into_raw(), options) {
+            } => match executor.start(name, &mut args.into_raw(), options) {
                 Started::Done(result) => return Poll::Ready(result),
                 Started::Waiting(future) => future,
             },

@@ -168,10 +168,9 @@ impl Executor {
     fn start<'c>(
         &'c self,
         name: &str,
-        raw: RawArguments<'_>,
+        raw: &mut RawArguments<'_>,
         options: Option<&'c CallOptions>,
     ) -> Started<'c> {
-        let mut raw = raw;
         let Some((index, entry)) = self.entry_at(name) else {
             return Started::Done(Err(self.unknown(name)));
         };
@@ -193,7 +192,7 @@ impl Executor {
                 service,
                 external,
             } if entry.timeout.is_none() => {
-                let args = self.arguments(entry, &mut raw);
+                let args = self.arguments(entry, raw);
                 Started::Done(guard::sync_call(name, || {
                     call(service.as_deref(), args, &ctx, *external)
                 }))
@@ -211,7 +210,7 @@ impl Executor {
         &'c self,
         index: usize,
         entry: &'c Entry,
-        raw: RawArguments<'_>,
+        raw: &mut RawArguments<'_>,
         ctx: ToolContext<'c>,
         cancellation: Option<&'c CancellationToken>,
     ) -> Result<BoxFuture<'c, Result<ToolOutput, ToolError>>, ToolError> {
@@ -225,6 +224,7 @@ impl Executor {
                 external,
             } => {
                 let call = (*call, service.clone(), *external);
+                let raw = std::mem::take(raw).into_owned();
                 let blocking = self.run_blocking(index, call, raw, ctx.to_static());
                 Ok(guard(entry.timeout).boxed(blocking))
             }
@@ -234,19 +234,18 @@ impl Executor {
                 service,
                 external,
             } => {
-                let mut raw = raw;
-                let args = self.arguments(entry, &mut raw);
+                let args = self.arguments(entry, raw);
                 guard::sync_call(name, || {
                     call(service.as_deref(), args, ctx, *external, guard(timeout))
                 })
             }
             // A dynamic tool's closure takes a context it can keep.
             Callable::Dynamic(call) => self
-                .arguments(entry, &mut { raw })
+                .arguments(entry, raw)
                 .into_checked_value()
                 .map(|args| guard(timeout).boxed(call(args, ctx.to_static()))),
             Callable::Declared => self
-                .arguments(entry, &mut { raw })
+                .arguments(entry, raw)
                 .into_checked_value()
                 .and_then(|_| {
                     Err(ToolError::NotExecutable {
@@ -261,14 +260,14 @@ impl Executor {
         &self,
         index: usize,
         (call, service, external): (SyncInvoke, Option<SharedService>, Option<ExternalConverter>),
-        raw: RawArguments<'_>,
+        raw: RawArguments<'static>,
         ctx: ToolContext<'static>,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'static {
-        let (exec, raw) = (self.clone(), raw.into_owned());
+        let exec = self.clone();
         let tool = Arc::clone(&self.inner.entries[index].name);
         let task = tokio::task::spawn_blocking(move || {
             let entry = &exec.inner.entries[index];
-            let mut raw: RawArguments<'_> = raw;
+            let mut raw = raw;
             let args = exec.arguments(entry, &mut raw);
             guard::sync_call(&entry.spec.name, || {
                 call(service.as_deref(), args, &ctx, external)
@@ -280,7 +279,11 @@ impl Executor {
         }
     }
 
-    fn arguments<'e>(&'e self, entry: &'e Entry, raw: &'e mut RawArguments<'e>) -> Arguments<'e> {
+    fn arguments<'e, 'r>(
+        &'e self,
+        entry: &'e Entry,
+        raw: &'e mut RawArguments<'r>,
+    ) -> Arguments<'e, 'r> {
         Arguments::new(
             raw,
             &entry.spec.name,
