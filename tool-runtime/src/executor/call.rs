@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use tool_core::{ToolError, ToolOutput};
 
-use super::{CallOptions, Executor, Started};
+use super::{CallOptions, Executor};
 use crate::registration::BoxFuture;
 use crate::IntoArguments;
 
@@ -19,21 +19,19 @@ use crate::IntoArguments;
 /// stands.
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'c, A> {
-    state: State<'c, A>,
+    /// What the first poll needs; taken by it.
+    start: Option<Start<'c, A>>,
+    /// An async tool at work, after the first poll.
+    waiting: Option<BoxFuture<'c, Result<ToolOutput, ToolError>>>,
 }
 
-enum State<'c, A> {
-    /// Not polled yet. The arguments are kept as they came, which for JSON text is a reference.
-    Start {
-        executor: &'c Executor,
-        name: &'c str,
-        args: A,
-        options: Option<&'c CallOptions>,
-    },
-    /// An async tool at work.
-    Waiting(BoxFuture<'c, Result<ToolOutput, ToolError>>),
-    /// The result was given out.
-    Finished,
+/// A call not polled yet. The arguments are kept as they came, which for JSON text is a
+/// reference.
+struct Start<'c, A> {
+    executor: &'c Executor,
+    name: &'c str,
+    args: A,
+    options: Option<&'c CallOptions>,
 }
 
 impl<'c, A> Call<'c, A> {
@@ -44,12 +42,13 @@ impl<'c, A> Call<'c, A> {
         options: Option<&'c CallOptions>,
     ) -> Self {
         Call {
-            state: State::Start {
+            start: Some(Start {
                 executor,
                 name,
                 args,
                 options,
-            },
+            }),
+            waiting: None,
         }
     }
 }
@@ -58,34 +57,35 @@ impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let state = &mut self.state;
-        let mut future = match std::mem::replace(state, State::Finished) {
-            State::Start {
-                executor,
-                name,
-                args,
-                options,
-            } => match executor.start(name, &mut args.into_raw(), options) {
-                Started::Done(result) => return Poll::Ready(result),
-                Started::Waiting(future) => future,
-            },
-            State::Waiting(future) => future,
-            State::Finished => panic!("a tool call was polled after it completed"),
-        };
-        let polled = future.as_mut().poll(cx);
-        if polled.is_pending() {
-            *state = State::Waiting(future);
+        let this = &mut *self;
+        if let Some(future) = &mut this.waiting {
+            let polled = future.as_mut().poll(cx);
+            if polled.is_ready() {
+                this.waiting = None;
+            }
+            return polled;
         }
-        polled
+        let Some(start) = this.start.take() else {
+            panic!("a tool call was polled after it completed")
+        };
+        // The first poll's result is this poll's: a sync tool's output is written once, in
+        // place, with no enum between the tool and the caller.
+        start.executor.start(
+            start.name,
+            &mut start.args.into_raw(),
+            start.options,
+            cx,
+            &mut this.waiting,
+        )
     }
 }
 
 impl<A> std::fmt::Debug for Call<'_, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match &self.state {
-            State::Start { .. } => "not started",
-            State::Waiting(_) => "waiting",
-            State::Finished => "finished",
+        let state = match (&self.start, &self.waiting) {
+            (Some(_), _) => "not started",
+            (None, Some(_)) => "waiting",
+            (None, None) => "finished",
         };
         f.debug_struct("Call").field("state", &state).finish()
     }

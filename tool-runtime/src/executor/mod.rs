@@ -8,6 +8,7 @@ mod index;
 use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -68,14 +69,6 @@ pub(crate) enum Callable {
     },
     Dynamic(DynamicInvoke),
     Declared,
-}
-
-/// A call after its first, synchronous, part.
-enum Started<'c> {
-    /// Finished: a sync tool, or a call refused before it ran.
-    Done(Result<ToolOutput, ToolError>),
-    /// An async tool (or a guarded sync one) to be awaited.
-    Waiting(BoxFuture<'c, Result<ToolOutput, ToolError>>),
 }
 
 /// Per-call options.
@@ -162,21 +155,26 @@ impl Executor {
         Call::new(self, name, args, Some(options))
     }
 
-    /// A call's synchronous part, run when its [`Call`] is first polled: finds the tool and runs
-    /// a sync one; an async one is started and left to be awaited.
+    /// A call's first poll: finds the tool and runs a sync one; an async one is started and
+    /// polled once, and left in `waiting` when it is not done.
+    ///
+    /// It returns what its [`Call`]'s poll returns, so that a sync tool's result is written
+    /// once, where the caller wants it, rather than copied out of one enum into another.
     #[inline]
     fn start<'c>(
         &'c self,
         name: &str,
         raw: &mut RawArguments<'_>,
         options: Option<&'c CallOptions>,
-    ) -> Started<'c> {
+        cx: &mut Context<'_>,
+        waiting: &mut Option<BoxFuture<'c, Result<ToolOutput, ToolError>>>,
+    ) -> Poll<Result<ToolOutput, ToolError>> {
         let Some((index, entry)) = self.entry_at(name) else {
-            return Started::Done(Err(self.unknown(name)));
+            return Poll::Ready(Err(self.unknown(name)));
         };
         let cancellation = options.and_then(|o| o.cancellation.as_ref());
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
-            return Started::Done(Err(ToolError::Cancelled {
+            return Poll::Ready(Err(ToolError::Cancelled {
                 tool: name.to_owned(),
             }));
         }
@@ -193,13 +191,19 @@ impl Executor {
                 external,
             } if entry.timeout.is_none() => {
                 let args = self.arguments(entry, raw);
-                Started::Done(guard::sync_call(name, || {
+                Poll::Ready(guard::sync_call(name, || {
                     call(service.as_deref(), args, &ctx, *external)
                 }))
             }
             _ => match self.start_waiting(index, entry, raw, ctx, cancellation) {
-                Ok(future) => Started::Waiting(future),
-                Err(error) => Started::Done(Err(error)),
+                Ok(future) => {
+                    let polled = waiting.insert(future).as_mut().poll(cx);
+                    if polled.is_ready() {
+                        *waiting = None;
+                    }
+                    polled
+                }
+                Err(error) => Poll::Ready(Err(error)),
             },
         }
     }
