@@ -5,18 +5,20 @@ use tool_core::{ToolError, Violation};
 use crate::validation::CompiledSchema;
 
 /// What `Executor::execute` accepts as arguments: a JSON value, or JSON text as a model sends it.
-pub trait IntoArguments<'a> {
-    /// The arguments as they came, not yet checked.
-    fn into_raw(self) -> RawArguments<'a>;
+pub trait IntoArguments {
+    /// The arguments as they came, not yet checked, lent from where the call keeps them.
+    fn raw(&mut self) -> RawArguments<'_>;
 }
 
-/// A call's arguments as they came: a JSON value, owned or borrowed, or JSON text.
+/// A call's arguments as they came: a JSON value, owned, lent or borrowed, or JSON text.
 #[derive(Debug)]
 pub struct RawArguments<'a>(Raw<'a>);
 
 #[derive(Debug)]
 enum Raw<'a> {
     Value(Value),
+    /// The caller's value, lent for the call: only the full path takes it.
+    Lent(&'a mut Value),
     Borrowed(&'a Value),
     Text(&'a str),
     OwnedText(String),
@@ -28,27 +30,27 @@ enum View<'r> {
     Text(&'r str),
 }
 
-impl<'a> IntoArguments<'a> for Value {
-    fn into_raw(self) -> RawArguments<'a> {
-        RawArguments(Raw::Value(self))
+impl IntoArguments for Value {
+    fn raw(&mut self) -> RawArguments<'_> {
+        RawArguments(Raw::Lent(self))
     }
 }
 
-impl<'a> IntoArguments<'a> for &'a Value {
-    fn into_raw(self) -> RawArguments<'a> {
+impl IntoArguments for &Value {
+    fn raw(&mut self) -> RawArguments<'_> {
         RawArguments(Raw::Borrowed(self))
     }
 }
 
-impl<'a> IntoArguments<'a> for &'a str {
-    fn into_raw(self) -> RawArguments<'a> {
+impl IntoArguments for &str {
+    fn raw(&mut self) -> RawArguments<'_> {
         RawArguments(Raw::Text(self))
     }
 }
 
-impl<'a> IntoArguments<'a> for String {
-    fn into_raw(self) -> RawArguments<'a> {
-        RawArguments(Raw::OwnedText(self))
+impl IntoArguments for String {
+    fn raw(&mut self) -> RawArguments<'_> {
+        RawArguments(Raw::Text(self))
     }
 }
 
@@ -64,6 +66,7 @@ impl<'a> RawArguments<'a> {
     pub(crate) fn into_owned(self) -> RawArguments<'static> {
         RawArguments(match self.0 {
             Raw::Value(value) => Raw::Value(value),
+            Raw::Lent(value) => Raw::Value(std::mem::take(value)),
             Raw::Borrowed(value) => Raw::Value(value.clone()),
             Raw::Text(text) => Raw::OwnedText(text.to_owned()),
             Raw::OwnedText(text) => Raw::OwnedText(text),
@@ -73,6 +76,7 @@ impl<'a> RawArguments<'a> {
     fn view(&self) -> View<'_> {
         match &self.0 {
             Raw::Value(value) => View::Value(value),
+            Raw::Lent(value) => View::Value(value),
             Raw::Borrowed(value) => View::Value(value),
             Raw::Text(text) => View::Text(text),
             Raw::OwnedText(text) => View::Text(text),
@@ -87,6 +91,7 @@ impl<'a> RawArguments<'a> {
         };
         match self.0 {
             Raw::Value(value) => fits(&value).map(|()| value),
+            Raw::Lent(value) => fits(value).map(|()| std::mem::take(value)),
             Raw::Borrowed(value) => fits(value).map(|()| value.clone()),
             Raw::Text(text) => parse_text(text, tool, limit),
             Raw::OwnedText(text) => parse_text(&text, tool, limit),
@@ -274,7 +279,7 @@ mod tests {
 
     #[test]
     fn refuses_text_over_the_limit_and_bad_json() {
-        let err = "[1,2,3]".into_raw().into_value("t", 3).unwrap_err();
+        let err = "[1,2,3]".raw().into_value("t", 3).unwrap_err();
         assert!(matches!(
             err,
             ToolError::ArgumentsTooLarge {
@@ -283,8 +288,8 @@ mod tests {
                 ..
             }
         ));
-        let err = "{oops".into_raw().into_value("t", 100).unwrap_err();
+        let err = "{oops".raw().into_value("t", 100).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
-        assert_eq!("  ".into_raw().into_value("t", 100).unwrap(), json!({}));
+        assert_eq!("  ".raw().into_value("t", 100).unwrap(), json!({}));
     }
 }

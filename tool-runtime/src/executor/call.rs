@@ -14,24 +14,22 @@ use crate::IntoArguments;
 /// One tool call: what [`Executor::execute`] and [`Executor::execute_with`] return.
 ///
 /// Like an `async fn`, it does nothing until it is first polled. It borrows the executor, the
-/// tool name and the options for as long as it runs; it is `Send`, so a task that owns an
-/// executor clone can await it on any thread. Dropping it stops an async tool's work where it
-/// stands.
+/// tool name and the options for as long as it runs, and keeps the arguments it was given until
+/// it is dropped, as an `async fn` keeps its parameters; the first poll reads them where they
+/// are. It is `Send`, so a task that owns an executor clone can await it on any thread. Dropping
+/// it stops an async tool's work where it stands.
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'c, A> {
-    /// What the first poll needs; taken by it.
-    start: Option<Start<'c, A>>,
-    /// An async tool at work, after the first poll.
-    waiting: Option<BoxFuture<'c, Result<ToolOutput, ToolError>>>,
-}
-
-/// A call not polled yet. The arguments are kept as they came, which for JSON text is a
-/// reference.
-struct Start<'c, A> {
     executor: &'c Executor,
     name: &'c str,
+    /// The arguments as they came, which for JSON text is a reference. They stay here for the
+    /// whole call: the first poll reads them in place.
     args: A,
     options: Option<&'c CallOptions>,
+    /// Whether the first poll has run.
+    started: bool,
+    /// An async tool at work, after the first poll.
+    waiting: Option<BoxFuture<'c, Result<ToolOutput, ToolError>>>,
 }
 
 impl<'c, A> Call<'c, A> {
@@ -42,18 +40,17 @@ impl<'c, A> Call<'c, A> {
         options: Option<&'c CallOptions>,
     ) -> Self {
         Call {
-            start: Some(Start {
-                executor,
-                name,
-                args,
-                options,
-            }),
+            executor,
+            name,
+            args,
+            options,
+            started: false,
             waiting: None,
         }
     }
 }
 
-impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
+impl<A: IntoArguments + Unpin> Future for Call<'_, A> {
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -65,15 +62,14 @@ impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
             }
             return polled;
         }
-        let Some(start) = this.start.take() else {
-            panic!("a tool call was polled after it completed")
-        };
+        assert!(!this.started, "a tool call was polled after it completed");
+        this.started = true;
         // The first poll's result is this poll's: a sync tool's output is written once, in
         // place, with no enum between the tool and the caller.
-        start.executor.start(
-            start.name,
-            &mut start.args.into_raw(),
-            start.options,
+        this.executor.start(
+            this.name,
+            &mut this.args.raw(),
+            this.options,
             cx,
             &mut this.waiting,
         )
@@ -82,10 +78,10 @@ impl<'c, A: IntoArguments<'c> + Unpin> Future for Call<'c, A> {
 
 impl<A> std::fmt::Debug for Call<'_, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match (&self.start, &self.waiting) {
-            (Some(_), _) => "not started",
-            (None, Some(_)) => "waiting",
-            (None, None) => "finished",
+        let state = match (self.started, &self.waiting) {
+            (false, _) => "not started",
+            (true, Some(_)) => "waiting",
+            (true, None) => "finished",
         };
         f.debug_struct("Call").field("state", &state).finish()
     }

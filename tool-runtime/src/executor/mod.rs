@@ -141,12 +141,12 @@ impl Executor {
     /// Validates the arguments and runs the tool.
     ///
     /// The returned [`Call`] is a future; nothing happens until it is awaited.
-    pub fn execute<'c, A: IntoArguments<'c>>(&'c self, name: &'c str, args: A) -> Call<'c, A> {
+    pub fn execute<'c, A: IntoArguments>(&'c self, name: &'c str, args: A) -> Call<'c, A> {
         Call::new(self, name, args, None)
     }
 
     /// [`Executor::execute`] with a call id and a cancellation token.
-    pub fn execute_with<'c, A: IntoArguments<'c>>(
+    pub fn execute_with<'c, A: IntoArguments>(
         &'c self,
         name: &'c str,
         args: A,
