@@ -115,6 +115,10 @@ fn parse_text(text: &str, tool: &str, limit: usize) -> Result<Value, ToolError> 
 /// No arguments at all (nothing but JSON whitespace), as some models send for a tool without
 /// parameters, are an empty object.
 fn non_empty(text: &str) -> &str {
+    // Arguments start with their object's brace far more often than not: one test for them.
+    if text.starts_with('{') {
+        return text;
+    }
     if text.bytes().all(|b| b.is_ascii_whitespace()) {
         "{}"
     } else {
