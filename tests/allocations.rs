@@ -1,5 +1,5 @@
 //! Dispatch allocates nothing of its own for a sync tool, and only the boxed future for an
-//! async one. Counted with a global allocator, in a binary of its own.
+//! async one or a dynamic one. Counted with a global allocator, in a binary of its own.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
@@ -67,12 +67,37 @@ fn allocations_of(exec: &Executor, tool: &str) -> usize {
     after - before
 }
 
+/// The same distance as a tool defined at run time.
+fn manhattan_dynamic() -> DynamicTool {
+    let schema = json!({
+        "type": "object",
+        "properties": { "x": { "type": "integer" }, "y": { "type": "integer" } },
+        "required": ["x", "y"],
+        "additionalProperties": false
+    });
+    DynamicTool::new(
+        "manhattan_dynamic",
+        "Distance on a grid, defined at run time",
+        schema,
+        |args, _| async move {
+            let coordinate = |name: &str| args[name].as_i64().unwrap_or_default().abs();
+            Ok(ToolOutput::json((coordinate("x") + coordinate("y")).into()))
+        },
+    )
+}
+
 #[test]
-fn a_sync_call_allocates_nothing_and_an_async_call_only_its_future() {
-    let exec = Executor::builder().service(Arc::new(Geo)).build().unwrap();
+fn a_sync_call_allocates_nothing_and_an_async_or_dynamic_call_only_its_future() {
+    let exec = Executor::builder()
+        .service(Arc::new(Geo))
+        .tool(manhattan_dynamic())
+        .build()
+        .unwrap();
     // Warm up anything lazily made once per process.
-    allocations_of(&exec, "manhattan");
-    allocations_of(&exec, "manhattan_async");
+    for tool in ["manhattan", "manhattan_async", "manhattan_dynamic"] {
+        allocations_of(&exec, tool);
+    }
     assert_eq!(allocations_of(&exec, "manhattan"), 0);
     assert_eq!(allocations_of(&exec, "manhattan_async"), 1);
+    assert_eq!(allocations_of(&exec, "manhattan_dynamic"), 1);
 }

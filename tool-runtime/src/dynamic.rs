@@ -4,14 +4,36 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
 
+use crate::guard::Guard;
 use crate::registration::BoxFuture;
 use crate::ToolContext;
 
+/// A dynamic tool's closure, called with its checked arguments, a context to keep and the guard
+/// of the call, which boxes the closure's future once, together with itself.
 pub(crate) type DynamicInvoke = Arc<
-    dyn Fn(Value, ToolContext<'static>) -> BoxFuture<'static, Result<ToolOutput, ToolError>>
+    dyn for<'g> Fn(
+            Value,
+            ToolContext<'static>,
+            Guard<'g>,
+        ) -> BoxFuture<'g, Result<ToolOutput, ToolError>>
         + Send
         + Sync,
 >;
+
+/// Gives a closure the higher-ranked signature of [`DynamicInvoke`].
+fn invoke<F>(call: F) -> DynamicInvoke
+where
+    F: for<'g> Fn(
+            Value,
+            ToolContext<'static>,
+            Guard<'g>,
+        ) -> BoxFuture<'g, Result<ToolOutput, ToolError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(call)
+}
 
 /// A tool defined at run time from a name, a description, a JSON Schema and an async closure.
 ///
@@ -57,7 +79,7 @@ impl DynamicTool {
         };
         DynamicTool {
             spec,
-            invoke: Some(Arc::new(move |args, ctx| Box::pin(call(args, ctx)))),
+            invoke: Some(invoke(move |args, ctx, guard| guard.boxed(call(args, ctx)))),
         }
     }
 

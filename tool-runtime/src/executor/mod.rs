@@ -247,7 +247,7 @@ impl Executor {
             Callable::Dynamic(call) => self
                 .arguments(entry, raw)
                 .into_checked_value()
-                .map(|args| guard(timeout).boxed(call(args, ctx.to_static()))),
+                .map(|args| call(args, ctx.to_static(), guard(timeout))),
             Callable::Declared => self
                 .arguments(entry, raw)
                 .into_checked_value()
