@@ -94,6 +94,21 @@ fn executor(tools: usize) -> Executor {
 
 const ARGS: &str = r#"{"x": -3, "y": 4}"#;
 
+/// The arguments as a value, made once and cloned for each call.
+fn value_args() -> Value {
+    serde_json::from_str(ARGS).expect("valid JSON")
+}
+
+/// The arguments as text, hidden from the optimizer.
+fn text() -> &'static str {
+    std::hint::black_box(ARGS)
+}
+
+/// No arguments, as text, hidden from the optimizer.
+fn empty() -> &'static str {
+    std::hint::black_box("{}")
+}
+
 /// The floor from a value: deserialize, call the method, serialize the result.
 fn floor_value(args: Value) -> Value {
     let parsed: FloorArgs = serde_json::from_value(args).expect("valid");
@@ -117,8 +132,7 @@ fn execute<A: IntoArguments + Unpin>(exec: &Executor, name: &str, args: A) -> To
 }
 
 fn dispatch(c: &mut Criterion) {
-    let args = json!({ "x": -3, "y": 4 });
-    let text = || std::hint::black_box(ARGS);
+    let args = value_args();
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("floor", |b| {
         b.iter_batched(|| args.clone(), floor_value, BATCH)
@@ -135,7 +149,6 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("execute_text/10_tools", |b| {
         b.iter(|| execute(&exec, "manhattan", text()))
     });
-    let empty = || std::hint::black_box("{}");
     group.bench_function("floor_no_args", |b| b.iter(|| floor_no_args(empty())));
     group.bench_function("execute_no_args/10_tools", |b| {
         b.iter(|| execute(&exec, "origin", empty()))
@@ -191,11 +204,9 @@ impl<'a> Case<'a> {
 
 /// The routines above once more, interleaved; prints the best round of each and its ratio.
 fn interleaved() {
-    let args = json!({ "x": -3, "y": 4 });
+    let args = value_args();
     let (small, large) = (executor(10), executor(10_000));
     let value = || args.clone();
-    let text = || std::hint::black_box(ARGS);
-    let empty = || std::hint::black_box("{}");
     let mut cases = [
         Case::new("floor, from a Value", None, value, floor_value),
         Case::new("execute(name, Value), 10 tools", Some(0), value, |a| {

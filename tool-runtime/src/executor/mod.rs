@@ -264,14 +264,13 @@ impl Executor {
         &self,
         index: usize,
         (call, service, external): (SyncInvoke, Option<SharedService>, Option<ExternalConverter>),
-        raw: RawArguments<'static>,
+        mut raw: RawArguments<'static>,
         ctx: ToolContext<'static>,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'static {
         let exec = self.clone();
         let tool = Arc::clone(&self.inner.entries[index].name);
         let task = tokio::task::spawn_blocking(move || {
             let entry = &exec.inner.entries[index];
-            let mut raw = raw;
             let args = exec.arguments(entry, &mut raw);
             guard::sync_call(&entry.spec.name, || {
                 call(service.as_deref(), args, &ctx, external)
