@@ -127,7 +127,7 @@ fn floor_no_args(text: &str) -> Value {
     serde_json::to_value(Geo.origin()).expect("serializes")
 }
 
-fn execute<A: IntoArguments + Unpin>(exec: &Executor, name: &str, args: A) -> ToolOutput {
+fn execute<A: IntoArguments>(exec: &Executor, name: &str, args: A) -> ToolOutput {
     ready(exec.execute(name, args)).expect("valid call")
 }
 

@@ -29,6 +29,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
 
     let args_ty = args_type(tool, &p, &fix);
     let args_struct = args_struct(tool, &p, &fix);
+    let exact = exact_fn(tool, &p, &fix);
     let call = call_expr(tool, target.self_ty);
     let value = if tool.is_async {
         quote!(#call.await)
@@ -56,7 +57,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
                 __ai_guard: #p::Guard<'__ai>,
             ) -> ::core::result::Result<#p::BoxFuture<'__ai, ::core::result::Result<#p::ToolOutput, #p::ToolError>>, #p::ToolError> {
                 #service
-                let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
+                let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_exact())?;
                 ::core::result::Result::Ok(__ai_guard.boxed(async move {
                     let __ai_ctx = &__ai_ctx;
                     let __ai_value = #value;
@@ -77,7 +78,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
             ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
                 #service
-                let __ai_args: #args_ty = #p::parse_args(__ai_args)?;
+                let __ai_args: #args_ty = #p::parse_args(__ai_args, __ai_exact())?;
                 let __ai_value = #value;
                 #convert
             }
@@ -104,6 +105,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
     quote! {
         const _: () = {
             #args_struct
+            #exact
             #assertions
             fn __ai_schema() -> ::core::result::Result<#p::serde_json::Value, ::std::string::String> {
                 #p::canonical_for::<#args_ty>()
@@ -180,6 +182,33 @@ fn args_struct(
         #[schemars(crate = #schemars_path)]
         struct __AiArgs { #(#fields,)* }
         #(#defaults)*
+    }
+}
+
+/// `__ai_exact()`: whether serde alone checks the arguments' schema, because the generated struct
+/// holds nothing but types whose `Deserialize` checks all their schema says. Decided at compile
+/// time by the autoref probe; a flattened user type is never taken as exact.
+fn exact_fn(
+    tool: &ToolFn,
+    p: &TokenStream,
+    fix: &dyn Fn(TokenStream) -> TokenStream,
+) -> TokenStream {
+    let flattened = tool.params.iter().any(|param| param.role == Role::Flatten);
+    let probes = tool
+        .params
+        .iter()
+        .filter(|param| param.role == Role::Property)
+        .map(|param| {
+            let ty = fix(param.ty.to_token_stream());
+            quote!((&#p::Probe::<#ty>::new()).exact())
+        });
+    quote! {
+        #[inline(always)]
+        fn __ai_exact() -> bool {
+            #[allow(unused_imports)]
+            use #p::{IsExact as _, NotExact as _};
+            !#flattened #(&& #probes)*
+        }
     }
 }
 

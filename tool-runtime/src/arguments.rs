@@ -175,6 +175,25 @@ impl<'a, 'r> Arguments<'a, 'r> {
         }
     }
 
+    /// Deserializes arguments into a type whose `Deserialize` checks everything its schema
+    /// says (see `ExactSchema`): serde alone, from an object. Anything serde refuses takes the
+    /// full path, which says what is wrong.
+    ///
+    /// For a type that is not exact this would let through what the schema refuses; the
+    /// generated code calls it only for argument structs of exact types.
+    #[inline]
+    pub fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        let parsed = match self.raw.view() {
+            View::Text(text) if text.len() > self.limit => None,
+            View::Text(text) => parse_object_text(non_empty(text)),
+            View::Value(value) => parse_object_value(value, self.limit),
+        };
+        match parsed {
+            Some(parsed) => Ok(parsed),
+            None => self.parse_checked(),
+        }
+    }
+
     /// The full path: every violation named, then serde's own refusals. Kept out of line, so
     /// that the fast path inlines small into each tool.
     #[inline(never)]
@@ -206,6 +225,33 @@ impl<'a, 'r> Arguments<'a, 'r> {
         }
         Ok(args)
     }
+}
+
+/// JSON text of an object, deserialized; `None` for anything else or anything serde refuses.
+///
+/// serde would also take a struct from an array of its fields, which the schema refuses, so
+/// the text must open an object.
+#[inline]
+fn parse_object_text<T: DeserializeOwned>(text: &str) -> Option<T> {
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return None;
+    }
+    // Not `serde_json::from_str`, which takes its reader by value out of line: reading that
+    // back stalls on the stores that just made it.
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let parsed = T::deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(parsed)
+}
+
+/// An object value within the size cap, deserialized; `None` otherwise.
+#[inline]
+fn parse_object_value<T: DeserializeOwned>(value: &Value, limit: usize) -> Option<T> {
+    let fits = value.is_object() && encoded_size_over(value, limit).is_none();
+    fits.then(|| T::deserialize(value).ok())?
 }
 
 fn too_large(tool: &str, size: usize, limit: usize) -> ToolError {

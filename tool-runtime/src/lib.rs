@@ -8,6 +8,7 @@ mod arguments;
 mod context;
 mod converter;
 mod dynamic;
+mod exact;
 mod executor;
 mod guard;
 #[doc(hidden)]

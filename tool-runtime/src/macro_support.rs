@@ -8,6 +8,7 @@ use serde::Serialize;
 use tool_core::{ToolError, ToolOutput};
 
 pub use crate::converter::Converter;
+pub use crate::exact::{ExactSchema, IsExact, NotExact, Probe};
 pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::{Arguments, ToolContext};
@@ -49,9 +50,19 @@ fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
 }
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
+///
+/// `exact` is the generated code's finding that every parameter's type is
+/// [`ExactSchema`]: serde alone then checks the schema.
 #[inline]
-pub fn parse_args<T: DeserializeOwned>(args: Arguments<'_, '_>) -> Result<T, ToolError> {
-    args.parse()
+pub fn parse_args<T: DeserializeOwned>(
+    args: Arguments<'_, '_>,
+    exact: bool,
+) -> Result<T, ToolError> {
+    if exact {
+        args.parse_exact()
+    } else {
+        args.parse()
+    }
 }
 
 /// The error a tool returned, kept typed.

@@ -50,7 +50,11 @@ impl<'c, A> Call<'c, A> {
     }
 }
 
-impl<A: IntoArguments + Unpin> Future for Call<'_, A> {
+/// Nothing in a call is pinned in place: the arguments are only ever reached by `&mut`, and an
+/// async tool's future is pinned in its own box. So a call moves freely whatever its arguments.
+impl<A> Unpin for Call<'_, A> {}
+
+impl<A: IntoArguments> Future for Call<'_, A> {
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
