@@ -50,7 +50,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
         };
         quote! {
             fn __ai_invoke<'__ai>(
-                __ai_service: ::core::option::Option<&'__ai (dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
+                __ai_service: ::core::option::Option<#p::ServiceRef<'__ai>>,
                 __ai_args: #p::Arguments<'_, '_>,
                 __ai_ctx: #p::ToolContext<'__ai>,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,
@@ -72,7 +72,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
         };
         quote! {
             fn __ai_invoke(
-                __ai_service: ::core::option::Option<&(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync)>,
+                __ai_service: ::core::option::Option<#p::ServiceRef<'_>>,
                 __ai_args: #p::Arguments<'_, '_>,
                 __ai_ctx: &#p::ToolContext<'_>,
                 __ai_external: ::core::option::Option<#p::ExternalConverter>,

@@ -30,11 +30,11 @@ pub fn assert_parameter<T: ToolParameter>() {}
 /// The service a method tool is called on, borrowed.
 #[inline]
 pub fn service_ref<'a, S: Any>(
-    service: Option<&'a (dyn Any + Send + Sync)>,
+    service: Option<ServiceRef<'a>>,
     ctx: &ToolContext<'_>,
 ) -> Result<&'a S, ToolError> {
     service
-        .and_then(|s| s.downcast_ref::<S>())
+        .and_then(ServiceRef::downcast::<S>)
         .ok_or_else(|| missing_service::<S>(ctx))
 }
 

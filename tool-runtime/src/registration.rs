@@ -6,6 +6,7 @@
 use std::any::{Any, TypeId};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
@@ -20,10 +21,59 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
 pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
 
+/// A tool's service as the executor keeps it: the value, and its type's id, taken from the value
+/// itself when the executor is built.
+#[derive(Clone)]
+pub(crate) struct Service {
+    value: Arc<dyn Any + Send + Sync>,
+    id: TypeId,
+}
+
+impl Service {
+    pub(crate) fn new(value: Arc<dyn Any + Send + Sync>) -> Self {
+        // The value's own type, not the `Arc`'s.
+        let id = (*value).type_id();
+        Service { value, id }
+    }
+
+    /// The service, borrowed for a call.
+    #[inline]
+    pub(crate) fn borrow(&self) -> ServiceRef<'_> {
+        ServiceRef {
+            value: &*self.value,
+            id: self.id,
+        }
+    }
+}
+
+/// A tool's service, borrowed for a call: what generated code finds its `&self` in.
+///
+/// It carries its type's id beside it, so that finding the method's type compares two ids in
+/// place, with no call through `Any`'s table.
+#[derive(Clone, Copy)]
+pub struct ServiceRef<'a> {
+    value: &'a (dyn Any + Send + Sync),
+    id: TypeId,
+}
+
+impl<'a> ServiceRef<'a> {
+    /// The service as an `S`, when it is one.
+    #[inline]
+    pub fn downcast<S: Any>(self) -> Option<&'a S> {
+        if self.id != TypeId::of::<S>() {
+            return None;
+        }
+        let value: *const (dyn Any + Send + Sync) = self.value;
+        // SAFETY: a `ServiceRef` is made only by `Service::borrow`, whose `id` is the type id of
+        // the value itself (`Service::new`): the value is an `S`.
+        Some(unsafe { &*value.cast::<S>() })
+    }
+}
+
 /// Calls a sync tool: the service (when the tool is a method), the arguments (checked as they
 /// are deserialized), the context and the external converter (when one is registered).
 pub type SyncInvoke = fn(
-    Option<&(dyn Any + Send + Sync)>,
+    Option<ServiceRef<'_>>,
     Arguments<'_, '_>,
     &ToolContext<'_>,
     Option<ExternalConverter>,
@@ -33,7 +83,7 @@ pub type SyncInvoke = fn(
 /// future, boxed once with its guard, borrows the service and the context's parts for the call.
 pub type AsyncInvoke =
     for<'a> fn(
-        Option<&'a (dyn Any + Send + Sync)>,
+        Option<ServiceRef<'a>>,
         Arguments<'_, '_>,
         ToolContext<'a>,
         Option<ExternalConverter>,
@@ -142,3 +192,16 @@ pub struct ConverterRegistration {
 
 inventory::collect!(ToolRegistration);
 inventory::collect!(ConverterRegistration);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_service_is_found_as_its_own_type_only() {
+        let service = Service::new(Arc::new(42u32));
+        assert_eq!(service.borrow().downcast::<u32>(), Some(&42));
+        assert!(service.borrow().downcast::<u64>().is_none());
+        assert!(service.borrow().downcast::<Arc<u32>>().is_none());
+    }
+}

@@ -8,7 +8,7 @@ use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 use super::index::NameIndex;
 use super::{Callable, Entry, Executor, Inner};
 use crate::dynamic::DynamicTool;
-use crate::registration::{ConverterRegistration, Location, ToolRegistration};
+use crate::registration::{ConverterRegistration, Location, Service, ToolRegistration};
 use crate::validation::CompiledSchema;
 use crate::Services;
 
@@ -290,7 +290,7 @@ impl ExecutorBuilder {
         let service = match reg.service {
             None => None,
             Some(ty) => match self.services.get_dyn((ty.id)()) {
-                Some(service) => Some(Arc::clone(service)),
+                Some(service) => Some(Service::new(Arc::clone(service))),
                 None => {
                     if self.require_all_services {
                         problems.push(BuildProblem::MissingService {

@@ -5,7 +5,6 @@ mod build;
 mod call;
 mod index;
 
-use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -20,7 +19,7 @@ pub use call::Call;
 use self::index::NameIndex;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
-use crate::registration::{BoxFuture, ExternalConverter, Invoke, SyncInvoke};
+use crate::registration::{BoxFuture, ExternalConverter, Invoke, Service, SyncInvoke};
 use crate::validation::CompiledSchema;
 use crate::{Arguments, IntoArguments, RawArguments, Services, ToolContext};
 
@@ -58,13 +57,10 @@ pub(crate) struct Entry {
     timeout: Option<Duration>,
 }
 
-/// A service whose methods are tools, shared by the entries of its tools.
-type SharedService = Arc<dyn Any + Send + Sync>;
-
 pub(crate) enum Callable {
     Registered {
         invoke: Invoke,
-        service: Option<SharedService>,
+        service: Option<Service>,
         external: Option<ExternalConverter>,
     },
     Dynamic(DynamicInvoke),
@@ -192,7 +188,7 @@ impl Executor {
             } if entry.timeout.is_none() => {
                 let args = self.arguments(entry, raw);
                 Poll::Ready(guard::sync_call(name, || {
-                    call(service.as_deref(), args, &ctx, *external)
+                    call(service.as_ref().map(Service::borrow), args, &ctx, *external)
                 }))
             }
             _ => match self.start_waiting(index, entry, raw, ctx, cancellation) {
@@ -240,7 +236,13 @@ impl Executor {
             } => {
                 let args = self.arguments(entry, raw);
                 guard::sync_call(name, || {
-                    call(service.as_deref(), args, ctx, *external, guard(timeout))
+                    call(
+                        service.as_ref().map(Service::borrow),
+                        args,
+                        ctx,
+                        *external,
+                        guard(timeout),
+                    )
                 })
             }
             // A dynamic tool's closure takes a context it can keep.
@@ -263,7 +265,7 @@ impl Executor {
     fn run_blocking(
         &self,
         index: usize,
-        (call, service, external): (SyncInvoke, Option<SharedService>, Option<ExternalConverter>),
+        (call, service, external): (SyncInvoke, Option<Service>, Option<ExternalConverter>),
         mut raw: RawArguments<'static>,
         ctx: ToolContext<'static>,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'static {
@@ -273,7 +275,7 @@ impl Executor {
             let entry = &exec.inner.entries[index];
             let args = exec.arguments(entry, &mut raw);
             guard::sync_call(&entry.spec.name, || {
-                call(service.as_deref(), args, &ctx, external)
+                call(service.as_ref().map(Service::borrow), args, &ctx, external)
             })
         });
         async move {
