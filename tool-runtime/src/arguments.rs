@@ -1,8 +1,8 @@
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tool_core::{ToolError, Violation};
 
-use crate::validation::CompiledSchema;
+use crate::validation::{CompiledSchema, NUMBER_ROOM};
 
 /// What `Executor::execute` accepts as arguments: a JSON value, or JSON text as a model sends it.
 pub trait IntoArguments {
@@ -250,7 +250,9 @@ fn parse_object_text<T: DeserializeOwned>(text: &str) -> Option<T> {
 /// An object value within the size cap, deserialized; `None` otherwise.
 #[inline]
 fn parse_object_value<T: DeserializeOwned>(value: &Value, limit: usize) -> Option<T> {
-    let fits = value.is_object() && encoded_size_over(value, limit).is_none();
+    let fits = value
+        .as_object()
+        .is_some_and(|o| object_surely_fits(o, limit));
     fits.then(|| T::deserialize(value).ok())?
 }
 
@@ -295,6 +297,29 @@ fn add_size(value: &Value, size: &mut usize, limit: usize) -> bool {
     *size > limit
 }
 
+/// Whether an object surely fits the size cap: counted as [`encoded_size_over`] counts, except
+/// that a number is given the most room one can take. A false answer sends the call to the full
+/// path, which counts exactly; a true one is never wrong.
+#[inline]
+fn object_surely_fits(object: &Map<String, Value>, limit: usize) -> bool {
+    let mut size = 2 + object.len();
+    for (key, item) in object {
+        let item_size = match item {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => NUMBER_ROOM,
+            Value::String(s) => s.len() + 2,
+            nested => {
+                if add_size(nested, &mut size, limit) {
+                    return false;
+                }
+                0
+            }
+        };
+        size += key.len() + 3 + item_size;
+    }
+    size <= limit
+}
+
 fn number_len(n: &serde_json::Number) -> usize {
     if let Some(i) = n.as_i64() {
         i.unsigned_abs()
@@ -324,6 +349,26 @@ mod tests {
             let real = serde_json::to_string(&value).unwrap().len();
             assert_eq!(encoded_size_over(&value, real - 1), Some(real), "{value}");
             assert_eq!(encoded_size_over(&value, real), None, "{value}");
+        }
+    }
+
+    #[test]
+    fn an_object_surely_fits_only_when_it_does() {
+        let objects = [
+            json!({}),
+            json!({"x": -3, "y": 4}),
+            json!({"a": null, "b": true, "c": "text", "d": [1, 2.5, {"e": false}], "f": {}}),
+            json!({"big": u64::MAX, "small": i64::MIN, "tiny": 1e-300}),
+        ];
+        for object in &objects {
+            let map = object.as_object().expect("an object");
+            let real = serde_json::to_string(object).unwrap().len();
+            for limit in 0..real + 3 * NUMBER_ROOM {
+                if object_surely_fits(map, limit) {
+                    assert!(limit >= real, "{object} fits {limit}, but is {real} long");
+                }
+            }
+            assert!(object_surely_fits(map, real + 3 * NUMBER_ROOM), "{object}");
         }
     }
 

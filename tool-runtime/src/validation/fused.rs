@@ -29,7 +29,7 @@ pub(crate) struct Walk {
 }
 
 /// The longest a number can be written: `-1.2345678901234567e-308`.
-const NUMBER_ROOM: usize = 24;
+pub(crate) const NUMBER_ROOM: usize = 24;
 
 impl Walk {
     pub(crate) fn new(limit: usize) -> Self {

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tool_core::{ToolError, Violation};
 
 use fast::FastSchema;
+pub(crate) use fused::NUMBER_ROOM;
 use fused::{Checked, Walk};
 
 /// A tool's schema compiled once into a validator.
