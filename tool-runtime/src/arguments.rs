@@ -21,6 +21,10 @@ enum Raw<'a> {
     Lent(&'a mut Value),
     Borrowed(&'a Value),
     Text(&'a str),
+    /// The caller's text, reached through the call that keeps it: only a pointer is taken when
+    /// the call starts. Copying the text's pointer and length out of a call that was just made
+    /// would read them back wider than they were written, and wait for those writes to land.
+    TextAt(&'a &'a str),
     OwnedText(String),
 }
 
@@ -44,7 +48,7 @@ impl IntoArguments for &Value {
 
 impl IntoArguments for &str {
     fn raw(&mut self) -> RawArguments<'_> {
-        RawArguments(Raw::Text(self))
+        RawArguments(Raw::TextAt(self))
     }
 }
 
@@ -68,7 +72,7 @@ impl<'a> RawArguments<'a> {
             Raw::Value(value) => Raw::Value(value),
             Raw::Lent(value) => Raw::Value(std::mem::take(value)),
             Raw::Borrowed(value) => Raw::Value(value.clone()),
-            Raw::Text(text) => Raw::OwnedText(text.to_owned()),
+            Raw::Text(text) | Raw::TextAt(&text) => Raw::OwnedText(text.to_owned()),
             Raw::OwnedText(text) => Raw::OwnedText(text),
         })
     }
@@ -79,6 +83,7 @@ impl<'a> RawArguments<'a> {
             Raw::Lent(value) => View::Value(value),
             Raw::Borrowed(value) => View::Value(value),
             Raw::Text(text) => View::Text(text),
+            Raw::TextAt(text) => View::Text(text),
             Raw::OwnedText(text) => View::Text(text),
         }
     }
@@ -93,7 +98,7 @@ impl<'a> RawArguments<'a> {
             Raw::Value(value) => fits(&value).map(|()| value),
             Raw::Lent(value) => fits(value).map(|()| std::mem::take(value)),
             Raw::Borrowed(value) => fits(value).map(|()| value.clone()),
-            Raw::Text(text) => parse_text(text, tool, limit),
+            Raw::Text(text) | Raw::TextAt(&text) => parse_text(text, tool, limit),
             Raw::OwnedText(text) => parse_text(&text, tool, limit),
         }
     }

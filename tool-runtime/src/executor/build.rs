@@ -217,7 +217,7 @@ impl ExecutorBuilder {
 
         let mut index = NameIndex::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
-            if let Err(first) = index.insert(&entry.spec.name, i) {
+            if let Err(first) = index.insert(&entry.spec.name, i, |j| &entries[j].spec.name) {
                 let both_macro = [&entries[first].spec, &entry.spec]
                     .iter()
                     .all(|s| matches!(s.metadata.source, Some(ToolSource::Macro { .. })));

@@ -1,16 +1,20 @@
 //! Tool names to entries: one hash of a few word reads, and almost always one name comparison.
 //!
-//! Open addressing over a power-of-two table kept at most half full. Only the executor's own
-//! names are inserted, so the clusters a lookup walks are fixed at build time: a caller's name,
-//! whatever it is, can make no lookup slower than the longest cluster.
+//! Open addressing over a power-of-two table kept at most half full. A slot holds the entry's
+//! position itself, so a lookup reads the slot and then the entry, whose name it compares: no
+//! list of keys in between. Only the executor's own names are inserted, so the clusters a lookup
+//! walks are fixed at build time: a caller's name, whatever it is, can make no lookup slower than
+//! the longest cluster.
 
-/// Finds an entry's position by tool name.
+/// Finds an entry's position by tool name. It keeps no names: the caller shows it an entry's
+/// name by position.
 pub(crate) struct NameIndex {
-    /// Each slot is empty (0) or the position in `keys` plus one, beside the name's hash folded
-    /// to 32 bits, which spares comparing names that cannot be equal.
+    /// Each slot is empty (0) or an entry's position plus one, beside its name's hash folded to
+    /// 32 bits, which spares comparing names that cannot be equal.
     slots: Box<[(u32, u32)]>,
-    /// The names inserted, with the entry each stands for.
-    keys: Vec<(Box<str>, usize)>,
+    /// Each name's hash and entry, in the order inserted, to place them again when the table
+    /// grows.
+    placed: Vec<(u64, u32)>,
 }
 
 impl NameIndex {
@@ -19,61 +23,66 @@ impl NameIndex {
         let size = names.saturating_mul(2).max(8).next_power_of_two();
         NameIndex {
             slots: vec![(0, 0); size].into_boxed_slice(),
-            keys: Vec::with_capacity(names),
+            placed: Vec::with_capacity(names),
         }
     }
 
     /// Adds a name for `entry`; when the name is already there, the entry it stands for.
-    pub(crate) fn insert(&mut self, name: &str, entry: usize) -> Result<(), usize> {
-        if let Some(first) = self.get(name) {
+    /// `name_of` gives the name of an entry already inserted.
+    pub(crate) fn insert<'n>(
+        &mut self,
+        name: &str,
+        entry: usize,
+        name_of: impl Fn(usize) -> &'n str,
+    ) -> Result<(), usize> {
+        if let Some(first) = self.get(name, name_of) {
             return Err(first);
         }
-        if (self.keys.len() + 1) * 2 > self.slots.len() {
+        if (self.placed.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        self.keys.push((name.into(), entry));
-        self.place(name, self.keys.len());
+        // Entries are fewer than `u32::MAX`: each takes far more memory than a byte.
+        let entry = u32::try_from(entry).unwrap_or(u32::MAX);
+        let hash = hash(name.as_bytes());
+        self.placed.push((hash, entry));
+        self.place(hash, entry);
         Ok(())
     }
 
-    /// The entry with this name.
+    /// The entry with this name. `name_of` gives the name of an entry that was inserted.
     #[inline]
-    pub(crate) fn get(&self, name: &str) -> Option<usize> {
+    pub(crate) fn get<'n>(&self, name: &str, name_of: impl Fn(usize) -> &'n str) -> Option<usize> {
         let hash = hash(name.as_bytes());
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
         loop {
-            let (folded, key) = self.slots[at];
-            if key == 0 {
+            let (folded, slot) = self.slots[at];
+            if slot == 0 {
                 return None;
             }
-            if folded == fold(hash) {
-                let (known, entry) = &self.keys[key as usize - 1];
-                if same(known.as_bytes(), name.as_bytes()) {
-                    return Some(*entry);
-                }
+            let entry = slot as usize - 1;
+            if folded == fold(hash) && same(name_of(entry).as_bytes(), name.as_bytes()) {
+                return Some(entry);
             }
             at = (at + 1) & mask;
         }
     }
 
-    /// Puts key number `key` (its position plus one) in the first free slot from its hash.
-    fn place(&mut self, name: &str, key: usize) {
-        let hash = hash(name.as_bytes());
+    /// Puts `entry` in the first free slot from its name's hash.
+    fn place(&mut self, hash: u64, entry: u32) {
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
         while self.slots[at].1 != 0 {
             at = (at + 1) & mask;
         }
-        // At most half of a table no larger than `u32::MAX` slots is full.
-        self.slots[at] = (fold(hash), u32::try_from(key).unwrap_or(u32::MAX));
+        self.slots[at] = (fold(hash), entry.saturating_add(1));
     }
 
     fn grow(&mut self) {
         self.slots = vec![(0, 0); self.slots.len() * 2].into_boxed_slice();
-        let names: Vec<Box<str>> = self.keys.iter().map(|(name, _)| name.clone()).collect();
-        for (i, name) in names.iter().enumerate() {
-            self.place(name, i + 1);
+        for (hash, entry) in std::mem::take(&mut self.placed) {
+            self.place(hash, entry);
+            self.placed.push((hash, entry));
         }
     }
 }
@@ -148,12 +157,13 @@ mod tests {
             .map(|i| format!("tool_{i}"))
             .chain(["a", "", "exactly8", "exactly8_", "日本語"].map(String::from))
             .collect();
+        let name_of = |i: usize| names[i].as_str();
         let mut index = NameIndex::with_capacity(3);
         for (i, name) in names.iter().enumerate() {
-            assert_eq!(index.insert(name, i), Ok(()));
+            assert_eq!(index.insert(name, i, name_of), Ok(()));
         }
         for (i, name) in names.iter().enumerate() {
-            assert_eq!(index.get(name), Some(i), "{name}");
+            assert_eq!(index.get(name, name_of), Some(i), "{name}");
         }
         for absent in [
             "tool_5000",
@@ -164,9 +174,9 @@ mod tests {
             "tool_",
             "日本",
         ] {
-            assert_eq!(index.get(absent), None, "{absent}");
+            assert_eq!(index.get(absent, name_of), None, "{absent}");
         }
-        assert_eq!(index.insert("tool_17", 99), Err(17));
+        assert_eq!(index.insert("tool_17", 99, name_of), Err(17));
     }
 
     #[test]

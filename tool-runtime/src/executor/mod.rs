@@ -308,8 +308,9 @@ impl Executor {
     /// The tool with this name, and where it is among the entries.
     #[inline]
     fn entry_at(&self, name: &str) -> Option<(usize, &Entry)> {
-        let i = self.inner.index.get(name)?;
-        self.inner.entries.get(i).map(|entry| (i, entry))
+        let entries = &self.inner.entries;
+        let i = self.inner.index.get(name, |i| &entries[i].name)?;
+        entries.get(i).map(|entry| (i, entry))
     }
 
     /// The error for a name no tool has, with the closest names.
