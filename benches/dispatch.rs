@@ -20,7 +20,6 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use ai_tool::prelude::*;
-use ai_tool::IntoArguments;
 use criterion::{criterion_group, BatchSize, Criterion};
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -45,7 +45,7 @@ pub use tool_runtime::{
 pub mod prelude {
     pub use crate::{
         ai_tool, ai_tool_converter, ai_tools, CallOptions, DeclareOptions, DynamicTool, Executor,
-        Format, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
+        Format, IntoArguments, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
     };
 }
 

@@ -147,7 +147,7 @@ fn without_optional_nulls(args: &Value) -> Value {
     args
 }
 
-async fn run(exec: &Executor, args: impl ai_tool::IntoArguments) -> Result<Value, String> {
+async fn run(exec: &Executor, args: impl IntoArguments) -> Result<Value, String> {
     match exec.execute("every_kind", args).await {
         Ok(output) => Ok(output.structured.expect("a count")),
         Err(ToolError::InvalidArguments { violations, .. }) => Err(violations
