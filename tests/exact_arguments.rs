@@ -4,8 +4,12 @@
 //! executes must be valid; what is valid must execute, unless serde is the stricter one; and
 //! both forms of one call end alike.
 
+mod common;
+
 use ai_tool::prelude::*;
 use serde_json::{json, Map, Value};
+
+use common::Rng;
 
 #[allow(clippy::too_many_arguments)]
 #[ai_tool(description = "Takes one parameter of each type that checks its own schema")]
@@ -37,26 +41,6 @@ fn every_kind(
         + nested.map_or(0, |n| n.len())
         + usize::from(!any.is_null())
         + defaulted.unsigned_abs() as usize
-}
-
-/// A small deterministic generator, so that a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[(self.next() % items.len() as u64) as usize].clone()
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
 }
 
 const KEYS: &[&str] = &[

@@ -4,12 +4,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
+mod common;
+
 use ai_tool::prelude::*;
 use ai_tool::profile::{self, ProfileError};
 use ai_tool::provider::{self, hosted::HostedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+
+use common::Rng;
 
 pub struct WeatherService;
 
@@ -349,23 +353,6 @@ fn hosted_tools_map_to_providers_and_refuse_clearly() {
 }
 
 // ---- generated schemas: checkers and preservation of valid instances ----
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 /// A schema of the kind the macros generate: closed objects, typed properties, constraints.
 fn generated_schema(rng: &mut Rng, depth: u32) -> Value {
