@@ -26,6 +26,7 @@ fn every_kind(
     list: Vec<String>,
     nested: Option<Vec<u16>>,
     any: Value,
+    labels: std::collections::HashMap<String, u8>,
     #[arg(default = 7)] defaulted: i32,
 ) -> usize {
     usize::from(flag)
@@ -40,6 +41,7 @@ fn every_kind(
         + list.len()
         + nested.map_or(0, |n| n.len())
         + usize::from(!any.is_null())
+        + labels.values().map(|&v| usize::from(v)).sum::<usize>()
         + defaulted.unsigned_abs() as usize
 }
 
@@ -56,6 +58,7 @@ const KEYS: &[&str] = &[
     "list",
     "nested",
     "any",
+    "labels",
     "defaulted",
     "unknown",
 ];
@@ -95,6 +98,8 @@ fn values() -> Vec<Value> {
         json!([null]),
         json!({}),
         json!({"k": 1}),
+        json!({"k": 256}),
+        json!({"k": "1"}),
     ]
 }
 
@@ -103,7 +108,7 @@ fn arguments(rng: &mut Rng, pool: &[Value]) -> Value {
     let valid = json!({
         "flag": true, "small": -5, "byte": 200, "count": 4_000_000_000u32, "big": -9,
         "size": 12, "ratio": 0.5, "name": "n", "maybe": null, "list": ["x"],
-        "nested": [1, 2], "any": {"free": "form"}, "defaulted": 3,
+        "nested": [1, 2], "any": {"free": "form"}, "labels": {"a": 1}, "defaulted": 3,
     });
     let mut object = Map::new();
     for key in KEYS {
@@ -178,7 +183,7 @@ async fn serde_alone_admits_nothing_the_schema_refuses() {
 #[tokio::test]
 async fn an_array_of_the_fields_is_not_an_object() {
     let exec = Executor::builder().build().expect("tools build");
-    let fields = json!([true, 1, 1, 1, 1, 1, 0.5, "n", null, [], null, null, 7]);
+    let fields = json!([true, 1, 1, 1, 1, 1, 0.5, "n", null, [], null, null, {}, 7]);
     for result in [
         run(&exec, fields.clone()).await,
         run(&exec, fields.to_string()).await,
@@ -192,9 +197,9 @@ async fn an_array_of_the_fields_is_not_an_object() {
 async fn a_refused_call_names_every_violation() {
     let exec = Executor::builder().build().expect("tools build");
     let args = r#"{"flag": 1, "small": 300, "byte": 1, "count": 1, "big": 1, "size": -1,
-        "ratio": 1, "name": "n", "list": [], "any": null, "extra": 0}"#;
+        "ratio": 1, "name": "n", "list": [], "any": null, "labels": {"a": -1}, "extra": 0}"#;
     let message = run(&exec, args).await.expect_err("refused");
-    for part in ["/flag", "/small", "/size", "extra"] {
+    for part in ["/flag", "/small", "/size", "/labels/a", "extra"] {
         assert!(message.contains(part), "{part}: {message}");
     }
 }

@@ -16,6 +16,7 @@
 //! The generated code asks with the autoref probe: `(&Probe::<T>::new()).exact()` is `true`
 //! when `T: ExactSchema` and `false` otherwise, decided at compile time.
 
+use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 
 use serde_json::Value;
@@ -36,6 +37,13 @@ impl<T: ExactSchema> ExactSchema for Option<T> {}
 
 /// An array whose items are the inner type's values.
 impl<T: ExactSchema> ExactSchema for Vec<T> {}
+
+/// An object whose values are the inner type's values (`additionalProperties`). JSON keys are
+/// strings, and a repeated key keeps its last value in the map as in a parsed `Value`.
+impl<T: ExactSchema> ExactSchema for HashMap<String, T> {}
+
+/// The same, sorted.
+impl<T: ExactSchema> ExactSchema for BTreeMap<String, T> {}
 
 /// Asks whether `T` is [`ExactSchema`], where the generated code knows `T`.
 pub struct Probe<T: ?Sized>(PhantomData<T>);
@@ -80,5 +88,7 @@ mod tests {
         assert!(!(&Probe::<Custom>::new()).exact());
         assert!(!(&Probe::<Vec<Custom>>::new()).exact());
         assert!(!(&Probe::<f32>::new()).exact());
+        assert!((&Probe::<HashMap<String, u8>>::new()).exact());
+        assert!(!(&Probe::<HashMap<String, Custom>>::new()).exact());
     }
 }
