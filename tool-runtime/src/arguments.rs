@@ -184,10 +184,11 @@ impl<'a, 'r> Arguments<'a, 'r> {
     /// says (see `ExactSchema`): serde alone, from an object. Anything serde refuses takes the
     /// full path, which says what is wrong.
     ///
-    /// For a type that is not exact this would let through what the schema refuses; the
-    /// generated code calls it only for argument structs of exact types.
+    /// For a type that is not exact this would let through what the schema refuses, so it is
+    /// not public: the generated code reaches it, through `parse_args`, only for argument
+    /// structs of exact types.
     #[inline]
-    pub fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+    pub(crate) fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let parsed = match self.raw.view() {
             View::Text(text) if text.len() > self.limit => None,
             View::Text(text) => parse_object_text(non_empty(text)),

@@ -22,10 +22,20 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 /// A type whose `Deserialize`, from JSON, accepts only what its JSON Schema admits.
-pub trait ExactSchema {}
+///
+/// Sealed: only the types listed here are, since a wrong entry would let arguments through
+/// unchecked.
+pub trait ExactSchema: sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
 
 macro_rules! exact {
-    ($($ty:ty)*) => {$(impl ExactSchema for $ty {})*};
+    ($($ty:ty)*) => {$(
+        impl sealed::Sealed for $ty {}
+        impl ExactSchema for $ty {}
+    )*};
 }
 
 exact! {
@@ -34,16 +44,20 @@ exact! {
 
 /// `null` or the inner type's values: the schema adds `null` to the inner one.
 impl<T: ExactSchema> ExactSchema for Option<T> {}
+impl<T: ExactSchema> sealed::Sealed for Option<T> {}
 
 /// An array whose items are the inner type's values.
 impl<T: ExactSchema> ExactSchema for Vec<T> {}
+impl<T: ExactSchema> sealed::Sealed for Vec<T> {}
 
 /// An object whose values are the inner type's values (`additionalProperties`). JSON keys are
 /// strings, and a repeated key keeps its last value in the map as in a parsed `Value`.
 impl<T: ExactSchema> ExactSchema for HashMap<String, T> {}
+impl<T: ExactSchema> sealed::Sealed for HashMap<String, T> {}
 
 /// The same, sorted.
 impl<T: ExactSchema> ExactSchema for BTreeMap<String, T> {}
+impl<T: ExactSchema> sealed::Sealed for BTreeMap<String, T> {}
 
 /// Asks whether `T` is [`ExactSchema`], where the generated code knows `T`.
 pub struct Probe<T: ?Sized>(PhantomData<T>);
