@@ -1,10 +1,13 @@
 //! The `ai-tool` command line, through `cli::run_with` and through the real binary.
 
-use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
 
 use ai_tool::prelude::*;
 use serde_json::Value;
+
+use common::TempFile;
 
 /// Shouts the text.
 #[ai_tool]
@@ -18,13 +21,11 @@ fn refuse() -> Result<String, String> {
     Err("not today".into())
 }
 
-fn fixture(name: &str, lines: &[&str]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("ai-tool-cli-{}-{name}", std::process::id()));
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
+fn fixture(name: &str, lines: &[&str]) -> TempFile {
+    TempFile::with_lines(name, lines)
 }
 
-fn catalog() -> PathBuf {
+fn catalog() -> TempFile {
     fixture(
         "catalog.jsonl",
         &[
@@ -50,7 +51,7 @@ fn run(args: &[&str]) -> (u8, String, String) {
 #[test]
 fn tools_lists_compiled_in_and_catalog_tools_with_first_description_line() {
     let catalog = catalog();
-    let (code, out, _) = run(&["tools", "--catalog", catalog.to_str().unwrap()]);
+    let (code, out, _) = run(&["tools", "--catalog", catalog.arg()]);
     assert_eq!(code, 0);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
@@ -111,13 +112,7 @@ fn call_with_bad_input_exits_2_with_one_line() {
         )
     );
     let catalog = catalog();
-    let (code, _, err) = run(&[
-        "call",
-        "sum",
-        r#"{"a":1}"#,
-        "--catalog",
-        catalog.to_str().unwrap(),
-    ]);
+    let (code, _, err) = run(&["call", "sum", r#"{"a":1}"#, "--catalog", catalog.arg()]);
     assert_eq!(
         (code, err.as_str()),
         (
@@ -142,9 +137,9 @@ fn validate_prints_a_verdict_per_call_and_a_total() {
     let (code, out, err) = run(&[
         "validate",
         "--catalog",
-        catalog.to_str().unwrap(),
+        catalog.arg(),
         "--calls",
-        calls.to_str().unwrap(),
+        calls.arg(),
     ]);
     assert_eq!((code, err.as_str()), (0, ""));
     let lines: Vec<&str> = out.lines().collect();
@@ -175,22 +170,25 @@ fn validate_with_unusable_input_names_file_and_line() {
     let (code, _, err) = run(&[
         "validate",
         "--catalog",
-        catalog.to_str().unwrap(),
+        catalog.arg(),
         "--calls",
-        calls.to_str().unwrap(),
+        calls.arg(),
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.starts_with(&format!("error: {}:2: malformed JSON", calls.display())),
+        err.starts_with(&format!(
+            "error: {}:2: malformed JSON",
+            calls.path().display()
+        )),
         "{err}"
     );
     let no_tool = fixture("no-tool.jsonl", &[r#"{"args":{}}"#]);
     let (code, _, err) = run(&[
         "validate",
         "--catalog",
-        catalog.to_str().unwrap(),
+        catalog.arg(),
         "--calls",
-        no_tool.to_str().unwrap(),
+        no_tool.arg(),
     ]);
     assert_eq!(
         (code, err.trim_end()),
@@ -198,7 +196,7 @@ fn validate_with_unusable_input_names_file_and_line() {
             2,
             format!(
                 "error: {}:1: a call needs a string `tool`",
-                no_tool.display()
+                no_tool.path().display()
             )
             .as_str()
         )
@@ -208,7 +206,7 @@ fn validate_with_unusable_input_names_file_and_line() {
         "--catalog",
         "/missing.jsonl",
         "--calls",
-        calls.to_str().unwrap(),
+        calls.arg(),
     ]);
     assert_eq!(
         (code, err.as_str()),
@@ -225,7 +223,7 @@ fn a_catalog_tool_that_is_already_compiled_in_is_refused() {
         "clash.jsonl",
         &[r#"{"name":"shout","description":"again"}"#],
     );
-    let (code, _, err) = run(&["tools", "--catalog", clash.to_str().unwrap()]);
+    let (code, _, err) = run(&["tools", "--catalog", clash.arg()]);
     assert_eq!(code, 2);
     assert!(
         err.contains(":1: tool `shout` is already compiled in"),

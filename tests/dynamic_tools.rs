@@ -1,10 +1,12 @@
 //! Tools defined at run time and tools read from catalog files share the registry.
 
-use std::io::Write;
+mod common;
 
 use ai_tool::prelude::*;
 use ai_tool::{BuildProblem, ToolMetadata};
 use serde_json::json;
+
+use common::TempFile;
 
 fn upper() -> DynamicTool {
     DynamicTool::new(
@@ -18,13 +20,8 @@ fn upper() -> DynamicTool {
     )
 }
 
-fn catalog_file(lines: &[&str]) -> tempfile_lite::TempFile {
-    let file = tempfile_lite::TempFile::new("catalog.jsonl");
-    let mut f = std::fs::File::create(file.path()).unwrap();
-    for line in lines {
-        writeln!(f, "{line}").unwrap();
-    }
-    file
+fn catalog_file(lines: &[&str]) -> TempFile {
+    TempFile::with_lines("catalog.jsonl", lines)
 }
 
 #[tokio::test]
@@ -178,32 +175,4 @@ fn metadata_can_be_given_to_a_dynamic_tool() {
     let spec = exec.spec("text.upper").unwrap();
     assert_eq!(spec.metadata.keywords, ["caps"]);
     assert!(spec.metadata.source.is_some(), "the source is kept");
-}
-
-/// A file in the system temp directory, removed on drop.
-mod tempfile_lite {
-    use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    pub struct TempFile(PathBuf);
-
-    impl TempFile {
-        pub fn new(name: &str) -> Self {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-            TempFile(
-                std::env::temp_dir().join(format!("ai-tool-{}-{n}-{name}", std::process::id())),
-            )
-        }
-
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
 }

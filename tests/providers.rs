@@ -564,17 +564,15 @@ fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
     let (code, _, err) = cli(&["tools", "--format", "cohere"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown format `cohere`"), "{err}");
-    let bad =
-        std::env::temp_dir().join(format!("ai-tool-bad-response-{}.json", std::process::id()));
-    std::fs::write(&bad, "[1, 2]").unwrap();
-    let (code, _, err) = cli(&["parse-calls", "--format", "gemini", bad.to_str().unwrap()]);
+    let bad = common::TempFile::with_lines("bad-response.json", &["[1, 2]"]);
+    let (code, _, err) = cli(&["parse-calls", "--format", "gemini", bad.arg()]);
     assert_eq!(
         (code, err.trim_end()),
         (
             2,
             format!(
                 "error: {}: not a gemini response: the response must be a JSON object",
-                bad.display()
+                bad.path().display()
             )
             .as_str()
         )

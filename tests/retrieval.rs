@@ -1,6 +1,8 @@
 //! Tool retrieval through the public API: lexical always; dense and hybrid on the real model
 //! with the `embed-candle` feature (the test script installs the model).
 
+mod common;
+
 use ai_tool::retrieval::{Reason, RetrieveError, RetrieveOptions, Retriever};
 use ai_tool::{ToolMetadata, ToolSpec};
 use serde_json::json;
@@ -198,14 +200,15 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
         "{report}"
     );
 
-    let bad = std::env::temp_dir().join(format!("ai-tool-queries-{}.jsonl", std::process::id()));
-    std::fs::write(
-        &bad,
-        "{\"query\": \"x\", \"tools\": [\"a\"]}\n{\"query\": \"no gold\"}\n",
-    )
-    .unwrap();
+    let bad = common::TempFile::with_lines(
+        "queries.jsonl",
+        &[
+            r#"{"query": "x", "tools": ["a"]}"#,
+            r#"{"query": "no gold"}"#,
+        ],
+    );
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let bad_path = bad.display().to_string();
+    let bad_path = bad.path().display().to_string();
     let args = [
         "ai-tool",
         "eval-retrieval",
@@ -217,7 +220,7 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
     assert_eq!(ai_tool::cli::run_with(args, exec, &mut out, &mut err), 2);
     let err = String::from_utf8(err).unwrap();
     assert!(
-        err.starts_with(&format!("error: {}:2: expected", bad.display())),
+        err.starts_with(&format!("error: {}:2: expected", bad.path().display())),
         "{err}"
     );
 }

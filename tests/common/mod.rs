@@ -28,3 +28,41 @@ impl Rng {
         items[self.below(items.len())].clone()
     }
 }
+
+/// A file in the system temp directory, with a name no other test of the run has, removed on
+/// drop. Tests run in parallel: two that wrote one name would read each other's lines.
+pub struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    /// A file named after `name`, with `lines` in it, each ended by a newline.
+    pub fn with_lines(name: &str, lines: &[&str]) -> Self {
+        let file = TempFile::new(name);
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(file.path(), text).expect("the temp directory is writable");
+        file
+    }
+
+    /// A name for a file, not yet written.
+    pub fn new(name: &str) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let file = format!("ai-tool-{}-{n}-{name}", std::process::id());
+        TempFile(std::env::temp_dir().join(file))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// The path as text, for a command line.
+    pub fn arg(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
