@@ -459,10 +459,13 @@ async fn valid_arguments_give_one_result_whatever_form_they_come_in() {
     let exec = executor();
     let args = json!({ "input": complex_ok() });
     let expected = exec.execute("check", args.clone()).await.unwrap();
+    let text = args.to_string();
     for output in [
         exec.execute("check", &args).await.unwrap(),
-        exec.execute("check", args.to_string()).await.unwrap(),
-        exec.execute("check", args.to_string().as_str())
+        exec.execute("check", text.clone()).await.unwrap(),
+        exec.execute("check", text.as_str()).await.unwrap(),
+        exec.execute("check", &text).await.unwrap(),
+        exec.execute("check", std::borrow::Cow::Borrowed(text.as_str()))
             .await
             .unwrap(),
     ] {

@@ -58,6 +58,19 @@ impl IntoArguments for String {
     }
 }
 
+/// A provider's tool call keeps its arguments as a `String`: `execute(name, &call.arguments)`.
+impl IntoArguments for &String {
+    fn raw(&mut self) -> RawArguments<'_> {
+        RawArguments(Raw::Text(self))
+    }
+}
+
+impl IntoArguments for std::borrow::Cow<'_, str> {
+    fn raw(&mut self) -> RawArguments<'_> {
+        RawArguments(Raw::Text(self))
+    }
+}
+
 /// Arguments taken out of a call: none, which reads as an empty object.
 impl Default for RawArguments<'_> {
     fn default() -> Self {
