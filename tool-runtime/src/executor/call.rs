@@ -57,6 +57,7 @@ impl<A> Unpin for Call<'_, A> {}
 impl<A: IntoArguments> Future for Call<'_, A> {
     type Output = Result<ToolOutput, ToolError>;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Some(future) = &mut this.waiting {
