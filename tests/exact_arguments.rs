@@ -203,3 +203,33 @@ async fn a_refused_call_names_every_violation() {
         assert!(message.contains(part), "{part}: {message}");
     }
 }
+
+#[ai_tool(description = "Counts the optional numbers it was given")]
+fn count_given(a: Option<i64>, b: Option<i64>) -> usize {
+    usize::from(a.is_some()) + usize::from(b.is_some())
+}
+
+#[tokio::test]
+async fn text_may_open_with_blanks_and_blank_text_is_no_arguments() {
+    let exec = Executor::builder().build().expect("tools build");
+    let count = |text: &'static str| {
+        let exec = &exec;
+        async move {
+            exec.execute("count_given", text)
+                .await
+                .map(|output| output.structured)
+        }
+    };
+    for text in [r#"{"a": 1}"#, " \n\t{\"a\": 1}", "\r\n {\"a\":1} "] {
+        assert_eq!(count(text).await.expect(text), Some(json!(1)), "{text:?}");
+    }
+    for text in ["", " \n\t "] {
+        assert_eq!(count(text).await.expect(text), Some(json!(0)), "{text:?}");
+    }
+    for text in ["[1, 2]", " [1]", "1", "null", " x", "{\"a\": 1} x"] {
+        match count(text).await {
+            Err(ToolError::InvalidArguments { .. }) => {}
+            other => panic!("{text:?} is not an arguments object: {other:?}"),
+        }
+    }
+}

@@ -204,7 +204,7 @@ impl<'a, 'r> Arguments<'a, 'r> {
     pub(crate) fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let parsed = match self.raw.view() {
             View::Text(text) if text.len() > self.limit => None,
-            View::Text(text) => parse_object_text(non_empty(text)),
+            View::Text(text) => parse_object_text(text),
             View::Value(value) => parse_object_value(value, self.limit),
         };
         match parsed {
@@ -247,23 +247,33 @@ impl<'a, 'r> Arguments<'a, 'r> {
 }
 
 /// JSON text of an object, deserialized; `None` for anything else or anything serde refuses.
+/// Blank text is the empty object, as in `non_empty`.
 ///
 /// serde would also take a struct from an array of its fields, which the schema refuses, so
 /// the text must open an object.
 #[inline]
 fn parse_object_text<T: DeserializeOwned>(text: &str) -> Option<T> {
-    if !text
-        .trim_start_matches([' ', '\t', '\n', '\r'])
-        .starts_with('{')
-    {
-        return None;
-    }
+    let text = match text.as_bytes().first() {
+        Some(b'{') => text,
+        _ => object_after_blanks(text)?,
+    };
     // Not `serde_json::from_str`, which takes its reader by value out of line: reading that
     // back stalls on the stores that just made it.
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let parsed = T::deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
     Some(parsed)
+}
+
+/// Text that does not open with `{` at once: blank text is `{}`, text whose first other
+/// character is `{` is itself, and anything else is not an object.
+#[cold]
+fn object_after_blanks(text: &str) -> Option<&str> {
+    match text.trim_ascii_start().as_bytes().first() {
+        None => Some("{}"),
+        Some(b'{') => Some(text),
+        Some(_) => None,
+    }
 }
 
 /// An object value within the size cap, deserialized; `None` otherwise.
