@@ -6,6 +6,10 @@
 //! 10,000 tools registered, to show that dispatch does not grow with the number of tools, and for
 //! a tool without parameters, to show what a call costs apart from its arguments.
 //!
+//! Beside them, a minimal dispatcher written by hand with `execute`'s shape (a future that
+//! calls a handler behind a panic guard and gives back a `ToolOutput`, with no schema and no
+//! checks): what any dispatcher that returns a `ToolOutput` from a future pays over the floor.
+//!
 //! After criterion's figures the same routines run once more, interleaved: rounds of a thousand
 //! calls of each case in turn, and the best round of each. Timings on a shared machine move
 //! from run to run by a fifth and more, and criterion measures one case after the other; the
@@ -211,9 +215,15 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("execute_text/10_tools", |b| {
         b.iter(|| execute(&exec, "manhattan", text()))
     });
+    group.bench_function("hand_written_text", |b| {
+        b.iter(|| hand("manhattan", text()))
+    });
     group.bench_function("floor_no_args", |b| b.iter(|| floor_no_args(empty())));
     group.bench_function("execute_no_args/10_tools", |b| {
         b.iter(|| execute(&exec, "origin", empty()))
+    });
+    group.bench_function("hand_written_no_args", |b| {
+        b.iter(|| hand("origin", empty()))
     });
     group.bench_function("execute_async/10_tools", |b| {
         b.iter_batched(
