@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,7 +20,31 @@ pub(crate) fn sync_call<T>(
     tool: &str,
     call: impl FnOnce() -> Result<T, ToolError>,
 ) -> Result<T, ToolError> {
-    catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|payload| Err(panicked(tool, &*payload)))
+    sync_call_into(tool, call, |result| result)
+}
+
+/// `sync_call`, with the result handed to `into` (`Poll::Ready`, say) on each path apart.
+///
+/// Both choices are about copies of the ~100-byte result. The call writes it into a slot that
+/// is read only once the call has returned: `catch_unwind(call)` would hand it back inside a
+/// second `Result` whose tag shares the result's first word, and testing that word splits the
+/// copies that follow around it. And each path builds the caller's value on its own, so the
+/// success path makes one whole copy. A copy split differently from the next one is read 16
+/// bytes at a time across stores of 8, and waits for them to land: about 5 ns of a 40 ns call.
+#[inline]
+pub(crate) fn sync_call_into<T, O>(
+    tool: &str,
+    call: impl FnOnce() -> Result<T, ToolError>,
+    into: impl FnOnce(Result<T, ToolError>) -> O,
+) -> O {
+    let mut slot = MaybeUninit::uninit();
+    match catch_unwind(AssertUnwindSafe(|| {
+        slot.write(call());
+    })) {
+        // SAFETY: the closure returned, and its one statement wrote the slot.
+        Ok(()) => into(unsafe { slot.assume_init() }),
+        Err(payload) => into(Err(panicked(tool, &*payload))),
+    }
 }
 
 pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {

@@ -187,9 +187,11 @@ impl Executor {
                 external,
             } if entry.timeout.is_none() => {
                 let args = self.arguments(entry, raw);
-                Poll::Ready(guard::sync_call(name, || {
-                    call(service.as_ref().map(Service::borrow), args, &ctx, *external)
-                }))
+                guard::sync_call_into(
+                    name,
+                    || call(service.as_ref().map(Service::borrow), args, &ctx, *external),
+                    Poll::Ready,
+                )
             }
             _ => match self.start_waiting(index, entry, raw, ctx, cancellation) {
                 Ok(future) => {
