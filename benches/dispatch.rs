@@ -133,21 +133,22 @@ fn floor_no_args(text: &str) -> Value {
 /// A tool of a hand-written dispatcher: JSON text in, the tool's output or error out.
 type Handler = fn(&str) -> Result<ToolOutput, ToolError>;
 
-fn manhattan_handler(text: &str) -> Result<ToolOutput, ToolError> {
-    let args: FloorArgs = serde_json::from_str(text).map_err(|e| ToolError::Failed {
-        tool: "manhattan".into(),
+/// A handler's arguments, as a hand-written dispatcher reads them.
+fn hand_args<T: serde::de::DeserializeOwned>(tool: &str, text: &str) -> Result<T, ToolError> {
+    serde_json::from_str(text).map_err(|e| ToolError::Failed {
+        tool: tool.into(),
         message: e.to_string(),
         error: None,
-    })?;
+    })
+}
+
+fn manhattan_handler(text: &str) -> Result<ToolOutput, ToolError> {
+    let args: FloorArgs = hand_args("manhattan", text)?;
     Ok(ToolOutput::json(json!(Geo.manhattan(args.x, args.y))))
 }
 
 fn origin_handler(text: &str) -> Result<ToolOutput, ToolError> {
-    let NoArgs {} = serde_json::from_str(text).map_err(|e| ToolError::Failed {
-        tool: "origin".into(),
-        message: e.to_string(),
-        error: None,
-    })?;
+    let NoArgs {} = hand_args("origin", text)?;
     Ok(ToolOutput::json(json!(Geo.origin())))
 }
 

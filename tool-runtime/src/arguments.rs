@@ -181,16 +181,11 @@ impl<'a, 'r> Arguments<'a, 'r> {
     /// `InvalidArguments`.
     #[inline]
     pub fn parse<T: DeserializeOwned>(self) -> Result<T, ToolError> {
-        let fused = match self.raw.view() {
-            // Too long to read: the full path refuses it.
-            View::Text(text) if text.len() > self.limit => None,
-            View::Text(text) => self.schema.parse_text(non_empty(text)),
-            View::Value(value) => self.schema.parse_value(value, self.limit),
-        };
-        match fused {
-            Some(parsed) => Ok(parsed),
-            None => self.parse_checked(),
-        }
+        let schema = self.schema;
+        self.parse_or_check(
+            |text| schema.parse_text(non_empty(text)),
+            |value, limit| schema.parse_value(value, limit),
+        )
     }
 
     /// Deserializes arguments into a type whose `Deserialize` checks everything its schema
@@ -202,10 +197,22 @@ impl<'a, 'r> Arguments<'a, 'r> {
     /// structs of exact types.
     #[inline]
     pub(crate) fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        self.parse_or_check(parse_object_text, parse_object_value)
+    }
+
+    /// A fast path, from text within the size cap or from a value and the cap; whatever it does
+    /// not take (`None`) goes the full path.
+    #[inline(always)]
+    fn parse_or_check<T: DeserializeOwned>(
+        self,
+        text: impl FnOnce(&str) -> Option<T>,
+        value: impl FnOnce(&Value, usize) -> Option<T>,
+    ) -> Result<T, ToolError> {
         let parsed = match self.raw.view() {
-            View::Text(text) if text.len() > self.limit => None,
-            View::Text(text) => parse_object_text(text),
-            View::Value(value) => parse_object_value(value, self.limit),
+            // Too long to read: the full path refuses it.
+            View::Text(raw) if raw.len() > self.limit => None,
+            View::Text(raw) => text(raw),
+            View::Value(raw) => value(raw, self.limit),
         };
         match parsed {
             Some(parsed) => Ok(parsed),
@@ -247,7 +254,7 @@ impl<'a, 'r> Arguments<'a, 'r> {
 }
 
 /// JSON text of an object, deserialized; `None` for anything else or anything serde refuses.
-/// Blank text is the empty object, as in `non_empty`.
+/// Blank text is the empty object (`non_empty`).
 ///
 /// serde would also take a struct from an array of its fields, which the schema refuses, so
 /// the text must open an object.
@@ -265,15 +272,12 @@ fn parse_object_text<T: DeserializeOwned>(text: &str) -> Option<T> {
     Some(parsed)
 }
 
-/// Text that does not open with `{` at once: blank text is `{}`, text whose first other
-/// character is `{` is itself, and anything else is not an object.
+/// Text that does not open with `{` at once: itself (or `{}` for blank text) when its first
+/// other character is `{`, and `None` when it is not an object.
 #[cold]
 fn object_after_blanks(text: &str) -> Option<&str> {
-    match text.trim_ascii_start().as_bytes().first() {
-        None => Some("{}"),
-        Some(b'{') => Some(text),
-        Some(_) => None,
-    }
+    let text = non_empty(text);
+    text.trim_ascii_start().starts_with('{').then_some(text)
 }
 
 /// An object value within the size cap, deserialized; `None` otherwise.
