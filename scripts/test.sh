@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-model.sh
-AI_TOOL_PG_URL="$(bash scripts/postgres.sh start)"
+pg_run="$(mktemp -d /tmp/ai-tool-pg-run.XXXXXX)"
+trap 'bash scripts/postgres.sh stop "$pg_run"' EXIT
+AI_TOOL_PG_URL="$(bash scripts/postgres.sh start "$pg_run")"
 export AI_TOOL_PG_URL
-trap 'bash scripts/postgres.sh stop' EXIT
 cargo test --workspace --all-features --all-targets
 cargo test --workspace --all-features --doc
