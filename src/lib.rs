@@ -31,10 +31,12 @@ pub mod cli;
 
 pub use tool_core::{
     catalog, closest_names, name, profile, provider, schema, CatalogEntry, CatalogError, Content,
-    SafetyHints, ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+    SafetyHints, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput, ToolSource,
+    ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
-pub use tool_runtime::retrieval;
+pub use tool_retrieval as retrieval;
+pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken, Converter,
     Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments,
@@ -44,8 +46,9 @@ pub use tool_runtime::{
 /// What most users need: `use ai_tool::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ai_tool, ai_tool_converter, ai_tools, CallOptions, DeclareOptions, DynamicTool, Executor,
-        Format, IntoArguments, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
+        ai_tool, ai_tool_converter, ai_tools, CallOptions, CancellationToken, DeclareOptions,
+        DynamicTool, Executor, Format, IntoArguments, ToolCall, ToolContext, ToolError,
+        ToolErrorKind, ToolOutput, ToolSpec,
     };
 }
 

@@ -5,6 +5,8 @@
 //! becomes one [`ToolSpec`] with one canonical JSON Schema. Provider formats are translations of
 //! that spec at the edge. This crate has no async runtime.
 
+#![forbid(unsafe_code)]
+
 mod call;
 pub mod catalog;
 mod error;
@@ -18,7 +20,7 @@ mod suggest;
 
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
-pub use error::{ToolError, Violation};
+pub use error::{ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, ToolMetadata, ToolSource, ToolSpec};
 pub use suggest::closest_names;

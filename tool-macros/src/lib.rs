@@ -3,6 +3,8 @@
 //! Each macro runs the same pipeline: parse (`attr`, `ast`), check (`valid`, every error at its
 //! tokens, all at once), expand (`expand`).
 
+#![forbid(unsafe_code)]
+
 mod ast;
 mod attr;
 mod ctxt;

@@ -13,9 +13,9 @@ mod executor;
 mod guard;
 #[doc(hidden)]
 pub mod macro_support;
+mod panics;
 #[doc(hidden)]
 pub mod registration;
-pub mod retrieval;
 mod validation;
 
 pub use arguments::{Arguments, IntoArguments, RawArguments};
@@ -26,6 +26,7 @@ pub use executor::{
     BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
+pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
