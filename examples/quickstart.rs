@@ -126,10 +126,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "kind": "Room", "categories": ["Room", "Bike"]
     }});
     println!("{}", exec.execute("check", args).await?.to_text());
-    println!(
-        "{}",
-        exec.execute("add", r#"{"a": 2, "b": 40}"#).await?.to_text()
-    );
+    let out = exec.execute("add", json!({ "a": 2, "b": 40 })).await?; // or JSON text
+    assert_eq!(out.to_text(), "42");
+    println!("{}", out.to_text());
 
     println!("\n== converters: beside the method, and defined elsewhere");
     println!(

@@ -116,9 +116,10 @@ fn call_with_bad_input_exits_2_with_one_line() {
     assert_eq!(
         (code, err.as_str()),
         (
-            1,
+            2,
             "error: tool `sum` is declared but has no implementation in this executor\n"
-        )
+        ),
+        "a tool that is only declared is bad input, not a failure of the tool"
     );
 }
 
@@ -248,4 +249,67 @@ fn the_binary_reports_bad_flags_without_panicking() {
     );
     let output = Command::new(bin).arg("--help").output().unwrap();
     assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn validate_checks_compiled_in_tools_without_a_catalog() {
+    let calls = fixture(
+        "compiled-calls.jsonl",
+        &[
+            r#"{"id":1,"tool":"shout","args":{"text":"hey"}}"#,
+            r#"{"id":2,"tool":"shout","args":{}}"#,
+        ],
+    );
+    let (code, out, err) = run(&["validate", "--calls", calls.arg()]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            r#"{"id":1,"tool":"shout","valid":true,"errors":[]}"#,
+            r#"{"id":2,"tool":"shout","valid":false,"errors":["/: \"text\" is a required property"]}"#,
+            "1 valid, 1 invalid",
+        ]
+    );
+}
+
+#[test]
+fn a_catalog_with_a_byte_order_mark_is_read() {
+    let with_bom = fixture(
+        "bom.jsonl",
+        &[
+            "\u{feff}{\"name\":\"sum\",\"description\":\"Adds\",\"parameters\":{\"type\":\"object\"}}",
+        ],
+    );
+    let (code, out, err) = run(&["tools", "--catalog", with_bom.arg()]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.lines().any(|l| l.starts_with("sum ")), "{out}");
+}
+
+#[test]
+fn tools_in_a_binary_without_tools_says_there_are_none() {
+    let bin = env!("CARGO_BIN_EXE_ai-tool");
+    let output = Command::new(bin).arg("tools").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "no tools: this program has no compiled-in tools, and no --catalog FILE was given\n"
+    );
+}
+
+#[tokio::test]
+async fn run_with_works_inside_an_async_runtime() {
+    let (code, out, err) = run(&["call", "shout", r#"{"text":"inside"}"#]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "INSIDE\n", ""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_async_runs_on_the_callers_runtime() {
+    let exec = Executor::builder().build().unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = ["ai-tool", "call", "shout", r#"{"text":"async"}"#];
+    let code = ai_tool::cli::run_with_async(argv, exec, &mut out, &mut err).await;
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    assert_eq!(String::from_utf8(out).unwrap(), "ASYNC\n");
 }

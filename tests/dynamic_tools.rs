@@ -176,3 +176,24 @@ fn metadata_can_be_given_to_a_dynamic_tool() {
     assert_eq!(spec.metadata.keywords, ["caps"]);
     assert!(spec.metadata.source.is_some(), "the source is kept");
 }
+
+#[tokio::test]
+async fn a_dynamic_closure_that_panics_before_returning_its_future_is_a_caught_panic() {
+    let boom = DynamicTool::new(
+        "boom",
+        "Panics before it has a future",
+        json!({ "type": "object" }),
+        |args: serde_json::Value, _ctx| {
+            if args.get("now").is_some() {
+                panic!("at once");
+            }
+            std::future::ready(Ok(ToolOutput::text("later")))
+        },
+    );
+    let exec = Executor::builder().tool(boom).build().unwrap();
+    let err = exec.execute("boom", json!({ "now": 1 })).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Panicked, "{err}");
+    assert!(err.to_string().contains("at once"), "{err}");
+    let out = exec.execute("boom", json!({})).await.unwrap();
+    assert_eq!(out.to_text(), "later", "the executor goes on serving");
+}

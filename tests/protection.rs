@@ -4,8 +4,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
 use ai_tool::prelude::*;
-use ai_tool::CancellationToken;
 use serde_json::json;
 
 pub struct Risky {
@@ -68,6 +70,12 @@ impl Risky {
     #[ai_tool]
     fn echo(&self, text: String) -> String {
         text
+    }
+
+    /// Counts a call, on the blocking pool under a time limit.
+    #[ai_tool(timeout = "5s")]
+    fn count_blocking(&self) -> usize {
+        self.completed.fetch_add(1, Ordering::SeqCst) + 1
     }
 }
 
@@ -327,4 +335,64 @@ async fn a_thousand_concurrent_calls_all_complete_in_order() {
             .load(Ordering::SeqCst),
         1_000
     );
+}
+
+/// A tokio runtime built without its time driver.
+fn runtime_without_timers() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_time_limit_on_a_runtime_without_timers_is_misconfigured_and_nothing_runs() {
+    let risky = Arc::new(Risky {
+        completed: AtomicUsize::new(0),
+    });
+    let exec = Executor::builder().service(risky.clone()).build().unwrap();
+    let runtime = runtime_without_timers();
+    for tool in ["count_blocking", "slow", "nap"] {
+        let args = if tool == "count_blocking" {
+            json!({})
+        } else {
+            json!({ "millis": 1 })
+        };
+        let err = runtime.block_on(exec.execute(tool, args)).unwrap_err();
+        if tool == "nap" {
+            // No limit of its own and no default: it needs no timer, and a sleep fails inside
+            // the tool as a caught panic.
+            assert_eq!(err.kind(), ToolErrorKind::Panicked, "{err}");
+            continue;
+        }
+        assert_eq!(err.kind(), ToolErrorKind::Misconfigured, "{tool}: {err}");
+        assert!(err.to_string().contains("enable_time"), "{err}");
+        assert!(err.to_model_text().contains("server side"), "{err:?}");
+    }
+    assert_eq!(risky.completed.load(Ordering::SeqCst), 0, "no tool ran");
+    let out = runtime
+        .block_on(exec.execute("echo", json!({ "text": "still serving" })))
+        .unwrap();
+    assert_eq!(out.to_text(), "still serving");
+}
+
+#[test]
+fn a_call_with_a_time_limit_polled_outside_any_runtime_is_misconfigured() {
+    let exec = executor();
+    for tool in ["count_blocking", "slow"] {
+        let args = if tool == "slow" {
+            json!({ "millis": 1 })
+        } else {
+            json!({})
+        };
+        let mut call = std::pin::pin!(exec.execute(tool, args));
+        let mut cx = Context::from_waker(Waker::noop());
+        match call.as_mut().poll(&mut cx) {
+            Poll::Ready(Err(err)) => {
+                assert_eq!(err.kind(), ToolErrorKind::Misconfigured, "{err}");
+                assert!(err.to_string().contains("tokio runtime"), "{err}");
+            }
+            Poll::Ready(Ok(out)) => panic!("{tool} ran: {out:?}"),
+            Poll::Pending => panic!("{tool} is waiting for a timer it cannot have"),
+        }
+    }
 }

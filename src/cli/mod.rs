@@ -9,12 +9,13 @@
 //! ```
 //!
 //! Commands: `tools [--catalog F] [--json] [--format API [--strict]]`, `call NAME ARGS_JSON`,
-//! `validate --catalog F --calls F`, `parse-calls --format API RESPONSE.json`,
+//! `validate [--catalog F] --calls F`, `parse-calls --format API RESPONSE.json`,
 //! `run-calls --format API RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`.
 //!
-//! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed;
-//! `2` unusable input (a missing file, a malformed line, an unknown tool, bad flags). Every error
+//! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
+//! (its error, panic or time limit); `2` unusable input (a missing file, a malformed line, an
+//! unknown tool, invalid arguments, a tool that is only declared, bad flags). Every error
 //! is one line on standard error naming what and where.
 
 use std::io::Write;
@@ -136,9 +137,9 @@ enum Command {
     },
     /// Check calls against the tools' schemas without running them.
     Validate {
-        /// The JSON Lines catalog of tools.
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
         #[arg(long)]
-        catalog: PathBuf,
+        catalog: Option<PathBuf>,
         /// A JSON Lines file of calls, each `{"id"?, "tool", "args"}`.
         #[arg(long)]
         calls: PathBuf,
@@ -161,45 +162,114 @@ impl Failure {
 }
 
 /// Runs the command line with the process's arguments, printing to standard output and error.
+///
+/// It works from plain `main` and from inside an async runtime alike (`#[tokio::main]`): there,
+/// it runs on a thread of its own. In an `async fn`, [`run_async`] avoids that thread.
+///
+/// Panics that the executor catches in tools print nothing: the command line installs
+/// [`silence_caught_panics`](crate::silence_caught_panics), and the error line says what
+/// happened.
 pub fn run(executor: Executor) -> ExitCode {
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
     let code = run_with(
         std::env::args_os(),
         executor,
-        &mut stdout.lock(),
-        &mut stderr.lock(),
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
     );
     ExitCode::from(code)
 }
 
+/// [`run`], on the caller's async runtime.
+///
+/// ```no_run
+/// #[tokio::main]
+/// async fn main() -> std::process::ExitCode {
+///     let exec = ai_tool::Executor::builder().build().expect("tools build");
+///     ai_tool::cli::run_async(exec).await
+/// }
+/// ```
+pub async fn run_async(executor: Executor) -> ExitCode {
+    let code = run_with_async(
+        std::env::args_os(),
+        executor,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    )
+    .await;
+    ExitCode::from(code)
+}
+
 /// Runs the command line with the given arguments (the first is the program name) and
-/// writers; returns the exit code. For tests and embedding.
-pub fn run_with<I, T>(args: I, executor: Executor, out: &mut dyn Write, err: &mut dyn Write) -> u8
+/// writers; returns the exit code. For tests and embedding. Like [`run`], it works inside an
+/// async runtime too.
+pub fn run_with<I, T>(
+    args: I,
+    executor: Executor,
+    out: &mut (dyn Write + Send),
+    err: &mut (dyn Write + Send),
+) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match parse_args(args, out, err) {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let target: &mut dyn Write = if e.use_stderr() { err } else { out };
-            let _ = write!(target, "{}", e.render());
-            return code;
-        }
+        Err(code) => return code,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            let _ = writeln!(err, "error: cannot start the async runtime: {e}");
-            return 1;
-        }
+    let work = move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                let _ = writeln!(err, "error: cannot start the async runtime: {e}");
+                return 1;
+            }
+        };
+        runtime.block_on(run_command(cli, executor, out, err))
     };
-    match runtime.block_on(dispatch(cli.command, executor, out, err)) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return work();
+    }
+    // A runtime cannot be started, nor blocked on, from a thread that runs one.
+    std::thread::scope(|scope| scope.spawn(work).join()).unwrap_or(1)
+}
+
+/// [`run_with`], on the caller's async runtime.
+pub async fn run_with_async<I, T>(
+    args: I,
+    executor: Executor,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match parse_args(args, out, err) {
+        Ok(cli) => run_command(cli, executor, out, err).await,
+        Err(code) => code,
+    }
+}
+
+/// The parsed command line, or the exit code after clap printed help, a version or an error.
+fn parse_args<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> Result<Cli, u8>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args).map_err(|e| {
+        let code = if e.use_stderr() { 2 } else { 0 };
+        let target: &mut dyn Write = if e.use_stderr() { err } else { out };
+        let _ = write!(target, "{}", e.render());
+        code
+    })
+}
+
+async fn run_command(cli: Cli, executor: Executor, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    crate::silence_caught_panics();
+    match dispatch(cli.command, executor, out, err).await {
         Ok(()) => 0,
         Err(failure) => {
             let _ = writeln!(err, "error: {}", failure.message);
@@ -224,7 +294,7 @@ async fn dispatch(
             let tools = Toolbox::open(executor, catalog.as_deref())?;
             match format {
                 Some(format) => declare(&tools, format, strict, out, err),
-                None => list(&tools, json, out),
+                None => list(&tools, json, out, err),
             }
         }
         Command::ParseCalls {
@@ -306,7 +376,7 @@ async fn dispatch(
             call(&tools, &name, &args, out).await
         }
         Command::Validate { catalog, calls } => {
-            let tools = Toolbox::open(executor, Some(&catalog))?;
+            let tools = Toolbox::open(executor, catalog.as_deref())?;
             validate(&tools, &calls, out)
         }
     }
@@ -392,12 +462,24 @@ impl Toolbox {
     }
 }
 
-fn list(tools: &Toolbox, as_json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+fn list(
+    tools: &Toolbox,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
     if as_json {
         let specs: Vec<&ToolSpec> = tools.specs().collect();
         let text =
             serde_json::to_string_pretty(&specs).map_err(|e| Failure::input(e.to_string()))?;
         return write_line(out, &text);
+    }
+    if tools.specs().next().is_none() {
+        let _ = writeln!(
+            err,
+            "no tools: this program has no compiled-in tools, and no --catalog FILE was given"
+        );
+        return Ok(());
     }
     let width = tools.specs().map(|s| s.name.len()).max().unwrap_or(0);
     for spec in tools.specs() {
@@ -421,9 +503,12 @@ async fn call(tools: &Toolbox, name: &str, args: &str, out: &mut dyn Write) -> R
             };
             write_line(out, &text)
         }
-        Err(e @ (ToolError::UnknownTool { .. } | ToolError::InvalidArguments { .. })) => {
-            Err(Failure::input(e.to_string()))
-        }
+        Err(
+            e @ (ToolError::UnknownTool { .. }
+            | ToolError::InvalidArguments { .. }
+            | ToolError::ArgumentsTooLarge { .. }
+            | ToolError::NotExecutable { .. }),
+        ) => Err(Failure::input(e.to_string())),
         Err(e) => Err(Failure {
             code: 1,
             message: e.to_string(),

@@ -104,12 +104,14 @@ pub fn parse_str(text: &str, file: &Path) -> Result<Vec<CatalogEntry>, CatalogEr
     parse_str_with(text, file, NameRule::Wide)
 }
 
-/// Parses catalog text whose names follow `rule`.
+/// Parses catalog text whose names follow `rule`. A UTF-8 byte order mark before the first line
+/// (as some Windows editors write) is skipped.
 pub fn parse_str_with(
     text: &str,
     file: &Path,
     rule: NameRule,
 ) -> Result<Vec<CatalogEntry>, CatalogError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut entries = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -219,6 +221,15 @@ mod tests {
                 line: 3
             })
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_skipped() {
+        let text =
+            "\u{feff}{\"name\":\"a\",\"description\":\"A\",\"parameters\":{\"type\":\"object\"}}\n";
+        let entries = parse(text).unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].spec.name, "a");
     }
 
     #[test]

@@ -74,6 +74,47 @@ pub enum ToolError {
         /// The tool.
         tool: String,
     },
+    /// The tool cannot run in this process as it is set up (for example: it has a time limit,
+    /// and the tokio runtime polling the call has no time driver). A problem of the program,
+    /// not of the call: the message says what to change.
+    #[error("tool `{tool}` cannot run here: {message}")]
+    Misconfigured {
+        /// The tool.
+        tool: String,
+        /// What is missing, and how to provide it.
+        message: String,
+    },
+}
+
+/// What kind of [`ToolError`] an error is, without its data: comparable, hashable and `Copy`,
+/// for matching in tests, metrics and retry policies.
+///
+/// ```
+/// # use tool_core::{ToolError, ToolErrorKind};
+/// let err = ToolError::Cancelled { tool: "search".into() };
+/// assert_eq!(err.kind(), ToolErrorKind::Cancelled);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// [`ToolError::UnknownTool`].
+    UnknownTool,
+    /// [`ToolError::InvalidArguments`].
+    InvalidArguments,
+    /// [`ToolError::ArgumentsTooLarge`].
+    ArgumentsTooLarge,
+    /// [`ToolError::Failed`].
+    Failed,
+    /// [`ToolError::Panicked`].
+    Panicked,
+    /// [`ToolError::TimedOut`].
+    TimedOut,
+    /// [`ToolError::Cancelled`].
+    Cancelled,
+    /// [`ToolError::NotExecutable`].
+    NotExecutable,
+    /// [`ToolError::Misconfigured`].
+    Misconfigured,
 }
 
 /// One way in which arguments break the schema.
@@ -107,7 +148,23 @@ impl ToolError {
             | ToolError::Panicked { tool, .. }
             | ToolError::TimedOut { tool, .. }
             | ToolError::Cancelled { tool }
-            | ToolError::NotExecutable { tool } => tool,
+            | ToolError::NotExecutable { tool }
+            | ToolError::Misconfigured { tool, .. } => tool,
+        }
+    }
+
+    /// The error's kind, comparable with `==`.
+    pub fn kind(&self) -> ToolErrorKind {
+        match self {
+            ToolError::UnknownTool { .. } => ToolErrorKind::UnknownTool,
+            ToolError::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
+            ToolError::ArgumentsTooLarge { .. } => ToolErrorKind::ArgumentsTooLarge,
+            ToolError::Failed { .. } => ToolErrorKind::Failed,
+            ToolError::Panicked { .. } => ToolErrorKind::Panicked,
+            ToolError::TimedOut { .. } => ToolErrorKind::TimedOut,
+            ToolError::Cancelled { .. } => ToolErrorKind::Cancelled,
+            ToolError::NotExecutable { .. } => ToolErrorKind::NotExecutable,
+            ToolError::Misconfigured { .. } => ToolErrorKind::Misconfigured,
         }
     }
 
@@ -174,6 +231,9 @@ impl ToolError {
             ToolError::Cancelled { tool } => format!("The call to `{tool}` was cancelled."),
             ToolError::NotExecutable { tool } => {
                 format!("`{tool}` cannot be run here. Use another tool.")
+            }
+            ToolError::Misconfigured { tool, .. } => {
+                format!("`{tool}` cannot run because of a problem on the server side. Use another tool.")
             }
         }
     }

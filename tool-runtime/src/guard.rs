@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput};
 
+use crate::panics as quiet;
 use crate::registration::BoxFuture;
 
 /// Runs a sync call (or the sync start of an async one), turning a panic into an error.
@@ -38,9 +39,12 @@ pub(crate) fn sync_call_into<T, O>(
     into: impl FnOnce(Result<T, ToolError>) -> O,
 ) -> O {
     let mut slot = MaybeUninit::uninit();
-    match catch_unwind(AssertUnwindSafe(|| {
-        slot.write(call());
-    })) {
+    let outcome = quiet::caught(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            slot.write(call());
+        }))
+    });
+    match outcome {
         // SAFETY: the closure returned, and its one statement wrote the slot.
         Ok(()) => into(unsafe { slot.assume_init() }),
         Err(payload) => into(Err(panicked(tool, &*payload))),
@@ -75,7 +79,7 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let inner = &mut self.inner;
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+        match quiet::caught(|| catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx)))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
             Err(payload) => Poll::Ready(Err(payload)),
@@ -103,14 +107,15 @@ where
     };
     let timed = async {
         match timeout {
-            Some(limit) => tokio::time::timeout(limit, caught)
-                .await
-                .unwrap_or_else(|_| {
+            Some(limit) => match timer(tool, limit, caught) {
+                Ok(timer) => timer.await.unwrap_or_else(|_| {
                     Err(ToolError::TimedOut {
                         tool: tool.to_owned(),
                         after: limit,
                     })
                 }),
+                Err(e) => Err(e),
+            },
             None => caught.await,
         }
     };
@@ -121,6 +126,44 @@ where
             result = timed => result,
         },
         None => timed.await,
+    }
+}
+
+/// `future` under a time limit, or `Misconfigured` when no tokio timer can be had here: tokio
+/// panics when a timer is made outside a runtime or on one built without its time driver, and
+/// has no way to ask first.
+fn timer<F: Future>(
+    tool: &str,
+    limit: Duration,
+    future: F,
+) -> Result<tokio::time::Timeout<F>, ToolError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(no_runtime(tool, "a time limit"));
+    }
+    let made =
+        quiet::caught(|| catch_unwind(AssertUnwindSafe(|| tokio::time::timeout(limit, future))));
+    made.map_err(|_| ToolError::Misconfigured {
+        tool: tool.to_owned(),
+        message: format!(
+            "it has a time limit ({limit:?}), and the tokio runtime polling the call has no time \
+             driver; build the runtime with `enable_time()` or `enable_all()`"
+        ),
+    })
+}
+
+/// Whether a time limit can be kept where the call is polled: `Misconfigured` if not.
+pub(crate) fn check_timer(tool: &str, limit: Duration) -> Result<(), ToolError> {
+    timer(tool, limit, std::future::ready(())).map(drop)
+}
+
+/// The error for a call that needs a tokio runtime (for `what`) and was polled outside one.
+pub(crate) fn no_runtime(tool: &str, what: &str) -> ToolError {
+    ToolError::Misconfigured {
+        tool: tool.to_owned(),
+        message: format!(
+            "it needs a tokio runtime for {what}, and the call was polled outside one; await it \
+             inside a tokio runtime"
+        ),
     }
 }
 

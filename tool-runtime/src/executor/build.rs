@@ -42,11 +42,20 @@ impl Default for ExecutorBuilder {
 }
 
 /// Everything wrong with a build, each problem on its own line.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the same lines as `Display`, so that `main` returning this error with `?`
+/// (directly or through `anyhow`/`Box<dyn Error>`) prints them readably.
+#[derive(thiserror::Error)]
 #[error("cannot build the executor:\n{}", .problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
 pub struct BuildError {
     /// The problems found, all of them.
     pub problems: Vec<BuildProblem>,
+}
+
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// One reason an executor cannot be built.
@@ -442,4 +451,23 @@ fn source_of(spec: &ToolSpec) -> String {
         .source
         .as_ref()
         .map_or_else(|| "an unknown place".to_owned(), ToString::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_errors_debug_form_is_its_readable_text() {
+        let err = BuildError {
+            problems: vec![BuildProblem::DuplicateTool {
+                name: "lookup".into(),
+                first: "billing (src/billing.rs:10)".into(),
+                second: "shipping (src/shipping.rs:19)".into(),
+            }],
+        };
+        let debug = format!("{err:?}");
+        assert_eq!(debug, err.to_string());
+        assert!(debug.starts_with("cannot build the executor:\n- two tools are named `lookup`"));
+    }
 }

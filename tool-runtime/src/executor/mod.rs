@@ -225,6 +225,10 @@ impl Executor {
                 service,
                 external,
             } => {
+                // Nothing may run before it is known that the limit can be kept here.
+                if let Some(limit) = entry.timeout {
+                    guard::check_timer(name, limit)?;
+                }
                 let call = (*call, service.clone(), *external);
                 let raw = std::mem::take(raw).into_owned();
                 let blocking = self.run_blocking(index, call, raw, ctx.to_static());
@@ -251,7 +255,10 @@ impl Executor {
             Callable::Dynamic(call) => self
                 .arguments(entry, raw)
                 .into_checked_value()
-                .map(|args| call(args, ctx.to_static(), guard(timeout))),
+                // The closure may panic before it returns its future.
+                .and_then(|args| {
+                    guard::sync_call(name, || Ok(call(args, ctx.to_static(), guard(timeout))))
+                }),
             Callable::Declared => self
                 .arguments(entry, raw)
                 .into_checked_value()
