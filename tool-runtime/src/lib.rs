@@ -16,6 +16,7 @@ pub mod macro_support;
 #[doc(hidden)]
 pub mod registration;
 pub mod retrieval;
+mod returned;
 mod validation;
 
 pub use arguments::{Arguments, IntoArguments, RawArguments};
