@@ -154,3 +154,115 @@ async fn converters_receive_the_ok_value_of_an_alias() {
         .unwrap();
     assert_eq!(out.to_text(), "ann");
 }
+
+pub struct Keywords;
+
+#[ai_tools]
+impl Keywords {
+    /// Describes a thing, with keywords as parameter names.
+    #[ai_tool]
+    fn describe(&self, r#type: String, r#match: u32, r#ref: Option<bool>) -> String {
+        format!("{} {} {:?}", r#type, r#match, r#ref)
+    }
+
+    /// Greets, with a default for a borrowed string and a keyword with a default.
+    #[ai_tool]
+    fn salute(
+        &self,
+        #[arg(default = "friend")] name: &str,
+        #[arg(default = "hello")] r#type: &str,
+        #[arg(default = &[1, 2])] counts: &[u32],
+    ) -> String {
+        format!("{} {name} {counts:?}", r#type)
+    }
+}
+
+/// A free function with a keyword parameter.
+#[ai_tool]
+fn kind_of(r#type: String) -> String {
+    r#type
+}
+
+fn keywords() -> Executor {
+    Executor::builder()
+        .service(Arc::new(Keywords))
+        .build()
+        .expect("the executor builds")
+}
+
+#[tokio::test]
+async fn keywords_are_parameter_names_without_their_raw_prefix() {
+    let exec = keywords();
+    let schema = &exec.spec("describe").unwrap().parameters;
+    let names: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["type", "match", "ref"]);
+    assert_eq!(schema["required"], json!(["type", "match"]));
+    let out = exec
+        .execute("describe", json!({ "type": "car", "match": 3, "ref": true }))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "car 3 Some(true)");
+    let out = exec
+        .execute("kind_of", json!({ "type": "bike" }))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "bike");
+}
+
+#[tokio::test]
+async fn a_borrowed_parameter_takes_a_default_of_its_borrowed_form() {
+    let exec = keywords();
+    let schema = &exec.spec("salute").unwrap().parameters;
+    assert_eq!(schema["properties"]["name"]["default"], json!("friend"));
+    assert_eq!(schema["properties"]["counts"]["default"], json!([1, 2]));
+    let out = exec.execute("salute", json!({})).await.unwrap();
+    assert_eq!(out.to_text(), "hello friend [1, 2]");
+    let out = exec
+        .execute(
+            "salute",
+            json!({ "name": "Ann", "type": "hi", "counts": [3] }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "hi Ann [3]");
+}
+
+pub struct Paths;
+
+#[ai_tool::ai_tools]
+impl Paths {
+    /// Written with the attribute's path.
+    #[ai_tool::ai_tool]
+    fn by_path(&self) -> u32 {
+        1
+    }
+
+    /// Written with the attribute's path and settings.
+    #[::ai_tool::ai_tool(name = "by_full_path", read_only)]
+    fn full(&self, #[arg(description = "a number")] n: u32) -> u32 {
+        n
+    }
+}
+
+#[tokio::test]
+async fn attributes_written_with_their_paths_are_recognised() {
+    let exec = Executor::builder()
+        .service(Arc::new(Paths))
+        .build()
+        .unwrap();
+    assert_eq!(
+        exec.execute("by_path", json!({})).await.unwrap().to_text(),
+        "1"
+    );
+    let spec = exec.spec("by_full_path").unwrap();
+    assert_eq!(spec.metadata.hints.read_only, Some(true));
+    assert_eq!(
+        spec.parameters["properties"]["n"]["description"],
+        json!("a number")
+    );
+}

@@ -33,6 +33,9 @@ pub(crate) struct Param {
     pub ty: Type,
     /// Whether the function takes a reference, so `&value` is passed.
     pub by_ref: bool,
+    /// Whether `ty` is the owned form of another type (`String` for `&str`, `Vec<T>` for
+    /// `&[T]`), so a default written in the borrowed form is converted with `From`.
+    pub owned_form: bool,
     pub role: Role,
     pub arg: ArgAttr,
 }
@@ -108,8 +111,10 @@ pub(crate) fn parse_fn(
     }
 }
 
+/// The name is kept as written: a raw identifier (`r#type`) stays raw, since the generated
+/// struct's field is named the same; serde and schemars name its property without the `r#`.
 fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<Param> {
-    let ident = Ident::new(ident.to_string().trim_start_matches("r#"), ident.span());
+    let owned_form = matches!(ty, Type::Reference(r) if owned(&r.elem) != *r.elem);
     let (ty, by_ref) = match ty {
         Type::Reference(r) if r.mutability.is_some() => {
             cx.error(
@@ -123,6 +128,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
                 ident,
                 ty: (*r.elem).clone(),
                 by_ref: true,
+                owned_form: false,
                 role: Role::Context,
                 arg,
             });
@@ -130,6 +136,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
         Type::Reference(r) => (owned(&r.elem), true),
         other => (other.clone(), false),
     };
+
     if is_context(&ty) {
         cx.error(&ty, "take the context by reference: `ctx: &ToolContext`");
         return None;
@@ -143,6 +150,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
         ident,
         ty,
         by_ref,
+        owned_form,
         role,
         arg,
     })

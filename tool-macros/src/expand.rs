@@ -165,7 +165,11 @@ fn args_struct(
             let default = match &param.arg.default {
                 Some(expr) => {
                     let function = format_ident!("__ai_default_{}", ident);
-                    let expr = fix(expr.to_token_stream());
+                    let mut expr = fix(expr.to_token_stream());
+                    if param.owned_form {
+                        // `default = "abc"` for `&str`, `default = &[1, 2]` for `&[u32]`.
+                        expr = quote!(::core::convert::From::from(#expr));
+                    }
                     defaults.push(quote!(fn #function() -> #ty { #expr }));
                     let path = function.to_string();
                     quote!(#[serde(default = #path)])

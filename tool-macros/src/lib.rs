@@ -48,11 +48,7 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        let Some(position) = method
-            .attrs
-            .iter()
-            .position(|a| a.path().is_ident("ai_tool"))
-        else {
+        let Some(position) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
             continue;
         };
         let tool_attr = method.attrs.remove(position);
@@ -188,6 +184,12 @@ pub fn ai_tool_converter(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(#item #e).into()
         }
     }
+}
+
+/// `#[ai_tool]`, however its path is written: `ai_tool`, `ai_tool::ai_tool`,
+/// `::ai_tool::ai_tool`, or through a renamed facade (`my_facade::ai_tool`).
+fn is_tool_attr(path: &syn::Path) -> bool {
+    path.segments.last().is_some_and(|s| s.ident == "ai_tool")
 }
 
 fn krate_tokens(krate: Option<syn::Path>) -> TokenStream2 {
