@@ -16,6 +16,8 @@ pub(crate) struct ToolFn {
     pub output: Output,
     pub docs: Option<String>,
     pub sig_span: Span,
+    /// The function's generics, refused when there are any.
+    pub generics: syn::Generics,
 }
 
 pub(crate) enum Receiver {
@@ -108,6 +110,7 @@ pub(crate) fn parse_fn(
         output: parse_output(&sig.output, cx),
         docs: doc_text(attrs),
         sig_span: syn::spanned::Spanned::span(&sig.ident),
+        generics: sig.generics.clone(),
     }
 }
 

@@ -106,12 +106,6 @@ pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     let krate = krate_tokens(attr.krate.clone());
     let tool = ast::parse_fn(attr, &item.attrs, &mut item.sig, &mut cx);
     let checked = valid::check(&tool, false, &mut cx);
-    if !item.sig.generics.params.is_empty() {
-        cx.error(
-            &item.sig.generics,
-            "a tool function cannot be generic; the schema needs concrete types",
-        );
-    }
     match cx.check() {
         Ok(()) => {
             let generated = expand::tool(

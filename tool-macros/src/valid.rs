@@ -18,6 +18,12 @@ pub(crate) fn check(tool: &ToolFn, in_impl: bool, cx: &mut Ctxt) -> Checked {
             "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
         );
     }
+    if !tool.generics.params.is_empty() {
+        cx.error(
+            &tool.generics,
+            "a tool cannot be generic: its schema and its call need concrete types; write the tool for one type (it may call a generic function), or one tool per type",
+        );
+    }
     if !in_impl && matches!(tool.receiver, Receiver::Ref) {
         cx.push(syn::Error::new(
             tool.sig_span,

@@ -32,7 +32,7 @@ pub type DefaultOutput<T> = fn(T, &ToolContext<'_>) -> Result<ToolOutput, ToolEr
 /// What a tool can return as its value: anything `Serialize` becomes structured JSON.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by a tool: it needs `Serialize`",
-    label = "this return type is not `Serialize`",
+    label = "the tool returns a `{Self}` here, which is not `Serialize`",
     note = "add `#[derive(serde::Serialize)]` to `{Self}`, return `String` or `ToolOutput`, or name a converter with `#[ai_tool(convert = path)]`"
 )]
 pub trait ToolValue: Serialize {}
