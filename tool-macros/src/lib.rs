@@ -21,11 +21,19 @@ use ctxt::Ctxt;
 /// The impl must be inherent and not generic, and tool methods take `&self`. The service is
 /// provided to the executor with `Executor::builder().service(Arc::new(service))`.
 ///
-/// Takes `crate = path` when the facade is reachable under another name.
+/// Takes `prefix = "users"` to name the impl's tools `users_<name>`, and `crate = path` when
+/// the facade is reachable under another name.
 #[proc_macro_attribute]
 pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let krate = attr::parse_impl_attr(args.into(), &mut cx);
+    let mut impl_attr = attr::parse_impl_attr(args.into(), &mut cx);
+    if let Some(prefix) = &impl_attr.prefix {
+        if let Err(message) = valid::check_prefix(&prefix.value()) {
+            cx.error(prefix, message);
+            // Reported once, here, rather than again in every tool's name.
+            impl_attr.prefix = None;
+        }
+    }
     let mut item = match syn::parse::<ItemImpl>(input) {
         Ok(item) => item,
         Err(e) => {
@@ -41,7 +49,7 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     if let Some((_, path, _)) = &item.trait_ {
         cx.error(path, "`#[ai_tools]` goes on an inherent impl (`impl MyService`), not a trait impl; call the trait method from an inherent method");
     }
-    let krate = krate_tokens(krate);
+    let krate = krate_tokens(impl_attr.krate);
     let self_ty = (*item.self_ty).clone();
     let mut generated = TokenStream2::new();
     for impl_item in &mut item.items {
@@ -63,7 +71,7 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
         let mut method_cx = Ctxt::default();
         let attr = attr::parse_tool_attr(tokens, &mut method_cx);
         let tool = ast::parse_fn(attr, &method.attrs, &mut method.sig, &mut method_cx);
-        let checked = valid::check(&tool, true, &mut method_cx);
+        let checked = valid::check(&tool, Some(impl_attr.prefix.as_ref()), &mut method_cx);
         if let Some(krate) = &tool.attr.krate {
             method_cx.error(
                 krate,
@@ -105,7 +113,7 @@ pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     };
     let krate = krate_tokens(attr.krate.clone());
     let tool = ast::parse_fn(attr, &item.attrs, &mut item.sig, &mut cx);
-    let checked = valid::check(&tool, false, &mut cx);
+    let checked = valid::check(&tool, None, &mut cx);
     match cx.check() {
         Ok(()) => {
             let generated = expand::tool(
