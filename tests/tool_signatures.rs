@@ -203,7 +203,10 @@ async fn keywords_are_parameter_names_without_their_raw_prefix() {
     assert_eq!(names, ["type", "match", "ref"]);
     assert_eq!(schema["required"], json!(["type", "match"]));
     let out = exec
-        .execute("describe", json!({ "type": "car", "match": 3, "ref": true }))
+        .execute(
+            "describe",
+            json!({ "type": "car", "match": 3, "ref": true }),
+        )
         .await
         .unwrap();
     assert_eq!(out.to_text(), "car 3 Some(true)");

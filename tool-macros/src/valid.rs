@@ -50,7 +50,9 @@ pub(crate) fn check(tool: &ToolFn, impl_prefix: Option<Option<&LitStr>>, cx: &mu
             let name = prefixed(tool.ident.to_string().trim_start_matches("r#").to_owned());
             if let Err(message) = check_name(&name) {
                 let hint = match prefix {
-                    Some(_) => "shorten the impl's `prefix`, or set a shorter name with `name = \"..\"`",
+                    Some(_) => {
+                        "shorten the impl's `prefix`, or set a shorter name with `name = \"..\"`"
+                    }
                     None => "set another with `name = \"..\"`",
                 };
                 cx.error(&tool.ident, format!("{message}; {hint}"));
