@@ -16,6 +16,8 @@ pub(crate) struct ToolFn {
     pub output: Output,
     pub docs: Option<String>,
     pub sig_span: Span,
+    /// The function's generics, refused when there are any.
+    pub generics: syn::Generics,
 }
 
 pub(crate) enum Receiver {
@@ -33,6 +35,9 @@ pub(crate) struct Param {
     pub ty: Type,
     /// Whether the function takes a reference, so `&value` is passed.
     pub by_ref: bool,
+    /// Whether `ty` is the owned form of another type (`String` for `&str`, `Vec<T>` for
+    /// `&[T]`), so a default written in the borrowed form is converted with `From`.
+    pub owned_form: bool,
     pub role: Role,
     pub arg: ArgAttr,
 }
@@ -47,18 +52,10 @@ pub(crate) enum Role {
     Context,
 }
 
-/// What the function returns, as far as conversion cares.
-pub(crate) enum Output {
-    Unit,
-    Text,
-    /// `&str`: converted to `String` first.
-    StrRef,
-    /// `ToolOutput` itself.
-    Itself,
-    Serialize(Box<Type>),
-    Result {
-        ok: Box<Output>,
-    },
+/// What the function returns: its type as written, `()` when nothing is written. What kind of
+/// value it is (a `Result`, text, JSON) is left to the compiler, which sees through aliases.
+pub(crate) struct Output {
+    pub ty: Type,
 }
 
 /// Reads the signature; `#[arg]` attributes are taken off the parameters (they are ours, and
@@ -113,11 +110,14 @@ pub(crate) fn parse_fn(
         output: parse_output(&sig.output, cx),
         docs: doc_text(attrs),
         sig_span: syn::spanned::Spanned::span(&sig.ident),
+        generics: sig.generics.clone(),
     }
 }
 
+/// The name is kept as written: a raw identifier (`r#type`) stays raw, since the generated
+/// struct's field is named the same; serde and schemars name its property without the `r#`.
 fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<Param> {
-    let ident = Ident::new(ident.to_string().trim_start_matches("r#"), ident.span());
+    let owned_form = matches!(ty, Type::Reference(r) if owned(&r.elem) != *r.elem);
     let (ty, by_ref) = match ty {
         Type::Reference(r) if r.mutability.is_some() => {
             cx.error(
@@ -131,6 +131,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
                 ident,
                 ty: (*r.elem).clone(),
                 by_ref: true,
+                owned_form: false,
                 role: Role::Context,
                 arg,
             });
@@ -138,6 +139,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
         Type::Reference(r) => (owned(&r.elem), true),
         other => (other.clone(), false),
     };
+
     if is_context(&ty) {
         cx.error(&ty, "take the context by reference: `ctx: &ToolContext`");
         return None;
@@ -151,6 +153,7 @@ fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<P
         ident,
         ty,
         by_ref,
+        owned_form,
         role,
         arg,
     })
@@ -171,65 +174,36 @@ fn owned(ty: &Type) -> Type {
 }
 
 fn parse_output(output: &ReturnType, cx: &mut Ctxt) -> Output {
-    match output {
-        ReturnType::Default => Output::Unit,
-        ReturnType::Type(_, ty) => classify(ty, cx),
-    }
+    let ty = match output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    check_returned(&ty, cx);
+    Output { ty }
 }
 
-fn classify(ty: &Type, cx: &mut Ctxt) -> Output {
+/// What the compiler could not name for the converter check: borrowed values (apart from
+/// `&str`, which is made a `String`) and `impl Trait`, looked for inside `Result<..>` too.
+fn check_returned(ty: &Type, cx: &mut Ctxt) {
     match ty {
-        Type::Tuple(t) if t.elems.is_empty() => Output::Unit,
-        Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => {
-            Output::StrRef
-        }
-        Type::Reference(_) => {
-            cx.error(
-                ty,
-                "a tool must return an owned value; return the type itself, not a reference",
-            );
-            Output::Unit
-        }
-        Type::ImplTrait(_) => {
-            cx.error(ty, "a tool must return a named type, not `impl Trait`");
-            Output::Unit
-        }
-        _ if is_last_segment(ty, "String") => Output::Text,
-        _ if is_last_segment(ty, "ToolOutput") => Output::Itself,
+        Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => {}
+        Type::Reference(_) => cx.error(
+            ty,
+            "a tool must return an owned value; return the type itself, not a reference",
+        ),
+        Type::ImplTrait(_) => cx.error(ty, "a tool must return a named type, not `impl Trait`"),
+        Type::Paren(p) => check_returned(&p.elem, cx),
         Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
-            match result_args(&p.path) {
-                Some(ok_ty) => Output::Result {
-                    ok: Box::new(classify(&ok_ty, cx)),
-                },
-                None => {
-                    cx.error(
-                        ty,
-                        "write the result type as `Result<T, E>` so the macro can see `T` and `E`",
-                    );
-                    Output::Unit
+            if let Some(syn::PathArguments::AngleBracketed(args)) =
+                p.path.segments.last().map(|s| &s.arguments)
+            {
+                if let Some(syn::GenericArgument::Type(ok)) = args.args.first() {
+                    check_returned(ok, cx);
                 }
             }
         }
-        _ => Output::Serialize(Box::new(ty.clone())),
+        _ => {}
     }
-}
-
-fn result_args(path: &syn::Path) -> Option<Type> {
-    let syn::PathArguments::AngleBracketed(args) = &path.segments.last()?.arguments else {
-        return None;
-    };
-    let mut types = args.args.iter().filter_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    });
-    let ok = types.next()?;
-    types.next()?;
-    Some(ok)
-}
-
-pub(crate) fn is_last_segment(ty: &Type, name: &str) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, name)
-        && p.path.segments.last().is_some_and(|s| s.arguments.is_none()))
 }
 
 /// `ToolContext`, with or without its lifetime.

@@ -65,23 +65,32 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
     attr
 }
 
-/// `crate = path` on `#[ai_tools(..)]`, the only key it takes.
-pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Option<Path> {
-    let mut krate = None;
+/// What `#[ai_tools(..)]` says.
+#[derive(Default)]
+pub(crate) struct ImplAttr {
+    pub krate: Option<Path>,
+    /// `prefix = "users"`: the impl's tools are named `users_<name>`.
+    pub prefix: Option<LitStr>,
+}
+
+pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> ImplAttr {
+    let mut attr = ImplAttr::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
-            krate = Some(meta.value()?.parse()?);
-            Ok(())
+            attr.krate = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("prefix") {
+            attr.prefix = Some(meta.value()?.parse()?);
         } else {
-            Err(meta.error(
-                "`#[ai_tools]` takes only `crate = path`; put tool settings on `#[ai_tool(..)]`",
-            ))
+            return Err(meta.error(
+                "`#[ai_tools]` takes `prefix = \"..\"` and `crate = path`; put tool settings on `#[ai_tool(..)]`",
+            ));
         }
+        Ok(())
     });
     if let Err(e) = parser.parse2(tokens) {
         cx.push(e);
     }
-    krate
+    attr
 }
 
 /// What `#[arg(..)]` on a parameter says.

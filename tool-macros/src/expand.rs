@@ -7,9 +7,9 @@
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::{Path, Type};
+use syn::Type;
 
-use crate::ast::{is_option, Output, Receiver, Role, ToolFn};
+use crate::ast::{is_option, Receiver, Role, ToolFn};
 use crate::valid::Checked;
 
 pub(crate) struct Target<'a> {
@@ -36,7 +36,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
     } else {
         call
     };
-    let convert = fix(conversion(&tool.output, tool.attr.convert.first(), &p));
+    let convert = fix(conversion(tool, &p));
     let service_ty = target
         .self_ty
         .filter(|_| matches!(tool.receiver, Receiver::Ref));
@@ -91,7 +91,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
         Some(ty) => quote!(::core::option::Option::Some(#p::TypeRef::of::<#ty>())),
         None => quote!(::core::option::Option::None),
     };
-    let output_ty = fix(converted_type(&tool.output, &p));
+    let output = fix(output_type(tool, &p));
     let has_converter = !tool.attr.convert.is_empty();
     let invoke_kind = if tool.is_async {
         quote!(Async)
@@ -111,6 +111,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
                 #p::canonical_for::<#args_ty>()
             }
             #invoke
+            #output
             #p::inventory::submit! {
                 #p::ToolRegistration {
                     name: #name,
@@ -118,7 +119,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
                     location: #p::Location { module: ::core::module_path!(), file: ::core::file!(), line: #line },
                     schema: __ai_schema,
                     service: #service,
-                    output: ::core::option::Option::Some(#p::TypeRef::of::<#output_ty>()),
+                    output: ::core::option::Option::Some(#p::TypeRef { id: __ai_output_id, name: __ai_output_name }),
                     has_converter: #has_converter,
                     invoke: #p::Invoke::#invoke_kind(__ai_invoke),
                     metadata: #metadata,
@@ -164,7 +165,11 @@ fn args_struct(
             let default = match &param.arg.default {
                 Some(expr) => {
                     let function = format_ident!("__ai_default_{}", ident);
-                    let expr = fix(expr.to_token_stream());
+                    let mut expr = fix(expr.to_token_stream());
+                    if param.owned_form {
+                        // `default = "abc"` for `&str`, `default = &[1, 2]` for `&[u32]`.
+                        expr = quote!(::core::convert::From::from(#expr));
+                    }
                     defaults.push(quote!(fn #function() -> #ty { #expr }));
                     let path = function.to_string();
                     quote!(#[serde(default = #path)])
@@ -253,51 +258,65 @@ fn call_expr(tool: &ToolFn, self_ty: Option<&Type>) -> TokenStream {
     }
 }
 
-/// The expression that turns `__ai_value` into `Result<ToolOutput, ToolError>`.
-fn conversion(output: &Output, convert: Option<&Path>, p: &TokenStream) -> TokenStream {
-    if let Output::Result { ok, .. } = output {
-        let inner = conversion(ok, convert, p);
-        return quote! {
-            match __ai_value {
-                ::core::result::Result::Ok(__ai_value) => { #inner }
-                ::core::result::Result::Err(__ai_error) => ::core::result::Result::Err(#p::fail(__ai_error, __ai_ctx)),
-            }
-        };
-    }
-    let owned = match output {
-        Output::StrRef => quote!(let __ai_value = ::std::string::String::from(__ai_value);),
-        _ => TokenStream::new(),
+/// The expression that turns `__ai_value`, what the tool returned, into
+/// `Result<ToolOutput, ToolError>`. What kind of value it is is asked of the compiler with the
+/// autoref probes of `__private` (see `tool-runtime/src/returned.rs`), so a `Result` is found
+/// under any alias. The calls that need something of the return type are spanned on it, so that
+/// a missing `Serialize` or `Display` is reported there.
+fn conversion(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let span = syn::spanned::Spanned::span(&tool.output.ty);
+    let fail = {
+        let p = respan(p.clone(), span);
+        quote_spanned!(span=> #p::fail(__ai_error, __ai_ctx))
     };
-    let apply = match convert {
+    let apply = match tool.attr.convert.first() {
         Some(path) => {
-            // The value's type is named, so a converter taking another type is reported by the
-            // `Converter` trait's message, at the converter's path.
-            let ty = converted_type(output, p);
+            // The value's type is given first, by its probe, so a converter taking another type
+            // is reported by the `Converter` trait's message, at the converter's path.
             let span = syn::spanned::Spanned::span(path);
-            let call =
-                quote_spanned!(span=> #p::convert_with::<#ty, _, _>(#path, __ai_value, __ai_ctx));
+            let p = respan(p.clone(), span);
+            let call = quote_spanned!(span=>
+                #p::convert_with((&__ai_produced).value(), #path, __ai_value, __ai_ctx));
             quote!({ let _ = __ai_external; #call })
         }
         None => {
-            let default = match output {
-                Output::Unit => quote!(output_unit),
-                Output::Text | Output::StrRef => quote!(output_text),
-                Output::Itself => quote!(output_itself),
-                Output::Serialize(_) | Output::Result { .. } => quote!(output_json),
-            };
-            quote!(#p::finish(__ai_value, __ai_ctx, __ai_external, #p::#default))
+            let default = quote_spanned!(span=> (&__ai_produced).default_output());
+            quote!(#p::finish(__ai_value, __ai_ctx, __ai_external, #default))
         }
     };
-    quote!({ #owned #apply })
+    quote! {{
+        #[allow(unused_imports)]
+        use #p::{ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
+        let __ai_returned = #p::Returned::of(&__ai_value);
+        match (&__ai_returned).split(__ai_value) {
+            ::core::result::Result::Ok(__ai_value) => {
+                let __ai_produced = #p::Produced::of(&__ai_value);
+                let __ai_value = (&__ai_produced).normalize(__ai_value);
+                #apply
+            }
+            ::core::result::Result::Err(__ai_error) => ::core::result::Result::Err(#fail),
+        }
+    }}
 }
 
-fn converted_type(output: &Output, p: &TokenStream) -> TokenStream {
-    match output {
-        Output::Unit => quote!(()),
-        Output::Text | Output::StrRef => quote!(::std::string::String),
-        Output::Itself => quote!(#p::ToolOutput),
-        Output::Serialize(ty) => ty.to_token_stream(),
-        Output::Result { ok, .. } => converted_type(ok, p),
+/// `__ai_output_id` and `__ai_output_name`: the type a converter receives (the `Ok` value of a
+/// `Result`, `String` for `&str`), found from the return type alone, for the check at `build()`.
+fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let ty = &tool.output.ty;
+    quote! {
+        fn __ai_output() -> #p::TypeRef {
+            #[allow(unused_imports)]
+            use #p::{ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
+            let __ai_returned = #p::Returned::<#ty>::new();
+            let __ai_produced = (&__ai_returned).produced();
+            #p::type_ref((&__ai_produced).value())
+        }
+        fn __ai_output_id() -> ::core::any::TypeId {
+            (__ai_output().id)()
+        }
+        fn __ai_output_name() -> &'static str {
+            (__ai_output().name)()
+        }
     }
 }
 
@@ -356,7 +375,7 @@ pub(crate) fn converter(
                 __ai_ctx: &#p::ToolContext<'_>,
             ) -> ::core::result::Result<#p::ToolOutput, #p::ToolError> {
                 let __ai_value = #p::unbox::<#input>(__ai_value, __ai_ctx)?;
-                #p::convert_with(#ident, __ai_value, __ai_ctx)
+                #p::convert_with(#p::Produced::<#input>::new(), #ident, __ai_value, __ai_ctx)
             }
             #p::inventory::submit! {
                 #p::ConverterRegistration {

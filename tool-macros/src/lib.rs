@@ -23,11 +23,19 @@ use ctxt::Ctxt;
 /// The impl must be inherent and not generic, and tool methods take `&self`. The service is
 /// provided to the executor with `Executor::builder().service(Arc::new(service))`.
 ///
-/// Takes `crate = path` when the facade is reachable under another name.
+/// Takes `prefix = "users"` to name the impl's tools `users_<name>`, and `crate = path` when
+/// the facade is reachable under another name.
 #[proc_macro_attribute]
 pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let krate = attr::parse_impl_attr(args.into(), &mut cx);
+    let mut impl_attr = attr::parse_impl_attr(args.into(), &mut cx);
+    if let Some(prefix) = &impl_attr.prefix {
+        if let Err(message) = valid::check_prefix(&prefix.value()) {
+            cx.error(prefix, message);
+            // Reported once, here, rather than again in every tool's name.
+            impl_attr.prefix = None;
+        }
+    }
     let mut item = match syn::parse::<ItemImpl>(input) {
         Ok(item) => item,
         Err(e) => {
@@ -43,18 +51,14 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
     if let Some((_, path, _)) = &item.trait_ {
         cx.error(path, "`#[ai_tools]` goes on an inherent impl (`impl MyService`), not a trait impl; call the trait method from an inherent method");
     }
-    let krate = krate_tokens(krate);
+    let krate = krate_tokens(impl_attr.krate);
     let self_ty = (*item.self_ty).clone();
     let mut generated = TokenStream2::new();
     for impl_item in &mut item.items {
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        let Some(position) = method
-            .attrs
-            .iter()
-            .position(|a| a.path().is_ident("ai_tool"))
-        else {
+        let Some(position) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
             continue;
         };
         let tool_attr = method.attrs.remove(position);
@@ -69,7 +73,7 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
         let mut method_cx = Ctxt::default();
         let attr = attr::parse_tool_attr(tokens, &mut method_cx);
         let tool = ast::parse_fn(attr, &method.attrs, &mut method.sig, &mut method_cx);
-        let checked = valid::check(&tool, true, &mut method_cx);
+        let checked = valid::check(&tool, Some(impl_attr.prefix.as_ref()), &mut method_cx);
         if let Some(krate) = &tool.attr.krate {
             method_cx.error(
                 krate,
@@ -111,13 +115,7 @@ pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     };
     let krate = krate_tokens(attr.krate.clone());
     let tool = ast::parse_fn(attr, &item.attrs, &mut item.sig, &mut cx);
-    let checked = valid::check(&tool, false, &mut cx);
-    if !item.sig.generics.params.is_empty() {
-        cx.error(
-            &item.sig.generics,
-            "a tool function cannot be generic; the schema needs concrete types",
-        );
-    }
+    let checked = valid::check(&tool, None, &mut cx);
     match cx.check() {
         Ok(()) => {
             let generated = expand::tool(
@@ -190,6 +188,12 @@ pub fn ai_tool_converter(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(#item #e).into()
         }
     }
+}
+
+/// `#[ai_tool]`, however its path is written: `ai_tool`, `ai_tool::ai_tool`,
+/// `::ai_tool::ai_tool`, or through a renamed facade (`my_facade::ai_tool`).
+fn is_tool_attr(path: &syn::Path) -> bool {
+    path.segments.last().is_some_and(|s| s.ident == "ai_tool")
 }
 
 fn krate_tokens(krate: Option<syn::Path>) -> TokenStream2 {

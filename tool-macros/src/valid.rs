@@ -3,6 +3,7 @@
 
 use crate::ast::{Receiver, Role, ToolFn};
 use crate::ctxt::Ctxt;
+use syn::LitStr;
 
 /// What the checks settle: the tool's final name, description and time limit.
 pub(crate) struct Checked {
@@ -11,11 +12,20 @@ pub(crate) struct Checked {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) fn check(tool: &ToolFn, in_impl: bool, cx: &mut Ctxt) -> Checked {
+/// `impl_prefix` is `Some` for a method of an `#[ai_tools]` impl, with the impl's `prefix`.
+pub(crate) fn check(tool: &ToolFn, impl_prefix: Option<Option<&LitStr>>, cx: &mut Ctxt) -> Checked {
+    let in_impl = impl_prefix.is_some();
+    let prefix = impl_prefix.flatten();
     if let Receiver::Other(receiver) = &tool.receiver {
         cx.error(
             receiver,
             "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
+        );
+    }
+    if !tool.generics.params.is_empty() {
+        cx.error(
+            &tool.generics,
+            "a tool cannot be generic: its schema and its call need concrete types; write the tool for one type (it may call a generic function), or one tool per type",
         );
     }
     if !in_impl && matches!(tool.receiver, Receiver::Ref) {
@@ -24,21 +34,28 @@ pub(crate) fn check(tool: &ToolFn, in_impl: bool, cx: &mut Ctxt) -> Checked {
             "`#[ai_tool]` on a method needs `#[ai_tools]` on its impl block",
         ));
     }
+    let prefixed = |name: String| match prefix {
+        Some(prefix) => format!("{}_{name}", prefix.value()),
+        None => name,
+    };
     let name = match &tool.attr.name {
         Some(lit) => {
-            let name = lit.value();
+            let name = prefixed(lit.value());
             if let Err(message) = check_name(&name) {
                 cx.error(lit, message);
             }
             name
         }
         None => {
-            let name = tool.ident.to_string().trim_start_matches("r#").to_owned();
+            let name = prefixed(tool.ident.to_string().trim_start_matches("r#").to_owned());
             if let Err(message) = check_name(&name) {
-                cx.error(
-                    &tool.ident,
-                    format!("{message}; set another with `name = \"..\"`"),
-                );
+                let hint = match prefix {
+                    Some(_) => {
+                        "shorten the impl's `prefix`, or set a shorter name with `name = \"..\"`"
+                    }
+                    None => "set another with `name = \"..\"`",
+                };
+                cx.error(&tool.ident, format!("{message}; {hint}"));
             }
             name
         }
@@ -127,6 +144,16 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A prefix for the tools of an impl: the start of a name `prefix_name` under the same rule.
+pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
+    if check_name(prefix).is_err() || prefix.len() > 62 {
+        return Err(format!(
+            "prefix `{prefix}` cannot start a tool name every provider accepts: the tools are named `{prefix}_<name>`, so use 1 to 62 of ASCII letters, digits, `_` and `-`, starting with a letter or `_`"
+        ));
+    }
+    Ok(())
+}
+
 /// `"500ms"`, `"5s"`, `"2m"`, `"1h"`.
 fn parse_duration_ms(text: &str) -> Result<u64, String> {
     let text = text.trim();
@@ -174,5 +201,12 @@ mod tests {
         assert!(check_name("2fast").is_err());
         assert!(check_name("files.read").is_err());
         assert!(check_name(&"a".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn prefixes_leave_room_for_a_name() {
+        assert!(check_prefix("users").is_ok());
+        assert!(check_prefix("users.v2").is_err());
+        assert!(check_prefix(&"a".repeat(63)).is_err());
     }
 }

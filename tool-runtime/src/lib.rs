@@ -16,6 +16,7 @@ pub mod macro_support;
 mod panics;
 #[doc(hidden)]
 pub mod registration;
+mod returned;
 mod validation;
 
 pub use arguments::{Arguments, IntoArguments, RawArguments};

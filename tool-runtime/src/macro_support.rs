@@ -1,16 +1,15 @@
 //! Functions the macros' generated code calls. Not a public API.
 
 use std::any::Any;
-use std::fmt::Display;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use tool_core::{ToolError, ToolOutput};
 
 pub use crate::converter::Converter;
 pub use crate::exact::{ExactSchema, IsExact, NotExact, Probe};
 pub use crate::guard::Guard;
 pub use crate::registration::*;
+pub use crate::returned::*;
 pub use crate::{Arguments, ToolContext};
 pub use tool_core::schema::canonical_for;
 
@@ -66,7 +65,8 @@ pub fn parse_args<T: DeserializeOwned>(
 }
 
 /// The error a tool returned, kept typed.
-pub fn fail<E: Display + Send + Sync + 'static>(error: E, ctx: &ToolContext<'_>) -> ToolError {
+#[inline]
+pub fn fail<E: ToolFailure>(error: E, ctx: &ToolContext<'_>) -> ToolError {
     ToolError::failed(ctx.tool_name(), error)
 }
 
@@ -85,9 +85,11 @@ pub fn finish<T: 'static>(
     }
 }
 
-/// Applies a converter named on the attribute.
+/// Applies a converter named on the attribute. The probe names the value's type before the
+/// converter is looked at, so a converter taking another type is reported as such.
 #[inline]
 pub fn convert_with<T, M, C: Converter<T, M>>(
+    _value_type: Produced<T>,
     converter: C,
     value: T,
     ctx: &ToolContext<'_>,
@@ -103,36 +105,6 @@ pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext<'_>) -> Result<T
         .map_err(|_| ToolError::Failed {
             tool: ctx.tool_name().to_owned(),
             message: format!("the converter expected a `{}`", std::any::type_name::<T>()),
-            error: None,
-        })
-}
-
-/// Default conversion of `()`: empty output.
-#[inline]
-pub fn output_unit(_: (), _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    Ok(ToolOutput::empty())
-}
-
-/// Default conversion of `String`: plain text.
-#[inline]
-pub fn output_text(text: String, _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    Ok(ToolOutput::text(text))
-}
-
-/// Default conversion of `ToolOutput`: itself.
-#[inline]
-pub fn output_itself(output: ToolOutput, _: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    Ok(output)
-}
-
-/// Default conversion of any `T: Serialize`: structured JSON.
-#[inline]
-pub fn output_json<T: Serialize>(value: T, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    serde_json::to_value(value)
-        .map(ToolOutput::json)
-        .map_err(|e| ToolError::Failed {
-            tool: ctx.tool_name().to_owned(),
-            message: format!("the result could not be turned into JSON: {e}"),
             error: None,
         })
 }

@@ -226,13 +226,9 @@ impl ExecutorBuilder {
 
         let mut index = NameIndex::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
+            // Only the tools this executor exposes share its namespace: a tool whose service
+            // was not provided (say, one a dependency defines) takes no name.
             if let Err(first) = index.insert(&entry.spec.name, i, |j| &entries[j].spec.name) {
-                let both_macro = [&entries[first].spec, &entry.spec]
-                    .iter()
-                    .all(|s| matches!(s.metadata.source, Some(ToolSource::Macro { .. })));
-                if both_macro {
-                    continue; // already reported over all registrations
-                }
                 problems.push(BuildProblem::DuplicateTool {
                     name: entry.spec.name.clone(),
                     first: source_of(&entries[first].spec),
@@ -259,17 +255,8 @@ impl ExecutorBuilder {
         let mut registrations: Vec<&ToolRegistration> =
             inventory::iter::<ToolRegistration>().collect();
         registrations.sort_by_key(|r| (r.name, r.location.file, r.location.line));
-        // Duplicates among registered tools are found whether or not their services are
-        // provided: two definitions of one name are a bug in the binary.
-        for pair in registrations.windows(2) {
-            if pair[0].name == pair[1].name {
-                problems.push(BuildProblem::DuplicateTool {
-                    name: pair[0].name.into(),
-                    first: pair[0].location.to_string(),
-                    second: pair[1].location.to_string(),
-                });
-            }
-        }
+        // Two registered tools may share a name: only the exposed ones are checked, in `build`.
+        // A converter names a tool defined somewhere in the binary, exposed or not.
         for (name, converter) in &converters {
             if !registrations.iter().any(|r| r.name == *name) {
                 problems.push(BuildProblem::ConverterForUnknownTool {
@@ -278,7 +265,6 @@ impl ExecutorBuilder {
                 });
             }
         }
-        registrations.dedup_by_key(|r| r.name);
         registrations
             .into_iter()
             .filter_map(|reg| {
@@ -293,9 +279,6 @@ impl ExecutorBuilder {
         converter: Option<&ConverterRegistration>,
         problems: &mut Vec<BuildProblem>,
     ) -> Option<Entry> {
-        if let Some(converter) = converter {
-            check_converter(reg, converter, problems);
-        }
         let service = match reg.service {
             None => None,
             Some(ty) => match self.services.get_dyn((ty.id)()) {
@@ -312,6 +295,11 @@ impl ExecutorBuilder {
                 }
             },
         };
+        // Checked only for a tool that is exposed: another service's tool of the same name may
+        // return another type.
+        if let Some(converter) = converter {
+            check_converter(reg, converter, problems);
+        }
         let compiled = (reg.schema)().and_then(|s| CompiledSchema::compile(&s).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
