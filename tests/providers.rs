@@ -578,3 +578,34 @@ fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
         )
     );
 }
+
+#[test]
+fn run_calls_on_another_apis_response_or_an_error_object_fails_naming_it() {
+    let chat = golden_path("openai-chat/response.json");
+    let (code, out, err) = cli(&["run-calls", "--format", "anthropic", chat.to_str().unwrap()]);
+    assert_eq!(
+        (code, out.as_str(), err.trim_end()),
+        (
+            2,
+            "",
+            format!(
+                "error: {}: this looks like an OpenAI Chat response, not Anthropic",
+                chat.display()
+            )
+            .as_str()
+        )
+    );
+    let error = common::TempFile::with_lines(
+        "error-response.json",
+        &[
+            r#"{"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}"#,
+        ],
+    );
+    let (code, _, err) = cli(&["parse-calls", "--format", "openai-chat", error.arg()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.trim_end()
+            .ends_with(": an OpenAI error: Rate limit reached"),
+        "{err}"
+    );
+}
