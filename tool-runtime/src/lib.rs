@@ -29,6 +29,6 @@ pub use executor::{
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
-    CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError, ToolMetadata,
+    CatalogEntry, CatalogError, Content, SafetyHints, SpecError, ToolCall, ToolError, ToolMetadata,
     ToolOutput, ToolSource, ToolSpec, Violation,
 };
