@@ -80,7 +80,7 @@ fn with_article(name: impl std::fmt::Display) -> String {
 }
 
 /// The tool calls in a provider's whole response, as that API returns it, with aliased names
-/// mapped back to the real ones.
+/// mapped back to the real ones and arguments a strict declaration encoded decoded.
 ///
 /// Arguments the API sends as JSON text (OpenAI) are parsed. Text that is not valid JSON does
 /// not fail the response: that call keeps the raw text as its arguments, and executing it
@@ -128,10 +128,11 @@ pub fn parse_calls(
                 Value::Number(n) => Some(n.to_string()),
                 _ => None,
             });
+            let name = aliases.real_name(name);
             calls.push(ToolCall {
                 id,
-                name: aliases.real_name(name).to_owned(),
-                arguments,
+                arguments: aliases.decode_arguments(name, arguments),
+                name: name.to_owned(),
             });
             Ok(())
         };
