@@ -221,9 +221,7 @@ fn decode_json_text(value: Value) -> Value {
     let Value::String(text) = &value else {
         return value;
     };
-    let looks_like_json = text
-        .trim_start()
-        .starts_with(|c: char| matches!(c, '[' | '{' | '"'));
+    let looks_like_json = text.trim_start().starts_with(['[', '{', '"']);
     if !looks_like_json {
         return value;
     }
