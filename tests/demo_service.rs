@@ -645,3 +645,23 @@ fn every_tool_here_can_be_declared_strict_and_obeys_each_profile() {
     let described = &strict["properties"]["input"]["properties"]["max_length_10"]["description"];
     assert_eq!(described, &json!("At most 10 characters."));
 }
+
+/// Strict mode narrows no demo tool: every one, maps and untyped values included, is declared
+/// strict for OpenAI and Anthropic.
+#[test]
+fn every_demo_tool_is_declared_strict_for_openai_and_anthropic() {
+    let exec = executor();
+    let strict = DeclareOptions {
+        strict: true,
+        ..Default::default()
+    };
+    for format in [Format::OpenAiChat, Format::Anthropic] {
+        let declared = exec.declarations(format, &strict);
+        assert_eq!(
+            declared.notes,
+            Vec::<String>::new(),
+            "{format}: {} tools",
+            exec.tools().count()
+        );
+    }
+}

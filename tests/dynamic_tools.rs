@@ -162,6 +162,41 @@ fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
 }
 
 #[test]
+fn a_dynamic_tool_whose_schema_is_not_an_object_or_whose_description_is_empty_is_a_build_error() {
+    let text_root = DynamicTool::new(
+        "shout",
+        "Upper-cases text",
+        json!({ "type": "string" }),
+        |_, _| async { Ok(ToolOutput::empty()) },
+    );
+    let undescribed = DynamicTool::new("quiet", "", json!({ "type": "object" }), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let err = Executor::builder()
+        .registered_tools(false)
+        .tool(text_root)
+        .tool(undescribed)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err.problems[..],
+            [BuildProblem::BadSpec { .. }, BuildProblem::BadSpec { .. }]
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("tool `shout` (a tool defined at run time): the arguments schema's root must be `\"type\": \"object\"` (arguments are always a JSON object), but its type is \"string\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `quiet` (a tool defined at run time): the description is empty; say what the tool does, for the model"),
+        "{text}"
+    );
+}
+
+#[test]
 fn metadata_can_be_given_to_a_dynamic_tool() {
     let tool = upper().with_metadata(ToolMetadata {
         keywords: vec!["caps".into()],

@@ -284,8 +284,8 @@ fn strict_declarations_obey_their_profiles() {
 fn an_inexpressible_schema_is_declared_non_strict_with_a_note() {
     let free_form = DynamicTool::new(
         "free",
-        "Takes anything",
-        json!({ "type": "object", "properties": { "data": {} } }),
+        "Takes a pair",
+        json!({ "type": "object", "properties": { "data": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }] } } }),
         |_, _| async { Ok(ToolOutput::empty()) },
     );
     let exec = Executor::builder()
@@ -307,6 +307,76 @@ fn an_inexpressible_schema_is_declared_non_strict_with_a_note() {
             && declared.notes[0].contains("/properties/data"),
         "{:?}",
         declared.notes
+    );
+}
+
+/// A map of anything and an untyped value stay strict: the map is declared as `{"key",
+/// "value"}` pairs, the untyped value as a scalar or JSON text, and the model's call is turned
+/// back before the tool sees it.
+#[tokio::test]
+async fn maps_and_untyped_values_are_declared_strict_and_their_calls_decoded() {
+    let poker = DynamicTool::new(
+        "deal",
+        "Deals cards to players",
+        json!({
+            "type": "object",
+            "properties": {
+                "cards": { "type": "object", "description": "Cards by player" },
+                "extra": {}
+            },
+            "required": ["cards"]
+        }),
+        |args, _| async move { Ok(ToolOutput::json(args)) },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(poker)
+        .build()
+        .unwrap();
+    let strict = DeclareOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let declared = exec.declarations(Format::Anthropic, &strict);
+    assert!(declared.notes.is_empty(), "{:?}", declared.notes);
+    let tool = &declared.tools[0];
+    assert_eq!(tool["strict"], json!(true));
+    profile::check_anthropic_strict(&tool["input_schema"]).unwrap();
+    let cards = &tool["input_schema"]["properties"]["cards"];
+    assert_eq!(cards["type"], json!("array"));
+    assert_eq!(
+        cards["items"]["required"],
+        json!(["key", "value"]),
+        "{cards}"
+    );
+    let response = json!({ "type": "message", "role": "assistant", "content": [{
+        "type": "tool_use", "id": "t1", "name": "deal",
+        "input": {
+            "cards": [{ "key": "ann", "value": "[\"AS\", \"KD\"]" }, { "key": "bob", "value": 2 }],
+            "extra": "{\"seed\": 7}"
+        }
+    }]});
+    let calls = provider::parse_calls(Format::Anthropic, &response, &declared.aliases).unwrap();
+    let expected = json!({ "cards": { "ann": ["AS", "KD"], "bob": 2 }, "extra": { "seed": 7 } });
+    assert_eq!(calls[0].arguments, expected);
+    let out = exec
+        .execute("deal", calls[0].arguments.clone())
+        .await
+        .unwrap();
+    assert_eq!(out.structured.unwrap(), expected);
+
+    let declared = exec.declarations(Format::OpenAiChat, &strict);
+    assert!(declared.notes.is_empty(), "{:?}", declared.notes);
+    assert_eq!(declared.tools[0]["function"]["strict"], json!(true));
+    profile::check_openai_strict(&declared.tools[0]["function"]["parameters"]).unwrap();
+    let response = json!({ "choices": [{ "message": { "tool_calls": [{
+        "id": "c1", "type": "function",
+        "function": { "name": "deal", "arguments": "{\"cards\": [{\"key\": \"ann\", \"value\": 1}], \"extra\": null}" }
+    }]}}]});
+    let calls = provider::parse_calls(Format::OpenAiChat, &response, &declared.aliases).unwrap();
+    assert_eq!(
+        calls[0].arguments,
+        json!({ "cards": { "ann": 1 }, "extra": null })
     );
 }
 
@@ -360,7 +430,12 @@ fn generated_schema(rng: &mut Rng, depth: u32) -> Value {
     let mut required = Vec::new();
     for i in 0..1 + rng.below(4) {
         let name = format!("p{i}");
-        let mut prop = match rng.below(if depth == 0 { 5 } else { 7 }) {
+        let kinds: &[usize] = if depth == 0 {
+            &[0, 1, 2, 3, 4, 7, 8, 9]
+        } else {
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        };
+        let mut prop = match rng.pick(kinds) {
             0 => {
                 json!({ "type": "string", "minLength": rng.below(3), "maxLength": 3 + rng.below(5) })
             }
@@ -371,7 +446,16 @@ fn generated_schema(rng: &mut Rng, depth: u32) -> Value {
             5 => {
                 json!({ "type": "array", "items": generated_schema(rng, depth - 1), "minItems": rng.below(3), "maxItems": 4, "uniqueItems": rng.chance(30) })
             }
-            _ => generated_schema(rng, depth - 1),
+            6 => generated_schema(rng, depth - 1),
+            // An open object: a map of anything (`HashMap<String, Value>`, a catalog's
+            // `{"type": "object"}`).
+            7 => json!({ "type": "object" }),
+            // An untyped value: anything at all.
+            8 => json!({ "description": "Anything" }),
+            // A map of typed values.
+            _ => {
+                json!({ "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } })
+            }
         };
         if rng.chance(30) {
             if let Some(Value::String(t)) = prop.get("type").cloned() {
@@ -389,8 +473,53 @@ fn generated_schema(rng: &mut Rng, depth: u32) -> Value {
     json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
 }
 
-/// Instances that use only declared properties, valid or not under the schema.
+/// Any JSON value, nested up to `depth` levels.
+fn any_value(rng: &mut Rng, depth: u32) -> Value {
+    match rng.below(if depth == 0 { 5 } else { 7 }) {
+        0 => Value::Null,
+        1 => json!(rng.chance(50)),
+        2 => json!(rng.below(1000) as i64 - 500),
+        3 => json!(rng.below(100) as f64 / 8.0),
+        4 => json!(["", "a", "[1]", "{\"k\": 2}", "key value"][rng.below(5)]),
+        5 => Value::Array(
+            (0..rng.below(4))
+                .map(|_| any_value(rng, depth - 1))
+                .collect(),
+        ),
+        _ => Value::Object(
+            (0..rng.below(4))
+                .map(|i| (format!("k{i}"), any_value(rng, depth - 1)))
+                .collect(),
+        ),
+    }
+}
+
+/// Instances that use only declared properties (and any keys where the schema allows them),
+/// valid or not under the schema.
 fn instance_for(rng: &mut Rng, schema: &Value) -> Value {
+    let open = schema.get("type") == Some(&json!("object"))
+        && schema.get("properties").is_none()
+        && schema.get("additionalProperties") != Some(&json!(false));
+    if open {
+        let values = schema.get("additionalProperties");
+        return Value::Object(
+            (0..rng.below(4))
+                .map(|i| {
+                    let value = match values {
+                        Some(sub) => instance_for(rng, sub),
+                        None => any_value(rng, 2),
+                    };
+                    (["a", "key", "value", "x y"][i].to_owned(), value)
+                })
+                .collect(),
+        );
+    }
+    if ["type", "enum", "anyOf", "$ref", "const"]
+        .iter()
+        .all(|k| schema.get(*k).is_none())
+    {
+        return any_value(rng, 2);
+    }
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         let mut map = Map::new();
         for (name, sub) in props {
@@ -461,26 +590,37 @@ fn gemini_as_json_schema(schema: &mut Value) {
     }
 }
 
+/// Maps and untyped values stay strict through an encoding (pairs, JSON text): a valid
+/// instance, encoded, is valid under the strict schema, and decodes back to itself.
 #[test]
 fn profiles_of_generated_schemas_obey_their_rules_and_keep_valid_instances_valid() {
     let mut rng = Rng(0x0dd_ba11_cafe_f00d);
-    let mut checked = 0;
+    let (mut checked, mut encoded_places) = (0, 0);
     for _ in 0..300 {
         let canonical = generated_schema(&mut rng, 2);
         let reference = jsonschema::validator_for(&canonical).unwrap();
-        let openai = profile::openai_strict(&canonical).unwrap();
+        let (openai, openai_encoding) = profile::openai_strict_encoded(&canonical)
+            .unwrap_or_else(|e| panic!("{canonical}\n{e}"));
         profile::check_openai_strict(&openai).unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
-        let anthropic = profile::anthropic_strict(&canonical).unwrap();
+        let (anthropic, anthropic_encoding) = profile::anthropic_strict_encoded(&canonical)
+            .unwrap_or_else(|e| panic!("{canonical}\n{e}"));
         profile::check_anthropic_strict(&anthropic)
             .unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
-        let gemini = profile::gemini(&canonical).unwrap();
-        profile::check_gemini(&gemini).unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
+        // A schema Gemini's subset cannot say is declared with `parametersJsonSchema`, as it is.
+        let gemini = profile::gemini(&canonical).ok();
+        if let Some(gemini) = &gemini {
+            profile::check_gemini(gemini).unwrap_or_else(|e| panic!("{canonical}\n{e:?}"));
+        }
+        if !openai_encoding.is_identity() {
+            encoded_places += 1;
+        }
 
         let openai_v = jsonschema::validator_for(&openai).unwrap();
         let anthropic_v = jsonschema::validator_for(&anthropic).unwrap();
-        let mut gemini_js = gemini.clone();
-        gemini_as_json_schema(&mut gemini_js);
-        let gemini_v = jsonschema::validator_for(&gemini_js).unwrap();
+        let gemini_v = gemini.map(|mut gemini| {
+            gemini_as_json_schema(&mut gemini);
+            (jsonschema::validator_for(&gemini).unwrap(), gemini)
+        });
         for _ in 0..30 {
             let instance = instance_for(&mut rng, &canonical);
             if !reference.is_valid(&instance) {
@@ -489,23 +629,33 @@ fn profiles_of_generated_schemas_obey_their_rules_and_keep_valid_instances_valid
             checked += 1;
             let mut strict_instance = instance.clone();
             fill_nulls(&canonical, &mut strict_instance);
+            let sent = openai_encoding.encode(strict_instance.clone());
             assert!(
-                openai_v.is_valid(&strict_instance),
-                "openai-strict lost {strict_instance}\n{openai}"
+                openai_v.is_valid(&sent),
+                "openai-strict lost {strict_instance}, sent as {sent}\n{openai}"
             );
+            assert_eq!(openai_encoding.decode(sent), strict_instance, "{openai}");
+            let sent = anthropic_encoding.encode(instance.clone());
             assert!(
-                anthropic_v.is_valid(&instance),
-                "anthropic-strict lost {instance}\n{anthropic}"
+                anthropic_v.is_valid(&sent),
+                "anthropic-strict lost {instance}, sent as {sent}\n{anthropic}"
             );
-            assert!(
-                gemini_v.is_valid(&instance),
-                "gemini lost {instance}\n{gemini_js}"
-            );
+            assert_eq!(anthropic_encoding.decode(sent), instance, "{anthropic}");
+            if let Some((gemini_v, gemini_js)) = &gemini_v {
+                assert!(
+                    gemini_v.is_valid(&instance),
+                    "gemini lost {instance}\n{gemini_js}"
+                );
+            }
         }
     }
     assert!(
         checked > 500,
         "only {checked} valid instances were generated"
+    );
+    assert!(
+        encoded_places > 100,
+        "only {encoded_places} schemas had a map or an untyped value"
     );
 }
 
@@ -576,5 +726,36 @@ fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
             )
             .as_str()
         )
+    );
+}
+
+#[test]
+fn run_calls_on_another_apis_response_or_an_error_object_fails_naming_it() {
+    let chat = golden_path("openai-chat/response.json");
+    let (code, out, err) = cli(&["run-calls", "--format", "anthropic", chat.to_str().unwrap()]);
+    assert_eq!(
+        (code, out.as_str(), err.trim_end()),
+        (
+            2,
+            "",
+            format!(
+                "error: {}: this looks like an OpenAI Chat response, not Anthropic",
+                chat.display()
+            )
+            .as_str()
+        )
+    );
+    let error = common::TempFile::with_lines(
+        "error-response.json",
+        &[
+            r#"{"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}"#,
+        ],
+    );
+    let (code, _, err) = cli(&["parse-calls", "--format", "openai-chat", error.arg()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.trim_end()
+            .ends_with(": an OpenAI error: Rate limit reached"),
+        "{err}"
     );
 }

@@ -176,7 +176,7 @@ fn declaration_to_spec(
     };
     crate::schema::check_is_schema(&parameters)
         .map_err(|e| format!("`parameters` of `{}` is not a usable schema: {e}", d.name))?;
-    Ok(ToolSpec {
+    let spec = ToolSpec {
         description: d.description.unwrap_or_default(),
         parameters,
         output_schema: None,
@@ -194,7 +194,10 @@ fn declaration_to_spec(
             ..ToolMetadata::default()
         },
         name: d.name,
-    })
+    };
+    spec.check()
+        .map_err(|e| format!("tool `{}`: {e}", spec.name))?;
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -234,7 +237,9 @@ mod tests {
 
     #[test]
     fn malformed_line_error_names_file_and_line() {
-        let err = parse("{\"name\":\"a\"}\n{oops").unwrap_err().to_string();
+        let err = parse("{\"name\":\"a\",\"description\":\"A\"}\n{oops")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("tools.jsonl:2: malformed JSON"), "{err}");
     }
 
@@ -251,6 +256,28 @@ mod tests {
         assert!(
             parse_str_with(r#"{"name":"a b"}"#, Path::new("t.jsonl"), NameRule::Label).is_err()
         );
+    }
+
+    #[test]
+    fn a_root_schema_that_is_not_an_object_or_an_empty_description_is_a_line_error() {
+        let err = parse("{\"name\":\"ok\",\"description\":\"Fine\"}\n{\"name\":\"s\",\"description\":\"Takes text\",\"parameters\":{\"type\":\"string\"}}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "tools.jsonl:2: tool `s`: the arguments schema's root must be `\"type\": \"object\"` (arguments are always a JSON object), but its type is \"string\""
+        );
+        for line in [r#"{"name":"e","description":"  "}"#, r#"{"name":"e"}"#] {
+            let err = parse(line).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                "tools.jsonl:1: tool `e`: the description is empty; say what the tool does, for the model"
+            );
+        }
+        let err = parse(r#"{"name":"n","description":"N","parameters":{"properties":{}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("but it has no `type`"), "{err}");
     }
 
     #[test]

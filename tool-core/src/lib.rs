@@ -22,5 +22,5 @@ pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
-pub use spec::{SafetyHints, ToolMetadata, ToolSource, ToolSpec};
+pub use spec::{SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
 pub use suggest::closest_names;

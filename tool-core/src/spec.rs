@@ -22,6 +22,60 @@ pub struct ToolSpec {
     pub metadata: ToolMetadata,
 }
 
+/// What every tool needs before it can be declared to a model, whatever its source (macro,
+/// dynamic tool, catalog line): the one rule, checked by [`ToolSpec::check`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The description is empty or blank.
+    #[error("the description is empty; say what the tool does, for the model")]
+    EmptyDescription,
+    /// The arguments schema's root is not `"type": "object"`.
+    #[error("the arguments schema's root must be `\"type\": \"object\"` (arguments are always a JSON object), but {found}")]
+    RootNotObject {
+        /// What the root is instead, in words (`its type is "string"`, `it has no `type``).
+        found: String,
+    },
+}
+
+impl ToolSpec {
+    /// Checks the rule every tool follows: a description that is not blank, and an arguments
+    /// schema whose root is `{"type": "object", ...}`. The schema itself is checked elsewhere
+    /// (`schema::check_is_schema`).
+    ///
+    /// ```
+    /// # use tool_core::{SpecError, ToolSpec};
+    /// # use serde_json::json;
+    /// let spec = ToolSpec {
+    ///     name: "shout".into(),
+    ///     description: "Upper-cases text".into(),
+    ///     parameters: json!({ "type": "string" }),
+    ///     output_schema: None,
+    ///     metadata: Default::default(),
+    /// };
+    /// assert!(matches!(spec.check(), Err(SpecError::RootNotObject { .. })));
+    /// ```
+    pub fn check(&self) -> Result<(), SpecError> {
+        check_root(&self.parameters)?;
+        if self.description.trim().is_empty() {
+            return Err(SpecError::EmptyDescription);
+        }
+        Ok(())
+    }
+}
+
+fn check_root(parameters: &Value) -> Result<(), SpecError> {
+    let found = match parameters {
+        Value::Object(root) => match root.get("type") {
+            Some(Value::String(t)) if t == "object" => return Ok(()),
+            Some(other) => format!("its type is {other}"),
+            None => "it has no `type`".to_owned(),
+        },
+        other => format!("it is {other}"),
+    };
+    Err(SpecError::RootNotObject { found })
+}
+
 /// What is known about a tool beyond its name, description and schema.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

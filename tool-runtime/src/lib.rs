@@ -31,6 +31,6 @@ pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
-    CatalogEntry, CatalogError, Content, SafetyHints, ToolCall, ToolError, ToolMetadata,
+    CatalogEntry, CatalogError, Content, SafetyHints, SpecError, ToolCall, ToolError, ToolMetadata,
     ToolOutput, ToolSource, ToolSpec, Violation,
 };

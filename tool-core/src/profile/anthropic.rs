@@ -2,8 +2,11 @@
 //! `required`, `additionalProperties: false`, the supported string formats, and `minItems` of 0
 //! or 1. Everything else is moved into the description.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
 
+use serde_json::{json, Value};
+
+use super::encoding::{self, Encoding, Place};
 use super::{
     is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, ProfileError,
 };
@@ -44,9 +47,25 @@ const FORMATS: &[&str] = &[
 
 /// The canonical schema as Anthropic's strict tool use takes it.
 pub fn anthropic_strict(schema: &Value) -> Result<Value, ProfileError> {
+    anthropic_strict_encoded(schema).map(|(schema, _)| schema)
+}
+
+/// The canonical schema as Anthropic's strict tool use takes it, and how it encodes the
+/// arguments (maps as `{"key", "value"}` pairs, untyped values as JSON text): decode the model's
+/// arguments with it. `declare` does this for you, through `Declarations::aliases`.
+pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
     let mut out = schema.clone();
-    transform(&mut out, "")?;
-    Ok(out)
+    if let Value::Object(root) = &out {
+        if encoding::map_place(root).is_some() {
+            return Err(inexpressible(
+                "",
+                "the root must be an object with properties, not a map",
+            ));
+        }
+    }
+    let mut defs = BTreeMap::new();
+    let root = transform(&mut out, "", &mut defs)?;
+    Ok((out, Encoding::new(root, defs)))
 }
 
 fn inexpressible(at: &str, why: &str) -> ProfileError {
@@ -57,9 +76,19 @@ fn inexpressible(at: &str, why: &str) -> ProfileError {
     }
 }
 
-fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
+fn transform(
+    node: &mut Value,
+    at: &str,
+    defs: &mut BTreeMap<String, Place>,
+) -> Result<Place, ProfileError> {
+    if *node == Value::Bool(true) {
+        *node = json!({});
+    }
     let Value::Object(map) = node else {
-        return Err(inexpressible(at, "a boolean schema cannot be expressed"));
+        return Err(inexpressible(
+            at,
+            "a schema that is `false` accepts nothing",
+        ));
     };
     if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
@@ -86,6 +115,24 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
     {
         move_to_description(map, "minItems");
     }
+    if encoding::is_untyped(map) {
+        return Ok(encoding::write_any(map));
+    }
+    // The SDK's `transform_schema` refuses a schema without one of these.
+    if !["type", "anyOf", "allOf", "$ref", "enum", "const"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return Err(inexpressible(
+            at,
+            "strict mode needs a `type` for every value",
+        ));
+    }
+    if let Some(nullable) = encoding::map_place(map) {
+        return encoding::write_pairs(map, nullable, at, &mut |values, here| {
+            transform(values, here, defs)
+        });
+    }
     let is_object = is_object_schema(map);
     if is_object {
         match map.get("additionalProperties") {
@@ -95,7 +142,7 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             Some(_) => {
                 return Err(inexpressible(
                     at,
-                    "objects with arbitrary keys (maps) are not supported",
+                    "objects with both properties and arbitrary other keys are not supported",
                 ))
             }
         }
@@ -116,27 +163,44 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             }
         }
     }
+    let mut places = Vec::new();
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        let mut encoded = Vec::new();
         for (name, sub) in properties.iter_mut() {
-            transform(sub, &pointer_push(&pointer_push(at, "properties"), name))?;
+            let here = pointer_push(&pointer_push(at, "properties"), name);
+            encoded.push((name.clone(), transform(sub, &here, defs)?));
         }
+        places.push(encoding::object(encoded));
     }
     if let Some(items) = map.get_mut("items") {
-        transform(items, &pointer_push(at, "items"))?;
+        let place = transform(items, &pointer_push(at, "items"), defs)?;
+        if place != Place::Same {
+            places.push(Place::Items(Box::new(place)));
+        }
     }
     for keyword in ["anyOf", "allOf"] {
         if let Some(Value::Array(branches)) = map.get_mut(keyword) {
+            let mut encoded = Vec::new();
             for (i, sub) in branches.iter_mut().enumerate() {
-                transform(sub, &format!("{at}/{keyword}/{i}"))?;
+                encoded.push(transform(sub, &format!("{at}/{keyword}/{i}"), defs)?);
             }
+            places.push(match keyword {
+                "anyOf" => encoding::any_of(encoded),
+                _ => encoding::all(encoded),
+            });
         }
     }
-    if let Some(Value::Object(defs)) = map.get_mut("$defs") {
-        for (name, sub) in defs.iter_mut() {
-            transform(sub, &pointer_push(&pointer_push(at, "$defs"), name))?;
+    if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
+        for (name, sub) in definitions.iter_mut() {
+            let here = pointer_push(&pointer_push(at, "$defs"), name);
+            let place = transform(sub, &here, defs)?;
+            defs.insert(here, place);
         }
     }
-    Ok(())
+    if let Some(Value::String(pointer)) = map.get("$ref") {
+        places.push(Place::Ref(pointer.clone()));
+    }
+    Ok(encoding::all(places))
 }
 
 /// Checks that a schema obeys Anthropic strict mode's rules; returns every breach.
@@ -168,6 +232,14 @@ pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<String>> {
             if !r.starts_with("#/") {
                 breaches.push(format!("{at}: only local refs are allowed"));
             }
+        }
+        if !["type", "anyOf", "allOf", "$ref", "enum", "const"]
+            .iter()
+            .any(|k| map.contains_key(*k))
+        {
+            breaches.push(format!(
+                "{at}: no `type`, `anyOf`, `allOf` or `$ref` (the SDK refuses it)"
+            ));
         }
         let is_object = is_object_schema(map);
         if is_object && map.get("additionalProperties") != Some(&Value::Bool(false)) {

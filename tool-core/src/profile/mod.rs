@@ -6,14 +6,16 @@
 //! canonical schema.
 
 mod anthropic;
+mod encoding;
 mod gemini;
 mod openai;
 
 use serde_json::{Map, Value};
 
-pub use anthropic::{anthropic_strict, check_anthropic_strict};
+pub use anthropic::{anthropic_strict, anthropic_strict_encoded, check_anthropic_strict};
+pub use encoding::Encoding;
 pub use gemini::{check_gemini, gemini};
-pub use openai::{check_openai_strict, openai_strict, OPENAI_LIMITS};
+pub use openai::{check_openai_strict, openai_strict, openai_strict_encoded, OPENAI_LIMITS};
 
 /// Why a schema cannot be put into a profile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

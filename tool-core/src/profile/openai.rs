@@ -7,8 +7,11 @@
 //! nesting, 1,000 enum values in all, 15,000 characters of enum values for an enum of more than
 //! 250 values, and 120,000 characters of names, enum and const values in all.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 
+use super::encoding::{self, Encoding, Place};
 use super::{
     is_object_schema, move_to_description, pointer_push, simplify_combinators, types_of, verdict,
     walk_with_pointer, ProfileError,
@@ -88,6 +91,13 @@ pub const OPENAI_LIMITS: OpenAiLimits = OpenAiLimits {
 
 /// The canonical schema as OpenAI strict mode takes it.
 pub fn openai_strict(schema: &Value) -> Result<Value, ProfileError> {
+    openai_strict_encoded(schema).map(|(schema, _)| schema)
+}
+
+/// The canonical schema as OpenAI strict mode takes it, and how it encodes the arguments (maps
+/// as `{"key", "value"}` pairs, untyped values as JSON text): decode the model's arguments with
+/// it. `declare` does this for you, through `Declarations::aliases`.
+pub fn openai_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
     let mut out = schema.clone();
     let Value::Object(root) = &out else {
         return Err(inexpressible("", "the root must be an object schema"));
@@ -98,9 +108,16 @@ pub fn openai_strict(schema: &Value) -> Result<Value, ProfileError> {
             "the root must be `type: object`, and not nullable",
         ));
     }
-    transform(&mut out, "")?;
+    if encoding::map_place(root).is_some() {
+        return Err(inexpressible(
+            "",
+            "the root must be an object with properties, not a map",
+        ));
+    }
+    let mut defs = BTreeMap::new();
+    let root = transform(&mut out, "", &mut defs)?;
     check_limits(&out)?;
-    Ok(out)
+    Ok((out, Encoding::new(root, defs)))
 }
 
 fn inexpressible(at: &str, why: &str) -> ProfileError {
@@ -111,11 +128,18 @@ fn inexpressible(at: &str, why: &str) -> ProfileError {
     }
 }
 
-fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
+fn transform(
+    node: &mut Value,
+    at: &str,
+    defs: &mut BTreeMap<String, Place>,
+) -> Result<Place, ProfileError> {
+    if *node == Value::Bool(true) {
+        *node = json!({});
+    }
     let Value::Object(map) = node else {
         return Err(inexpressible(
             at,
-            "a schema that is `true` or `false` has no type",
+            "a schema that is `false` accepts nothing",
         ));
     };
     simplify_combinators(map);
@@ -128,6 +152,9 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
         .is_some_and(|f| !FORMATS.contains(&f))
     {
         move_to_description(map, "format");
+    }
+    if encoding::is_untyped(map) {
+        return Ok(encoding::write_any(map));
     }
     let typed = ["type", "anyOf", "$ref", "enum", "const"]
         .iter()
@@ -144,34 +171,52 @@ fn transform(node: &mut Value, at: &str) -> Result<(), ProfileError> {
             "tuples (`prefixItems`) are not supported",
         ));
     }
+    if let Some(nullable) = encoding::map_place(map) {
+        return encoding::write_pairs(map, nullable, at, &mut |values, here| {
+            transform(values, here, defs)
+        });
+    }
     let is_object = is_object_schema(map);
     if is_object {
         close_object(map, at)?;
     }
+    let mut places = Vec::new();
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        let mut encoded = Vec::new();
         for (name, sub) in properties.iter_mut() {
-            transform(sub, &pointer_push(&pointer_push(at, "properties"), name))?;
+            let place = transform(
+                sub,
+                &pointer_push(&pointer_push(at, "properties"), name),
+                defs,
+            )?;
+            encoded.push((name.clone(), place));
         }
+        places.push(encoding::object(encoded));
     }
     if let Some(items) = map.get_mut("items") {
-        transform(items, &pointer_push(at, "items"))?;
-    }
-    for keyword in ["anyOf", "$defs"] {
-        match map.get_mut(keyword) {
-            Some(Value::Array(branches)) => {
-                for (i, sub) in branches.iter_mut().enumerate() {
-                    transform(sub, &format!("{at}/{keyword}/{i}"))?;
-                }
-            }
-            Some(Value::Object(defs)) => {
-                for (name, sub) in defs.iter_mut() {
-                    transform(sub, &pointer_push(&pointer_push(at, keyword), name))?;
-                }
-            }
-            _ => {}
+        let place = transform(items, &pointer_push(at, "items"), defs)?;
+        if place != Place::Same {
+            places.push(Place::Items(Box::new(place)));
         }
     }
-    Ok(())
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        let mut encoded = Vec::new();
+        for (i, sub) in branches.iter_mut().enumerate() {
+            encoded.push(transform(sub, &format!("{at}/anyOf/{i}"), defs)?);
+        }
+        places.push(encoding::any_of(encoded));
+    }
+    if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
+        for (name, sub) in definitions.iter_mut() {
+            let here = pointer_push(&pointer_push(at, "$defs"), name);
+            let place = transform(sub, &here, defs)?;
+            defs.insert(here, place);
+        }
+    }
+    if let Some(Value::String(pointer)) = map.get("$ref") {
+        places.push(Place::Ref(pointer.clone()));
+    }
+    Ok(encoding::all(places))
 }
 
 /// `additionalProperties: false`, and every property required, optional ones made nullable.
@@ -437,10 +482,33 @@ mod tests {
     }
 
     #[test]
-    fn untyped_properties_maps_and_stray_required_names_are_inexpressible() {
+    fn untyped_values_and_maps_are_encoded_and_stay_strict() {
+        let canonical = json!({ "type": "object", "properties": {
+            "any": {},
+            "m": { "type": "object", "additionalProperties": { "type": "string" } }
+        }, "required": ["any", "m"] });
+        let (strict, encoding) = openai_strict_encoded(&canonical).unwrap();
+        check_openai_strict(&strict).unwrap();
+        assert_eq!(
+            strict["properties"]["any"]["type"],
+            json!(["string", "number", "boolean", "null"])
+        );
+        assert_eq!(
+            strict["properties"]["m"]["items"]["properties"]["value"],
+            json!({ "type": "string" })
+        );
+        let sent = json!({ "any": "[1]", "m": [{ "key": "k", "value": "v" }] });
+        assert_eq!(
+            encoding.decode(sent),
+            json!({ "any": [1], "m": { "k": "v" } })
+        );
+    }
+
+    #[test]
+    fn tuples_stray_required_names_and_a_nullable_root_are_inexpressible() {
         for schema in [
-            json!({ "type": "object", "properties": { "any": {} } }),
-            json!({ "type": "object", "properties": { "m": { "type": "object", "additionalProperties": { "type": "string" } } } }),
+            json!({ "type": "object", "properties": { "t": { "type": "array", "prefixItems": [{ "type": "string" }] } } }),
+            json!({ "type": "object", "properties": { "p": { "properties": {} } } }),
             json!({ "type": "object", "properties": {}, "required": ["ghost"] }),
             json!({ "type": ["object", "null"], "properties": {} }),
         ] {

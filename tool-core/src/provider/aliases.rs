@@ -1,17 +1,26 @@
 use std::collections::HashMap;
 
-use super::Format;
+use serde_json::Value;
 
-/// The names tools are declared under for one provider, where they differ from the real names.
+use super::Format;
+use crate::profile::Encoding;
+
+/// How tools are declared to one provider where that differs from the tools themselves: the
+/// names they are declared under, and how a strict schema encodes their arguments.
 ///
 /// A name a provider refuses (dots, slashes, over 64 characters) is declared under a sanitized
 /// alias, unique within the request; calls parsed from that provider's responses map back.
 /// The aliases are a pure function of the tool names and the format, so the same tool set
 /// always gets the same aliases.
+///
+/// A strict declaration may write a map as `{"key", "value"}` pairs and an untyped value as
+/// JSON text (see [`Encoding`]); [`parse_calls`](super::parse_calls) turns such arguments back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aliases {
     to_real: HashMap<String, String>,
     to_provider: HashMap<String, String>,
+    /// By real name, for tools whose declared schema encodes their arguments.
+    encodings: HashMap<String, Encoding>,
 }
 
 impl Aliases {
@@ -60,6 +69,28 @@ impl Aliases {
     /// Whether no tool needed an alias.
     pub fn is_empty(&self) -> bool {
         self.to_real.is_empty()
+    }
+
+    /// Records that `real_name`'s declared schema encodes its arguments.
+    pub fn set_encoding(&mut self, real_name: &str, encoding: Encoding) {
+        if encoding.is_identity() {
+            self.encodings.remove(real_name);
+        } else {
+            self.encodings.insert(real_name.to_owned(), encoding);
+        }
+    }
+
+    /// How `real_name`'s declared schema encodes its arguments, if it does.
+    pub fn encoding(&self, real_name: &str) -> Option<&Encoding> {
+        self.encodings.get(real_name)
+    }
+
+    /// A call's arguments as the tool takes them: decoded when its declaration encoded them.
+    pub fn decode_arguments(&self, real_name: &str, arguments: Value) -> Value {
+        match self.encodings.get(real_name) {
+            Some(encoding) => encoding.decode(arguments),
+            None => arguments,
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{Aliases, Format};
-use crate::profile;
+use crate::profile::{self, Encoding};
 use crate::ToolSpec;
 
 /// How to declare tools.
@@ -20,7 +20,8 @@ pub struct DeclareOptions {
 pub struct Declarations {
     /// The value of the request's tools field (`tools`, or `toolConfig.tools` for Bedrock).
     pub tools: Value,
-    /// The names tools were declared under, to map calls back.
+    /// The names tools were declared under, and how strict schemas encode arguments, to map
+    /// calls back.
     pub aliases: Aliases,
     /// What was not as asked: tools declared non-strict, and why.
     pub notes: Vec<String>,
@@ -33,17 +34,22 @@ pub fn declare<'a>(
     options: &DeclareOptions,
 ) -> Declarations {
     let specs: Vec<&ToolSpec> = specs.into_iter().collect();
-    let aliases = Aliases::for_names(specs.iter().map(|s| s.name.as_str()), format);
+    let mut aliases = Aliases::for_names(specs.iter().map(|s| s.name.as_str()), format);
     let mut notes = Vec::new();
+    let mut encodings = Vec::new();
     let declared: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let (value, note) =
-                declaration(spec, aliases.provider_name(&spec.name), format, options);
+            let (value, note, encoding) =
+                declare_one(spec, aliases.provider_name(&spec.name), format, options);
             notes.extend(note);
+            encodings.push((spec.name.as_str(), encoding));
             value
         })
         .collect();
+    for (name, encoding) in encodings {
+        aliases.set_encoding(name, encoding);
+    }
     let tools = match format {
         Format::Gemini => json!([{ "functionDeclarations": declared }]),
         _ => Value::Array(declared),
@@ -56,17 +62,35 @@ pub fn declare<'a>(
 }
 
 /// One tool's declaration under `name`, and a note when it could not be declared as asked.
+///
+/// A strict declaration may encode the arguments (maps as pairs, untyped values as JSON text):
+/// use [`declare`], whose `aliases` decode the calls, or `profile::openai_strict_encoded`.
 pub fn declaration(
     spec: &ToolSpec,
     name: &str,
     format: Format,
     options: &DeclareOptions,
 ) -> (Value, Option<String>) {
+    let (value, note, _) = declare_one(spec, name, format, options);
+    (value, note)
+}
+
+fn declare_one(
+    spec: &ToolSpec,
+    name: &str,
+    format: Format,
+    options: &DeclareOptions,
+) -> (Value, Option<String>, Encoding) {
     let description = spec.description.as_str();
-    match format {
+    let mut encoding = Encoding::default();
+    let (value, note) = match format {
         Format::OpenAiChat | Format::OpenAiResponses => {
-            let (parameters, strict, note) =
-                strict_or_not(spec, options.strict, profile::openai_strict);
+            let (parameters, strict, note) = strict_or_not(
+                spec,
+                options.strict,
+                profile::openai_strict_encoded,
+                &mut encoding,
+            );
             let function = json!({ "name": name, "description": description, "parameters": parameters, "strict": strict });
             let value = match format {
                 Format::OpenAiChat => json!({ "type": "function", "function": function }),
@@ -80,8 +104,12 @@ pub fn declaration(
             (value, note)
         }
         Format::Anthropic => {
-            let (schema, strict, note) =
-                strict_or_not(spec, options.strict, profile::anthropic_strict);
+            let (schema, strict, note) = strict_or_not(
+                spec,
+                options.strict,
+                profile::anthropic_strict_encoded,
+                &mut encoding,
+            );
             let mut map = Map::new();
             map.insert("name".into(), json!(name));
             map.insert("description".into(), json!(description));
@@ -99,6 +127,7 @@ pub fn declaration(
                 return (
                     json!({ "name": name, "description": description, "parametersJsonSchema": spec.parameters }),
                     None,
+                    encoding,
                 );
             }
             match profile::gemini(&spec.parameters) {
@@ -124,20 +153,25 @@ pub fn declaration(
             None,
         ),
         Format::Mcp => (mcp_tool(spec, name), None),
-    }
+    };
+    (value, note, encoding)
 }
 
 /// The schema in the strict profile when asked and possible; otherwise the canonical one.
 fn strict_or_not(
     spec: &ToolSpec,
     strict: bool,
-    transform: fn(&Value) -> Result<Value, profile::ProfileError>,
+    transform: fn(&Value) -> Result<(Value, Encoding), profile::ProfileError>,
+    encoding: &mut Encoding,
 ) -> (Value, bool, Option<String>) {
     if !strict {
         return (spec.parameters.clone(), false, None);
     }
     match transform(&spec.parameters) {
-        Ok(schema) => (schema, true, None),
+        Ok((schema, encoded)) => {
+            *encoding = encoded;
+            (schema, true, None)
+        }
         Err(e) => {
             let note = format!("`{}` is declared non-strict: {e}", spec.name);
             tracing::warn!(tool = %spec.name, "{note}");

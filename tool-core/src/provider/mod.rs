@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use aliases::Aliases;
-pub use calls::{parse_calls, ParseError};
+pub use calls::{parse_calls, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
 pub use results::{render_results, CallResult};
 
@@ -43,6 +43,18 @@ impl Format {
         Format::Bedrock,
         Format::Mcp,
     ];
+
+    /// The API's name, as people write it: `OpenAI Chat`, `Anthropic`, `MCP`...
+    pub fn title(self) -> &'static str {
+        match self {
+            Format::OpenAiChat => "OpenAI Chat",
+            Format::OpenAiResponses => "OpenAI Responses",
+            Format::Anthropic => "Anthropic",
+            Format::Gemini => "Gemini",
+            Format::Bedrock => "Bedrock",
+            Format::Mcp => "MCP",
+        }
+    }
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {

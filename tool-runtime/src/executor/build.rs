@@ -90,6 +90,17 @@ pub enum BuildProblem {
         /// What is wrong.
         message: String,
     },
+    /// A tool breaks the rule every tool follows (an arguments schema whose root is not an
+    /// object, an empty description).
+    #[error("tool `{name}` ({source_}): {problem}")]
+    BadSpec {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        source_: String,
+        /// What is wrong.
+        problem: tool_core::SpecError,
+    },
     /// A tool's service was not provided and `require_all_services()` was asked for.
     #[error("tool `{name}` ({source_}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
     MissingService {
@@ -312,8 +323,18 @@ impl ExecutorBuilder {
                 return None;
             }
         };
+        let spec = registered_spec(reg, parameters);
+        if let Err(problem) = spec.check() {
+            let (name, source_) = (spec.name.clone(), reg.location.to_string());
+            problems.push(BuildProblem::BadSpec {
+                name,
+                source_,
+                problem,
+            });
+            return None;
+        }
         Some(Entry {
-            spec: registered_spec(reg, parameters),
+            spec,
             name: reg.name.into(),
             schema,
             callable: Callable::Registered {
@@ -425,6 +446,15 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
             return None;
         }
     };
+    if let Err(problem) = spec.check() {
+        let (name, source_) = (spec.name.clone(), source_of(&spec));
+        problems.push(BuildProblem::BadSpec {
+            name,
+            source_,
+            problem,
+        });
+        return None;
+    }
     Some(Entry {
         name: spec.name.as_str().into(),
         timeout: spec.metadata.timeout_ms.map(Duration::from_millis),
