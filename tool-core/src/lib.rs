@@ -18,7 +18,7 @@ mod suggest;
 
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
-pub use error::{ToolError, Violation};
+pub use error::{ModelTextLimits, ToolError, Violation};
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, ToolMetadata, ToolSource, ToolSpec};
 pub use suggest::closest_names;
