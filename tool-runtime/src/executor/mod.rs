@@ -128,10 +128,19 @@ impl Executor {
         &self.inner.services
     }
 
-    /// Checks arguments against the tool's schema without running it.
+    /// Checks arguments as [`Executor::execute`] would, without running the tool: the size cap,
+    /// the nesting limit, and the schema, with a strict-mode `null` for an optional property
+    /// taken as absent. It fails exactly when `execute` would refuse the same value, with the
+    /// same error.
     pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
-        entry.schema.check(&entry.spec.name, args)
+        crate::arguments::check_value(
+            &entry.spec.name,
+            &entry.schema,
+            &entry.spec.parameters,
+            args,
+            self.inner.max_argument_bytes,
+        )
     }
 
     /// Validates the arguments and runs the tool.
