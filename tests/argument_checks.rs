@@ -141,6 +141,13 @@ fn nested_arrays(depth: usize) -> Value {
     value
 }
 
+/// `{key: value}`, built without `json!`, which would serialize a deep value recursively.
+fn object(key: &str, value: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(key.into(), value);
+    Value::Object(map)
+}
+
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -174,7 +181,11 @@ fn a_deep_value_is_refused_naming_the_limit_not_a_stack_overflow() {
             let inner = if wrap {
                 Value::Array(vec![deep])
             } else if tool == "keep_note" {
-                json!({ "title": "t", "body": deep })
+                // Not `json!`, which would serialize the deep value.
+                let mut note = Map::new();
+                note.insert("title".into(), json!("t"));
+                note.insert("body".into(), deep);
+                Value::Object(note)
             } else {
                 deep
             };
@@ -198,7 +209,7 @@ fn a_value_as_deep_as_text_allows_is_accepted_and_one_deeper_is_not() {
         let exec = executor();
         // Text allows 127 nested arrays and objects, the arguments object included.
         for (depth, ok) in [(126, true), (127, false)] {
-            let args = json!({ "v": nested_arrays(depth) });
+            let args = object("v", nested_arrays(depth));
             let from_text = block_on(exec.execute("keep_value", args.to_string())).is_ok();
             let from_value = block_on(exec.execute("keep_value", &args)).is_ok();
             assert_eq!((from_text, from_value), (ok, ok), "{depth} arrays in the object");
@@ -211,13 +222,13 @@ fn a_value_as_deep_as_text_allows_is_accepted_and_one_deeper_is_not() {
 fn a_very_deep_value_given_away_is_dropped_without_overflow() {
     on_small_stack(|| {
         let exec = executor();
-        let args = json!({ "v": nested_arrays(100_000) });
+        let args = object("v", nested_arrays(100_000));
         let invalid = exec.validate("keep_value", &args).unwrap_err();
         assert!(invalid.to_string().contains("128"), "{invalid}");
         let err = block_on(exec.execute("keep_value", &args)).unwrap_err();
         assert!(err.to_string().contains("128"), "{err}");
-        let err = block_on(exec.execute("keep_values", json!({ "v": [nested_arrays(100_000)] })))
-            .unwrap_err();
+        let values = Value::Array(vec![nested_arrays(100_000)]);
+        let err = block_on(exec.execute("keep_values", object("v", values))).unwrap_err();
         assert!(err.to_string().contains("128"), "{err}");
         // Given away: the executor drops it.
         let err = block_on(exec.execute("keep_value", args)).unwrap_err();
@@ -235,7 +246,7 @@ fn a_very_deep_value_for_a_dynamic_tool_is_refused() {
             |args, _ctx| async move { Ok(ToolOutput::json(args)) },
         );
         let exec = Executor::builder().tool(tool).build().expect("builds");
-        let args = json!({ "v": nested_arrays(100_000) });
+        let args = object("v", nested_arrays(100_000));
         let err = block_on(exec.execute("echo", &args)).unwrap_err();
         assert!(err.to_string().contains("128"), "{err}");
         let err = block_on(exec.execute("echo", args)).unwrap_err();
@@ -280,7 +291,7 @@ fn arguments_over_the_size_cap_fail_validate_as_they_fail_execute() {
         .max_argument_bytes(100)
         .build()
         .expect("builds");
-    let args = json!({ "values": [1; 60], "label": "l" });
+    let args = json!({ "values": vec![1; 60], "label": "l" });
     let invalid = exec.validate("bytes", &args).unwrap_err();
     assert!(
         matches!(invalid, ToolError::ArgumentsTooLarge { .. }),
