@@ -59,6 +59,11 @@ fn keep_value(v: Value) -> usize {
     usize::from(!v.is_null())
 }
 
+#[ai_tool(description = "Keeps any value, on the blocking pool", timeout = "10s")]
+fn keep_value_on_the_pool(v: Value) -> usize {
+    usize::from(!v.is_null())
+}
+
 #[ai_tool(description = "Keeps any values")]
 fn keep_values(v: Vec<Value>) -> usize {
     v.len()
@@ -233,6 +238,20 @@ fn a_very_deep_value_given_away_is_dropped_without_overflow() {
         // Given away: the executor drops it.
         let err = block_on(exec.execute("keep_value", args)).unwrap_err();
         assert!(err.to_string().contains("128"), "{err}");
+    });
+}
+
+#[test]
+fn a_very_deep_value_for_a_sync_tool_with_a_time_limit_is_refused() {
+    on_small_stack(|| {
+        let exec = executor();
+        let args = object("v", nested_arrays(100_000));
+        let err = block_on(exec.execute("keep_value_on_the_pool", &args)).unwrap_err();
+        assert!(err.to_string().contains("128"), "{err}");
+        let err = block_on(exec.execute("keep_value_on_the_pool", args)).unwrap_err();
+        assert!(err.to_string().contains("128"), "{err}");
+        let fine = object("v", nested_arrays(100));
+        assert!(block_on(exec.execute("keep_value_on_the_pool", &fine)).is_ok());
     });
 }
 
