@@ -31,8 +31,8 @@ pub mod cli;
 
 pub use tool_core::{
     catalog, closest_names, name, profile, provider, schema, CatalogEntry, CatalogError, Content,
-    ModelTextLimits,
-    SafetyHints, ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+    ModelTextLimits, SafetyHints, ToolCall, ToolError, ToolMetadata, ToolOutput, ToolSource,
+    ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_runtime::retrieval;

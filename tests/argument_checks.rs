@@ -217,7 +217,11 @@ fn a_value_as_deep_as_text_allows_is_accepted_and_one_deeper_is_not() {
             let args = object("v", nested_arrays(depth));
             let from_text = block_on(exec.execute("keep_value", args.to_string())).is_ok();
             let from_value = block_on(exec.execute("keep_value", &args)).is_ok();
-            assert_eq!((from_text, from_value), (ok, ok), "{depth} arrays in the object");
+            assert_eq!(
+                (from_text, from_value),
+                (ok, ok),
+                "{depth} arrays in the object"
+            );
             assert_eq!(exec.validate("keep_value", &args).is_ok(), ok, "{depth}");
         }
     });
@@ -468,7 +472,11 @@ fn many_violations_are_listed_up_to_twenty_then_counted() {
     assert!(text.len() < 4_000, "{} bytes", text.len());
     assert_eq!(text.matches("\n- /values/").count(), 20, "{text}");
     assert!(text.contains("and 99,980 more"), "{text}");
-    assert!(err.to_string().len() < 4_000, "{} bytes", err.to_string().len());
+    assert!(
+        err.to_string().len() < 4_000,
+        "{} bytes",
+        err.to_string().len()
+    );
 }
 
 // Item 8: the closest branch of a `oneOf`, and plain words.
@@ -486,11 +494,8 @@ fn a_tagged_union_reports_the_violations_of_the_branch_its_tag_names() {
         violations(&err),
         ["/shape/side: -1 is less than the minimum of 0"]
     );
-    let err = block_on(exec.execute(
-        "ship",
-        json!({ "to": to, "shape": { "kind": "triangle" } }),
-    ))
-    .unwrap_err();
+    let err = block_on(exec.execute("ship", json!({ "to": to, "shape": { "kind": "triangle" } })))
+        .unwrap_err();
     let got = violations(&err);
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(

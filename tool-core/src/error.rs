@@ -19,7 +19,10 @@ pub enum ToolError {
         suggestions: Vec<String>,
     },
     /// The arguments do not match the tool's schema.
-    #[error("invalid arguments for `{tool}`: {}", listed(violations, "; ", ModelTextLimits::default()))]
+    #[error(
+        "invalid arguments for `{tool}`: {}",
+        listed(violations, "; ", ModelTextLimits::default())
+    )]
     InvalidArguments {
         /// The tool.
         tool: String,
@@ -333,7 +336,10 @@ mod tests {
         assert!(text.contains("more characters)"), "{text}");
         assert!(text.contains("- and 17 more"), "{text}");
         let one = many(1, "short").to_model_text();
-        assert_eq!(one, "Invalid arguments for `t`:\n- /values/0: short\nFix these and call `t` again.");
+        assert_eq!(
+            one,
+            "Invalid arguments for `t`:\n- /values/0: short\nFix these and call `t` again."
+        );
     }
 
     #[test]

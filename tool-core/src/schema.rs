@@ -135,7 +135,9 @@ fn close_objects(schema: &mut Value, close_here: bool) {
             "anyOf" | "oneOf" => !has_properties,
             _ => true,
         };
-        for_each_subschema_of(keyword, value, &mut |sub| close_objects(sub, close_branches));
+        for_each_subschema_of(keyword, value, &mut |sub| {
+            close_objects(sub, close_branches)
+        });
     }
     if close_here && has_properties && !OPENERS.iter().any(|k| map.contains_key(*k)) {
         map.insert("additionalProperties".into(), Value::Bool(false));
@@ -562,17 +564,27 @@ mod tests {
             }
         }))
         .unwrap();
-        let closed = |pointer: &str| got.pointer(pointer).and_then(|s| s.get("additionalProperties")).cloned();
+        let closed = |pointer: &str| {
+            got.pointer(pointer)
+                .and_then(|s| s.get("additionalProperties"))
+                .cloned()
+        };
         assert_eq!(closed(""), Some(json!(false)));
         assert_eq!(closed("/properties/strict"), Some(json!(false)));
         assert_eq!(closed("/properties/open"), Some(json!(true)));
-        assert_eq!(closed("/properties/map"), Some(json!({ "type": "integer" })));
+        assert_eq!(
+            closed("/properties/map"),
+            Some(json!({ "type": "integer" }))
+        );
         assert_eq!(closed("/properties/extras"), Some(json!({})));
         assert_eq!(closed("/properties/items/items"), Some(json!(false)));
         assert_eq!(closed("/properties/variant/oneOf/0"), Some(json!(false)));
         assert_eq!(closed("/properties/flattened"), None);
         assert_eq!(closed("/properties/flattened/oneOf/0"), None);
-        assert_eq!(closed("/properties/flattened/oneOf/0/properties/b"), Some(json!(false)));
+        assert_eq!(
+            closed("/properties/flattened/oneOf/0/properties/b"),
+            Some(json!(false))
+        );
         assert_eq!(closed("/properties/both/allOf/0"), None);
     }
 

@@ -199,9 +199,12 @@ fn clone_within(value: &Value, levels: usize) -> Value {
     match value {
         Value::Array(_) if levels == 0 => Value::Array(Vec::new()),
         Value::Object(_) if levels == 0 => Value::Object(Map::new()),
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|item| clone_within(item, levels - 1)).collect())
-        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| clone_within(item, levels - 1))
+                .collect(),
+        ),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(key, item)| (key.clone(), clone_within(item, levels - 1)))

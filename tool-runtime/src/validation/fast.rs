@@ -486,7 +486,8 @@ mod tests {
         for _ in 0..3_000 {
             let schema = schema(&mut rng, 2);
             let fast = FastSchema::compile(&schema).expect("generated schemas are in the subset");
-            let reference = super::super::validator_for(&schema).expect("generated schemas compile");
+            let reference =
+                super::super::validator_for(&schema).expect("generated schemas compile");
             for _ in 0..20 {
                 let value = instance(&mut rng, 2);
                 assert_eq!(

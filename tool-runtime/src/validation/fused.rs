@@ -531,7 +531,8 @@ mod tests {
         for _ in 0..3_000 {
             let schema = schema(&mut rng, 2);
             let compiled = CompiledSchema::compile(&schema).expect("generated schemas compile");
-            let reference = super::super::validator_for(&schema).expect("generated schemas compile");
+            let reference =
+                super::super::validator_for(&schema).expect("generated schemas compile");
             for _ in 0..20 {
                 let value = instance(&mut rng, 2);
                 let valid = reference.is_valid(&value);

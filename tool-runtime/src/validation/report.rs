@@ -54,7 +54,11 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
                 .iter()
                 .filter_map(|name| super::fast::type_set(&Value::from(name.as_str())))
                 .fold(0, |set, one| set | one);
-            format!("{} is not {}", quote(instance), super::fast::type_words(types))
+            format!(
+                "{} is not {}",
+                quote(instance),
+                super::fast::type_words(types)
+            )
         }
         ValidationErrorKind::Constant { expected_value } => {
             format!("{} is not {}", quote(instance), quote(expected_value))
@@ -326,10 +330,16 @@ mod tests {
     #[test]
     fn integers_written_as_floats_are_not_integers() {
         let schema = json!({ "type": "object", "properties": { "x": { "type": "integer" } } });
-        assert_eq!(check(schema.clone(), json!({ "x": 1.0 })), ["/x: 1.0 is not an integer"]);
+        assert_eq!(
+            check(schema.clone(), json!({ "x": 1.0 })),
+            ["/x: 1.0 is not an integer"]
+        );
         assert!(check(schema, json!({ "x": 1 })).is_empty());
         let nullable = json!({ "type": ["integer", "null"] });
-        assert_eq!(check(nullable, json!(2.5)), ["/: 2.5 is not an integer or null"]);
+        assert_eq!(
+            check(nullable, json!(2.5)),
+            ["/: 2.5 is not an integer or null"]
+        );
         assert!(check(json!({ "type": "number" }), json!(1)).is_empty());
     }
 
@@ -375,7 +385,10 @@ mod tests {
             }
         });
         assert_eq!(
-            check(schema.clone(), json!({ "shape": { "kind": "square", "side": "2" } })),
+            check(
+                schema.clone(),
+                json!({ "shape": { "kind": "square", "side": "2" } })
+            ),
             [r#"/shape/side: "2" is not an integer"#]
         );
         assert_eq!(
