@@ -130,8 +130,9 @@ impl Executor {
 
     /// Checks arguments as [`Executor::execute`] would, without running the tool: the size cap,
     /// the nesting limit, and the schema, with a strict-mode `null` for an optional property
-    /// taken as absent. It fails exactly when `execute` would refuse the same value, with the
-    /// same error.
+    /// taken as absent. It fails when `execute` would refuse the same value, with the same
+    /// error; the one exception is a parameter type whose own `Deserialize` refuses more than
+    /// its schema says, which only running the call finds out.
     pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
         crate::arguments::check_value(
