@@ -31,8 +31,8 @@ pub mod cli;
 
 pub use tool_core::{
     catalog, closest_names, name, profile, provider, schema, CatalogEntry, CatalogError, Content,
-    SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
-    ToolSource, ToolSpec, Violation,
+    ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata,
+    ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

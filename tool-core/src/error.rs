@@ -19,7 +19,10 @@ pub enum ToolError {
         suggestions: Vec<String>,
     },
     /// The arguments do not match the tool's schema.
-    #[error("invalid arguments for `{tool}`: {}", join(violations, "; "))]
+    #[error(
+        "invalid arguments for `{tool}`: {}",
+        listed(violations, "; ", ModelTextLimits::default())
+    )]
     InvalidArguments {
         /// The tool.
         tool: String,
@@ -197,7 +200,25 @@ impl ToolError {
     }
 
     /// The error as text for the model: what went wrong and what to do about it.
+    ///
+    /// However many violations there are, the text stays short: it lists the first 20 and
+    /// counts the rest, within about 4 KB (see [`ModelTextLimits`]).
     pub fn to_model_text(&self) -> String {
+        self.to_model_text_within(ModelTextLimits::default())
+    }
+
+    /// [`ToolError::to_model_text`] with other limits on the listed violations.
+    ///
+    /// ```
+    /// # use tool_core::{ModelTextLimits, ToolError, Violation};
+    /// let violations = (0..5)
+    ///     .map(|i| Violation { pointer: format!("/{i}"), message: "is wrong".into() })
+    ///     .collect();
+    /// let err = ToolError::InvalidArguments { tool: "t".into(), violations };
+    /// let text = err.to_model_text_within(ModelTextLimits { violations: 2, ..Default::default() });
+    /// assert!(text.contains("- /1: is wrong\n- and 3 more\n"), "{text}");
+    /// ```
+    pub fn to_model_text_within(&self, limits: ModelTextLimits) -> String {
         match self {
             ToolError::UnknownTool { name, suggestions } if suggestions.is_empty() => {
                 format!("There is no tool named `{name}`. Use one of the tools you were given.")
@@ -211,12 +232,8 @@ impl ToolError {
                     .join(" or ")
             ),
             ToolError::InvalidArguments { tool, violations } => format!(
-                "Invalid arguments for `{tool}`:\n{}\nFix these and call `{tool}` again.",
-                violations
-                    .iter()
-                    .map(|v| format!("- {v}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                "Invalid arguments for `{tool}`:\n- {}\nFix these and call `{tool}` again.",
+                listed(violations, "\n- ", limits)
             ),
             ToolError::ArgumentsTooLarge { tool, limit, .. } => format!(
                 "The arguments for `{tool}` are too large (limit {limit} bytes). Send less data."
@@ -247,12 +264,79 @@ fn did_you_mean(suggestions: &[String]) -> String {
     }
 }
 
-fn join(violations: &[Violation], separator: &str) -> String {
-    violations
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(separator)
+/// How much of a list of violations the error texts show.
+///
+/// Arguments can be wrong in as many places as they have values: the texts list the first
+/// `violations` and count the rest ("and 99,980 more"), and stop listing sooner when the list
+/// would pass `bytes`. A single message is cut at a quarter of `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelTextLimits {
+    /// How many violations are listed; 20 by default.
+    pub violations: usize,
+    /// The most bytes the listed violations take; 4,000 by default.
+    pub bytes: usize,
+}
+
+impl Default for ModelTextLimits {
+    fn default() -> Self {
+        ModelTextLimits {
+            violations: 20,
+            bytes: 4_000,
+        }
+    }
+}
+
+/// The violations joined by `separator`, within `limits`, the rest counted.
+fn listed(violations: &[Violation], separator: &str, limits: ModelTextLimits) -> String {
+    let mut text = String::new();
+    let mut shown = 0;
+    for violation in violations.iter().take(limits.violations) {
+        let whole = violation.to_string();
+        let line = cut(&whole, limits.bytes / 4);
+        let joined = if shown == 0 { 0 } else { separator.len() };
+        // The first violation is always shown, however long.
+        if shown > 0 && text.len() + joined + line.len() > limits.bytes {
+            break;
+        }
+        if shown > 0 {
+            text.push_str(separator);
+        }
+        text.push_str(&line);
+        shown += 1;
+    }
+    if shown < violations.len() {
+        if shown > 0 {
+            text.push_str(separator);
+        }
+        text.push_str(&format!("and {} more", thousands(violations.len() - shown)));
+    }
+    text
+}
+
+/// `text` cut to about `max` bytes, on a character boundary, saying how much was left out.
+fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let rest = text[end..].chars().count();
+    format!("{}... ({} more characters)", &text[..end], thousands(rest)).into()
+}
+
+/// `n` with a comma between each group of three digits: `99,997`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -278,6 +362,53 @@ mod tests {
         assert!(text.contains("- /input/a: \"xx\" is too long"), "{text}");
         assert!(text.contains("- /: \"b\" is a required property"), "{text}");
         assert!(err.to_string().starts_with("invalid arguments for `check`"));
+    }
+
+    fn many(n: usize, message: &str) -> ToolError {
+        ToolError::InvalidArguments {
+            tool: "t".into(),
+            violations: (0..n)
+                .map(|i| Violation {
+                    pointer: format!("/values/{i}"),
+                    message: message.into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn lists_twenty_violations_then_counts_the_rest() {
+        let err = many(100_000, "300 is greater than the maximum of 255");
+        let text = err.to_model_text();
+        assert_eq!(text.matches("\n- /values/").count(), 20, "{text}");
+        assert!(text.contains("\n- and 99,980 more\nFix these"), "{text}");
+        assert!(text.len() < 2_000, "{} bytes", text.len());
+        let display = err.to_string();
+        assert!(display.ends_with("; and 99,980 more"), "{display}");
+        assert!(display.len() < 2_000, "{} bytes", display.len());
+    }
+
+    #[test]
+    fn long_violations_are_cut_and_the_list_stays_within_its_bytes() {
+        let err = many(20, &"x".repeat(5_000));
+        let text = err.to_model_text();
+        assert!(text.len() < 4_200, "{} bytes", text.len());
+        assert!(text.contains("more characters)"), "{text}");
+        assert!(text.contains("- and 17 more"), "{text}");
+        let one = many(1, "short").to_model_text();
+        assert_eq!(
+            one,
+            "Invalid arguments for `t`:\n- /values/0: short\nFix these and call `t` again."
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(99_997), "99,997");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -5,6 +5,13 @@
 //! type is recursive; `$schema` and `title` noise removed; integer formats such as `uint32`
 //! turned into `minimum`/`maximum`. The model is shown this schema and validation enforces it.
 //!
+//! Every object with `properties` that says nothing of other keys is closed
+//! (`additionalProperties: false`), nested structs as well as the root, so that a key the model
+//! made up is refused rather than dropped. An object stays open when it says so: a struct with
+//! `#[serde(flatten)]` of a map (its schema has `additionalProperties`), one marked
+//! `#[schemars(extend("additionalProperties" = true))]`, and the branches of an `allOf`, or of
+//! an `anyOf`/`oneOf` beside `properties`, which describe one object together.
+//!
 //! One rule is ours, and it is pydantic's: a property that admits `null` and has no `default` is
 //! required. An `Option<T>` field of your struct is therefore "required, null allowed" (the model
 //! writes `null` rather than leaving it out); give it `#[serde(default)]` to make it optional.
@@ -47,21 +54,7 @@ const MAPS: &[&str] = &[
 pub fn for_each_subschema_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
     let Value::Object(map) = schema else { return };
     for (keyword, value) in map.iter_mut() {
-        let keyword = keyword.as_str();
-        if SINGLE.contains(&keyword) {
-            match value {
-                Value::Array(items) if keyword == "items" => items.iter_mut().for_each(&mut *visit),
-                _ => visit(value),
-            }
-        } else if ARRAYS.contains(&keyword) {
-            if let Value::Array(items) = value {
-                items.iter_mut().for_each(&mut *visit);
-            }
-        } else if MAPS.contains(&keyword) {
-            if let Value::Object(entries) = value {
-                entries.values_mut().for_each(&mut *visit);
-            }
-        }
+        for_each_subschema_of(keyword, value, visit);
     }
 }
 
@@ -88,9 +81,10 @@ pub fn canonical_for<T: JsonSchema + ?Sized>() -> Result<Value, String> {
 }
 
 /// Canonicalizes a generated arguments schema: inlines refs, removes noise, turns integer
-/// formats into bounds, and closes the root object.
+/// formats into bounds, and closes the root object and every struct's object in it.
 pub fn canonical_arguments(schema: Value) -> Result<Value, String> {
     let mut schema = canonicalize(schema);
+    close_objects(&mut schema, true);
     let Value::Object(root) = &mut schema else {
         return Err("the arguments schema must be an object schema".into());
     };
@@ -111,6 +105,61 @@ pub fn canonical_arguments(schema: Value) -> Result<Value, String> {
     root.entry("additionalProperties")
         .or_insert(Value::Bool(false));
     Ok(schema)
+}
+
+/// Keywords that say what an object's other keys may be, or that share the object with other
+/// schemas: an object schema with any of them is left as it is.
+const OPENERS: &[&str] = &[
+    "additionalProperties",
+    "patternProperties",
+    "unevaluatedProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+    "if",
+    "dependentSchemas",
+];
+
+/// Adds `additionalProperties: false` to every object schema with `properties` and none of
+/// the [`OPENERS`], where `close_here` allows. The branches of an `allOf`, and those of an
+/// `anyOf`/`oneOf` beside `properties` (a flattened enum), describe one object with their
+/// siblings: closing one would refuse the others' keys, so they stay open, though what is
+/// nested in them does not.
+fn close_objects(schema: &mut Value, close_here: bool) {
+    let Value::Object(map) = schema else { return };
+    let has_properties = map.contains_key("properties");
+    for (keyword, value) in map.iter_mut() {
+        let close_branches = match keyword.as_str() {
+            "allOf" => false,
+            "anyOf" | "oneOf" => !has_properties,
+            _ => true,
+        };
+        for_each_subschema_of(keyword, value, &mut |sub| {
+            close_objects(sub, close_branches)
+        });
+    }
+    if close_here && has_properties && !OPENERS.iter().any(|k| map.contains_key(*k)) {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+    }
+}
+
+/// Calls `visit` on each subschema held by one keyword's value.
+fn for_each_subschema_of(keyword: &str, value: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
+    if SINGLE.contains(&keyword) {
+        match value {
+            Value::Array(items) if keyword == "items" => items.iter_mut().for_each(&mut *visit),
+            _ => visit(value),
+        }
+    } else if ARRAYS.contains(&keyword) {
+        if let Value::Array(items) = value {
+            items.iter_mut().for_each(&mut *visit);
+        }
+    } else if MAPS.contains(&keyword) {
+        if let Value::Object(entries) = value {
+            entries.values_mut().for_each(&mut *visit);
+        }
+    }
 }
 
 /// Inlines non-recursive refs, removes `$schema` and `title`, and turns integer formats into
@@ -385,7 +434,8 @@ mod tests {
                     "a": {
                         "description": "the a",
                         "type": "object",
-                        "properties": { "b": { "type": "string", "enum": ["x", "y"] } }
+                        "properties": { "b": { "type": "string", "enum": ["x", "y"] } },
+                        "additionalProperties": false
                     },
                     "title": { "type": "string" }
                 },
@@ -492,6 +542,50 @@ mod tests {
             got,
             json!({ "type": "object", "properties": {}, "additionalProperties": false })
         );
+    }
+
+    #[test]
+    fn nested_struct_objects_are_closed_unless_they_say_otherwise() {
+        let got = canonical_arguments(json!({
+            "type": "object",
+            "properties": {
+                "strict": { "type": "object", "properties": { "a": {} } },
+                "open": { "type": "object", "properties": { "a": {} }, "additionalProperties": true },
+                "map": { "type": "object", "additionalProperties": { "type": "integer" } },
+                "extras": { "type": "object", "properties": { "a": {} }, "additionalProperties": {} },
+                "items": { "type": "array", "items": { "type": "object", "properties": { "b": {} } } },
+                "variant": { "oneOf": [{ "type": "object", "properties": { "k": { "const": "x" } } }] },
+                "flattened": {
+                    "type": "object",
+                    "properties": { "a": {} },
+                    "oneOf": [{ "properties": { "b": { "type": "object", "properties": {} } } }]
+                },
+                "both": { "allOf": [{ "properties": { "a": {} } }, { "properties": { "b": {} } }] }
+            }
+        }))
+        .unwrap();
+        let closed = |pointer: &str| {
+            got.pointer(pointer)
+                .and_then(|s| s.get("additionalProperties"))
+                .cloned()
+        };
+        assert_eq!(closed(""), Some(json!(false)));
+        assert_eq!(closed("/properties/strict"), Some(json!(false)));
+        assert_eq!(closed("/properties/open"), Some(json!(true)));
+        assert_eq!(
+            closed("/properties/map"),
+            Some(json!({ "type": "integer" }))
+        );
+        assert_eq!(closed("/properties/extras"), Some(json!({})));
+        assert_eq!(closed("/properties/items/items"), Some(json!(false)));
+        assert_eq!(closed("/properties/variant/oneOf/0"), Some(json!(false)));
+        assert_eq!(closed("/properties/flattened"), None);
+        assert_eq!(closed("/properties/flattened/oneOf/0"), None);
+        assert_eq!(
+            closed("/properties/flattened/oneOf/0/properties/b"),
+            Some(json!(false))
+        );
+        assert_eq!(closed("/properties/both/allOf/0"), None);
     }
 
     #[test]

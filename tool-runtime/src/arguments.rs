@@ -84,7 +84,9 @@ impl<'a> RawArguments<'a> {
         RawArguments(match self.0 {
             Raw::Value(value) => Raw::Value(value),
             Raw::Lent(value) => Raw::Value(std::mem::take(value)),
-            Raw::Borrowed(value) => Raw::Value(value.clone()),
+            // Cloned no deeper than the nesting limit allows and one level more: a value too
+            // deep stays too deep, and the clone cannot overflow the stack.
+            Raw::Borrowed(value) => Raw::Value(clone_within(value, NESTING_LIMIT)),
             Raw::Text(text) | Raw::TextAt(&text) => Raw::OwnedText(text.to_owned()),
             Raw::OwnedText(text) => Raw::OwnedText(text),
         })
@@ -101,16 +103,26 @@ impl<'a> RawArguments<'a> {
         }
     }
 
-    /// The arguments as a value, refused when larger than `limit` bytes.
+    /// The arguments as a value, refused when larger than `limit` bytes or nested too deeply.
     pub(crate) fn into_value(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
-        let fits = |value: &Value| match encoded_size_over(value, limit) {
-            Some(size) => Err(too_large(tool, size, limit)),
-            None => Ok(()),
-        };
         match self.0 {
-            Raw::Value(value) => fits(&value).map(|()| value),
-            Raw::Lent(value) => fits(value).map(|()| std::mem::take(value)),
-            Raw::Borrowed(value) => fits(value).map(|()| value.clone()),
+            Raw::Value(value) => match fits(tool, &value, limit) {
+                Ok(()) => Ok(value),
+                Err(error) => {
+                    dismantle(value);
+                    Err(error)
+                }
+            },
+            // The caller gave the value to the call, which would drop it: a refused one is taken
+            // apart here, so that dropping a deep one cannot overflow the stack.
+            Raw::Lent(value) => match fits(tool, value, limit) {
+                Ok(()) => Ok(std::mem::take(value)),
+                Err(error) => {
+                    dismantle(std::mem::take(value));
+                    Err(error)
+                }
+            },
+            Raw::Borrowed(value) => fits(tool, value, limit).map(|()| value.clone()),
             Raw::Text(text) | Raw::TextAt(&text) => parse_text(text, tool, limit),
             Raw::OwnedText(text) => parse_text(&text, tool, limit),
         }
@@ -121,13 +133,85 @@ fn parse_text(text: &str, tool: &str, limit: usize) -> Result<Value, ToolError> 
     if text.len() > limit {
         return Err(too_large(tool, text.len(), limit));
     }
-    serde_json::from_str(non_empty(text)).map_err(|e| ToolError::InvalidArguments {
+    serde_json::from_str(non_empty(text)).map_err(|e| {
+        // serde_json stops text at the same depth as `NESTING_LIMIT`: one message for both.
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return too_deep(tool);
+        }
+        invalid(tool, format!("the arguments are not valid JSON: {e}"))
+    })
+}
+
+/// How deep arrays and objects may nest in arguments, the arguments object included: fewer
+/// than 128 levels, as `serde_json` allows in text. A value is held to the same limit, so that
+/// deserializing it cannot overflow the stack.
+pub(crate) const NESTING_LIMIT: usize = 128;
+
+/// Checks that a value fits the size cap and the nesting limit.
+pub(crate) fn fits(tool: &str, value: &Value, limit: usize) -> Result<(), ToolError> {
+    let mut budget = Budget::new(limit);
+    if !add_size(value, &mut budget, 1) {
+        return Ok(());
+    }
+    if budget.too_deep {
+        Err(too_deep(tool))
+    } else {
+        Err(too_large(tool, budget.size, limit))
+    }
+}
+
+fn too_deep(tool: &str) -> ToolError {
+    invalid(
+        tool,
+        format!(
+            "the arguments nest {NESTING_LIMIT} or more levels of arrays and objects; \
+             they must nest fewer than {NESTING_LIMIT}"
+        ),
+    )
+}
+
+fn invalid(tool: &str, message: String) -> ToolError {
+    ToolError::InvalidArguments {
         tool: tool.to_owned(),
         violations: vec![Violation {
             pointer: String::new(),
-            message: format!("the arguments are not valid JSON: {e}"),
+            message,
         }],
-    })
+    }
+}
+
+/// Drops a value without recursion: a value nested deeper than the nesting limit may be nested
+/// deeper than the stack allows, and `Value`'s own drop recurses.
+fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, item)| item)),
+            _ => {}
+        }
+    }
+}
+
+/// A copy of `value` whose arrays and objects below `levels` levels are empty. Of a value
+/// within the nesting limit, with `levels` at the limit, it is an exact copy.
+fn clone_within(value: &Value, levels: usize) -> Value {
+    match value {
+        Value::Array(_) if levels == 0 => Value::Array(Vec::new()),
+        Value::Object(_) if levels == 0 => Value::Object(Map::new()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| clone_within(item, levels - 1))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), clone_within(item, levels - 1)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// No arguments at all (nothing but JSON whitespace), as some models send for a tool without
@@ -226,31 +310,50 @@ impl<'a, 'r> Arguments<'a, 'r> {
     fn parse_checked<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let tool = self.tool;
         let value = self.into_checked_value()?;
-        serde_json::from_value(value).map_err(|e| ToolError::InvalidArguments {
-            tool: tool.to_owned(),
-            violations: vec![Violation {
-                pointer: String::new(),
-                message: e.to_string(),
-            }],
-        })
+        serde_json::from_value(value).map_err(|e| invalid(tool, e.to_string()))
     }
 
     /// Checks the arguments against the tool's schema and returns them as a value.
     pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
-        let (tool, schema) = (self.tool, self.schema);
         let raw = std::mem::take(self.raw);
-        let mut args = raw.into_value(tool, self.limit)?;
-        if let Err(invalid) = schema.check(tool, &args) {
-            // A strict-mode model writes `null` for an optional property it leaves out; that
-            // is accepted as absent. Tried only after a failure, so valid calls pay nothing.
-            if !crate::validation::drop_nulls_for_optional(self.parameters, &mut args)
-                || schema.check(tool, &args).is_err()
-            {
-                return Err(invalid);
-            }
-        }
+        let mut args = raw.into_value(self.tool, self.limit)?;
+        verdict(self.tool, self.schema, self.parameters, &mut args)?;
         Ok(args)
     }
+}
+
+/// What [`Executor::validate`](crate::Executor::validate) answers: the full path's verdict on a
+/// value, without taking it. The value is copied only when it is not valid as it is.
+pub(crate) fn check_value(
+    tool: &str,
+    schema: &CompiledSchema,
+    parameters: &Value,
+    args: &Value,
+    limit: usize,
+) -> Result<(), ToolError> {
+    fits(tool, args, limit)?;
+    if schema.is_valid(args) {
+        return Ok(());
+    }
+    verdict(tool, schema, parameters, &mut args.clone())
+}
+
+/// The schema's verdict on arguments within the limits.
+///
+/// A strict-mode model writes `null` for an optional property it leaves out; that is accepted
+/// as absent, so such nulls are dropped before the violations are named: only what would still
+/// be wrong is reported. Tried only after a failure, so valid calls pay nothing.
+fn verdict(
+    tool: &str,
+    schema: &CompiledSchema,
+    parameters: &Value,
+    args: &mut Value,
+) -> Result<(), ToolError> {
+    if schema.is_valid(args) {
+        return Ok(());
+    }
+    crate::validation::drop_nulls_for_optional(parameters, args);
+    schema.check(tool, parameters, args)
 }
 
 /// JSON text of an object, deserialized; `None` for anything else or anything serde refuses.
@@ -301,56 +404,82 @@ fn too_large(tool: &str, size: usize, limit: usize) -> ToolError {
 ///
 /// Counts without serializing and stops as soon as the limit is passed, so a fitting value costs
 /// one walk and a huge one costs no more than `limit` bytes' worth of walking. String escapes are
-/// counted as one byte, so the count can be low by the number of escaped characters.
+/// counted as one byte, so the count can be low by the number of escaped characters. A value
+/// nested past the nesting limit counts as over.
 pub(crate) fn encoded_size_over(value: &Value, limit: usize) -> Option<usize> {
-    let mut size = 0usize;
-    add_size(value, &mut size, limit).then_some(size)
+    let mut budget = Budget::new(limit);
+    add_size(value, &mut budget, 1).then_some(budget.size)
 }
 
-/// Adds `value`'s size to `size`; true as soon as the total passes `limit`.
-fn add_size(value: &Value, size: &mut usize, limit: usize) -> bool {
-    *size += match value {
+/// A size count against a limit, and whether the walk was stopped by the nesting limit.
+struct Budget {
+    size: usize,
+    limit: usize,
+    too_deep: bool,
+}
+
+impl Budget {
+    fn new(limit: usize) -> Self {
+        Budget {
+            size: 0,
+            limit,
+            too_deep: false,
+        }
+    }
+}
+
+/// Adds `value`'s size, at nesting `level` (the arguments object is level 1); true as soon as
+/// the total passes the limit, or the nesting reaches [`NESTING_LIMIT`]: the walk never goes
+/// deeper than that, so it cannot overflow the stack.
+fn add_size(value: &Value, budget: &mut Budget, level: usize) -> bool {
+    budget.size += match value {
         Value::Null => 4,
         Value::Bool(b) => 4 + usize::from(!b),
         Value::Number(n) => number_len(n),
         Value::String(s) => s.len() + 2,
+        Value::Array(_) | Value::Object(_) if level >= NESTING_LIMIT => {
+            budget.too_deep = true;
+            return true;
+        }
         Value::Array(items) => {
-            *size += 2 + items.len().saturating_sub(1);
-            return *size > limit || items.iter().any(|item| add_size(item, size, limit));
+            budget.size += 2 + items.len().saturating_sub(1);
+            return budget.size > budget.limit
+                || items.iter().any(|item| add_size(item, budget, level + 1));
         }
         Value::Object(map) => {
-            *size += 2 + map.len().saturating_sub(1);
-            return *size > limit
+            budget.size += 2 + map.len().saturating_sub(1);
+            return budget.size > budget.limit
                 || map.iter().any(|(key, item)| {
-                    *size += key.len() + 3;
-                    add_size(item, size, limit)
+                    budget.size += key.len() + 3;
+                    add_size(item, budget, level + 1)
                 });
         }
     };
-    *size > limit
+    budget.size > budget.limit
 }
 
-/// Whether an object surely fits the size cap: counted as [`encoded_size_over`] counts, except
-/// that a number is given the most room one can take. A false answer sends the call to the full
-/// path, which counts exactly; a true one is never wrong.
+/// Whether an object surely fits the size cap and the nesting limit: counted as
+/// [`encoded_size_over`] counts, except that a number is given the most room one can take. A
+/// false answer sends the call to the full path, which counts exactly; a true one is never wrong.
 #[inline]
 fn object_surely_fits(object: &Map<String, Value>, limit: usize) -> bool {
-    let mut size = 2 + object.len();
+    let mut budget = Budget::new(limit);
+    budget.size = 2 + object.len();
     for (key, item) in object {
         let item_size = match item {
             Value::Null | Value::Bool(_) => 5,
             Value::Number(_) => NUMBER_ROOM,
             Value::String(s) => s.len() + 2,
             nested => {
-                if add_size(nested, &mut size, limit) {
+                if add_size(nested, &mut budget, 2) {
                     return false;
                 }
                 0
             }
         };
-        size += key.len() + 3 + item_size;
+        budget.size += key.len() + 3 + item_size;
     }
-    size <= limit
+    budget.size <= limit
 }
 
 fn number_len(n: &serde_json::Number) -> usize {

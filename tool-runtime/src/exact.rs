@@ -98,6 +98,9 @@ mod tests {
 
     struct Custom;
 
+    // The borrows are the probe: autoref specialization picks `IsExact` for `Probe<T>` and falls
+    // back to `NotExact` for `&Probe<T>`, as the generated code calls it.
+    #[allow(clippy::needless_borrow)]
     #[test]
     fn the_probe_tells_listed_types_from_others() {
         assert!((&Probe::<i64>::new()).exact());

@@ -128,10 +128,20 @@ impl Executor {
         &self.inner.services
     }
 
-    /// Checks arguments against the tool's schema without running it.
+    /// Checks arguments as [`Executor::execute`] would, without running the tool: the size cap,
+    /// the nesting limit, and the schema, with a strict-mode `null` for an optional property
+    /// taken as absent. It fails when `execute` would refuse the same value, with the same
+    /// error; the one exception is a parameter type whose own `Deserialize` refuses more than
+    /// its schema says, which only running the call finds out.
     pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
-        entry.schema.check(&entry.spec.name, args)
+        crate::arguments::check_value(
+            &entry.spec.name,
+            &entry.schema,
+            &entry.spec.parameters,
+            args,
+            self.inner.max_argument_bytes,
+        )
     }
 
     /// Validates the arguments and runs the tool.

@@ -353,7 +353,8 @@ fn integer_range(
     Some((low, high))
 }
 
-fn type_set(value: &Value) -> Option<u8> {
+/// The set of types a `type` keyword names.
+pub(super) fn type_set(value: &Value) -> Option<u8> {
     let one = |name: &str| match name {
         "null" => Some(NULL),
         "boolean" => Some(BOOLEAN),
@@ -393,7 +394,32 @@ fn strings_or_nulls(value: &Value) -> Option<Vec<Option<String>>> {
         .collect()
 }
 
-fn type_of(value: &Value) -> u8 {
+/// A type set in words, for messages: "an integer", "a string or null".
+pub(super) fn type_words(types: u8) -> String {
+    let names = [
+        (STRING, "a string"),
+        (NUMBER, "a number"),
+        (INTEGER, "an integer"),
+        (BOOLEAN, "a boolean"),
+        (ARRAY, "an array"),
+        (OBJECT, "an object"),
+        (NULL, "null"),
+    ];
+    let words: Vec<&str> = names
+        .iter()
+        // "number" admits integers: it is named alone.
+        .filter(|(kind, _)| types & kind != 0 && !(*kind == INTEGER && types & NUMBER != 0))
+        .map(|(_, name)| *name)
+        .collect();
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "of any type".to_owned(),
+    }
+}
+
+/// The type of a value, as one bit of a type set.
+pub(super) fn type_of(value: &Value) -> u8 {
     match value {
         Value::Null => NULL,
         Value::Bool(_) => BOOLEAN,
@@ -405,9 +431,10 @@ fn type_of(value: &Value) -> u8 {
     }
 }
 
-/// An integer in JSON Schema's sense: no fractional part, so `1.0` counts.
+/// An integer as serde's integer types take one: written without a fraction or an exponent,
+/// and within 64 bits. `1.0` and `1e3` are numbers only (JSON Schema would count them).
 fn is_integer(n: &Number) -> bool {
-    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+    n.is_i64() || n.is_u64()
 }
 
 /// A JSON number ready to compare: exact when it is an integer.
@@ -459,7 +486,8 @@ mod tests {
         for _ in 0..3_000 {
             let schema = schema(&mut rng, 2);
             let fast = FastSchema::compile(&schema).expect("generated schemas are in the subset");
-            let reference = jsonschema::validator_for(&schema).expect("generated schemas compile");
+            let reference =
+                super::super::validator_for(&schema).expect("generated schemas compile");
             for _ in 0..20 {
                 let value = instance(&mut rng, 2);
                 assert_eq!(

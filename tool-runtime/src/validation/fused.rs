@@ -17,6 +17,7 @@ use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeseriali
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::fast::{Bound, FastSchema, ANYTHING, ARRAY, BOOLEAN, INTEGER, NUMBER, OBJECT};
+use crate::arguments::NESTING_LIMIT;
 
 /// The size count of one walk, against the size cap.
 ///
@@ -26,6 +27,8 @@ use super::fast::{Bound, FastSchema, ANYTHING, ARRAY, BOOLEAN, INTEGER, NUMBER, 
 pub(crate) struct Walk {
     size: Cell<usize>,
     limit: usize,
+    /// How many arrays and objects the walk is in.
+    depth: Cell<usize>,
 }
 
 /// The longest a number can be written: `-1.2345678901234567e-308`.
@@ -36,7 +39,20 @@ impl Walk {
         Walk {
             size: Cell::new(0),
             limit,
+            depth: Cell::new(0),
         }
+    }
+
+    /// Goes into an array or object; false at the nesting limit, which the full path refuses
+    /// (text never gets there: `serde_json` stops it first).
+    fn enter(&self) -> bool {
+        let depth = self.depth.get() + 1;
+        self.depth.set(depth);
+        depth < NESTING_LIMIT
+    }
+
+    fn leave(&self) {
+        self.depth.set(self.depth.get() - 1);
     }
 
     /// Counts `bytes` more of compact JSON; false once past the limit.
@@ -207,9 +223,9 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
-        // JSON Schema counts a number without a fraction as an integer, as `1.0`.
-        let kind = if v.fract() == 0.0 { INTEGER } else { NUMBER };
-        self.number(Bound::Float(v), kind)?;
+        // A number written with a fraction or an exponent (`1.0`, `1e3`) is not an integer
+        // here, as serde's integer types do not take it either.
+        self.number(Bound::Float(v), NUMBER)?;
         self.inner.visit_f64(v)
     }
 
@@ -252,7 +268,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        check(self.walk.add(2) && self.schema.admits_kind(ARRAY))?;
+        check(self.walk.add(2) && self.schema.admits_kind(ARRAY) && self.walk.enter())?;
         let mut items = CheckedSeq {
             inner: seq,
             schema: self.schema.item_schema(),
@@ -260,12 +276,13 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
             count: 0,
         };
         let value = self.inner.visit_seq(&mut items)?;
+        self.walk.leave();
         check(self.schema.item_count_ok(items.count))?;
         Ok(value)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        check(self.walk.add(2) && self.schema.admits_kind(OBJECT))?;
+        check(self.walk.add(2) && self.schema.admits_kind(OBJECT) && self.walk.enter())?;
         let mut entries = CheckedMap {
             inner: map,
             state: MapState {
@@ -277,6 +294,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<'_, V> {
             },
         };
         let value = self.inner.visit_map(&mut entries)?;
+        self.walk.leave();
         check(self.schema.has_required(entries.state.seen))?;
         Ok(value)
     }
@@ -513,7 +531,8 @@ mod tests {
         for _ in 0..3_000 {
             let schema = schema(&mut rng, 2);
             let compiled = CompiledSchema::compile(&schema).expect("generated schemas compile");
-            let reference = jsonschema::validator_for(&schema).expect("generated schemas compile");
+            let reference =
+                super::super::validator_for(&schema).expect("generated schemas compile");
             for _ in 0..20 {
                 let value = instance(&mut rng, 2);
                 let valid = reference.is_valid(&value);
@@ -582,7 +601,7 @@ mod tests {
     fn a_typed_target_gets_what_the_full_path_gives() {
         let schema = tool_core::schema::canonical_for::<Typed>().unwrap();
         let compiled = CompiledSchema::compile(&schema).unwrap();
-        let reference = jsonschema::validator_for(&schema).unwrap();
+        let reference = super::super::validator_for(&schema).unwrap();
         let choices: [(&str, Vec<Option<Value>>); 6] = [
             (
                 "nullable_but_required",

@@ -2,10 +2,11 @@ mod fast;
 mod fused;
 #[cfg(test)]
 mod random;
+mod report;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tool_core::{ToolError, Violation};
+use tool_core::ToolError;
 
 use fast::FastSchema;
 pub(crate) use fused::NUMBER_ROOM;
@@ -22,7 +23,7 @@ impl CompiledSchema {
     /// Compiles `schema`, checking it against its meta-schema first.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         tool_core::schema::check_is_schema(schema)?;
-        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+        let validator = validator_for(schema)?;
         Ok(CompiledSchema {
             validator,
             fast: FastSchema::compile(schema),
@@ -50,27 +51,65 @@ impl CompiledSchema {
         Some(parsed)
     }
 
-    /// Checks `args`; on failure, every violation with its JSON pointer.
-    pub(crate) fn check(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
-        let valid = match &self.fast {
+    /// Whether `args` are valid.
+    pub(crate) fn is_valid(&self, args: &Value) -> bool {
+        match &self.fast {
             Some(fast) => fast.is_valid(args),
             None => self.validator.is_valid(args),
-        };
-        if valid {
+        }
+    }
+
+    /// Checks `args`; on failure, every violation with its JSON pointer, in the schema's words
+    /// (see [`report`]). `schema` is the schema this was compiled from.
+    pub(crate) fn check(&self, tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
+        if self.is_valid(args) {
             return Ok(());
         }
-        let violations: Vec<Violation> = self
-            .validator
-            .iter_errors(args)
-            .map(|e| Violation {
-                pointer: e.instance_path().as_str().to_owned(),
-                message: e.to_string(),
-            })
-            .collect();
         Err(ToolError::InvalidArguments {
             tool: tool.to_owned(),
-            violations,
+            violations: report::violations(self.validator.iter_errors(args), schema),
         })
+    }
+}
+
+/// The `jsonschema` validator for a schema, with one keyword of ours: `type`, for which an
+/// integer is written as one (`1`, not `1.0` or `1e3`), as serde's integer types require, so
+/// that what the schema admits is what the tool's types take.
+pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_keyword("type", |_, value, _| {
+            let types = fast::type_set(value)
+                .ok_or_else(|| jsonschema::ValidationError::schema("`type` names no JSON type"))?;
+            Ok(Box::new(TypeKeyword {
+                types,
+                words: fast::type_words(types),
+            }))
+        })
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// The `type` keyword, with integers as serde's integer types take them.
+struct TypeKeyword {
+    types: u8,
+    /// What the type is, for messages: "an integer", "a string or null".
+    words: String,
+}
+
+impl<'i> jsonschema::Keyword<'i> for TypeKeyword {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if self.is_valid(instance) {
+            return Ok(());
+        }
+        Err(jsonschema::ValidationError::custom(format!(
+            "{} is not {}",
+            report::quote(instance),
+            self.words
+        )))
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        fast::type_of(instance) & self.types != 0
     }
 }
 
