@@ -44,23 +44,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "required": ["text"]
     });
 
-    let exec =
-        Executor::builder()
-            .service(Arc::new(Notes)) // methods of this type become tools
-            .provide(Arc::new(db_pool)) // reachable from tools as ctx.service::<Pool>()
-            .tool(DynamicTool::new(
-                "echo",
-                "Echoes",
-                schema,
-                |args, _ctx| async move {
-                    Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-                },
-            ))
-            .catalog_file(dir.join("tools.jsonl")) // declared tools: listed and validated, not run
-            .default_timeout(Duration::from_secs(30))
-            .max_argument_bytes(1 << 20) // the default: 1 MiB
-            .require_all_services() // a tool whose service is missing is a build error
-            .build()?;
+    let echo = DynamicTool::new("echo", "Echoes", schema, |args, _ctx| async move {
+        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
+    });
+
+    let exec = Executor::builder()
+        .service(Arc::new(Notes)) // methods of this type become tools
+        .provide(Arc::new(db_pool)) // reachable from tools as ctx.service::<Pool>()
+        .tool(echo) // a tool defined at run time
+        .catalog_file(dir.join("tools.jsonl")) // declared tools: listed and validated
+        .default_timeout(Duration::from_secs(30))
+        .max_argument_bytes(1 << 20) // the default: 1 MiB
+        .require_all_services() // a tool whose service is missing is a build error
+        .build()?;
 
     let out = exec.execute("count", json!({})).await?; // or JSON text: &str, String, &String
     println!("count: {}", out.to_text());
