@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "cli")]
 pub mod cli;
 
 pub use tool_core::{

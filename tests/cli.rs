@@ -1,4 +1,5 @@
 //! The `ai-tool` command line, through `cli::run_with` and through the real binary.
+#![cfg(feature = "cli")]
 
 use std::process::Command;
 
@@ -36,11 +37,10 @@ fn catalog() -> TempFile {
 }
 
 fn run(args: &[&str]) -> (u8, String, String) {
-    let exec = Executor::builder().build().unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut argv = vec!["ai-tool"];
     argv.extend_from_slice(args);
-    let code = ai_tool::cli::run_with(argv, exec, &mut out, &mut err);
+    let code = ai_tool::cli::run_with(argv, Executor::builder(), &mut out, &mut err);
     (
         code,
         String::from_utf8(out).unwrap(),
@@ -227,7 +227,9 @@ fn a_catalog_tool_that_is_already_compiled_in_is_refused() {
     let (code, _, err) = run(&["tools", "--catalog", clash.arg()]);
     assert_eq!(code, 2);
     assert!(
-        err.contains(":1: tool `shout` is already compiled in"),
+        err.starts_with("error: two tools are named `shout`: one in cli (tests/cli.rs:")
+            && err.contains("clash.jsonl:1; rename one")
+            && err.lines().count() == 1,
         "{err}"
     );
 }
@@ -306,10 +308,62 @@ async fn run_with_works_inside_an_async_runtime() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_with_async_runs_on_the_callers_runtime() {
-    let exec = Executor::builder().build().unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = ["ai-tool", "call", "shout", r#"{"text":"async"}"#];
-    let code = ai_tool::cli::run_with_async(argv, exec, &mut out, &mut err).await;
+    let code = ai_tool::cli::run_with_async(argv, Executor::builder(), &mut out, &mut err).await;
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
     assert_eq!(String::from_utf8(out).unwrap(), "ASYNC\n");
+}
+
+#[test]
+fn parse_calls_with_strict_decodes_what_a_strict_declaration_encoded() {
+    let catalog = fixture(
+        "poker.jsonl",
+        &[
+            r#"{"name":"deal","description":"Deals cards","parameters":{"type":"object","properties":{"cards":{"type":"object"}},"required":["cards"]}}"#,
+        ],
+    );
+    let (code, declared, _) = run(&[
+        "tools",
+        "--format",
+        "openai-chat",
+        "--strict",
+        "--catalog",
+        catalog.arg(),
+    ]);
+    assert_eq!(code, 0);
+    let declared: Value = serde_json::from_str(&declared).unwrap();
+    assert_eq!(
+        declared[0]["function"]["strict"],
+        Value::Bool(true),
+        "{declared}"
+    );
+    let arguments = r#"{\"cards\":[{\"key\":\"ada\",\"value\":\"AS\"}]}"#;
+    let response = fixture(
+        "strict-response.json",
+        &[&format!(
+            r#"{{"choices":[{{"message":{{"role":"assistant","tool_calls":[{{"id":"c1","type":"function","function":{{"name":"deal","arguments":"{arguments}"}}}}]}}}}]}}"#
+        )],
+    );
+    let args = |out: &str| -> Value {
+        let call: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        call["arguments"].clone()
+    };
+    let parse = [
+        "parse-calls",
+        "--format",
+        "openai-chat",
+        "--catalog",
+        catalog.arg(),
+    ];
+    let (code, out, err) = run(&[&parse[..], &["--strict", response.arg()]].concat());
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(args(&out), serde_json::json!({ "cards": { "ada": "AS" } }));
+    let (code, out, _) = run(&[&parse[..], &[response.arg()]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(
+        args(&out),
+        serde_json::json!({ "cards": [{ "key": "ada", "value": "AS" }] }),
+        "without --strict, the arguments are read as sent"
+    );
 }

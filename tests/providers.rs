@@ -9,6 +9,7 @@ mod common;
 use ai_tool::prelude::*;
 use ai_tool::profile::{self, ProfileError};
 use ai_tool::provider::{self, hosted::HostedTool};
+use ai_tool::ExecutorBuilder;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -90,12 +91,14 @@ fn github() -> DynamicTool {
     )
 }
 
-fn executor() -> Executor {
+fn tools() -> ExecutorBuilder {
     Executor::builder()
         .service(Arc::new(WeatherService))
         .tool(github())
-        .build()
-        .unwrap()
+}
+
+fn executor() -> Executor {
+    tools().build().unwrap()
 }
 
 fn golden_path(relative: &str) -> std::path::PathBuf {
@@ -668,11 +671,12 @@ fn the_openai_strict_profile_refuses_a_nullable_root() {
 
 // ---- the command line ----
 
+#[cfg(feature = "cli")]
 fn cli(args: &[&str]) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut argv = vec!["ai-tool"];
     argv.extend_from_slice(args);
-    let code = ai_tool::cli::run_with(argv, executor(), &mut out, &mut err);
+    let code = ai_tool::cli::run_with(argv, tools(), &mut out, &mut err);
     (
         code,
         String::from_utf8(out).unwrap(),
@@ -680,6 +684,7 @@ fn cli(args: &[&str]) -> (u8, String, String) {
     )
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_prints_declarations_calls_and_results_as_the_golden_files() {
     for format in Format::ALL {
@@ -709,6 +714,7 @@ fn cli_prints_declarations_calls_and_results_as_the_golden_files() {
     golden("anthropic/declarations.strict.json", &out);
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
     let (code, _, err) = cli(&["tools", "--format", "cohere"]);
@@ -729,6 +735,7 @@ fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
     );
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn run_calls_on_another_apis_response_or_an_error_object_fails_naming_it() {
     let chat = golden_path("openai-chat/response.json");

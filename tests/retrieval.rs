@@ -161,13 +161,11 @@ async fn brackets_that_are_not_tool_names_stay_in_the_query() {
     assert_eq!(text, "see [this note] and now");
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_line() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/metatool");
-    let exec = ai_tool::Executor::builder()
-        .registered_tools(false)
-        .build()
-        .unwrap();
+    let exec = || ai_tool::Executor::builder().registered_tools(false);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let (catalog, queries) = (
         data.join("tools.jsonl").display().to_string(),
@@ -185,7 +183,7 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
         "--json",
     ];
     assert_eq!(
-        ai_tool::cli::run_with(args, exec.clone(), &mut out, &mut err),
+        ai_tool::cli::run_with(args, exec(), &mut out, &mut err),
         0,
         "{}",
         String::from_utf8_lossy(&err)
@@ -217,7 +215,7 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
         "--queries",
         &bad_path,
     ];
-    assert_eq!(ai_tool::cli::run_with(args, exec, &mut out, &mut err), 2);
+    assert_eq!(ai_tool::cli::run_with(args, exec(), &mut out, &mut err), 2);
     let err = String::from_utf8(err).unwrap();
     assert!(
         err.starts_with(&format!("error: {}:2: expected", bad.path().display())),
@@ -311,6 +309,7 @@ mod dense {
         assert!(found.iter().all(|(n, _)| n != "get_weather"));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn hybrid_beats_lexical_and_dense_on_a_metatool_sample() {
         let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/metatool");
@@ -319,10 +318,7 @@ mod dense {
             data.join("queries.jsonl").display().to_string(),
         );
         let report = |kind: &str| {
-            let exec = ai_tool::Executor::builder()
-                .registered_tools(false)
-                .build()
-                .unwrap();
+            let exec = ai_tool::Executor::builder().registered_tools(false);
             let (mut out, mut err) = (Vec::new(), Vec::new());
             let args = [
                 "ai-tool",

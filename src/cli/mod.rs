@@ -2,15 +2,20 @@
 //! get the same commands:
 //!
 //! ```no_run
-//! # fn main() -> std::process::ExitCode {
-//! let exec = ai_tool::Executor::builder().build().expect("tools build");
-//! ai_tool::cli::run(exec)
-//! # }
+//! fn main() -> std::process::ExitCode {
+//!     // Your services, providers and tools, as for any executor; not built yet, so that
+//!     // catalogs given on the command line join the same registry.
+//!     let tools = ai_tool::Executor::builder();
+//!     ai_tool::cli::run(tools)
+//! }
 //! ```
 //!
+//! It is behind the facade's `cli` feature (on for the `ai-tool` binary), so that a library
+//! user does not compile clap.
+//!
 //! Commands: `tools [--catalog F] [--json] [--format API [--strict]]`, `call NAME ARGS_JSON`,
-//! `validate [--catalog F] --calls F`, `parse-calls --format API RESPONSE.json`,
-//! `run-calls --format API RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
+//! `validate [--catalog F] --calls F`, `parse-calls --format API [--strict] RESPONSE.json`,
+//! `run-calls --format API [--strict] RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`.
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
@@ -27,8 +32,8 @@ use clap::{Parser, Subcommand};
 mod retrieve;
 use serde_json::{json, Value};
 
-use crate::provider::{self, Aliases, CallResult, DeclareOptions, Format};
-use crate::{CallOptions, Executor, ToolCall, ToolError, ToolSpec};
+use crate::provider::{self, DeclareOptions, Format};
+use crate::{Executor, ExecutorBuilder, ToolCall, ToolError, ToolSpec};
 
 #[derive(Parser)]
 #[command(
@@ -64,6 +69,9 @@ enum Command {
         /// The API the response is from.
         #[arg(long, value_parser = parse_format)]
         format: Format,
+        /// The tools were declared with --strict: decode what strict declarations encode.
+        #[arg(long)]
+        strict: bool,
         /// The response, as the API returned it.
         response: PathBuf,
         /// A JSON Lines catalog whose tools are added to the compiled-in ones.
@@ -119,6 +127,9 @@ enum Command {
         /// The API the response is from.
         #[arg(long, value_parser = parse_format)]
         format: Format,
+        /// The tools were declared with --strict: decode what strict declarations encode.
+        #[arg(long)]
+        strict: bool,
         /// The response, as the API returned it.
         response: PathBuf,
         /// A JSON Lines catalog whose tools are added to the compiled-in ones.
@@ -169,10 +180,10 @@ impl Failure {
 /// Panics that the executor catches in tools print nothing: the command line installs
 /// [`silence_caught_panics`](crate::silence_caught_panics), and the error line says what
 /// happened.
-pub fn run(executor: Executor) -> ExitCode {
+pub fn run(tools: ExecutorBuilder) -> ExitCode {
     let code = run_with(
         std::env::args_os(),
-        executor,
+        tools,
         &mut std::io::stdout(),
         &mut std::io::stderr(),
     );
@@ -184,14 +195,13 @@ pub fn run(executor: Executor) -> ExitCode {
 /// ```no_run
 /// #[tokio::main]
 /// async fn main() -> std::process::ExitCode {
-///     let exec = ai_tool::Executor::builder().build().expect("tools build");
-///     ai_tool::cli::run_async(exec).await
+///     ai_tool::cli::run_async(ai_tool::Executor::builder()).await
 /// }
 /// ```
-pub async fn run_async(executor: Executor) -> ExitCode {
+pub async fn run_async(tools: ExecutorBuilder) -> ExitCode {
     let code = run_with_async(
         std::env::args_os(),
-        executor,
+        tools,
         &mut std::io::stdout(),
         &mut std::io::stderr(),
     )
@@ -204,7 +214,7 @@ pub async fn run_async(executor: Executor) -> ExitCode {
 /// async runtime too.
 pub fn run_with<I, T>(
     args: I,
-    executor: Executor,
+    tools: ExecutorBuilder,
     out: &mut (dyn Write + Send),
     err: &mut (dyn Write + Send),
 ) -> u8
@@ -227,7 +237,7 @@ where
                 return 1;
             }
         };
-        runtime.block_on(run_command(cli, executor, out, err))
+        runtime.block_on(run_command(cli, tools, out, err))
     };
     if tokio::runtime::Handle::try_current().is_err() {
         return work();
@@ -239,7 +249,7 @@ where
 /// [`run_with`], on the caller's async runtime.
 pub async fn run_with_async<I, T>(
     args: I,
-    executor: Executor,
+    tools: ExecutorBuilder,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8
@@ -248,7 +258,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     match parse_args(args, out, err) {
-        Ok(cli) => run_command(cli, executor, out, err).await,
+        Ok(cli) => run_command(cli, tools, out, err).await,
         Err(code) => code,
     }
 }
@@ -267,9 +277,14 @@ where
     })
 }
 
-async fn run_command(cli: Cli, executor: Executor, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+async fn run_command(
+    cli: Cli,
+    tools: ExecutorBuilder,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     crate::silence_caught_panics();
-    match dispatch(cli.command, executor, out, err).await {
+    match dispatch(cli.command, tools, out, err).await {
         Ok(()) => 0,
         Err(failure) => {
             let _ = writeln!(err, "error: {}", failure.message);
@@ -280,7 +295,7 @@ async fn run_command(cli: Cli, executor: Executor, out: &mut dyn Write, err: &mu
 
 async fn dispatch(
     command: Command,
-    executor: Executor,
+    tools: ExecutorBuilder,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
@@ -291,7 +306,7 @@ async fn dispatch(
             format,
             strict,
         } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            let tools = open(tools, catalog.as_deref())?;
             match format {
                 Some(format) => declare(&tools, format, strict, out, err),
                 None => list(&tools, json, out, err),
@@ -299,11 +314,12 @@ async fn dispatch(
         }
         Command::ParseCalls {
             format,
+            strict,
             response,
             catalog,
         } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
-            for call in parse(&tools, format, &response)? {
+            let tools = open(tools, catalog.as_deref())?;
+            for call in parse(&tools, format, strict, &response)? {
                 let line =
                     serde_json::to_string(&call).map_err(|e| Failure::input(e.to_string()))?;
                 write_line(out, &line)?;
@@ -317,8 +333,8 @@ async fn dispatch(
             k,
             model,
         } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
-            let specs: Vec<&ToolSpec> = tools.specs().collect();
+            let tools = open(tools, catalog.as_deref())?;
+            let specs: Vec<&ToolSpec> = tools.tools().collect();
             let model = model.unwrap_or_else(retrieve::default_model_dir);
             let built = retrieve::build(&specs, retriever, &model).await?;
             let options = crate::retrieval::RetrieveOptions {
@@ -355,13 +371,15 @@ async fn dispatch(
         }
         Command::RunCalls {
             format,
+            strict,
             response,
             catalog,
         } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
-            let calls = parse(&tools, format, &response)?;
+            let tools = open(tools, catalog.as_deref())?;
+            let calls = parse(&tools, format, strict, &response)?;
             let results = tools.execute_calls(&calls).await;
-            let rendered = provider::render_results(format, &results, &tools.aliases(format));
+            let aliases = declarations(&tools, format, strict).aliases;
+            let rendered = provider::render_results(format, &results, &aliases);
             write_line(
                 out,
                 &serde_json::to_string_pretty(&rendered).unwrap_or_default(),
@@ -372,130 +390,69 @@ async fn dispatch(
             args,
             catalog,
         } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            let tools = open(tools, catalog.as_deref())?;
             call(&tools, &name, &args, out).await
         }
         Command::Validate { catalog, calls } => {
-            let tools = Toolbox::open(executor, catalog.as_deref())?;
+            let tools = open(tools, catalog.as_deref())?;
             validate(&tools, &calls, out)
         }
     }
 }
 
-/// The compiled-in tools and, when asked for, a catalog's, looked up as one set.
-struct Toolbox {
-    executors: Vec<Executor>,
-}
-
-impl Toolbox {
-    fn open(compiled: Executor, catalog: Option<&Path>) -> Result<Self, Failure> {
-        let mut executors = vec![compiled];
-        if let Some(path) = catalog {
-            let entries =
-                crate::catalog::read_path(path).map_err(|e| Failure::input(e.to_string()))?;
-            for entry in &entries {
-                if let Some(existing) = executors[0].spec(&entry.spec.name) {
-                    let source = entry
-                        .spec
-                        .metadata
-                        .source
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default();
-                    let other = existing
-                        .metadata
-                        .source
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default();
-                    return Err(Failure::input(format!(
-                        "{source}: tool `{}` is already compiled in ({other})",
-                        entry.spec.name
-                    )));
-                }
-            }
-            let catalog = Executor::builder()
-                .registered_tools(false)
-                .catalog(entries)
-                .build()
-                .map_err(|e| Failure::input(one_line(&e.to_string())))?;
-            executors.push(catalog);
-        }
-        Ok(Toolbox { executors })
-    }
-
-    fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.executors.iter().flat_map(Executor::tools)
-    }
-
-    fn aliases(&self, format: Format) -> Aliases {
-        Aliases::for_names(self.specs().map(|s| s.name.as_str()), format)
-    }
-
-    /// Runs the calls, each on the executor that has its tool; unknown tools are results.
-    async fn execute_calls(&self, calls: &[ToolCall]) -> Vec<CallResult> {
-        if let [only] = self.executors.as_slice() {
-            return only.execute_calls(calls).await;
-        }
-        let mut results = Vec::with_capacity(calls.len());
-        for call in calls {
-            let result = match self.find(&call.name) {
-                Ok(executor) => executor.execute_call(call, &CallOptions::default()).await,
-                Err(e) => Err(e),
-            };
-            results.push(CallResult {
-                call: call.clone(),
-                result,
-            });
-        }
-        results
-    }
-
-    fn find(&self, name: &str) -> Result<&Executor, ToolError> {
-        self.executors
+/// The executor of the compiled-in tools and, when asked for, a catalog's: one registry, with
+/// one duplicate check and one did-you-mean.
+fn open(builder: ExecutorBuilder, catalog: Option<&Path>) -> Result<Executor, Failure> {
+    let builder = match catalog {
+        Some(path) => builder.catalog_file(path),
+        None => builder,
+    };
+    builder.build().map_err(|e| {
+        let problems: Vec<String> = e
+            .problems
             .iter()
-            .find(|e| e.spec(name).is_some())
-            .ok_or_else(|| ToolError::UnknownTool {
-                name: name.to_owned(),
-                suggestions: crate::closest_names(name, self.specs().map(|s| s.name.as_str()), 3),
-            })
-    }
+            .map(|p| one_line(&p.to_string()))
+            .collect();
+        Failure::input(problems.join("; "))
+    })
 }
 
 fn list(
-    tools: &Toolbox,
+    tools: &Executor,
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
     if as_json {
-        let specs: Vec<&ToolSpec> = tools.specs().collect();
+        let specs: Vec<&ToolSpec> = tools.tools().collect();
         let text =
             serde_json::to_string_pretty(&specs).map_err(|e| Failure::input(e.to_string()))?;
         return write_line(out, &text);
     }
-    if tools.specs().next().is_none() {
+    if tools.tools().next().is_none() {
         let _ = writeln!(
             err,
             "no tools: this program has no compiled-in tools, and no --catalog FILE was given"
         );
         return Ok(());
     }
-    let width = tools.specs().map(|s| s.name.len()).max().unwrap_or(0);
-    for spec in tools.specs() {
+    let width = tools.tools().map(|s| s.name.len()).max().unwrap_or(0);
+    for spec in tools.tools() {
         let summary = spec.description.lines().next().unwrap_or_default();
         write_line(out, &format!("{:width$}  {summary}", spec.name))?;
     }
     Ok(())
 }
 
-async fn call(tools: &Toolbox, name: &str, args: &str, out: &mut dyn Write) -> Result<(), Failure> {
-    let executor = tools
-        .find(name)
-        .map_err(|e| Failure::input(e.to_string()))?;
+async fn call(
+    tools: &Executor,
+    name: &str,
+    args: &str,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| Failure::input(format!("ARGS_JSON is not valid JSON: {e}")))?;
-    match executor.execute(name, args).await {
+    match tools.execute(name, args).await {
         Ok(output) => {
             let text = match (&output.structured, output.content.is_empty()) {
                 (Some(value), true) => serde_json::to_string_pretty(value).unwrap_or_default(),
@@ -516,7 +473,7 @@ async fn call(tools: &Toolbox, name: &str, args: &str, out: &mut dyn Write) -> R
     }
 }
 
-fn validate(tools: &Toolbox, calls: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+fn validate(tools: &Executor, calls: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let text = std::fs::read_to_string(calls)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", calls.display())))?;
     let (mut valid, mut invalid) = (0usize, 0usize);
@@ -533,7 +490,7 @@ fn validate(tools: &Toolbox, calls: &Path, out: &mut dyn Write) -> Result<(), Fa
             )));
         };
         let args = line.get("args").cloned().unwrap_or_else(|| json!({}));
-        let errors: Vec<String> = match tools.find(tool).and_then(|e| e.validate(tool, &args)) {
+        let errors: Vec<String> = match tools.validate(tool, &args) {
             Ok(()) => Vec::new(),
             Err(ToolError::InvalidArguments { violations, .. }) => {
                 violations.iter().map(ToString::to_string).collect()
@@ -557,17 +514,13 @@ fn validate(tools: &Toolbox, calls: &Path, out: &mut dyn Write) -> Result<(), Fa
 }
 
 fn declare(
-    tools: &Toolbox,
+    tools: &Executor,
     format: Format,
     strict: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let options = DeclareOptions {
-        strict,
-        ..DeclareOptions::default()
-    };
-    let declarations = provider::declare(tools.specs(), format, &options);
+    let declarations = declarations(tools, format, strict);
     for note in &declarations.notes {
         let _ = writeln!(err, "warning: {note}");
     }
@@ -577,12 +530,28 @@ fn declare(
     )
 }
 
-fn parse(tools: &Toolbox, format: Format, path: &Path) -> Result<Vec<ToolCall>, Failure> {
+/// The tools as declared to `format`: the aliases and strict encodings that calls are read back
+/// with are those of the declaration the model was given.
+fn declarations(tools: &Executor, format: Format, strict: bool) -> provider::Declarations {
+    let options = DeclareOptions {
+        strict,
+        ..DeclareOptions::default()
+    };
+    tools.declarations(format, &options)
+}
+
+fn parse(
+    tools: &Executor,
+    format: Format,
+    strict: bool,
+    path: &Path,
+) -> Result<Vec<ToolCall>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     let response: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::input(format!("{}: malformed JSON: {e}", path.display())))?;
-    provider::parse_calls(format, &response, &tools.aliases(format))
+    let aliases = declarations(tools, format, strict).aliases;
+    provider::parse_calls(format, &response, &aliases)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 
