@@ -5,7 +5,7 @@
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
-use syn::{Expr, LitBool, LitStr, Path, Token};
+use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
 
 use crate::ctxt::Ctxt;
 
@@ -111,6 +111,16 @@ pub(crate) fn parse_converter_attr(
     let parser = |input: ParseStream| {
         if input.peek(LitStr) {
             attr.tool = Some(input.parse()?);
+        } else if input.peek(Ident) && !input.peek2(Token![=]) {
+            // The name written bare: said once, with the fix, and read as meant.
+            let ident: Ident = input.parse()?;
+            cx.error(
+                &ident,
+                format!("write the tool's name as a string: `#[ai_tool_converter(\"{ident}\")]`"),
+            );
+            attr.tool = Some(LitStr::new(&ident.to_string(), ident.span()));
+        }
+        if attr.tool.is_some() {
             if input.is_empty() {
                 return Ok(());
             }
