@@ -68,6 +68,9 @@ pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Registers a converter for the tool named in the attribute, wherever that tool is defined:
 /// `fn(T) -> ToolOutput` or `fn(T, &ToolContext) -> ToolOutput`, where `T` is what the tool
 /// returns (the `Ok` type of a `Result`). Checked at `Executor::build()`.
+///
+/// Takes `crate = path` after the name when the facade is reachable under another name:
+/// `#[ai_tool_converter("cancel", crate = my_facade)]`.
 #[proc_macro_attribute]
 pub fn ai_tool_converter(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = match syn::parse::<ItemFn>(input) {
