@@ -89,23 +89,6 @@ pub(crate) struct ToolFn {
     pub generics: syn::Generics,
 }
 
-impl ToolFn {
-    /// The name the tool is exposed under: `prefix_name` in a prefixed impl.
-    pub(crate) fn name(&self) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}_{}", self.base_name),
-            None => self.base_name.clone(),
-        }
-    }
-
-    /// The time limit in milliseconds; a duration `valid` refused counts as none.
-    pub(crate) fn timeout_ms(&self) -> Option<u64> {
-        self.timeout
-            .as_ref()
-            .and_then(|t| t.ms.as_ref().ok().copied())
-    }
-}
-
 /// `timeout = ".."`: the literal, and the milliseconds it says or why it says none.
 pub(crate) struct Timeout {
     pub lit: LitStr,
@@ -221,6 +204,21 @@ impl ToolFn {
             attr,
         }
     }
+
+    /// The name the tool is exposed under: `prefix_name` in a prefixed impl.
+    pub(crate) fn name(&self) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_{}", self.base_name),
+            None => self.base_name.clone(),
+        }
+    }
+
+    /// The time limit in milliseconds; a duration `valid` refused counts as none.
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout
+            .as_ref()
+            .and_then(|t| t.ms.as_ref().ok().copied())
+    }
 }
 
 /// A function marked `#[ai_tool_converter(..)]`.
@@ -333,7 +331,7 @@ pub(crate) fn is_option(ty: &Type) -> bool {
 }
 
 /// The doc comment, lines trimmed, paragraphs kept.
-pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
+fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let lines: Vec<String> = attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
