@@ -1,6 +1,7 @@
 //! What a tool's signature may say: the return type is read by the compiler, not by its spelling
 //! (type aliases of `Result` fail like `Result`), keywords as parameter names, defaults for
-//! borrowed parameters, and the attributes written with their paths.
+//! borrowed parameters, the attributes written with their paths, and the facade reached under
+//! another name (`crate = path`).
 
 use std::sync::Arc;
 
@@ -268,4 +269,45 @@ async fn attributes_written_with_their_paths_are_recognised() {
         spec.parameters["properties"]["n"]["description"],
         json!("a number")
     );
+}
+
+/// The facade under another name, as a crate re-exporting `ai_tool` would give it to its users:
+/// each attribute takes `crate = path`.
+mod renamed {
+    use ::ai_tool as my_facade;
+    use my_facade::{ai_tool, ai_tool_converter, ai_tools, ToolOutput};
+
+    pub struct Greeter;
+
+    #[ai_tools(crate = my_facade)]
+    impl Greeter {
+        /// Greets someone.
+        #[ai_tool]
+        fn greet(&self, name: String) -> String {
+            format!("hello {name}")
+        }
+    }
+
+    /// Counts the letters of a word.
+    #[ai_tool(crate = my_facade)]
+    pub fn letters(word: String) -> usize {
+        word.chars().count()
+    }
+
+    #[ai_tool_converter("letters", crate = my_facade)]
+    fn letters_as_text(n: usize) -> ToolOutput {
+        ToolOutput::text(format!("{n} letters"))
+    }
+}
+
+#[tokio::test]
+async fn the_facade_under_another_name_is_reached_through_crate_path() {
+    let exec = Executor::builder()
+        .service(Arc::new(renamed::Greeter))
+        .build()
+        .unwrap();
+    let greeting = exec.execute("greet", json!({ "name": "Ann" })).await;
+    assert_eq!(greeting.unwrap().to_text(), "hello Ann");
+    let letters = exec.execute("letters", json!({ "word": "four" })).await;
+    assert_eq!(letters.unwrap().to_text(), "4 letters");
 }

@@ -1,23 +1,98 @@
-//! A tool function read into plain structs: its parameters and what it returns.
+//! The macros' input read into plain structs: an `#[ai_tools]` impl, a tool function (its
+//! parameters, what it returns, its name and description) and a converter. Nothing is refused
+//! here but what cannot be parsed; `valid` checks what was read.
 
 use proc_macro2::Span;
-use syn::{Attribute, Expr, FnArg, Ident, Pat, ReturnType, Signature, Type};
+use syn::{
+    Attribute, Expr, FnArg, Ident, ImplItem, ItemFn, ItemImpl, LitStr, Pat, ReturnType, Signature,
+    Type,
+};
 
-use crate::attr::{self, ArgAttr, ToolAttr};
+use crate::attr::{self, ArgAttr, ConverterAttr, ImplAttr, ToolAttr};
 use crate::ctxt::Ctxt;
+
+/// An impl block marked `#[ai_tools]`.
+pub(crate) struct ToolImpl {
+    pub attr: ImplAttr,
+    pub self_ty: Type,
+    /// The impl's generics, refused when there are any.
+    pub generics: syn::Generics,
+    /// The trait of a trait impl, refused.
+    pub trait_path: Option<syn::Path>,
+    /// Its methods marked `#[ai_tool]`.
+    pub tools: Vec<ToolFn>,
+}
+
+impl ToolImpl {
+    /// Reads the impl; the `#[ai_tool]` attributes are taken off its methods (and their `#[arg]`
+    /// attributes off their parameters), so that the impl can be emitted as it stands.
+    pub(crate) fn from_impl(impl_attr: ImplAttr, item: &mut ItemImpl, cx: &mut Ctxt) -> Self {
+        let mut tools = Vec::new();
+        for impl_item in &mut item.items {
+            let ImplItem::Fn(method) = impl_item else {
+                continue;
+            };
+            let Some(position) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
+                continue;
+            };
+            let tool_attr = method.attrs.remove(position);
+            let tokens = match &tool_attr.meta {
+                syn::Meta::Path(_) => proc_macro2::TokenStream::new(),
+                syn::Meta::List(list) => list.tokens.clone(),
+                syn::Meta::NameValue(nv) => {
+                    cx.error(nv, "write `#[ai_tool]` or `#[ai_tool(..)]`");
+                    continue;
+                }
+            };
+            let tool_attr = attr::parse_tool_attr(tokens, cx);
+            tools.push(ToolFn::from_fn(
+                tool_attr,
+                impl_attr.prefix.as_ref(),
+                &method.attrs,
+                &mut method.sig,
+                cx,
+            ));
+        }
+        ToolImpl {
+            self_ty: (*item.self_ty).clone(),
+            generics: item.generics.clone(),
+            trait_path: item.trait_.as_ref().map(|(_, path, _)| path.clone()),
+            tools,
+            attr: impl_attr,
+        }
+    }
+}
+
+/// `#[ai_tool]`, however its path is written: `ai_tool`, `ai_tool::ai_tool`,
+/// `::ai_tool::ai_tool`, or through a renamed facade (`my_facade::ai_tool`).
+fn is_tool_attr(path: &syn::Path) -> bool {
+    path.segments.last().is_some_and(|s| s.ident == "ai_tool")
+}
 
 /// One function marked `#[ai_tool]`.
 pub(crate) struct ToolFn {
     pub attr: ToolAttr,
     pub ident: Ident,
+    /// The impl's `prefix`, for a method of an `#[ai_tools(prefix = "..")]` impl.
+    pub prefix: Option<String>,
+    /// The name before the prefix: `name = ".."`, or the function's name without `r#`.
+    pub base_name: String,
+    /// `description = ".."`, or the doc comment; empty when there is neither.
+    pub description: String,
+    pub timeout: Option<Timeout>,
     pub is_async: bool,
     pub receiver: Receiver,
     pub params: Vec<Param>,
     pub output: Output,
-    pub docs: Option<String>,
     pub sig_span: Span,
     /// The function's generics, refused when there are any.
     pub generics: syn::Generics,
+}
+
+/// `timeout = ".."`: the literal, and the milliseconds it says or why it says none.
+pub(crate) struct Timeout {
+    pub lit: LitStr,
+    pub ms: Result<u64, String>,
 }
 
 pub(crate) enum Receiver {
@@ -30,7 +105,11 @@ pub(crate) enum Receiver {
 }
 
 pub(crate) struct Param {
-    pub ident: Ident,
+    /// The parameter's name; `None` when it is written as a pattern, which `valid` refuses.
+    pub ident: Option<Ident>,
+    pub pat: Box<Pat>,
+    /// The type as written, for the checks.
+    pub written: Type,
     /// The owned type the argument deserializes into.
     pub ty: Type,
     /// Whether the function takes a reference, so `&value` is passed.
@@ -48,7 +127,7 @@ pub(crate) enum Role {
     Property,
     /// `#[arg(flatten)]`: the whole arguments object.
     Flatten,
-    /// `&ToolContext`: injected.
+    /// `ToolContext`: injected (`valid` asks for it by shared reference).
     Context,
 }
 
@@ -58,40 +137,38 @@ pub(crate) struct Output {
     pub ty: Type,
 }
 
-/// Reads the signature; `#[arg]` attributes are taken off the parameters (they are ours, and
-/// the compiler would refuse them).
-pub(crate) fn parse_fn(
-    attr: ToolAttr,
-    attrs: &[Attribute],
-    sig: &mut Signature,
-    cx: &mut Ctxt,
-) -> ToolFn {
-    let mut receiver = Receiver::None;
-    let mut params = Vec::new();
-    for input in &mut sig.inputs {
-        match input {
-            FnArg::Receiver(r) => {
-                receiver = if r.reference.is_some() && r.mutability.is_none() {
-                    Receiver::Ref
-                } else {
-                    Receiver::Other(Box::new(r.clone()))
-                };
-            }
-            FnArg::Typed(typed) => {
-                let mut arg = ArgAttr::default();
-                typed.attrs.retain(|a| {
-                    let ours = a.path().is_ident("arg");
-                    if ours {
-                        attr::parse_arg_attr(a, &mut arg, cx);
-                    }
-                    !ours
-                });
-                let Pat::Ident(pat) = &*typed.pat else {
-                    cx.error(&typed.pat, "a tool parameter needs a plain name, such as `city: String`; patterns cannot name an argument");
-                    continue;
-                };
-                if let Some(param) = parse_param(pat.ident.clone(), &typed.ty, arg, cx) {
-                    if param.role == Role::Context {
+impl ToolFn {
+    /// Reads the signature; `#[arg]` attributes are taken off the parameters (they are ours, and
+    /// the compiler would refuse them). `prefix` is the impl's, for a method.
+    pub(crate) fn from_fn(
+        attr: ToolAttr,
+        prefix: Option<&LitStr>,
+        attrs: &[Attribute],
+        sig: &mut Signature,
+        cx: &mut Ctxt,
+    ) -> Self {
+        let mut receiver = Receiver::None;
+        let mut params = Vec::new();
+        for input in &mut sig.inputs {
+            match input {
+                FnArg::Receiver(r) => {
+                    receiver = if r.reference.is_some() && r.mutability.is_none() {
+                        Receiver::Ref
+                    } else {
+                        Receiver::Other(Box::new(r.clone()))
+                    };
+                }
+                FnArg::Typed(typed) => {
+                    let mut arg = ArgAttr::default();
+                    typed.attrs.retain(|a| {
+                        let ours = a.path().is_ident("arg");
+                        if ours {
+                            attr::parse_arg_attr(a, &mut arg, cx);
+                        }
+                        !ours
+                    });
+                    let param = parse_param(typed.pat.clone(), &typed.ty, arg);
+                    if param.role == Role::Context && param.by_ref {
                         // `&ToolContext` as written would be refused in an `async fn`, where an
                         // elided lifetime must be shown: it is the same type as `<'_>`.
                         show_elided_lifetime(&mut typed.ty);
@@ -100,63 +177,104 @@ pub(crate) fn parse_fn(
                 }
             }
         }
+        let base_name = match &attr.name {
+            Some(lit) => lit.value(),
+            None => sig.ident.to_string().trim_start_matches("r#").to_owned(),
+        };
+        let description = match &attr.description {
+            Some(lit) => lit.value(),
+            None => doc_text(attrs).unwrap_or_default(),
+        };
+        let timeout = attr.timeout.as_ref().map(|lit| Timeout {
+            lit: lit.clone(),
+            ms: parse_duration_ms(&lit.value()),
+        });
+        ToolFn {
+            ident: sig.ident.clone(),
+            prefix: prefix.map(LitStr::value),
+            base_name,
+            description,
+            timeout,
+            is_async: sig.asyncness.is_some(),
+            receiver,
+            params,
+            output: parse_output(&sig.output),
+            sig_span: syn::spanned::Spanned::span(&sig.ident),
+            generics: sig.generics.clone(),
+            attr,
+        }
     }
-    ToolFn {
-        attr,
-        ident: sig.ident.clone(),
-        is_async: sig.asyncness.is_some(),
-        receiver,
-        params,
-        output: parse_output(&sig.output, cx),
-        docs: doc_text(attrs),
-        sig_span: syn::spanned::Spanned::span(&sig.ident),
-        generics: sig.generics.clone(),
+
+    /// The name the tool is exposed under: `prefix_name` in a prefixed impl.
+    pub(crate) fn name(&self) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_{}", self.base_name),
+            None => self.base_name.clone(),
+        }
+    }
+
+    /// The time limit in milliseconds; a duration `valid` refused counts as none.
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout
+            .as_ref()
+            .and_then(|t| t.ms.as_ref().ok().copied())
+    }
+}
+
+/// A function marked `#[ai_tool_converter(..)]`.
+pub(crate) struct Converter {
+    pub attr: ConverterAttr,
+    pub ident: Ident,
+    pub sig: Signature,
+    /// The type of its first parameter, the value converted, when it has one.
+    pub input: Option<Type>,
+}
+
+impl Converter {
+    pub(crate) fn from_fn(attr: ConverterAttr, item: &ItemFn) -> Self {
+        let input = match item.sig.inputs.first() {
+            Some(FnArg::Typed(t)) => Some((*t.ty).clone()),
+            _ => None,
+        };
+        Converter {
+            attr,
+            ident: item.sig.ident.clone(),
+            sig: item.sig.clone(),
+            input,
+        }
     }
 }
 
 /// The name is kept as written: a raw identifier (`r#type`) stays raw, since the generated
 /// struct's field is named the same; serde and schemars name its property without the `r#`.
-fn parse_param(ident: Ident, ty: &Type, arg: ArgAttr, cx: &mut Ctxt) -> Option<Param> {
-    let owned_form = matches!(ty, Type::Reference(r) if owned(&r.elem) != *r.elem);
-    let (ty, by_ref) = match ty {
-        Type::Reference(r) if r.mutability.is_some() => {
-            cx.error(
-                ty,
-                "a tool parameter cannot be `&mut`; take the value or a shared reference",
-            );
-            return None;
-        }
-        Type::Reference(r) if is_context(&r.elem) => {
-            return Some(Param {
-                ident,
-                ty: (*r.elem).clone(),
-                by_ref: true,
-                owned_form: false,
-                role: Role::Context,
-                arg,
-            });
-        }
+fn parse_param(pat: Box<Pat>, written: &Type, arg: ArgAttr) -> Param {
+    let ident = match &*pat {
+        Pat::Ident(pat) => Some(pat.ident.clone()),
+        _ => None,
+    };
+    let owned_form = matches!(written, Type::Reference(r) if owned(&r.elem) != *r.elem);
+    let (ty, by_ref) = match written {
+        Type::Reference(r) if is_context(&r.elem) => ((*r.elem).clone(), true),
         Type::Reference(r) => (owned(&r.elem), true),
         other => (other.clone(), false),
     };
-
-    if is_context(&ty) {
-        cx.error(&ty, "take the context by reference: `ctx: &ToolContext`");
-        return None;
-    }
-    let role = if arg.flatten.is_some() {
+    let role = if is_context(&ty) {
+        Role::Context
+    } else if arg.flatten.is_some() {
         Role::Flatten
     } else {
         Role::Property
     };
-    Some(Param {
+    Param {
         ident,
+        pat,
+        written: written.clone(),
         ty,
         by_ref,
         owned_form,
         role,
         arg,
-    })
+    }
 }
 
 /// The owned type behind a reference: `str` -> `String`, `[T]` -> `Vec<T>`.
@@ -173,37 +291,12 @@ fn owned(ty: &Type) -> Type {
     }
 }
 
-fn parse_output(output: &ReturnType, cx: &mut Ctxt) -> Output {
+fn parse_output(output: &ReturnType) -> Output {
     let ty = match output {
         ReturnType::Default => syn::parse_quote!(()),
         ReturnType::Type(_, ty) => (**ty).clone(),
     };
-    check_returned(&ty, cx);
     Output { ty }
-}
-
-/// What the compiler could not name for the converter check: borrowed values (apart from
-/// `&str`, which is made a `String`) and `impl Trait`, looked for inside `Result<..>` too.
-fn check_returned(ty: &Type, cx: &mut Ctxt) {
-    match ty {
-        Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => {}
-        Type::Reference(_) => cx.error(
-            ty,
-            "a tool must return an owned value; return the type itself, not a reference",
-        ),
-        Type::ImplTrait(_) => cx.error(ty, "a tool must return a named type, not `impl Trait`"),
-        Type::Paren(p) => check_returned(&p.elem, cx),
-        Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
-            if let Some(syn::PathArguments::AngleBracketed(args)) =
-                p.path.segments.last().map(|s| &s.arguments)
-            {
-                if let Some(syn::GenericArgument::Type(ok)) = args.args.first() {
-                    check_returned(ok, cx);
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// `ToolContext`, with or without its lifetime.
@@ -229,7 +322,7 @@ fn show_elided_lifetime(ty: &mut Type) {
     }
 }
 
-fn last_ident_is(path: &syn::Path, name: &str) -> bool {
+pub(crate) fn last_ident_is(path: &syn::Path, name: &str) -> bool {
     path.segments.last().is_some_and(|s| s.ident == name)
 }
 
@@ -238,7 +331,7 @@ pub(crate) fn is_option(ty: &Type) -> bool {
 }
 
 /// The doc comment, lines trimmed, paragraphs kept.
-pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
+fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let lines: Vec<String> = attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
@@ -255,4 +348,46 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
         .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
+}
+
+/// `"500ms"`, `"5s"`, `"2m"`, `"1h"`.
+fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{text}` is not a duration; write a whole number and a unit, such as \"500ms\", \"5s\", \"2m\" or \"1h\"")),
+    };
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+    {
+        Some(ms) if ms > 0 => Ok(ms),
+        _ => Err(format!(
+            "`{text}` is not a positive duration, such as \"5s\""
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("5s"), Ok(5_000));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
+        assert!(parse_duration_ms("5").is_err());
+        assert!(parse_duration_ms("0s").is_err());
+        assert!(parse_duration_ms("1.5s").is_err());
+    }
 }

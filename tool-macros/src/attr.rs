@@ -1,9 +1,11 @@
-//! Parsing of `#[ai_tool(..)]`, `#[ai_tools(..)]` and `#[arg(..)]`.
+//! Parsing of `#[ai_tool(..)]`, `#[ai_tools(..)]`, `#[ai_tool_converter(..)]` and `#[arg(..)]`.
+//! Only what the syntax itself refuses is reported here; what the values say is checked in
+//! `valid`.
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
-use syn::parse::Parser;
-use syn::{Expr, LitBool, LitStr, Path, Token};
+use syn::parse::{ParseStream, Parser};
+use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
 
 use crate::ctxt::Ctxt;
 
@@ -50,7 +52,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "open_world" => attr.open_world = Some(flag(&meta)?),
             "timeout" => attr.timeout = Some(meta.value()?.parse()?),
             "convert" => attr.convert.push(meta.value()?.parse()?),
-            "crate" => attr.krate = Some(meta.value()?.parse()?),
+            "crate" => attr.krate = Some(krate(&meta)?),
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
@@ -77,7 +79,7 @@ pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
     let mut attr = ImplAttr::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
-            attr.krate = Some(meta.value()?.parse()?);
+            attr.krate = Some(krate(&meta)?);
         } else if meta.path.is_ident("prefix") {
             attr.prefix = Some(meta.value()?.parse()?);
         } else {
@@ -87,6 +89,55 @@ pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
         }
         Ok(())
     });
+    if let Err(e) = parser.parse2(tokens) {
+        cx.push(e);
+    }
+    attr
+}
+
+/// What `#[ai_tool_converter(..)]` says: `"tool_name"`, then optionally `crate = path`.
+#[derive(Default)]
+pub(crate) struct ConverterAttr {
+    /// The tool converted for; `None` when not written, which `valid` reports.
+    pub tool: Option<LitStr>,
+    pub krate: Option<Path>,
+}
+
+pub(crate) fn parse_converter_attr(
+    tokens: proc_macro2::TokenStream,
+    cx: &mut Ctxt,
+) -> ConverterAttr {
+    let mut attr = ConverterAttr::default();
+    let parser = |input: ParseStream| {
+        if input.peek(LitStr) {
+            attr.tool = Some(input.parse()?);
+        } else if input.peek(Ident) && !input.peek2(Token![=]) {
+            // The name written bare: said once, with the fix, and read as meant.
+            let ident: Ident = input.parse()?;
+            cx.error(
+                &ident,
+                format!("write the tool's name as a string: `#[ai_tool_converter(\"{ident}\")]`"),
+            );
+            attr.tool = Some(LitStr::new(&ident.to_string(), ident.span()));
+        }
+        if attr.tool.is_some() {
+            if input.is_empty() {
+                return Ok(());
+            }
+            input.parse::<Token![,]>()?;
+        }
+        let keys = syn::meta::parser(|meta| {
+            if meta.path.is_ident("crate") {
+                attr.krate = Some(krate(&meta)?);
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "`#[ai_tool_converter]` takes the tool's name as a string, then optionally `crate = path`: `#[ai_tool_converter(\"tool_name\")]`",
+                ))
+            }
+        });
+        keys.parse2(input.parse()?)
+    };
     if let Err(e) = parser.parse2(tokens) {
         cx.push(e);
     }
@@ -117,6 +168,22 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttr, cx: &mut
     if let Err(e) = result {
         cx.push(e);
     }
+}
+
+/// `crate = path`; a quoted path, as serde writes it, is refused with the form to use.
+fn krate(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        let lit: LitStr = value.parse()?;
+        return Err(syn::Error::new_spanned(
+            &lit,
+            format!(
+                "write the facade's path without quotes: `crate = {}`",
+                lit.value()
+            ),
+        ));
+    }
+    value.parse()
 }
 
 fn string(meta: &ParseNestedMeta) -> syn::Result<String> {

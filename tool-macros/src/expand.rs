@@ -1,4 +1,4 @@
-//! Code generation. Only called on tools that passed the checks; reports no user errors.
+//! Code generation. Only called on input that passed `valid`; reports no user errors.
 //!
 //! Each tool becomes, inside `const _: () = { .. };`: a private arguments struct deriving
 //! `Deserialize` and `JsonSchema`, a schema function, an invoke function, and an
@@ -9,17 +9,54 @@ use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::Type;
 
-use crate::ast::{is_option, Receiver, Role, ToolFn};
-use crate::valid::Checked;
+use crate::ast::{is_option, Converter, Param, Receiver, Role, ToolFn, ToolImpl};
 
-pub(crate) struct Target<'a> {
+struct Target<'a> {
     /// The facade, `::ai_tool` unless `crate = ..` says otherwise.
-    pub krate: &'a TokenStream,
+    krate: &'a TokenStream,
     /// The impl's self type, for tools inside `#[ai_tools]`.
-    pub self_ty: Option<&'a Type>,
+    self_ty: Option<&'a Type>,
 }
 
-pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenStream {
+/// The facade's path: `crate = path`, or `::ai_tool`.
+fn krate(krate: Option<&syn::Path>) -> TokenStream {
+    match krate {
+        Some(path) => quote!(#path),
+        None => quote!(::ai_tool),
+    }
+}
+
+/// The tools of an `#[ai_tools]` impl.
+pub(crate) fn tools(item: &ToolImpl) -> TokenStream {
+    let krate = krate(item.attr.krate.as_ref());
+    let target = Target {
+        krate: &krate,
+        self_ty: Some(&item.self_ty),
+    };
+    item.tools.iter().map(|t| tool(t, &target)).collect()
+}
+
+/// A free function's tool.
+pub(crate) fn free_tool(tool_fn: &ToolFn) -> TokenStream {
+    let krate = krate(tool_fn.attr.krate.as_ref());
+    tool(
+        tool_fn,
+        &Target {
+            krate: &krate,
+            self_ty: None,
+        },
+    )
+}
+
+/// A parameter's name; `valid` refused parameters written as patterns.
+fn param_ident(param: &Param) -> &syn::Ident {
+    param
+        .ident
+        .as_ref()
+        .expect("valid.rs refuses a tool parameter without a plain name")
+}
+
+fn tool(tool: &ToolFn, target: &Target) -> TokenStream {
     let krate = target.krate;
     let p = quote!(#krate::__private);
     let fix = |tokens: TokenStream| match target.self_ty {
@@ -85,8 +122,8 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
         }
     };
 
-    let name = &checked.name;
-    let description = &checked.description;
+    let name = tool.name();
+    let description = &tool.description;
     let service = match service_ty {
         Some(ty) => quote!(::core::option::Option::Some(#p::TypeRef::of::<#ty>())),
         None => quote!(::core::option::Option::None),
@@ -98,7 +135,7 @@ pub(crate) fn tool(tool: &ToolFn, checked: &Checked, target: &Target) -> TokenSt
     } else {
         quote!(Sync)
     };
-    let metadata = metadata(tool, checked, &p);
+    let metadata = metadata(tool, &p);
     let line = quote_spanned!(tool.sig_span=> ::core::line!());
     let assertions = parameter_assertions(tool, &p, &fix);
 
@@ -155,7 +192,7 @@ fn args_struct(
         .iter()
         .filter(|param| param.role == Role::Property)
         .map(|param| {
-            let ident = &param.ident;
+            let ident = param_ident(param);
             let ty = fix(param.ty.to_token_stream());
             let description = param
                 .arg
@@ -239,11 +276,13 @@ fn parameter_assertions(
 fn call_expr(tool: &ToolFn, self_ty: Option<&Type>) -> TokenStream {
     let ident = &tool.ident;
     let args = tool.params.iter().map(|param| {
-        let ident = &param.ident;
         let value = match param.role {
             Role::Context => return quote!(__ai_ctx),
             Role::Flatten => quote!(__ai_args),
-            Role::Property => quote!(__ai_args.#ident),
+            Role::Property => {
+                let ident = param_ident(param);
+                quote!(__ai_args.#ident)
+            }
         };
         if param.by_ref {
             quote!(&#value)
@@ -320,7 +359,7 @@ fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     }
 }
 
-fn metadata(tool: &ToolFn, checked: &Checked, p: &TokenStream) -> TokenStream {
+fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let a = &tool.attr;
     let opt_str = |v: &Option<String>| match v {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -336,7 +375,7 @@ fn metadata(tool: &ToolFn, checked: &Checked, p: &TokenStream) -> TokenStream {
     let selectable = a.selectable;
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
-    let timeout = match checked.timeout_ms {
+    let timeout = match tool.timeout_ms() {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
@@ -359,14 +398,21 @@ fn metadata(tool: &ToolFn, checked: &Checked, p: &TokenStream) -> TokenStream {
     }
 }
 
-pub(crate) fn converter(
-    function: &syn::ItemFn,
-    tool: &str,
-    input: &Type,
-    krate: &TokenStream,
-) -> TokenStream {
+/// A converter's registration. `valid` made sure it names a tool and takes a value.
+pub(crate) fn converter(converter: &Converter) -> TokenStream {
+    let krate = krate(converter.attr.krate.as_ref());
     let p = quote!(#krate::__private);
-    let ident = &function.sig.ident;
+    let ident = &converter.ident;
+    let tool = converter
+        .attr
+        .tool
+        .as_ref()
+        .expect("valid.rs refuses a converter that names no tool")
+        .value();
+    let input = converter
+        .input
+        .as_ref()
+        .expect("valid.rs refuses a converter without a parameter");
     let line = quote_spanned!(ident.span()=> ::core::line!());
     quote! {
         const _: () = {

@@ -13,8 +13,8 @@ mod valid;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
-use quote::quote;
-use syn::{ImplItem, ItemFn, ItemImpl, LitStr};
+use quote::{quote, ToTokens};
+use syn::{ItemFn, ItemImpl};
 
 use ctxt::Ctxt;
 
@@ -27,15 +27,6 @@ use ctxt::Ctxt;
 /// the facade is reachable under another name.
 #[proc_macro_attribute]
 pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut cx = Ctxt::default();
-    let mut impl_attr = attr::parse_impl_attr(args.into(), &mut cx);
-    if let Some(prefix) = &impl_attr.prefix {
-        if let Err(message) = valid::check_prefix(&prefix.value()) {
-            cx.error(prefix, message);
-            // Reported once, here, rather than again in every tool's name.
-            impl_attr.prefix = None;
-        }
-    }
     let mut item = match syn::parse::<ItemImpl>(input) {
         Ok(item) => item,
         Err(e) => {
@@ -45,55 +36,11 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
             )
         }
     };
-    if !item.generics.params.is_empty() {
-        cx.error(&item.generics, "`#[ai_tools]` cannot be used on a generic impl: a tool needs one concrete service type; write the impl for a concrete type, such as `impl MyService<Postgres>`");
-    }
-    if let Some((_, path, _)) = &item.trait_ {
-        cx.error(path, "`#[ai_tools]` goes on an inherent impl (`impl MyService`), not a trait impl; call the trait method from an inherent method");
-    }
-    let krate = krate_tokens(impl_attr.krate);
-    let self_ty = (*item.self_ty).clone();
-    let mut generated = TokenStream2::new();
-    for impl_item in &mut item.items {
-        let ImplItem::Fn(method) = impl_item else {
-            continue;
-        };
-        let Some(position) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
-            continue;
-        };
-        let tool_attr = method.attrs.remove(position);
-        let tokens = match &tool_attr.meta {
-            syn::Meta::Path(_) => TokenStream2::new(),
-            syn::Meta::List(list) => list.tokens.clone(),
-            syn::Meta::NameValue(nv) => {
-                cx.error(nv, "write `#[ai_tool]` or `#[ai_tool(..)]`");
-                continue;
-            }
-        };
-        let mut method_cx = Ctxt::default();
-        let attr = attr::parse_tool_attr(tokens, &mut method_cx);
-        let tool = ast::parse_fn(attr, &method.attrs, &mut method.sig, &mut method_cx);
-        let checked = valid::check(&tool, Some(impl_attr.prefix.as_ref()), &mut method_cx);
-        if let Some(krate) = &tool.attr.krate {
-            method_cx.error(
-                krate,
-                "put `crate = ..` on `#[ai_tools(..)]`, not on a method",
-            );
-        }
-        match method_cx.check() {
-            Ok(()) => generated.extend(expand::tool(
-                &tool,
-                &checked,
-                &expand::Target {
-                    krate: &krate,
-                    self_ty: Some(&self_ty),
-                },
-            )),
-            Err(e) => cx.push(e),
-        }
-    }
-    let errors = cx.check().err().map(|e| e.to_compile_error());
-    quote!(#item #errors #generated).into()
+    let mut cx = Ctxt::new();
+    let impl_attr = attr::parse_impl_attr(args.into(), &mut cx);
+    let tools = ast::ToolImpl::from_impl(impl_attr, &mut item, &mut cx);
+    cx.record(tools.validate());
+    output(item, cx.check().map(|()| expand::tools(&tools)))
 }
 
 /// Makes a function a tool. On a method, the impl block needs `#[ai_tools]`.
@@ -104,8 +51,6 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Parameters take `#[arg(description = "..", default = expr, flatten)]`.
 #[proc_macro_attribute]
 pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut cx = Ctxt::default();
-    let attr = attr::parse_tool_attr(args.into(), &mut cx);
     let mut item = match syn::parse::<ItemFn>(input) {
         Ok(item) => item,
         Err(e) => return with_error(
@@ -113,34 +58,21 @@ pub fn ai_tool(args: TokenStream, input: TokenStream) -> TokenStream {
             "`#[ai_tool]` goes on a function, or on a method inside an impl marked `#[ai_tools]`",
         ),
     };
-    let krate = krate_tokens(attr.krate.clone());
-    let tool = ast::parse_fn(attr, &item.attrs, &mut item.sig, &mut cx);
-    let checked = valid::check(&tool, None, &mut cx);
-    match cx.check() {
-        Ok(()) => {
-            let generated = expand::tool(
-                &tool,
-                &checked,
-                &expand::Target {
-                    krate: &krate,
-                    self_ty: None,
-                },
-            );
-            quote!(#item #generated).into()
-        }
-        Err(e) => {
-            let e = e.to_compile_error();
-            quote!(#item #e).into()
-        }
-    }
+    let mut cx = Ctxt::new();
+    let attr = attr::parse_tool_attr(args.into(), &mut cx);
+    let tool = ast::ToolFn::from_fn(attr, None, &item.attrs, &mut item.sig, &mut cx);
+    cx.record(tool.validate(valid::Place::Free));
+    output(item, cx.check().map(|()| expand::free_tool(&tool)))
 }
 
 /// Registers a converter for the tool named in the attribute, wherever that tool is defined:
 /// `fn(T) -> ToolOutput` or `fn(T, &ToolContext) -> ToolOutput`, where `T` is what the tool
 /// returns (the `Ok` type of a `Result`). Checked at `Executor::build()`.
+///
+/// Takes `crate = path` after the name when the facade is reachable under another name:
+/// `#[ai_tool_converter("cancel", crate = my_facade)]`.
 #[proc_macro_attribute]
 pub fn ai_tool_converter(args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut cx = Ctxt::default();
     let item = match syn::parse::<ItemFn>(input) {
         Ok(item) => item,
         Err(e) => {
@@ -150,57 +82,17 @@ pub fn ai_tool_converter(args: TokenStream, input: TokenStream) -> TokenStream {
             )
         }
     };
-    let tool = match syn::parse::<LitStr>(args) {
-        Ok(lit) => {
-            if let Err(message) = valid::check_name(&lit.value()) {
-                cx.error(&lit, message);
-            }
-            lit.value()
-        }
-        Err(_) => {
-            cx.error(
-                &item.sig.ident,
-                "name the tool this converts for: `#[ai_tool_converter(\"tool_name\")]`",
-            );
-            String::new()
-        }
-    };
-    let input_ty = match item.sig.inputs.first() {
-        Some(syn::FnArg::Typed(t)) => Some((*t.ty).clone()),
-        _ => None,
-    };
-    if input_ty.is_none() || item.sig.inputs.len() > 2 {
-        cx.error(&item.sig, "a converter is `fn(value: T) -> ToolOutput` or `fn(value: T, ctx: &ToolContext) -> ToolOutput`");
-    }
-    if !item.sig.generics.params.is_empty() {
-        cx.error(
-            &item.sig.generics,
-            "a converter cannot be generic; name the type the tool returns",
-        );
-    }
-    match (cx.check(), input_ty) {
-        (Ok(()), Some(input_ty)) => {
-            let generated = expand::converter(&item, &tool, &input_ty, &krate_tokens(None));
-            quote!(#item #generated).into()
-        }
-        (result, _) => {
-            let e = result.err().map(|e| e.to_compile_error());
-            quote!(#item #e).into()
-        }
-    }
+    let mut cx = Ctxt::new();
+    let attr = attr::parse_converter_attr(args.into(), &mut cx);
+    let converter = ast::Converter::from_fn(attr, &item);
+    cx.record(converter.validate());
+    output(item, cx.check().map(|()| expand::converter(&converter)))
 }
 
-/// `#[ai_tool]`, however its path is written: `ai_tool`, `ai_tool::ai_tool`,
-/// `::ai_tool::ai_tool`, or through a renamed facade (`my_facade::ai_tool`).
-fn is_tool_attr(path: &syn::Path) -> bool {
-    path.segments.last().is_some_and(|s| s.ident == "ai_tool")
-}
-
-fn krate_tokens(krate: Option<syn::Path>) -> TokenStream2 {
-    match krate {
-        Some(path) => quote!(#path),
-        None => quote!(::ai_tool),
-    }
+/// The item as it stands, then what was generated for it, or every error found.
+fn output(item: impl ToTokens, generated: syn::Result<TokenStream2>) -> TokenStream {
+    let generated = generated.unwrap_or_else(|e| e.to_compile_error());
+    quote!(#item #generated).into()
 }
 
 fn with_error(error: syn::Error, hint: &str) -> TokenStream {

@@ -1,132 +1,309 @@
-//! Checks on a parsed tool, before any code is generated. Every problem is reported, each at
-//! the tokens it is about.
+//! Checks on what `ast` read, before any code is generated (thiserror's `valid.rs`). Each check
+//! returns `Result<()>`; every one that fails is reported, each at the tokens it is about, so
+//! `expand` only ever sees input that passed.
 
-use crate::ast::{Receiver, Role, ToolFn};
+use syn::{Error, LitStr, Type};
+
+use crate::ast::{last_ident_is, Converter, Param, Receiver, Role, Timeout, ToolFn, ToolImpl};
 use crate::ctxt::Ctxt;
-use syn::LitStr;
 
-/// What the checks settle: the tool's final name, description and time limit.
-pub(crate) struct Checked {
-    pub name: String,
-    pub description: String,
-    pub timeout_ms: Option<u64>,
+/// Where a tool is defined.
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    /// A free function (or a method whose impl lacks `#[ai_tools]`).
+    Free,
+    /// A method of an `#[ai_tools]` impl; `prefix_ok` is false when the impl's prefix was
+    /// refused, so that the tools' names are checked without it and the prefix reported once.
+    Method { prefix_ok: bool },
 }
 
-/// `impl_prefix` is `Some` for a method of an `#[ai_tools]` impl, with the impl's `prefix`.
-pub(crate) fn check(tool: &ToolFn, impl_prefix: Option<Option<&LitStr>>, cx: &mut Ctxt) -> Checked {
-    let in_impl = impl_prefix.is_some();
-    let prefix = impl_prefix.flatten();
-    if let Receiver::Other(receiver) = &tool.receiver {
-        cx.error(
-            receiver,
-            "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
-        );
+impl ToolImpl {
+    pub(crate) fn validate(&self) -> syn::Result<()> {
+        let mut cx = Ctxt::new();
+        let prefix = self.attr.prefix.as_ref().map(check_impl_prefix);
+        let prefix_ok = !matches!(prefix, Some(Err(_)));
+        if let Some(result) = prefix {
+            cx.record(result);
+        }
+        cx.record(check_impl_not_generic(self));
+        cx.record(check_impl_inherent(self));
+        for tool in &self.tools {
+            cx.record(tool.validate(Place::Method { prefix_ok }));
+        }
+        cx.check()
     }
-    if !tool.generics.params.is_empty() {
-        cx.error(
-            &tool.generics,
-            "a tool cannot be generic: its schema and its call need concrete types; write the tool for one type (it may call a generic function), or one tool per type",
-        );
+}
+
+impl ToolFn {
+    pub(crate) fn validate(&self, place: Place) -> syn::Result<()> {
+        let mut cx = Ctxt::new();
+        for param in &self.params {
+            cx.record(check_param(param));
+        }
+        cx.record(check_returned(&self.output.ty));
+        cx.record(check_receiver(self));
+        cx.record(check_not_generic(self));
+        cx.record(check_in_tool_impl(self, place));
+        cx.record(check_tool_name(self, place));
+        cx.record(check_description(self));
+        cx.record(check_one_converter(self));
+        cx.record(check_flatten(self));
+        cx.record(check_one_context(self));
+        if let Some(timeout) = &self.timeout {
+            cx.record(check_timeout(timeout));
+        }
+        cx.record(check_no_crate_on_method(self, place));
+        cx.check()
     }
-    if !in_impl && matches!(tool.receiver, Receiver::Ref) {
-        cx.push(syn::Error::new(
-            tool.sig_span,
-            "`#[ai_tool]` on a method needs `#[ai_tools]` on its impl block",
+}
+
+impl Converter {
+    pub(crate) fn validate(&self) -> syn::Result<()> {
+        let mut cx = Ctxt::new();
+        cx.record(check_converter_names_a_tool(self));
+        cx.record(check_converter_signature(self));
+        cx.record(check_converter_not_generic(self));
+        cx.check()
+    }
+}
+
+fn check_impl_prefix(prefix: &LitStr) -> syn::Result<()> {
+    check_prefix(&prefix.value()).map_err(|message| Error::new_spanned(prefix, message))
+}
+
+fn check_impl_not_generic(item: &ToolImpl) -> syn::Result<()> {
+    if item.generics.params.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        &item.generics,
+        "`#[ai_tools]` cannot be used on a generic impl: a tool needs one concrete service type; write the impl for a concrete type, such as `impl MyService<Postgres>`",
+    ))
+}
+
+fn check_impl_inherent(item: &ToolImpl) -> syn::Result<()> {
+    match &item.trait_path {
+        None => Ok(()),
+        Some(path) => Err(Error::new_spanned(
+            path,
+            "`#[ai_tools]` goes on an inherent impl (`impl MyService`), not a trait impl; call the trait method from an inherent method",
+        )),
+    }
+}
+
+fn check_param(param: &Param) -> syn::Result<()> {
+    if param.ident.is_none() {
+        return Err(Error::new_spanned(
+            &param.pat,
+            "a tool parameter needs a plain name, such as `city: String`; patterns cannot name an argument",
         ));
     }
-    let prefixed = |name: String| match prefix {
-        Some(prefix) => format!("{}_{name}", prefix.value()),
-        None => name,
-    };
-    let name = match &tool.attr.name {
-        Some(lit) => {
-            let name = prefixed(lit.value());
-            if let Err(message) = check_name(&name) {
-                cx.error(lit, message);
-            }
-            name
-        }
-        None => {
-            let name = prefixed(tool.ident.to_string().trim_start_matches("r#").to_owned());
-            if let Err(message) = check_name(&name) {
-                let hint = match prefix {
-                    Some(_) => {
-                        "shorten the impl's `prefix`, or set a shorter name with `name = \"..\"`"
-                    }
-                    None => "set another with `name = \"..\"`",
-                };
-                cx.error(&tool.ident, format!("{message}; {hint}"));
-            }
-            name
-        }
-    };
-    let description = match (&tool.attr.description, &tool.docs) {
-        (Some(lit), _) if lit.value().trim().is_empty() => {
-            cx.error(
-                lit,
-                "the description is empty; say what the tool does, for the model",
-            );
-            String::new()
-        }
-        (Some(lit), _) => lit.value(),
-        (None, Some(docs)) => docs.clone(),
-        (None, None) => {
-            cx.push(syn::Error::new(
-                tool.sig_span,
-                "a tool needs a description for the model: add a doc comment (`/// ...`) or `description = \"...\"`",
-            ));
-            String::new()
-        }
-    };
-    if tool.attr.convert.len() > 1 {
-        cx.error(
-            &tool.attr.convert[1],
-            "a tool has one converter; remove one `convert = ..`",
-        );
+    if matches!(&param.written, Type::Reference(r) if r.mutability.is_some()) {
+        return Err(Error::new_spanned(
+            &param.written,
+            "a tool parameter cannot be `&mut`; take the value or a shared reference",
+        ));
     }
+    if param.role == Role::Context && !param.by_ref {
+        return Err(Error::new_spanned(
+            &param.ty,
+            "take the context by reference: `ctx: &ToolContext`",
+        ));
+    }
+    Ok(())
+}
+
+/// What the compiler could not name for the converter check: borrowed values (apart from
+/// `&str`, which is made a `String`) and `impl Trait`, looked for inside `Result<..>` too.
+fn check_returned(ty: &Type) -> syn::Result<()> {
+    match ty {
+        Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => Ok(()),
+        Type::Reference(_) => Err(Error::new_spanned(
+            ty,
+            "a tool must return an owned value; return the type itself, not a reference",
+        )),
+        Type::ImplTrait(_) => Err(Error::new_spanned(
+            ty,
+            "a tool must return a named type, not `impl Trait`",
+        )),
+        Type::Paren(p) => check_returned(&p.elem),
+        Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
+            match p.path.segments.last().map(|s| &s.arguments) {
+                Some(syn::PathArguments::AngleBracketed(args)) => match args.args.first() {
+                    Some(syn::GenericArgument::Type(ok)) => check_returned(ok),
+                    _ => Ok(()),
+                },
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_receiver(tool: &ToolFn) -> syn::Result<()> {
+    match &tool.receiver {
+        Receiver::Other(receiver) => Err(Error::new_spanned(
+            receiver,
+            "a tool method must take `&self`; keep mutable state behind a `Mutex` or an atomic inside the service",
+        )),
+        Receiver::None | Receiver::Ref => Ok(()),
+    }
+}
+
+fn check_not_generic(tool: &ToolFn) -> syn::Result<()> {
+    if tool.generics.params.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        &tool.generics,
+        "a tool cannot be generic: its schema and its call need concrete types; write the tool for one type (it may call a generic function), or one tool per type",
+    ))
+}
+
+fn check_in_tool_impl(tool: &ToolFn, place: Place) -> syn::Result<()> {
+    match (place, &tool.receiver) {
+        (Place::Free, Receiver::Ref) => Err(Error::new(
+            tool.sig_span,
+            "`#[ai_tool]` on a method needs `#[ai_tools]` on its impl block",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_tool_name(tool: &ToolFn, place: Place) -> syn::Result<()> {
+    let prefix_ok = match place {
+        Place::Free => true,
+        Place::Method { prefix_ok } => prefix_ok,
+    };
+    let name = if prefix_ok {
+        tool.name()
+    } else {
+        tool.base_name.clone()
+    };
+    let Err(message) = check_name(&name) else {
+        return Ok(());
+    };
+    if let Some(lit) = &tool.attr.name {
+        return Err(Error::new_spanned(lit, message));
+    }
+    let hint = if tool.prefix.is_some() && prefix_ok {
+        "shorten the impl's `prefix`, or set a shorter name with `name = \"..\"`"
+    } else {
+        "set another with `name = \"..\"`"
+    };
+    Err(Error::new_spanned(
+        &tool.ident,
+        format!("{message}; {hint}"),
+    ))
+}
+
+fn check_description(tool: &ToolFn) -> syn::Result<()> {
+    if !tool.description.trim().is_empty() {
+        return Ok(());
+    }
+    match &tool.attr.description {
+        Some(lit) => Err(Error::new_spanned(
+            lit,
+            "the description is empty; say what the tool does, for the model",
+        )),
+        None => Err(Error::new(
+            tool.sig_span,
+            "a tool needs a description for the model: add a doc comment (`/// ...`) or `description = \"...\"`",
+        )),
+    }
+}
+
+fn check_one_converter(tool: &ToolFn) -> syn::Result<()> {
+    match tool.attr.convert.get(1) {
+        None => Ok(()),
+        Some(second) => Err(Error::new_spanned(
+            second,
+            "a tool has one converter; remove one `convert = ..`",
+        )),
+    }
+}
+
+fn check_flatten(tool: &ToolFn) -> syn::Result<()> {
     let flattened: Vec<_> = tool
         .params
         .iter()
         .filter(|p| p.role == Role::Flatten)
         .collect();
+    let Some(first) = flattened.first() else {
+        return Ok(());
+    };
     let properties = tool
         .params
         .iter()
         .filter(|p| p.role == Role::Property)
         .count();
-    if let Some(first) = flattened.first() {
-        if flattened.len() > 1 || properties > 0 {
-            cx.error(&first.ident, "`#[arg(flatten)]` makes this parameter the whole argument object, so it must be the only argument (besides `&ToolContext`)");
-        }
-        if first.arg.default.is_some() || first.arg.description.is_some() {
-            cx.error(&first.ident, "a flattened argument takes no `default` or `description`; put them on the fields of its struct");
-        }
+    let mut cx = Ctxt::new();
+    if flattened.len() > 1 || properties > 0 {
+        cx.error(&first.pat, "`#[arg(flatten)]` makes this parameter the whole argument object, so it must be the only argument (besides `&ToolContext`)");
     }
-    if tool
+    if first.arg.default.is_some() || first.arg.description.is_some() {
+        cx.error(&first.pat, "a flattened argument takes no `default` or `description`; put them on the fields of its struct");
+    }
+    cx.check()
+}
+
+fn check_one_context(tool: &ToolFn) -> syn::Result<()> {
+    let contexts = tool
         .params
         .iter()
         .filter(|p| p.role == Role::Context)
-        .count()
-        > 1
-    {
-        cx.push(syn::Error::new(tool.sig_span, "take `&ToolContext` once"));
+        .count();
+    if contexts > 1 {
+        return Err(Error::new(tool.sig_span, "take `&ToolContext` once"));
     }
-    let timeout_ms =
-        tool.attr
-            .timeout
-            .as_ref()
-            .and_then(|lit| match parse_duration_ms(&lit.value()) {
-                Ok(ms) => Some(ms),
-                Err(message) => {
-                    cx.error(lit, message);
-                    None
-                }
-            });
-    Checked {
-        name,
-        description,
-        timeout_ms,
+    Ok(())
+}
+
+fn check_timeout(timeout: &Timeout) -> syn::Result<()> {
+    match &timeout.ms {
+        Ok(_) => Ok(()),
+        Err(message) => Err(Error::new_spanned(&timeout.lit, message)),
     }
+}
+
+fn check_no_crate_on_method(tool: &ToolFn, place: Place) -> syn::Result<()> {
+    match (place, &tool.attr.krate) {
+        (Place::Method { .. }, Some(krate)) => Err(Error::new_spanned(
+            krate,
+            "put `crate = ..` on `#[ai_tools(..)]`, not on a method",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_converter_names_a_tool(converter: &Converter) -> syn::Result<()> {
+    match &converter.attr.tool {
+        Some(lit) => check_name(&lit.value()).map_err(|message| Error::new_spanned(lit, message)),
+        None => Err(Error::new_spanned(
+            &converter.ident,
+            "name the tool this converts for: `#[ai_tool_converter(\"tool_name\")]`",
+        )),
+    }
+}
+
+fn check_converter_signature(converter: &Converter) -> syn::Result<()> {
+    if converter.input.is_some() && converter.sig.inputs.len() <= 2 {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        &converter.sig,
+        "a converter is `fn(value: T) -> ToolOutput` or `fn(value: T, ctx: &ToolContext) -> ToolOutput`",
+    ))
+}
+
+fn check_converter_not_generic(converter: &Converter) -> syn::Result<()> {
+    if converter.sig.generics.params.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        &converter.sig.generics,
+        "a converter cannot be generic; name the type the tool returns",
+    ))
 }
 
 /// The name rule every provider accepts: `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`.
@@ -154,46 +331,9 @@ pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `"500ms"`, `"5s"`, `"2m"`, `"1h"`.
-fn parse_duration_ms(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" | "min" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(format!("`{text}` is not a duration; write a whole number and a unit, such as \"500ms\", \"5s\", \"2m\" or \"1h\"")),
-    };
-    match number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-    {
-        Some(ms) if ms > 0 => Ok(ms),
-        _ => Err(format!(
-            "`{text}` is not a positive duration, such as \"5s\""
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration_ms("500ms"), Ok(500));
-        assert_eq!(parse_duration_ms("5s"), Ok(5_000));
-        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
-        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
-        assert!(parse_duration_ms("5").is_err());
-        assert!(parse_duration_ms("0s").is_err());
-        assert!(parse_duration_ms("1.5s").is_err());
-    }
 
     #[test]
     fn names_follow_the_portable_rule() {
