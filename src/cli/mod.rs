@@ -588,6 +588,7 @@ fn parse(tools: &Toolbox, format: Format, path: &Path) -> Result<Vec<ToolCall>, 
 
 fn parse_format(text: &str) -> Result<Format, String> {
     text.parse()
+        .map_err(|e: provider::ParseFormatError| e.to_string())
 }
 
 pub(crate) fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {
