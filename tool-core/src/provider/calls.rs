@@ -1,3 +1,6 @@
+//! Parsing calls, the part every API shares: a provider's error object and a response of
+//! another API's shape are recognised here; each API's module finds its calls in the rest.
+
 use serde_json::Value;
 
 use super::{api, Aliases, Format};

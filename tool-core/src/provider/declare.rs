@@ -1,3 +1,6 @@
+//! Declaring tools, the part every API shares: options, aliases and the strict-or-not choice;
+//! each API's module writes its own declaration.
+
 use serde_json::Value;
 
 use super::encoding::Encoding;

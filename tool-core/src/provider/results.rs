@@ -1,3 +1,6 @@
+//! Rendering results, the part every API shares: [`CallResult`] and the text of a result; each
+//! API's module writes its own shape.
+
 use serde_json::Value;
 
 use super::{api, Aliases, Format};
