@@ -557,6 +557,7 @@ fn parse(
 
 fn parse_format(text: &str) -> Result<Format, String> {
     text.parse()
+        .map_err(|e: provider::ParseFormatError| e.to_string())
 }
 
 pub(crate) fn write_line(out: &mut dyn Write, text: &str) -> Result<(), Failure> {

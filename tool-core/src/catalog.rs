@@ -85,6 +85,16 @@ pub enum NameRule {
     Label,
 }
 
+impl NameRule {
+    /// The rule in [`name`]'s table.
+    fn table(self) -> &'static name::NameRule {
+        match self {
+            NameRule::Wide => &name::WIDE,
+            NameRule::Label => &name::LABEL,
+        }
+    }
+}
+
 /// Reads a catalog file.
 pub fn read_path(path: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
     read_path_with(path, NameRule::Wide)
@@ -150,20 +160,7 @@ fn declaration_to_spec(
     line: usize,
     rule: NameRule,
 ) -> Result<ToolSpec, String> {
-    match rule {
-        NameRule::Wide => name::check_wide(&d.name).map_err(|e| e.to_string())?,
-        NameRule::Label => {
-            let bad = d.name.is_empty()
-                || d.name.chars().count() > 128
-                || d.name.chars().any(|c| c.is_whitespace() || c.is_control());
-            if bad {
-                return Err(format!(
-                    "tool name `{}` must be 1 to 128 characters without spaces",
-                    d.name
-                ));
-            }
-        }
-    }
+    rule.table().check(&d.name).map_err(|e| e.to_string())?;
     let parameters = match d.parameters {
         None => serde_json::json!({ "type": "object", "properties": {} }),
         Some(schema @ Value::Object(_)) => schema,

@@ -47,6 +47,39 @@ const MAPS: &[&str] = &[
     "definitions",
 ];
 
+/// Why a schema cannot be a tool's arguments schema, or cannot be used at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The arguments schema is not a JSON object (it is `true`, `false` or not a schema).
+    #[error("the arguments schema must be an object schema")]
+    NotAnObjectSchema,
+    /// The arguments schema's `type` is not `object`; arguments are always a JSON object.
+    #[error("the arguments must be an object, but the schema's type is {found}")]
+    NotObjectType {
+        /// The `type` found.
+        found: Value,
+    },
+    /// The arguments schema says neither `type: object` nor `properties`.
+    #[error("the arguments schema has no `type: object`; use a struct")]
+    NoObjectType,
+    /// The schema breaks its meta-schema.
+    #[error("{}", at_pointer(.at, .message))]
+    Invalid {
+        /// JSON pointer into the schema (`""` for the root).
+        at: String,
+        /// What the meta-schema says.
+        message: String,
+    },
+    /// The schema obeys its meta-schema but cannot be compiled into a validator (a `$ref` that
+    /// does not resolve, a pattern that is not a regular expression...).
+    #[error("{message}")]
+    Uncompilable {
+        /// What the validator's compiler says.
+        message: String,
+    },
+}
+
 /// Calls `visit` on every immediate subschema of `schema` (not on `schema` itself).
 ///
 /// Knows which keywords hold schemas, so a property named `title` or `format` is never mistaken
@@ -76,29 +109,29 @@ pub fn generate<T: JsonSchema + ?Sized>() -> Value {
 /// The canonical arguments schema for a type whose schema is an object: see the module docs.
 ///
 /// Fails when the root is not an object schema (arguments are always an object).
-pub fn canonical_for<T: JsonSchema + ?Sized>() -> Result<Value, String> {
+pub fn canonical_for<T: JsonSchema + ?Sized>() -> Result<Value, SchemaError> {
     canonical_arguments(generate::<T>())
 }
 
 /// Canonicalizes a generated arguments schema: inlines refs, removes noise, turns integer
 /// formats into bounds, and closes the root object and every struct's object in it.
-pub fn canonical_arguments(schema: Value) -> Result<Value, String> {
+pub fn canonical_arguments(schema: Value) -> Result<Value, SchemaError> {
     let mut schema = canonicalize(schema);
     close_objects(&mut schema, true);
     let Value::Object(root) = &mut schema else {
-        return Err("the arguments schema must be an object schema".into());
+        return Err(SchemaError::NotAnObjectSchema);
     };
     match root.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => {
-            return Err(format!(
-                "the arguments must be an object, but the schema's type is {other}"
-            ))
+            return Err(SchemaError::NotObjectType {
+                found: other.clone(),
+            })
         }
         None if root.contains_key("properties") => {
             root.insert("type".into(), "object".into());
         }
-        None => return Err("the arguments schema has no `type: object`; use a struct".into()),
+        None => return Err(SchemaError::NoObjectType),
     }
     root.entry("properties")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -390,18 +423,23 @@ fn tighten(
 
 /// Checks that `schema` is a valid JSON Schema (against its meta-schema) that can be compiled
 /// into a validator.
-pub fn check_is_schema(schema: &Value) -> Result<(), String> {
-    jsonschema::meta::validate(schema).map_err(|e| at_pointer(e.instance_path().as_str(), &e))?;
+pub fn check_is_schema(schema: &Value) -> Result<(), SchemaError> {
+    jsonschema::meta::validate(schema).map_err(|e| SchemaError::Invalid {
+        at: e.instance_path().as_str().to_owned(),
+        message: e.to_string(),
+    })?;
     jsonschema::validator_for(schema)
         .map(drop)
-        .map_err(|e| e.to_string())
+        .map_err(|e| SchemaError::Uncompilable {
+            message: e.to_string(),
+        })
 }
 
-fn at_pointer(pointer: &str, error: &dyn std::fmt::Display) -> String {
+fn at_pointer(pointer: &str, message: &str) -> String {
     if pointer.is_empty() {
-        error.to_string()
+        message.to_owned()
     } else {
-        format!("at {pointer}: {error}")
+        format!("at {pointer}: {message}")
     }
 }
 
@@ -535,8 +573,20 @@ mod tests {
 
     #[test]
     fn arguments_root_must_be_an_object() {
-        assert!(canonical_arguments(json!({ "type": "string" })).is_err());
-        assert!(canonical_arguments(json!({ "anyOf": [] })).is_err());
+        assert_eq!(
+            canonical_arguments(json!({ "type": "string" })),
+            Err(SchemaError::NotObjectType {
+                found: json!("string")
+            })
+        );
+        assert_eq!(
+            canonical_arguments(json!({ "anyOf": [] })),
+            Err(SchemaError::NoObjectType)
+        );
+        assert_eq!(
+            canonical_arguments(json!(true)),
+            Err(SchemaError::NotAnObjectSchema)
+        );
         let got = canonical_arguments(json!({ "properties": {} })).unwrap();
         assert_eq!(
             got,
@@ -594,6 +644,13 @@ mod tests {
         let err =
             check_is_schema(&json!({ "type": "object", "properties": { "a": { "type": 3 } } }))
                 .unwrap_err();
-        assert!(err.contains("/properties/a/type"), "{err}");
+        assert!(
+            matches!(&err, SchemaError::Invalid { at, .. } if at == "/properties/a/type"),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().starts_with("at /properties/a/type: "),
+            "{err}"
+        );
     }
 }

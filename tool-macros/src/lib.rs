@@ -9,6 +9,8 @@ mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+#[cfg(test)]
+mod name_rule;
 mod valid;
 
 use proc_macro::TokenStream;

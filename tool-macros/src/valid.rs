@@ -306,7 +306,8 @@ fn check_converter_not_generic(converter: &Converter) -> syn::Result<()> {
     ))
 }
 
-/// The name rule every provider accepts: `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`.
+/// The name rule every provider accepts: `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`. A copy of
+/// `tool_core::name::PORTABLE`, held to it by the tests in `name_rule.rs`.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let mut chars = name.chars();
     let first_ok = chars

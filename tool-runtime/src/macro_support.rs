@@ -11,7 +11,12 @@ pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::returned::*;
 pub use crate::{Arguments, ToolContext};
-pub use tool_core::schema::canonical_for;
+
+/// The canonical arguments schema of a tool's generated arguments struct; the error's text
+/// becomes [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s message.
+pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> Result<serde_json::Value, String> {
+    tool_core::schema::canonical_for::<T>().map_err(|e| e.to_string())
+}
 
 /// What a tool parameter's type needs: a schema and a way to be deserialized.
 #[diagnostic::on_unimplemented(

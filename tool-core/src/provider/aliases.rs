@@ -2,14 +2,14 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::encoding::Encoding;
 use super::Format;
-use crate::profile::Encoding;
 
 /// How tools are declared to one provider where that differs from the tools themselves: the
 /// names they are declared under, and how a strict schema encodes their arguments.
 ///
-/// A name a provider refuses (dots, slashes, over 64 characters) is declared under a sanitized
-/// alias, unique within the request; calls parsed from that provider's responses map back.
+/// A name a provider refuses (dots, slashes, over 64 characters) is declared under an alias
+/// made by [`to_portable`](crate::name::to_portable), unique within the request; calls parsed from that provider's responses map back.
 /// The aliases are a pure function of the tool names and the format, so the same tool set
 /// always gets the same aliases.
 ///
@@ -37,12 +37,15 @@ impl Aliases {
             if format.accepts_name(name) {
                 continue;
             }
-            let base = sanitize(name);
+            let base = crate::name::to_portable(name);
             let mut alias = base.clone();
             let mut n = 2;
             while taken.contains(&alias) {
                 let suffix = format!("_{n}");
-                alias = format!("{}{suffix}", truncate(&base, 64 - suffix.len()));
+                alias = format!(
+                    "{}{suffix}",
+                    crate::name::truncate(&base, 64 - suffix.len())
+                );
                 n += 1;
             }
             taken.insert(alias.clone());
@@ -92,38 +95,6 @@ impl Aliases {
             None => arguments,
         }
     }
-}
-
-/// `A-Z a-z 0-9 _ -` only, a letter or `_` first, at most 64 characters (a hash of the whole
-/// name keeps long names apart).
-fn sanitize(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        out.insert(0, '_');
-    }
-    if out.len() > 64 {
-        out = format!("{}_{:08x}", truncate(&out, 55), fnv1a(name));
-    }
-    out
-}
-
-fn truncate(s: &str, max: usize) -> &str {
-    &s[..s.len().min(max)]
-}
-
-fn fnv1a(text: &str) -> u32 {
-    text.bytes().fold(0x811c_9dc5u32, |hash, byte| {
-        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    })
 }
 
 #[cfg(test)]

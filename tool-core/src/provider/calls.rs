@@ -1,6 +1,9 @@
+//! Parsing calls, the part every API shares: a provider's error object and a response of
+//! another API's shape are recognised here; each API's module finds its calls in the rest.
+
 use serde_json::Value;
 
-use super::{Aliases, Format};
+use super::{api, Aliases, Format};
 use crate::ToolCall;
 
 /// A response that is not what the API returns.
@@ -104,124 +107,68 @@ pub fn parse_calls(
             message,
         });
     }
-    if !has_shape(format, response) {
+    if !api(format).has_shape(response) {
         return Err(
             match Format::ALL.into_iter().find(|other| {
-                *other != format && *other != Format::Mcp && has_shape(*other, response)
+                *other != format && *other != Format::Mcp && api(*other).has_shape(response)
             }) {
                 Some(found) => ParseError::OtherFormat {
                     expected: format,
                     found,
                 },
-                None => fail(&format!("it has no {}", signature(format))),
+                None => fail(&format!("it has no {}", api(format).signature())),
             },
         );
     }
-    let mut calls = Vec::new();
-    let mut push =
-        |id: Option<&Value>, name: Option<&Value>, arguments: Value| -> Result<(), ParseError> {
-            let name = name
-                .and_then(Value::as_str)
-                .ok_or_else(|| fail("a tool call has no `name`"))?;
-            let id = id.and_then(|id| match id {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            });
-            let name = aliases.real_name(name);
-            calls.push(ToolCall {
-                id,
-                arguments: aliases.decode_arguments(name, arguments),
-                name: name.to_owned(),
-            });
-            Ok(())
-        };
-    match format {
-        Format::OpenAiChat => {
-            for choice in array(response.get("choices")) {
-                let tool_calls = choice.get("message").and_then(|m| m.get("tool_calls"));
-                for call in array(tool_calls) {
-                    let function = call
-                        .get("function")
-                        .ok_or_else(|| fail("a tool call has no `function`"))?;
-                    push(
-                        call.get("id"),
-                        function.get("name"),
-                        text_arguments(function.get("arguments")),
-                    )?;
-                }
-            }
-        }
-        Format::OpenAiResponses => {
-            for item in array(response.get("output"))
-                .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
-            {
-                push(
-                    item.get("call_id"),
-                    item.get("name"),
-                    text_arguments(item.get("arguments")),
-                )?;
-            }
-        }
-        Format::Anthropic => {
-            for block in array(response.get("content"))
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-            {
-                push(
-                    block.get("id"),
-                    block.get("name"),
-                    object_arguments(block.get("input")),
-                )?;
-            }
-        }
-        Format::Gemini => {
-            for candidate in array(response.get("candidates")) {
-                let parts = candidate.get("content").and_then(|c| c.get("parts"));
-                for call in array(parts).filter_map(|p| p.get("functionCall")) {
-                    push(
-                        call.get("id"),
-                        call.get("name"),
-                        object_arguments(call.get("args")),
-                    )?;
-                }
-            }
-        }
-        Format::Bedrock => {
-            let content = response
-                .get("output")
-                .and_then(|o| o.get("message"))
-                .and_then(|m| m.get("content"));
-            for tool_use in array(content).filter_map(|b| b.get("toolUse")) {
-                push(
-                    tool_use.get("toolUseId"),
-                    tool_use.get("name"),
-                    object_arguments(tool_use.get("input")),
-                )?;
-            }
-        }
-        Format::Mcp => {
-            // A whole `tools/call` request, or its `params`.
-            let (id, params) = match response.get("params") {
-                Some(params) => {
-                    if response
-                        .get("method")
-                        .and_then(Value::as_str)
-                        .is_some_and(|m| m != "tools/call")
-                    {
-                        return Err(fail("the request's method is not `tools/call`"));
-                    }
-                    (response.get("id"), params)
-                }
-                None => (None, response),
-            };
-            push(
-                id,
-                params.get("name"),
-                object_arguments(params.get("arguments")),
-            )?;
+    let mut calls = Calls {
+        format,
+        aliases,
+        found: Vec::new(),
+    };
+    api(format).calls(response, &mut calls)?;
+    Ok(calls.found)
+}
+
+/// The calls found in a response so far, with aliased names mapped back and encoded arguments
+/// decoded.
+pub(crate) struct Calls<'a> {
+    format: Format,
+    aliases: &'a Aliases,
+    found: Vec<ToolCall>,
+}
+
+impl Calls<'_> {
+    /// Adds a call from its fields as the API sent them.
+    pub(crate) fn push(
+        &mut self,
+        id: Option<&Value>,
+        name: Option<&Value>,
+        arguments: Value,
+    ) -> Result<(), ParseError> {
+        let name = name
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.malformed("a tool call has no `name`"))?;
+        let id = id.and_then(|id| match id {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+        let name = self.aliases.real_name(name);
+        self.found.push(ToolCall {
+            id,
+            arguments: self.aliases.decode_arguments(name, arguments),
+            name: name.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// The response is not in the expected shape, for this reason.
+    pub(crate) fn malformed(&self, why: &str) -> ParseError {
+        ParseError::Malformed {
+            format: self.format,
+            why: why.to_owned(),
         }
     }
-    Ok(calls)
 }
 
 /// The provider's error object in a response, and its message.
@@ -248,58 +195,6 @@ fn error_object(response: &Value) -> Option<(Provider, String)> {
         Provider::OpenAi
     };
     Some((provider, message))
-}
-
-/// Whether a response has the fields that mark an answer of this API (with or without calls).
-fn has_shape(format: Format, response: &Value) -> bool {
-    let is_array = |key: &str| response.get(key).is_some_and(Value::is_array);
-    match format {
-        Format::OpenAiChat => is_array("choices"),
-        Format::OpenAiResponses => is_array("output"),
-        Format::Anthropic => is_array("content"),
-        // A prompt blocked by a safety filter has feedback and no candidates.
-        Format::Gemini => is_array("candidates") || response.get("promptFeedback").is_some(),
-        Format::Bedrock => response
-            .get("output")
-            .is_some_and(|o| o.get("message").is_some()),
-        Format::Mcp => true,
-    }
-}
-
-/// The field `has_shape` looks for, in words.
-fn signature(format: Format) -> &'static str {
-    match format {
-        Format::OpenAiChat => "`choices` array",
-        Format::OpenAiResponses => "`output` array",
-        Format::Anthropic => "`content` array",
-        Format::Gemini => "`candidates` array",
-        Format::Bedrock => "`output.message`",
-        Format::Mcp => "`params`",
-    }
-}
-
-fn array(value: Option<&Value>) -> impl Iterator<Item = &Value> {
-    value.and_then(Value::as_array).into_iter().flatten()
-}
-
-/// Arguments sent as JSON text: parsed, or kept as the raw text when they are not JSON.
-fn text_arguments(value: Option<&Value>) -> Value {
-    match value {
-        Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Default::default()),
-        Some(Value::String(text)) => {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-        }
-        Some(other) => other.clone(),
-        None => Value::Object(Default::default()),
-    }
-}
-
-/// Arguments sent as a JSON object; missing means none.
-fn object_arguments(value: Option<&Value>) -> Value {
-    match value {
-        None | Some(Value::Null) => Value::Object(Default::default()),
-        Some(other) => other.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
-use serde_json::{json, Map, Value};
+//! Declaring tools, the part every API shares: options, aliases and the strict-or-not choice;
+//! each API's module writes its own declaration.
 
-use super::{Aliases, Format};
-use crate::profile::{self, Encoding};
+use serde_json::Value;
+
+use super::encoding::Encoding;
+use super::profile::ProfileError;
+use super::{api, Aliases, Format};
 use crate::ToolSpec;
 
 /// How to declare tools.
@@ -40,20 +44,16 @@ pub fn declare<'a>(
     let declared: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let (value, note, encoding) =
-                declare_one(spec, aliases.provider_name(&spec.name), format, options);
-            notes.extend(note);
-            encodings.push((spec.name.as_str(), encoding));
-            value
+            let declared = api(format).declare(spec, aliases.provider_name(&spec.name), options);
+            notes.extend(declared.note);
+            encodings.push((spec.name.as_str(), declared.encoding));
+            declared.value
         })
         .collect();
     for (name, encoding) in encodings {
         aliases.set_encoding(name, encoding);
     }
-    let tools = match format {
-        Format::Gemini => json!([{ "functionDeclarations": declared }]),
-        _ => Value::Array(declared),
-    };
+    let tools = api(format).tools(declared);
     Declarations {
         tools,
         aliases,
@@ -64,148 +64,78 @@ pub fn declare<'a>(
 /// One tool's declaration under `name`, and a note when it could not be declared as asked.
 ///
 /// A strict declaration may encode the arguments (maps as pairs, untyped values as JSON text):
-/// use [`declare`], whose `aliases` decode the calls, or `profile::openai_strict_encoded`.
+/// use [`declare`], whose `aliases` decode the calls, or
+/// [`openai_strict_encoded`](crate::profile::openai_strict_encoded).
 pub fn declaration(
     spec: &ToolSpec,
     name: &str,
     format: Format,
     options: &DeclareOptions,
 ) -> (Value, Option<String>) {
-    let (value, note, _) = declare_one(spec, name, format, options);
-    (value, note)
+    let declared = api(format).declare(spec, name, options);
+    (declared.value, declared.note)
 }
 
-fn declare_one(
-    spec: &ToolSpec,
-    name: &str,
-    format: Format,
-    options: &DeclareOptions,
-) -> (Value, Option<String>, Encoding) {
-    let description = spec.description.as_str();
-    let mut encoding = Encoding::default();
-    let (value, note) = match format {
-        Format::OpenAiChat | Format::OpenAiResponses => {
-            let (parameters, strict, note) = strict_or_not(
-                spec,
-                options.strict,
-                profile::openai_strict_encoded,
-                &mut encoding,
-            );
-            let function = json!({ "name": name, "description": description, "parameters": parameters, "strict": strict });
-            let value = match format {
-                Format::OpenAiChat => json!({ "type": "function", "function": function }),
-                _ => {
-                    let mut map = Map::new();
-                    map.insert("type".into(), json!("function"));
-                    map.extend(function.as_object().cloned().unwrap_or_default());
-                    Value::Object(map)
-                }
-            };
-            (value, note)
+/// One tool's declaration, as an API's module makes it.
+pub(crate) struct Declared {
+    /// The declaration.
+    pub value: Value,
+    /// Why it is not as asked, if it is not.
+    pub note: Option<String>,
+    /// How its schema encodes the arguments.
+    pub encoding: Encoding,
+}
+
+impl Declared {
+    /// A declaration as asked, whose schema takes the arguments as they are.
+    pub fn plain(value: Value) -> Self {
+        Declared {
+            value,
+            note: None,
+            encoding: Encoding::default(),
         }
-        Format::Anthropic => {
-            let (schema, strict, note) = strict_or_not(
-                spec,
-                options.strict,
-                profile::anthropic_strict_encoded,
-                &mut encoding,
-            );
-            let mut map = Map::new();
-            map.insert("name".into(), json!(name));
-            map.insert("description".into(), json!(description));
-            map.insert("input_schema".into(), schema);
-            if strict {
-                map.insert("strict".into(), json!(true));
-            }
-            if !spec.metadata.input_examples.is_empty() {
-                map.insert("input_examples".into(), json!(spec.metadata.input_examples));
-            }
-            (Value::Object(map), note)
-        }
-        Format::Gemini => {
-            if options.gemini_json_schema {
-                return (
-                    json!({ "name": name, "description": description, "parametersJsonSchema": spec.parameters }),
-                    None,
-                    encoding,
-                );
-            }
-            match profile::gemini(&spec.parameters) {
-                Ok(parameters) => (
-                    json!({ "name": name, "description": description, "parameters": parameters }),
-                    None,
-                ),
-                Err(e) => {
-                    let note = format!(
-                        "`{}` is declared with `parametersJsonSchema`: {e}",
-                        spec.name
-                    );
-                    tracing::warn!(tool = %spec.name, "{note}");
-                    (
-                        json!({ "name": name, "description": description, "parametersJsonSchema": spec.parameters }),
-                        Some(note),
-                    )
-                }
-            }
-        }
-        Format::Bedrock => (
-            json!({ "toolSpec": { "name": name, "description": description, "inputSchema": { "json": spec.parameters } } }),
-            None,
-        ),
-        Format::Mcp => (mcp_tool(spec, name), None),
-    };
-    (value, note, encoding)
+    }
+}
+
+/// A strict profile: the canonical schema as the API's strict mode takes it, and how that
+/// encodes the arguments.
+pub(crate) type StrictProfile = fn(&Value) -> Result<(Value, Encoding), ProfileError>;
+
+/// The schema in the strict profile when asked and possible; otherwise the canonical one. Also
+/// says whether it is strict, and why not when strict was asked.
+pub(crate) struct Strictness {
+    /// The schema to declare.
+    pub schema: Value,
+    /// Whether it is in the strict profile.
+    pub strict: bool,
+    /// Why it is not strict, when strict was asked.
+    pub note: Option<String>,
+    /// How it encodes the arguments.
+    pub encoding: Encoding,
 }
 
 /// The schema in the strict profile when asked and possible; otherwise the canonical one.
-fn strict_or_not(
-    spec: &ToolSpec,
-    strict: bool,
-    transform: fn(&Value) -> Result<(Value, Encoding), profile::ProfileError>,
-    encoding: &mut Encoding,
-) -> (Value, bool, Option<String>) {
+pub(crate) fn strict_or_not(spec: &ToolSpec, strict: bool, transform: StrictProfile) -> Strictness {
+    let canonical = |note| Strictness {
+        schema: spec.parameters.clone(),
+        strict: false,
+        note,
+        encoding: Encoding::default(),
+    };
     if !strict {
-        return (spec.parameters.clone(), false, None);
+        return canonical(None);
     }
     match transform(&spec.parameters) {
-        Ok((schema, encoded)) => {
-            *encoding = encoded;
-            (schema, true, None)
-        }
+        Ok((schema, encoding)) => Strictness {
+            schema,
+            strict: true,
+            note: None,
+            encoding,
+        },
         Err(e) => {
             let note = format!("`{}` is declared non-strict: {e}", spec.name);
             tracing::warn!(tool = %spec.name, "{note}");
-            (spec.parameters.clone(), false, Some(note))
+            canonical(Some(note))
         }
     }
-}
-
-fn mcp_tool(spec: &ToolSpec, name: &str) -> Value {
-    let mut map = Map::new();
-    map.insert("name".into(), json!(name));
-    if let Some(title) = &spec.metadata.title {
-        map.insert("title".into(), json!(title));
-    }
-    map.insert("description".into(), json!(spec.description));
-    map.insert("inputSchema".into(), spec.parameters.clone());
-    if let Some(output) = &spec.output_schema {
-        map.insert("outputSchema".into(), output.clone());
-    }
-    let hints = &spec.metadata.hints;
-    let mut annotations = Map::new();
-    if let Some(title) = &spec.metadata.title {
-        annotations.insert("title".into(), json!(title));
-    }
-    for (key, value) in [
-        ("readOnlyHint", hints.read_only),
-        ("destructiveHint", hints.destructive),
-        ("idempotentHint", hints.idempotent),
-        ("openWorldHint", hints.open_world),
-    ] {
-        if let Some(value) = value {
-            annotations.insert(key.into(), json!(value));
-        }
-    }
-    map.insert("annotations".into(), Value::Object(annotations));
-    Value::Object(map)
 }

@@ -1,20 +1,54 @@
 //! Each model API's formats, as pure translations of the neutral types: tool declarations
-//! (`declare`), the model's tool calls (`parse_calls`), and results for the next request
-//! (`render_results`). Hosted tools are in [`hosted`].
+//! ([`declare`]), the model's tool calls ([`parse_calls`]), and results for the next request
+//! ([`render_results`]). Hosted tools are in [`hosted`].
+//!
+//! One module per API holds everything that changes when that API changes: its declaration,
+//! call parsing, result rendering and strict schema profile (`openai_chat`, `openai_responses`,
+//! `anthropic`, `gemini`, `bedrock`, `mcp`; the two OpenAI APIs share `openai_strict`). The
+//! functions here only pick the module for a [`Format`]: adding an API is one module, one
+//! [`Format`] variant and one arm in `api`.
 
 mod aliases;
+mod anthropic;
+mod bedrock;
 mod calls;
 mod declare;
+mod encoding;
+mod gemini;
 pub mod hosted;
+mod json;
+mod mcp;
+mod openai_chat;
+mod openai_responses;
+mod openai_strict;
+mod profile;
 mod results;
 
 use std::fmt;
 use std::str::FromStr;
 
+use serde_json::Value;
+
+use crate::name::NameRule;
+use crate::ToolSpec;
+
 pub use aliases::Aliases;
 pub use calls::{parse_calls, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
 pub use results::{render_results, CallResult};
+
+/// What [`crate::profile`] shows: the strict profiles live with their APIs.
+pub(crate) mod profiles {
+    pub use super::anthropic::{
+        anthropic_strict, anthropic_strict_encoded, check_anthropic_strict,
+    };
+    pub use super::encoding::Encoding;
+    pub use super::gemini::{check_gemini, gemini};
+    pub use super::openai_strict::{
+        check_openai_strict, openai_strict, openai_strict_encoded, OpenAiLimits, OPENAI_LIMITS,
+    };
+    pub use super::profile::{Finding, Problem, ProfileError};
+}
 
 /// A model API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,6 +67,43 @@ pub enum Format {
     Mcp,
 }
 
+/// The module of one API.
+fn api(format: Format) -> &'static dyn Api {
+    match format {
+        Format::OpenAiChat => &openai_chat::OpenAiChat,
+        Format::OpenAiResponses => &openai_responses::OpenAiResponses,
+        Format::Anthropic => &anthropic::Anthropic,
+        Format::Gemini => &gemini::Gemini,
+        Format::Bedrock => &bedrock::Bedrock,
+        Format::Mcp => &mcp::Mcp,
+    }
+}
+
+/// What each API's module provides: one implementation per [`Format`].
+trait Api: Sync {
+    /// The API's name, as people write it.
+    fn title(&self) -> &'static str;
+    /// The name used on the command line.
+    fn name(&self) -> &'static str;
+    /// The rule the API's tool names follow.
+    fn name_rule(&self) -> &'static NameRule;
+    /// One tool's declaration under `name`.
+    fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> declare::Declared;
+    /// The value of the request's tools field, from the declarations.
+    fn tools(&self, declared: Vec<Value>) -> Value {
+        Value::Array(declared)
+    }
+    /// Whether a response has the fields that mark an answer of this API (with or without
+    /// calls).
+    fn has_shape(&self, response: &Value) -> bool;
+    /// The fields `has_shape` looks for, in words.
+    fn signature(&self) -> &'static str;
+    /// Finds the tool calls in a response that has this API's shape.
+    fn calls(&self, response: &Value, calls: &mut calls::Calls<'_>) -> Result<(), ParseError>;
+    /// The results of one response's calls, as the next request takes them.
+    fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value;
+}
+
 impl Format {
     /// Every format.
     pub const ALL: [Format; 6] = [
@@ -46,41 +117,19 @@ impl Format {
 
     /// The API's name, as people write it: `OpenAI Chat`, `Anthropic`, `MCP`...
     pub fn title(self) -> &'static str {
-        match self {
-            Format::OpenAiChat => "OpenAI Chat",
-            Format::OpenAiResponses => "OpenAI Responses",
-            Format::Anthropic => "Anthropic",
-            Format::Gemini => "Gemini",
-            Format::Bedrock => "Bedrock",
-            Format::Mcp => "MCP",
-        }
+        api(self).title()
     }
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::OpenAiChat => "openai-chat",
-            Format::OpenAiResponses => "openai-responses",
-            Format::Anthropic => "anthropic",
-            Format::Gemini => "gemini",
-            Format::Bedrock => "bedrock",
-            Format::Mcp => "mcp",
-        }
+        api(self).name()
     }
 
     /// Whether a tool name is accepted as it is. MCP takes the wide alphabet; the model APIs
-    /// take 1 to 64 of `A-Z a-z 0-9 _ -`, and Gemini wants a letter or `_` first.
+    /// take 1 to 64 of `A-Z a-z 0-9 _ -`, and Gemini wants a letter or `_` first (see
+    /// [`crate::name`]).
     pub fn accepts_name(self, name: &str) -> bool {
-        match self {
-            Format::Mcp => crate::name::check_wide(name).is_ok(),
-            Format::Gemini => crate::name::check_portable(name).is_ok(),
-            _ => {
-                (1..=64).contains(&name.len())
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            }
-        }
+        api(self).name_rule().accepts(name)
     }
 }
 
@@ -90,19 +139,52 @@ impl fmt::Display for Format {
     }
 }
 
+/// A format name that is none of [`Format::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format `{given}`; expected one of: {}", expected_names())]
+pub struct ParseFormatError {
+    given: String,
+}
+
+impl ParseFormatError {
+    /// The name that was given.
+    pub fn given(&self) -> &str {
+        &self.given
+    }
+}
+
+fn expected_names() -> String {
+    let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+    names.join(", ")
+}
+
 impl FromStr for Format {
-    type Err = String;
+    type Err = ParseFormatError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Format::ALL
             .into_iter()
             .find(|f| f.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                format!(
-                    "unknown format `{s}`; expected one of: {}",
-                    names.join(", ")
-                )
+            .ok_or_else(|| ParseFormatError {
+                given: s.to_owned(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_parses_from_its_name_and_others_are_a_typed_error() {
+        for format in Format::ALL {
+            assert_eq!(format.name().parse::<Format>(), Ok(format));
+        }
+        let err = "cohere".parse::<Format>().unwrap_err();
+        assert_eq!(err.given(), "cohere");
+        assert_eq!(
+            err.to_string(),
+            "unknown format `cohere`; expected one of: openai-chat, openai-responses, anthropic, gemini, bedrock, mcp"
+        );
     }
 }

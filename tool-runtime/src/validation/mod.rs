@@ -22,7 +22,7 @@ pub(crate) struct CompiledSchema {
 impl CompiledSchema {
     /// Compiles `schema`, checking it against its meta-schema first.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
-        tool_core::schema::check_is_schema(schema)?;
+        tool_core::schema::check_is_schema(schema).map_err(|e| e.to_string())?;
         let validator = validator_for(schema)?;
         Ok(CompiledSchema {
             validator,

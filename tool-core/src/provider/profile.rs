@@ -1,21 +1,9 @@
-//! Schema profiles: pure transforms of the canonical schema into what one provider's strict or
-//! restricted mode accepts, and checkers that a schema obeys each profile's rules.
-//!
-//! What a profile cannot express is not dropped silently: the constraint is written into the
-//! description, in words, so the model still reads it. Validation always stays against the
-//! canonical schema.
-
-mod anthropic;
-mod encoding;
-mod gemini;
-mod openai;
+//! What the strict schema profiles share: their errors and findings, and the transforms every
+//! profile uses (constraints moved into the description, combinators simplified, subschemas
+//! walked with their JSON pointers). Each profile lives with its API (`openai_strict`,
+//! `anthropic`, `gemini`); [`crate::profile`] shows them together.
 
 use serde_json::{Map, Value};
-
-pub use anthropic::{anthropic_strict, anthropic_strict_encoded, check_anthropic_strict};
-pub use encoding::Encoding;
-pub use gemini::{check_gemini, gemini};
-pub use openai::{check_openai_strict, openai_strict, openai_strict_encoded, OPENAI_LIMITS};
 
 /// Why a schema cannot be put into a profile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +23,88 @@ pub enum ProfileError {
     TooLarge {
         /// The profile.
         profile: &'static str,
+        /// Which limit, and by how much.
+        why: String,
+    },
+}
+
+/// One place where a schema breaks a profile's rules, as a checker such as
+/// [`check_openai_strict`](crate::profile::check_openai_strict) finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// JSON pointer to the subschema (`""` for the root).
+    pub at: String,
+    /// What is wrong there.
+    pub problem: Problem,
+}
+
+impl Finding {
+    pub(crate) fn new(at: &str, problem: Problem) -> Self {
+        Finding {
+            at: at.to_owned(),
+            problem,
+        }
+    }
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at.as_str() {
+            "" => write!(f, "at the root: {}", self.problem),
+            at => write!(f, "at {at}: {}", self.problem),
+        }
+    }
+}
+
+/// What is wrong at one place of a schema, for a profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The root is not `type: object`.
+    #[error("the root must be `type: object`")]
+    RootNotObject,
+    /// A boolean schema (`true` or `false`), which the profile has no form for.
+    #[error("a boolean schema is not allowed")]
+    BooleanSchema,
+    /// A keyword the profile does not take.
+    #[error("`{keyword}` is not allowed")]
+    KeywordNotAllowed {
+        /// The keyword.
+        keyword: String,
+    },
+    /// A string format the profile does not take.
+    #[error("format `{format}` is not supported")]
+    FormatNotSupported {
+        /// The format.
+        format: String,
+    },
+    /// No `type`, nor anything that stands for one (`anyOf`, `$ref`, `enum`, `const`...).
+    #[error("no `type` (nor `anyOf`, `$ref`, `enum` or `const`)")]
+    NoType,
+    /// A `type` that is not one non-null type name.
+    #[error("`type` must be one non-null type name, not {found}")]
+    TypeNotSingle {
+        /// The `type` found.
+        found: Value,
+    },
+    /// An object that is not closed with `additionalProperties: false`.
+    #[error("`additionalProperties` must be false")]
+    OpenObject,
+    /// An object whose `required` does not list every property.
+    #[error("`required` must list every property")]
+    NotAllRequired,
+    /// `minItems` over 1.
+    #[error("`minItems` may only be 0 or 1")]
+    MinItemsOverOne,
+    /// A `$ref` that does not point into the schema itself.
+    #[error("only local refs (`#/...`) are allowed")]
+    NonLocalRef,
+    /// Enum values that are not all strings.
+    #[error("enum values must be strings")]
+    NonStringEnum,
+    /// The schema is over one of the provider's documented limits.
+    #[error("the schema is over a documented limit: {why}")]
+    OverLimit {
         /// Which limit, and by how much.
         why: String,
     },
@@ -177,11 +247,11 @@ pub(crate) fn is_object_schema(map: &Map<String, Value>) -> bool {
 }
 
 /// A checker's answer: `Ok` when nothing was found.
-pub(crate) fn verdict(breaches: Vec<String>) -> Result<(), Vec<String>> {
-    if breaches.is_empty() {
+pub(crate) fn verdict(findings: Vec<Finding>) -> Result<(), Vec<Finding>> {
+    if findings.is_empty() {
         Ok(())
     } else {
-        Err(breaches)
+        Err(findings)
     }
 }
 

@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{note, types_of, ProfileError};
+use super::profile::{note, types_of, ProfileError};
 
 /// How one tool's strict schema encodes its arguments, to turn the model's arguments back.
 ///
-/// Made by [`openai_strict_encoded`](super::openai_strict_encoded) and
-/// [`anthropic_strict_encoded`](super::anthropic_strict_encoded); an encoding that changes
+/// Made by [`openai_strict_encoded`](crate::profile::openai_strict_encoded) and
+/// [`anthropic_strict_encoded`](crate::profile::anthropic_strict_encoded); an encoding that changes
 /// nothing is the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Encoding {

@@ -1,16 +1,113 @@
-//! Gemini's `parameters`: the OpenAPI 3.0 subset.
+//! Gemini `generateContent`: `tools` of one `{"functionDeclarations": [..]}`, calls as
+//! `functionCall` parts of each candidate, results as one user content of `functionResponse`
+//! parts. Gemini has no strict mode; its `parameters` take the OpenAPI 3.0 subset below
+//! (`parametersJsonSchema` takes the canonical schema as it is).
 //!
-//! `nullable: true` instead of null unions; string-only enums; `const` as a one-value enum;
-//! `oneOf` as `anyOf`; refs inlined, and a recursive schema refused; no `additionalProperties`,
-//! `$schema`, `title`, `examples` or exclusive bounds; formats other than `enum` and `date-time`
-//! moved into the description. (`parametersJsonSchema` takes the canonical schema as it is.)
+//! The subset: `nullable: true` instead of null unions; string-only enums; `const` as a
+//! one-value enum; `oneOf` as `anyOf`; refs inlined, and a recursive schema refused; no
+//! `additionalProperties`, `$schema`, `title`, `examples` or exclusive bounds; formats other
+//! than `enum` and `date-time` moved into the description.
 
 use serde_json::{json, Map, Value};
 
-use super::{
-    move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
-    walk_with_pointer, ProfileError,
+use super::calls::Calls;
+use super::declare::{DeclareOptions, Declared};
+use super::json::{array, object_arguments};
+use super::profile::{
+    describe, move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
+    walk_with_pointer, Finding, Problem, ProfileError,
 };
+use super::{Aliases, Api, CallResult, ParseError};
+use crate::name::{NameRule, PORTABLE};
+use crate::ToolSpec;
+
+pub(crate) struct Gemini;
+
+impl Api for Gemini {
+    fn title(&self) -> &'static str {
+        "Gemini"
+    }
+
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn name_rule(&self) -> &'static NameRule {
+        &PORTABLE
+    }
+
+    fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> Declared {
+        let description = spec.description.as_str();
+        let full = || json!({ "name": name, "description": description, "parametersJsonSchema": spec.parameters });
+        if options.gemini_json_schema {
+            return Declared::plain(full());
+        }
+        match gemini(&spec.parameters) {
+            Ok(parameters) => Declared::plain(
+                json!({ "name": name, "description": description, "parameters": parameters }),
+            ),
+            Err(e) => {
+                let note = format!(
+                    "`{}` is declared with `parametersJsonSchema`: {e}",
+                    spec.name
+                );
+                tracing::warn!(tool = %spec.name, "{note}");
+                Declared {
+                    note: Some(note),
+                    ..Declared::plain(full())
+                }
+            }
+        }
+    }
+
+    fn tools(&self, declared: Vec<Value>) -> Value {
+        json!([{ "functionDeclarations": declared }])
+    }
+
+    fn has_shape(&self, response: &Value) -> bool {
+        // A prompt blocked by a safety filter has feedback and no candidates.
+        response.get("candidates").is_some_and(Value::is_array)
+            || response.get("promptFeedback").is_some()
+    }
+
+    fn signature(&self) -> &'static str {
+        "`candidates` array"
+    }
+
+    fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
+        for candidate in array(response.get("candidates")) {
+            let parts = candidate.get("content").and_then(|c| c.get("parts"));
+            for call in array(parts).filter_map(|p| p.get("functionCall")) {
+                calls.push(
+                    call.get("id"),
+                    call.get("name"),
+                    object_arguments(call.get("args")),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value {
+        let parts: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                let mut response = Map::new();
+                if let Some(id) = &r.call.id {
+                    response.insert("id".into(), json!(id));
+                }
+                response.insert("name".into(), json!(aliases.provider_name(&r.call.name)));
+                let body = match &r.result {
+                    Ok(output) if !output.is_error => json!({ "output": output.structured.clone().unwrap_or_else(|| json!(output.to_text())) }),
+                    _ => json!({ "error": r.text() }),
+                };
+                response.insert("response".into(), body);
+                json!({ "functionResponse": response })
+            })
+            .collect();
+        json!({ "role": "user", "parts": parts })
+    }
+}
 
 const PROFILE: &str = "gemini";
 
@@ -113,7 +210,7 @@ fn transform(
             Value::String(_) => {
                 map.insert("enum".into(), json!([value]));
             }
-            other => note(map, &super::describe("const", &other)),
+            other => note(map, &describe("const", &other)),
         }
     }
     if let Some(Value::Array(values)) = map.get("enum") {
@@ -207,38 +304,43 @@ fn null_unions_to_nullable(map: &mut Map<String, Value>) {
     }
 }
 
-/// Checks that a schema obeys Gemini's subset; returns every breach.
-pub fn check_gemini(schema: &Value) -> Result<(), Vec<String>> {
-    let mut breaches = Vec::new();
+/// Checks that a schema obeys Gemini's subset; returns every finding.
+pub fn check_gemini(schema: &Value) -> Result<(), Vec<Finding>> {
+    let mut findings = Vec::new();
     walk_with_pointer(schema, "", &mut |node, at| {
+        let mut found = |problem| findings.push(Finding::new(at, problem));
         let Value::Object(map) = node else {
-            breaches.push(format!("{at}: a boolean schema"));
+            found(Problem::BooleanSchema);
             return;
         };
         for keyword in map.keys() {
             if !KEPT.contains(&keyword.as_str()) {
-                breaches.push(format!("{at}: `{keyword}` is not allowed"));
+                found(Problem::KeywordNotAllowed {
+                    keyword: keyword.clone(),
+                });
             }
         }
         match map.get("type") {
             None => {}
             Some(Value::String(t)) if t != "null" => {}
-            Some(other) => breaches.push(format!(
-                "{at}: `type` must be one non-null type name, not {other}"
-            )),
+            Some(other) => found(Problem::TypeNotSingle {
+                found: other.clone(),
+            }),
         }
         if let Some(Value::Array(values)) = map.get("enum") {
             if !values.iter().all(Value::is_string) {
-                breaches.push(format!("{at}: enum values must be strings"));
+                found(Problem::NonStringEnum);
             }
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
             if !["enum", "date-time"].contains(&format) {
-                breaches.push(format!("{at}: format `{format}` is not supported"));
+                found(Problem::FormatNotSupported {
+                    format: format.to_owned(),
+                });
             }
         }
     });
-    verdict(breaches)
+    verdict(findings)
 }
 
 #[cfg(test)]

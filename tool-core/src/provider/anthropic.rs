@@ -1,15 +1,115 @@
-//! Anthropic strict tool use: only types, `enum`, `const`, `anyOf`, `allOf`, local refs,
-//! `required`, `additionalProperties: false`, the supported string formats, and `minItems` of 0
-//! or 1. Everything else is moved into the description.
+//! Anthropic Messages: `tools` of `{name, description, input_schema}`, calls as `tool_use`
+//! blocks of `content`, results as one user message of `tool_result` blocks.
+//!
+//! Strict tool use (`anthropic-strict`) takes only types, `enum`, `const`, `anyOf`, `allOf`,
+//! local refs, `required`, `additionalProperties: false`, the supported string formats, and
+//! `minItems` of 0 or 1. Everything else is moved into the description.
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+use super::calls::Calls;
+use super::declare::{strict_or_not, DeclareOptions, Declared};
 use super::encoding::{self, Encoding, Place};
-use super::{
-    is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, ProfileError,
+use super::json::{array, object_arguments};
+use super::profile::{
+    is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, Finding,
+    Problem, ProfileError,
 };
+use super::{Aliases, Api, CallResult, ParseError};
+use crate::name::{NameRule, MODEL_API};
+use crate::{Content, ToolSpec};
+
+pub(crate) struct Anthropic;
+
+impl Api for Anthropic {
+    fn title(&self) -> &'static str {
+        "Anthropic"
+    }
+
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn name_rule(&self) -> &'static NameRule {
+        &MODEL_API
+    }
+
+    fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> Declared {
+        let strictness = strict_or_not(spec, options.strict, anthropic_strict_encoded);
+        let mut map = Map::new();
+        map.insert("name".into(), json!(name));
+        map.insert("description".into(), json!(spec.description));
+        map.insert("input_schema".into(), strictness.schema);
+        if strictness.strict {
+            map.insert("strict".into(), json!(true));
+        }
+        if !spec.metadata.input_examples.is_empty() {
+            map.insert("input_examples".into(), json!(spec.metadata.input_examples));
+        }
+        Declared {
+            value: Value::Object(map),
+            note: strictness.note,
+            encoding: strictness.encoding,
+        }
+    }
+
+    fn has_shape(&self, response: &Value) -> bool {
+        response.get("content").is_some_and(Value::is_array)
+    }
+
+    fn signature(&self) -> &'static str {
+        "`content` array"
+    }
+
+    fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
+        for block in array(response.get("content"))
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        {
+            calls.push(
+                block.get("id"),
+                block.get("name"),
+                object_arguments(block.get("input")),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
+        let blocks: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                let mut block = Map::new();
+                block.insert("type".into(), json!("tool_result"));
+                block.insert("tool_use_id".into(), json!(r.id()));
+                block.insert("content".into(), result_content(r));
+                if r.is_error() {
+                    block.insert("is_error".into(), json!(true));
+                }
+                Value::Object(block)
+            })
+            .collect();
+        json!({ "role": "user", "content": blocks })
+    }
+}
+
+/// A result's content: text, or blocks of text and images when there are images.
+fn result_content(r: &CallResult) -> Value {
+    match &r.result {
+        Ok(output) if output.content.iter().any(|c| matches!(c, Content::Image { .. })) => Value::Array(
+            output
+                .content
+                .iter()
+                .map(|c| match c {
+                    Content::Text { text } => json!({ "type": "text", "text": text }),
+                    Content::Image { data, mime_type } => json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } }),
+                })
+                .collect(),
+        ),
+        _ => json!(r.text()),
+    }
+}
 
 const PROFILE: &str = "anthropic-strict";
 
@@ -203,22 +303,27 @@ fn transform(
     Ok(encoding::all(places))
 }
 
-/// Checks that a schema obeys Anthropic strict mode's rules; returns every breach.
-pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<String>> {
-    let mut breaches = Vec::new();
+/// Checks that a schema obeys Anthropic strict mode's rules; returns every finding.
+pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<Finding>> {
+    let mut findings = Vec::new();
     walk_with_pointer(schema, "", &mut |node, at| {
+        let mut found = |problem| findings.push(Finding::new(at, problem));
         let Value::Object(map) = node else {
-            breaches.push(format!("{at}: a boolean schema"));
+            found(Problem::BooleanSchema);
             return;
         };
         for keyword in map.keys() {
             if !KEPT.contains(&keyword.as_str()) {
-                breaches.push(format!("{at}: `{keyword}` is not allowed"));
+                found(Problem::KeywordNotAllowed {
+                    keyword: keyword.clone(),
+                });
             }
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
             if !FORMATS.contains(&format) {
-                breaches.push(format!("{at}: format `{format}` is not supported"));
+                found(Problem::FormatNotSupported {
+                    format: format.to_owned(),
+                });
             }
         }
         if map
@@ -226,27 +331,26 @@ pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<String>> {
             .and_then(Value::as_u64)
             .is_some_and(|n| n > 1)
         {
-            breaches.push(format!("{at}: `minItems` may only be 0 or 1"));
+            found(Problem::MinItemsOverOne);
         }
         if let Some(Value::String(r)) = map.get("$ref") {
             if !r.starts_with("#/") {
-                breaches.push(format!("{at}: only local refs are allowed"));
+                found(Problem::NonLocalRef);
             }
         }
+        // The SDK's `transform_schema` refuses a schema without one of these.
         if !["type", "anyOf", "allOf", "$ref", "enum", "const"]
             .iter()
             .any(|k| map.contains_key(*k))
         {
-            breaches.push(format!(
-                "{at}: no `type`, `anyOf`, `allOf` or `$ref` (the SDK refuses it)"
-            ));
+            found(Problem::NoType);
         }
         let is_object = is_object_schema(map);
         if is_object && map.get("additionalProperties") != Some(&Value::Bool(false)) {
-            breaches.push(format!("{at}: `additionalProperties` must be false"));
+            found(Problem::OpenObject);
         }
     });
-    verdict(breaches)
+    verdict(findings)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! OpenAI strict mode (Structured Outputs / `strict: true` function calling).
+//! OpenAI strict mode (Structured Outputs / `strict: true` function calling), the
+//! `openai-strict` profile of both OpenAI APIs, Chat and Responses.
 //!
 //! Every object has `additionalProperties: false` and lists every property in `required`;
 //! properties that were optional become nullable, so the model writes `null` for "absent".
@@ -12,9 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::encoding::{self, Encoding, Place};
-use super::{
+use super::profile::{
     is_object_schema, move_to_description, pointer_push, simplify_combinators, types_of, verdict,
-    walk_with_pointer, ProfileError,
+    walk_with_pointer, Finding, Problem, ProfileError,
 };
 
 const PROFILE: &str = "openai-strict";
@@ -116,7 +117,10 @@ pub fn openai_strict_encoded(schema: &Value) -> Result<(Value, Encoding), Profil
     }
     let mut defs = BTreeMap::new();
     let root = transform(&mut out, "", &mut defs)?;
-    check_limits(&out)?;
+    check_limits(&out).map_err(|why| ProfileError::TooLarge {
+        profile: PROFILE,
+        why,
+    })?;
     Ok((out, Encoding::new(root, defs)))
 }
 
@@ -266,7 +270,7 @@ fn close_object(map: &mut Map<String, Value>, at: &str) -> Result<(), ProfileErr
 
 /// Lets a schema also accept `null`.
 pub(crate) fn make_nullable(schema: &mut Value) {
-    if super::super::schema::admits_null(schema) {
+    if crate::schema::admits_null(schema) {
         return;
     }
     let Value::Object(map) = schema else { return };
@@ -296,13 +300,10 @@ pub(crate) fn make_nullable(schema: &mut Value) {
     }
 }
 
-fn check_limits(schema: &Value) -> Result<(), ProfileError> {
-    let too_large = |why: String| {
-        Err(ProfileError::TooLarge {
-            profile: PROFILE,
-            why,
-        })
-    };
+/// The documented limit the schema is over, in words (the `why` of
+/// [`ProfileError::TooLarge`]).
+fn check_limits(schema: &Value) -> Result<(), String> {
+    let too_large = Err;
     let (mut properties, mut enum_values, mut chars, mut depth) = (0usize, 0usize, 0usize, 0usize);
     let mut large_enum = None;
     walk_with_pointer(schema, "", &mut |node, at| {
@@ -361,37 +362,42 @@ fn check_limits(schema: &Value) -> Result<(), ProfileError> {
     Ok(())
 }
 
-/// Checks that a schema obeys OpenAI strict mode's rules; returns every breach.
-pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<String>> {
-    let mut breaches = Vec::new();
+/// Checks that a schema obeys OpenAI strict mode's rules; returns every finding.
+pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<Finding>> {
+    let mut findings = Vec::new();
     if schema.get("type") != Some(&json!("object")) {
-        breaches.push("/: the root must be `type: object`".to_owned());
+        findings.push(Finding::new("", Problem::RootNotObject));
     }
     walk_with_pointer(schema, "", &mut |node, at| {
+        let mut found = |problem| findings.push(Finding::new(at, problem));
         let Value::Object(map) = node else {
-            breaches.push(format!("{at}: a boolean schema has no type"));
+            found(Problem::BooleanSchema);
             return;
         };
         for keyword in REFUSED.iter().chain(["oneOf", "prefixItems"].iter()) {
             if map.contains_key(*keyword) {
-                breaches.push(format!("{at}: `{keyword}` is not allowed"));
+                found(Problem::KeywordNotAllowed {
+                    keyword: (*keyword).to_owned(),
+                });
             }
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
             if !FORMATS.contains(&format) {
-                breaches.push(format!("{at}: format `{format}` is not supported"));
+                found(Problem::FormatNotSupported {
+                    format: format.to_owned(),
+                });
             }
         }
         if !["type", "anyOf", "$ref", "enum", "const"]
             .iter()
             .any(|k| map.contains_key(*k))
         {
-            breaches.push(format!("{at}: no type"));
+            found(Problem::NoType);
         }
         let is_object = is_object_schema(map);
         if is_object {
             if map.get("additionalProperties") != Some(&Value::Bool(false)) {
-                breaches.push(format!("{at}: `additionalProperties` must be false"));
+                found(Problem::OpenObject);
             }
             let names: Vec<&str> = map
                 .get("properties")
@@ -406,14 +412,14 @@ pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<String>> {
             sorted_names.sort_unstable();
             sorted_required.sort_unstable();
             if sorted_names != sorted_required {
-                breaches.push(format!("{at}: `required` must list every property"));
+                found(Problem::NotAllRequired);
             }
         }
     });
-    if let Err(e) = check_limits(schema) {
-        breaches.push(e.to_string());
+    if let Err(why) = check_limits(schema) {
+        findings.push(Finding::new("", Problem::OverLimit { why }));
     }
-    verdict(breaches)
+    verdict(findings)
 }
 
 #[cfg(test)]

@@ -1,0 +1,130 @@
+//! Model Context Protocol: `tools/list` entries (with `title`, `outputSchema` and
+//! `annotations`), a `tools/call` request (or its `params`) as the call, and `CallToolResult`s
+//! as results. MCP has no strict mode, and takes dotted names.
+
+use serde_json::{json, Map, Value};
+
+use super::calls::Calls;
+use super::declare::{DeclareOptions, Declared};
+use super::json::object_arguments;
+use super::{Aliases, Api, CallResult, ParseError};
+use crate::name::{NameRule, WIDE};
+use crate::{Content, ToolSpec};
+
+pub(crate) struct Mcp;
+
+impl Api for Mcp {
+    fn title(&self) -> &'static str {
+        "MCP"
+    }
+
+    fn name(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn name_rule(&self) -> &'static NameRule {
+        &WIDE
+    }
+
+    fn declare(&self, spec: &ToolSpec, name: &str, _: &DeclareOptions) -> Declared {
+        Declared::plain(tool(spec, name))
+    }
+
+    fn has_shape(&self, _: &Value) -> bool {
+        true
+    }
+
+    fn signature(&self) -> &'static str {
+        "`params`"
+    }
+
+    fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
+        // A whole `tools/call` request, or its `params`.
+        let (id, params) = match response.get("params") {
+            Some(params) => {
+                if response
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m != "tools/call")
+                {
+                    return Err(calls.malformed("the request's method is not `tools/call`"));
+                }
+                (response.get("id"), params)
+            }
+            None => (None, response),
+        };
+        calls.push(
+            id,
+            params.get("name"),
+            object_arguments(params.get("arguments")),
+        )
+    }
+
+    fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
+        Value::Array(results.iter().map(result).collect())
+    }
+}
+
+fn tool(spec: &ToolSpec, name: &str) -> Value {
+    let mut map = Map::new();
+    map.insert("name".into(), json!(name));
+    if let Some(title) = &spec.metadata.title {
+        map.insert("title".into(), json!(title));
+    }
+    map.insert("description".into(), json!(spec.description));
+    map.insert("inputSchema".into(), spec.parameters.clone());
+    if let Some(output) = &spec.output_schema {
+        map.insert("outputSchema".into(), output.clone());
+    }
+    let hints = &spec.metadata.hints;
+    let mut annotations = Map::new();
+    if let Some(title) = &spec.metadata.title {
+        annotations.insert("title".into(), json!(title));
+    }
+    for (key, value) in [
+        ("readOnlyHint", hints.read_only),
+        ("destructiveHint", hints.destructive),
+        ("idempotentHint", hints.idempotent),
+        ("openWorldHint", hints.open_world),
+    ] {
+        if let Some(value) = value {
+            annotations.insert(key.into(), json!(value));
+        }
+    }
+    map.insert("annotations".into(), Value::Object(annotations));
+    Value::Object(map)
+}
+
+fn result(r: &CallResult) -> Value {
+    let mut result = Map::new();
+    match &r.result {
+        Ok(output) => {
+            let mut content: Vec<Value> = output
+                .content
+                .iter()
+                .map(|c| match c {
+                    Content::Text { text } => json!({ "type": "text", "text": text }),
+                    Content::Image { data, mime_type } => {
+                        json!({ "type": "image", "data": data, "mimeType": mime_type })
+                    }
+                })
+                .collect();
+            if content.is_empty() && output.structured.is_some() {
+                content.push(json!({ "type": "text", "text": output.to_text() }));
+            }
+            result.insert("content".into(), Value::Array(content));
+            if let Some(structured @ Value::Object(_)) = &output.structured {
+                result.insert("structuredContent".into(), structured.clone());
+            }
+            result.insert("isError".into(), json!(output.is_error));
+        }
+        Err(e) => {
+            result.insert(
+                "content".into(),
+                json!([{ "type": "text", "text": e.to_model_text() }]),
+            );
+            result.insert("isError".into(), json!(true));
+        }
+    }
+    Value::Object(result)
+}
