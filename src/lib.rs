@@ -31,9 +31,9 @@
 pub mod cli;
 
 pub use tool_core::{
-    catalog, closest_names, name, profile, provider, schema, CatalogEntry, CatalogError, Content,
-    ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata,
-    ToolOutput, ToolSource, ToolSpec, Violation,
+    catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
+    SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
+    ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

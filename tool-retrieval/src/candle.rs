@@ -34,25 +34,28 @@ impl MiniLm {
             .into_iter()
             .find(|f| !dir.join(f).is_file());
         if let Some(file) = missing {
-            return Err(RetrieveError::Embedding(format!(
+            return Err(RetrieveError::embedding(format!(
                 "{}: no {file}; install the model with `scripts/install-model.sh {}`",
                 dir.display(),
                 dir.display()
             )));
         }
-        let fail = |what: &str, e: &dyn std::fmt::Display| {
-            RetrieveError::Embedding(format!("{}: {what}: {e}", dir.display()))
+        let at = |what: &str| format!("{}: {what}", dir.display());
+        let fail = |what: &str, e| RetrieveError::embedding_caused_by(at(what), e);
+        // The tokenizer's errors are boxed trait objects, which are no `Error` themselves.
+        let fail_tokenizer = |e: tokenizers::Error| {
+            RetrieveError::embedding(format!("{}: {e}", at("tokenizer.json")))
         };
         let config_text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| fail("config.json", &e))?;
-        let config: Config =
-            serde_json::from_str(&config_text).map_err(|e| fail("config.json", &e))?;
+            .map_err(|e| RetrieveError::embedding_caused_by(at("config.json"), e))?;
+        let config: Config = serde_json::from_str(&config_text)
+            .map_err(|e| RetrieveError::embedding_caused_by(at("config.json"), e))?;
         let dimension = serde_json::from_str::<serde_json::Value>(&config_text)
             .ok()
             .and_then(|c| c.get("hidden_size").and_then(serde_json::Value::as_u64))
             .unwrap_or(384) as usize;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| fail("tokenizer.json", &e))?;
+        let mut tokenizer =
+            Tokenizer::from_file(dir.join("tokenizer.json")).map_err(fail_tokenizer)?;
         // The shipped tokenizer pads every text to 128 tokens; pad to the batch's longest.
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
@@ -63,7 +66,7 @@ impl MiniLm {
                 max_length: MAX_TOKENS,
                 ..Default::default()
             }))
-            .map_err(|e| fail("tokenizer.json", &e))?;
+            .map_err(fail_tokenizer)?;
         let device = Device::Cpu;
         // SAFETY: the weights file is memory-mapped read-only; it must not change while mapped,
         // which holds for an installed model directory.
@@ -74,8 +77,8 @@ impl MiniLm {
                 &device,
             )
         }
-        .map_err(|e| fail("model.safetensors", &e))?;
-        let model = BertModel::load(weights, &config).map_err(|e| fail("model.safetensors", &e))?;
+        .map_err(|e| fail("model.safetensors", e))?;
+        let model = BertModel::load(weights, &config).map_err(|e| fail("model.safetensors", e))?;
         Ok(MiniLm {
             model,
             tokenizer,
@@ -90,7 +93,10 @@ impl MiniLm {
         for batch in texts.chunks(BATCH) {
             vectors.extend(
                 self.embed_batch(batch)
-                    .map_err(|e| RetrieveError::Embedding(e.to_string()))?,
+                    .map_err(|e| RetrieveError::Embedding {
+                        message: format!("embedding a batch: {e}"),
+                        source: Some(e.into()),
+                    })?,
             );
         }
         Ok(vectors)

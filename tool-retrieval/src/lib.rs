@@ -25,18 +25,93 @@ pub use fusion::{Fusion, FusionRule};
 pub use store::{content_hash, InMemoryStore, StoreFuture, StoredTool, SyncReport, ToolStore};
 pub use text::{split_name, tool_text, words};
 
+/// The error under a retrieval error, kept for `source()`.
+pub type Source = Arc<dyn std::error::Error + Send + Sync>;
+
 /// Why retrieval failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum RetrieveError {
     /// A forced or always-included tool does not exist (with `strict`).
     #[error("no tool is named `{0}`")]
     ToolNotFound(String),
     /// The embedding provider failed.
-    #[error("embedding failed: {0}")]
-    Embedding(String),
+    #[error("embedding failed: {message}")]
+    Embedding {
+        /// What failed, and where.
+        message: String,
+        /// The model's or the file system's own error, when there is one.
+        #[source]
+        source: Option<Source>,
+    },
     /// The store failed.
-    #[error("the tool store failed: {0}")]
-    Store(String),
+    #[error("the tool store failed: {message}")]
+    Store {
+        /// What failed, and where.
+        message: String,
+        /// The database's own error, when there is one.
+        #[source]
+        source: Option<Source>,
+    },
+}
+
+impl RetrieveError {
+    /// An embedding failure described by `message` alone.
+    pub fn embedding(message: impl Into<String>) -> Self {
+        RetrieveError::Embedding {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An embedding failure caused by `source`; the message says what was being done.
+    pub fn embedding_caused_by(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let source: Source = Arc::new(source);
+        RetrieveError::Embedding {
+            message: format!("{}: {source}", message.into()),
+            source: Some(source),
+        }
+    }
+
+    /// A store failure described by `message` alone.
+    pub fn store(message: impl Into<String>) -> Self {
+        RetrieveError::Store {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A store failure caused by `source`; the message says what was being done.
+    pub fn store_caused_by(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let source: Source = Arc::new(source);
+        RetrieveError::Store {
+            message: format!("{}: {source}", message.into()),
+            source: Some(source),
+        }
+    }
+}
+
+/// Two errors are equal when they are of one kind and say the same; sources are not compared.
+impl PartialEq for RetrieveError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (RetrieveError::ToolNotFound(a), RetrieveError::ToolNotFound(b)) => a == b,
+            (
+                RetrieveError::Embedding { message: a, .. },
+                RetrieveError::Embedding { message: b, .. },
+            )
+            | (RetrieveError::Store { message: a, .. }, RetrieveError::Store { message: b, .. }) => {
+                a == b
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What to retrieve.
@@ -305,7 +380,7 @@ impl Retriever {
         let vector = vectors
             .into_iter()
             .next()
-            .ok_or_else(|| RetrieveError::Embedding("no vector for the query".into()))?;
+            .ok_or_else(|| RetrieveError::embedding("no vector for the query"))?;
         let found = dense.store.search(&vector, k, None).await?;
         Ok(found
             .into_iter()
@@ -356,4 +431,23 @@ pub fn forced_names(query: &str) -> (Vec<String>, String) {
 
 fn is_tool_name(text: &str) -> bool {
     tool_core::name::check_wide(text).is_ok()
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::RetrieveError;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_store_error_keeps_its_cause_as_its_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let err = RetrieveError::store_caused_by("connecting", io);
+        assert_eq!(
+            err.to_string(),
+            "the tool store failed: connecting: refused"
+        );
+        let source = err.source().expect("the cause is kept");
+        assert_eq!(source.to_string(), "refused");
+        assert!(RetrieveError::embedding("no model").source().is_none());
+    }
 }

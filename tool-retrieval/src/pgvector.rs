@@ -16,8 +16,27 @@ pub struct PgVectorStore {
     dimension: usize,
 }
 
-fn store_error(e: impl std::fmt::Display) -> RetrieveError {
-    RetrieveError::Store(e.to_string())
+fn store_error(e: tokio_postgres::Error) -> RetrieveError {
+    RetrieveError::store_caused_by("PostgreSQL", e)
+}
+
+/// The URL without its password, for error messages.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme + 3],
+                    &credentials[..colon],
+                    &url[at..]
+                ),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
 }
 
 impl PgVectorStore {
@@ -28,13 +47,13 @@ impl PgVectorStore {
             && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !table.starts_with(|c: char| c.is_ascii_digit());
         if !plain {
-            return Err(RetrieveError::Store(format!(
+            return Err(RetrieveError::store(format!(
                 "`{table}` is not a plain SQL identifier (letters, digits, `_`)"
             )));
         }
-        let (client, connection) = tokio_postgres::connect(url, NoTls)
-            .await
-            .map_err(|e| RetrieveError::Store(format!("{url}: {e}")))?;
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(|e| {
+            RetrieveError::store_caused_by(format!("connecting to {}", redacted(url)), e)
+        })?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::warn!(error = %e, "the PostgreSQL connection ended");
@@ -81,7 +100,7 @@ impl ToolStore for PgVectorStore {
     ) -> StoreFuture<'a, SyncReport> {
         Box::pin(async move {
             if embedder.dimension() != self.dimension {
-                return Err(RetrieveError::Store(format!(
+                return Err(RetrieveError::store(format!(
                     "the table holds {} dimensions; the model makes {}",
                     self.dimension,
                     embedder.dimension()
@@ -162,5 +181,23 @@ impl ToolStore for PgVectorStore {
                 .filter(|(_, score)| threshold.is_none_or(|t| *score >= t))
                 .collect())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_urls_password_never_reaches_an_error_message() {
+        assert_eq!(
+            redacted("postgres://ada:s3cret@127.0.0.1:5432/db"),
+            "postgres://ada:***@127.0.0.1:5432/db"
+        );
+        assert_eq!(
+            redacted("postgres://ada@127.0.0.1/db"),
+            "postgres://ada@127.0.0.1/db"
+        );
+        assert_eq!(redacted("host=localhost"), "host=localhost");
     }
 }

@@ -107,7 +107,7 @@ impl InMemoryStore {
         };
         for (name, mut vector) in entries {
             if vector.len() != dimension {
-                return Err(RetrieveError::Store(format!(
+                return Err(RetrieveError::store(format!(
                     "`{name}` has {} dimensions, not {dimension}",
                     vector.len()
                 )));
@@ -133,7 +133,7 @@ impl InMemoryStore {
             return Ok(Vec::new());
         }
         if vector.len() != matrix.dimension {
-            return Err(RetrieveError::Store(format!(
+            return Err(RetrieveError::store(format!(
                 "the query has {} dimensions; the store holds {}",
                 vector.len(),
                 matrix.dimension
@@ -155,7 +155,7 @@ impl InMemoryStore {
 }
 
 fn poisoned() -> RetrieveError {
-    RetrieveError::Store("the in-memory store's lock was poisoned by a panic".into())
+    RetrieveError::store("the in-memory store's lock was poisoned by a panic")
 }
 
 impl ToolStore for InMemoryStore {
@@ -205,7 +205,7 @@ impl ToolStore for InMemoryStore {
                         .unwrap_or_default(),
                 };
                 if vector.len() != matrix.dimension {
-                    return Err(RetrieveError::Embedding(format!(
+                    return Err(RetrieveError::embedding(format!(
                         "`{}` was embedded with {} dimensions, not {}",
                         tool.name,
                         vector.len(),
