@@ -107,21 +107,9 @@ fn golden_path(relative: &str) -> std::path::PathBuf {
         .join(relative)
 }
 
-/// Compares with the golden file, or writes it when `GOLDEN=overwrite`.
+/// Compares with the golden file (expect-test: `UPDATE_EXPECT=1` rewrites it).
 fn golden(relative: &str, actual: &str) {
-    let path = golden_path(relative);
-    if std::env::var("GOLDEN").as_deref() == Ok("overwrite") {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(
-        actual,
-        expected,
-        "{} differs; GOLDEN=overwrite rewrites it",
-        path.display()
-    );
+    expect_test::expect_file![golden_path(relative)].assert_eq(actual);
 }
 
 fn pretty(value: &Value) -> String {
