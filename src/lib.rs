@@ -27,6 +27,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "cli")]
 pub mod cli;
 

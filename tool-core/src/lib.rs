@@ -5,6 +5,7 @@
 //! becomes one [`ToolSpec`] with one canonical JSON Schema. Provider formats are translations of
 //! that spec at the edge. This crate has no async runtime.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod call;

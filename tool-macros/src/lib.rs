@@ -3,6 +3,7 @@
 //! Each macro runs the same pipeline: parse (`attr`, `ast`), check (`valid`, every error at its
 //! tokens, all at once), expand (`expand`).
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod ast;

@@ -4,6 +4,8 @@
 //! no model needed), by dense embeddings, or both fused. Tools that are not selectable are
 //! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in.
 
+#![warn(missing_docs)]
+
 mod bm25;
 #[cfg(feature = "embed-candle")]
 pub mod candle;

@@ -63,6 +63,7 @@ impl<T: ExactSchema> sealed::Sealed for BTreeMap<String, T> {}
 pub struct Probe<T: ?Sized>(PhantomData<T>);
 
 impl<T: ?Sized> Probe<T> {
+    /// The probe for `T`.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         Probe(PhantomData)
@@ -71,6 +72,7 @@ impl<T: ?Sized> Probe<T> {
 
 /// Chosen by method lookup first, when `T: ExactSchema`.
 pub trait IsExact {
+    /// `true`: `T`'s `Deserialize` checks all its schema says.
     #[inline(always)]
     fn exact(&self) -> bool {
         true
@@ -81,6 +83,7 @@ impl<T: ExactSchema + ?Sized> IsExact for Probe<T> {}
 
 /// Chosen through one more reference, for every other `T`.
 pub trait NotExact {
+    /// `false`: `T`'s schema may say more than its `Deserialize` checks.
     #[inline(always)]
     fn exact(&self) -> bool {
         false

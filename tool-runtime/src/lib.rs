@@ -4,6 +4,8 @@
 //!
 //! Users normally reach this crate through the `ai-tool` facade.
 
+#![warn(missing_docs)]
+
 mod arguments;
 mod context;
 mod converter;
