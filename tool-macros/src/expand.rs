@@ -209,10 +209,10 @@ fn exact_fn(
         });
     quote! {
         #[inline(always)]
-        fn __ai_exact() -> bool {
+        fn __ai_exact() -> ::core::option::Option<#p::ExactStage> {
             #[allow(unused_imports)]
             use #p::{IsExact as _, NotExact as _};
-            !#flattened #(&& #probes)*
+            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))*
         }
     }
 }

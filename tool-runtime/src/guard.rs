@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput};
 
+use crate::boxed::BoxFuture;
 use crate::panics as quiet;
-use crate::registration::BoxFuture;
 
 /// Runs a sync call (or the sync start of an async one), turning a panic into an error.
 #[inline]

@@ -5,12 +5,14 @@ use std::any::Any;
 use serde::de::DeserializeOwned;
 use tool_core::{ToolError, ToolOutput};
 
+pub use crate::arguments::{
+    Arguments, DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe,
+};
 pub use crate::converter::Converter;
-pub use crate::exact::{ExactSchema, IsExact, NotExact, Probe};
 pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::returned::*;
-pub use crate::{Arguments, ToolContext};
+pub use crate::ToolContext;
 pub use tool_core::schema::canonical_for;
 
 /// What a tool parameter's type needs: a schema and a way to be deserialized.
@@ -50,18 +52,15 @@ fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
 ///
-/// `exact` is the generated code's finding that every parameter's type is
-/// [`ExactSchema`]: serde alone then checks the schema.
+/// `exact` is the probes' word that every parameter's type is [`DeserializeChecksSchema`]:
+/// serde alone then checks the schema (the Exact stage). Only the probes make an
+/// [`ExactStage`]; `None` takes the Validating stage.
 #[inline]
 pub fn parse_args<T: DeserializeOwned>(
     args: Arguments<'_, '_>,
-    exact: bool,
+    exact: Option<ExactStage>,
 ) -> Result<T, ToolError> {
-    if exact {
-        args.parse_exact()
-    } else {
-        args.parse()
-    }
+    args.parse(exact)
 }
 
 /// The error a tool returned, kept typed.

@@ -1,9 +1,6 @@
 //! Running the tool calls of one model response.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
+use futures_util::future::join_all;
 use serde_json::Value;
 use tool_core::provider::{self, CallResult, Declarations, DeclareOptions, Format};
 use tool_core::{ToolCall, ToolError, ToolOutput};
@@ -42,11 +39,7 @@ impl Executor {
         calls: &[ToolCall],
         options: &CallOptions,
     ) -> Vec<CallResult> {
-        let futures: Vec<_> = calls
-            .iter()
-            .map(|call| Box::pin(self.execute_call(call, options)))
-            .collect();
-        let results = JoinAll::new(futures).await;
+        let results = join_all(calls.iter().map(|call| self.execute_call(call, options))).await;
         calls
             .iter()
             .cloned()
@@ -58,47 +51,5 @@ impl Executor {
     /// This executor's tools, declared for one API.
     pub fn declarations(&self, format: Format, options: &DeclareOptions) -> Declarations {
         provider::declare(self.tools(), format, options)
-    }
-}
-
-/// Polls every future until all are done; outputs in the order given.
-struct JoinAll<F: Future> {
-    futures: Vec<Option<Pin<Box<F>>>>,
-    outputs: Vec<Option<F::Output>>,
-}
-
-impl<F: Future> JoinAll<F> {
-    fn new(futures: Vec<Pin<Box<F>>>) -> Self {
-        let outputs = futures.iter().map(|_| None).collect();
-        JoinAll {
-            futures: futures.into_iter().map(Some).collect(),
-            outputs,
-        }
-    }
-}
-
-impl<F: Future> Unpin for JoinAll<F> {}
-
-impl<F: Future> Future for JoinAll<F> {
-    type Output = Vec<F::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let mut pending = false;
-        for (slot, output) in this.futures.iter_mut().zip(this.outputs.iter_mut()) {
-            if let Some(future) = slot {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(value) => {
-                        *output = Some(value);
-                        *slot = None;
-                    }
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            return Poll::Pending;
-        }
-        Poll::Ready(this.outputs.iter_mut().filter_map(Option::take).collect())
     }
 }

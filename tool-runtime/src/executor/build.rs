@@ -5,11 +5,10 @@ use std::time::Duration;
 
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
-use super::index::NameIndex;
-use super::{Callable, Entry, Executor, Inner};
+use super::{Callable, Entry, Executor, Inner, NameIndex};
+use crate::arguments::ArgumentValidator;
 use crate::dynamic::DynamicTool;
 use crate::registration::{ConverterRegistration, Location, Service, ToolRegistration};
-use crate::validation::CompiledSchema;
 use crate::Services;
 
 /// The default cap on the size of one call's arguments: 1 MiB.
@@ -235,16 +234,21 @@ impl ExecutorBuilder {
                 .filter_map(|tool| dynamic_entry(tool, &mut problems)),
         );
 
-        let mut index = NameIndex::with_capacity(entries.len());
+        let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
         for (i, entry) in entries.iter().enumerate() {
             // Only the tools this executor exposes share its namespace: a tool whose service
             // was not provided (say, one a dependency defines) takes no name.
-            if let Err(first) = index.insert(&entry.spec.name, i, |j| &entries[j].spec.name) {
-                problems.push(BuildProblem::DuplicateTool {
-                    name: entry.spec.name.clone(),
-                    first: source_of(&entries[first].spec),
-                    second: source_of(&entry.spec),
-                });
+            match index.entry(Arc::clone(&entry.name)) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    problems.push(BuildProblem::DuplicateTool {
+                        name: entry.spec.name.clone(),
+                        first: source_of(&entries[*first.get()].spec),
+                        second: source_of(&entry.spec),
+                    });
+                }
             }
         }
         if !problems.is_empty() {
@@ -311,7 +315,7 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
-        let compiled = (reg.schema)().and_then(|s| CompiledSchema::compile(&s).map(|c| (s, c)));
+        let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
             Err(message) => {
@@ -435,7 +439,7 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
         });
         return None;
     }
-    let schema = match CompiledSchema::compile(&spec.parameters) {
+    let schema = match ArgumentValidator::compile(&spec.parameters) {
         Ok(schema) => schema,
         Err(message) => {
             problems.push(BuildProblem::BadSchema {
