@@ -53,3 +53,90 @@ impl Executor {
         provider::declare(self.tools(), format, options)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::DynamicTool;
+
+    fn tool<F, Fut>(name: &str, call: F) -> DynamicTool
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        DynamicTool::new(name, "A test tool", schema, move |args, _| call(args))
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn results_come_in_call_order_whatever_order_the_calls_end_in() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(tool("wait", |args| async move {
+                let n = args["n"].as_u64().unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(100 - 10 * n)).await;
+                Ok(ToolOutput::text(n.to_string()))
+            }))
+            .build()
+            .unwrap();
+        let calls: Vec<ToolCall> = (0..5).map(|n| call("wait", json!({ "n": n }))).collect();
+        let results = exec.execute_calls(&calls).await;
+        let texts: Vec<String> = results
+            .iter()
+            .map(|r| r.result.as_ref().unwrap().to_text())
+            .collect();
+        assert_eq!(texts, ["0", "1", "2", "3", "4"]);
+        let ids: Vec<_> = results.iter().map(|r| r.call.id.clone()).collect();
+        assert!(ids.iter().all(|id| id.as_deref() == Some("call_wait")));
+    }
+
+    #[tokio::test]
+    async fn one_call_failing_leaves_the_others_alone() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(tool("ok", |_| async { Ok(ToolOutput::text("fine")) }))
+            .tool(tool("boom", |_| async { panic!("boom") }))
+            .build()
+            .unwrap();
+        let calls = [
+            call("ok", json!({})),
+            call("boom", json!({})),
+            call("missing", json!({})),
+            call("ok", json!({"n": "not a number"})),
+            call("ok", json!("{\"n\": 1}")),
+        ];
+        let results = exec.execute_calls(&calls).await;
+        let kinds: Vec<_> = results
+            .iter()
+            .map(|r| {
+                r.result
+                    .as_ref()
+                    .map(ToolOutput::to_text)
+                    .map_err(ToolError::kind)
+            })
+            .collect();
+        use tool_core::ToolErrorKind as K;
+        assert_eq!(
+            kinds,
+            [
+                Ok("fine".to_owned()),
+                Err(K::Panicked),
+                Err(K::UnknownTool),
+                Err(K::InvalidArguments),
+                Ok("fine".to_owned()),
+            ]
+        );
+    }
+}
