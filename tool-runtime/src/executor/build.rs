@@ -148,15 +148,24 @@ pub enum BuildProblem {
 }
 
 impl ExecutorBuilder {
-    /// Provides a service: its methods marked `#[ai_tool]` become tools, and tools can reach it
-    /// through `ToolContext::service`.
+    /// Adds a service: the value whose `#[ai_tool]` methods are tools (their `&self`). Without
+    /// it those tools are not exposed (or, with [`require_all_services`], `build()` fails).
+    ///
+    /// Why two names for one store: [`ExecutorBuilder::provide`] adds a value the same way, and
+    /// both are found by type, by tools and by [`ToolContext::service`](crate::ToolContext::service).
+    /// The names say at the call site what the value is for: `service` for an object whose methods
+    /// are tools, `provide` for something tools use (a pool, a client, configuration).
+    ///
+    /// [`require_all_services`]: ExecutorBuilder::require_all_services
     pub fn service<S: std::any::Any + Send + Sync>(mut self, service: Arc<S>) -> Self {
         self.services.insert(service);
         self
     }
 
-    /// Provides a value that tools reach through `ToolContext::service` (a database pool, a
-    /// client, configuration). The same as [`ExecutorBuilder::service`]; the name says intent.
+    /// Provides a value that tools use and reach through
+    /// [`ToolContext::service`](crate::ToolContext::service): a database pool, a client,
+    /// configuration. Stored as [`ExecutorBuilder::service`] stores a service (one value per
+    /// type, found by type); the other name says that no tools are expected from its methods.
     pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> Self {
         self.service(value)
     }
