@@ -92,34 +92,50 @@ impl Budget {
 
     /// Counts a whole value; false as soon as it passes the limit or nests too deeply.
     pub(super) fn add_value(&self, value: &Value, numbers: Numbers) -> bool {
-        let bytes = match value {
-            Value::Null => 4,
-            Value::Bool(b) => 4 + usize::from(!b),
-            Value::Number(n) => match numbers {
-                Numbers::Measured => number_len(n),
-                Numbers::AtMostRoom => NUMBER_ROOM,
-            },
-            Value::String(s) => s.len() + 2,
+        match value {
             // Brackets, and a comma before every item but the first.
             Value::Array(items) => {
                 let fits = self.enter()
                     && self.add(2 + items.len().saturating_sub(1))
-                    && items.iter().all(|item| self.add_value(item, numbers));
+                    && items.iter().all(|item| self.add_item(item, numbers));
                 self.leave();
-                return fits;
+                fits
             }
             // Braces, commas, and each key with its quotes and colon.
             Value::Object(map) => {
                 let fits = self.enter()
                     && self.add(2 + map.len().saturating_sub(1))
-                    && map.iter().all(|(key, item)| {
-                        self.add(key.len() + 3) && self.add_value(item, numbers)
-                    });
+                    && map
+                        .iter()
+                        .all(|(key, item)| self.add(key.len() + 3) && self.add_item(item, numbers));
                 self.leave();
-                return fits;
+                fits
             }
-        };
-        self.add(bytes)
+            scalar => self.add(scalar_len(scalar, numbers)),
+        }
+    }
+
+    /// Counts an item of an array or object: a scalar in place, without a call, since most
+    /// arguments are objects of scalars.
+    #[inline(always)]
+    fn add_item(&self, item: &Value, numbers: Numbers) -> bool {
+        match item {
+            Value::Array(_) | Value::Object(_) => self.add_value(item, numbers),
+            scalar => self.add(scalar_len(scalar, numbers)),
+        }
+    }
+}
+
+/// The size of a scalar as compact JSON (or, for a number counted at most room, its room).
+#[inline(always)]
+fn scalar_len(scalar: &Value, numbers: Numbers) -> usize {
+    match scalar {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(_) if numbers == Numbers::AtMostRoom => NUMBER_ROOM,
+        Value::Number(n) => number_len(n),
+        Value::String(s) => s.len() + 2,
+        Value::Array(_) | Value::Object(_) => 0,
     }
 }
 
