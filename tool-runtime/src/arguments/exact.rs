@@ -6,16 +6,18 @@
 //! serde accepts exactly strings. When every parameter of a tool is such a type, the generated
 //! argument struct (which denies unknown fields, and requires what the schema requires) accepts
 //! no object the schema refuses: deserializing it is validating it. Such a tool's arguments go
-//! straight through serde, and anything serde refuses takes the full path, which names every
+//! straight through serde, and anything serde refuses takes the Full stage, which names every
 //! violation. serde may refuse more than the schema (`1.0` for an integer, a repeated key in
-//! JSON text); the full path then decides, as it always did.
+//! JSON text); the Full stage then decides, as it always did.
 //!
 //! Only types of the standard library and `serde_json::Value` are listed, since a user type's
 //! schema can say more than its `Deserialize` checks (a `#[schemars(range(max = 10))]`, a
-//! custom schema). Any other type keeps the fused walk, which checks the schema itself.
+//! custom schema). Any other type takes the Validating stage, which checks the schema itself.
 //!
-//! The generated code asks with the autoref probe: `(&Probe::<T>::new()).exact()` is `true`
-//! when `T: DeserializeChecksSchema` and `false` otherwise, decided at compile time.
+//! The generated code asks with the autoref probe: `(&Probe::<T>::new()).exact()` is
+//! `Some(ExactStage)` when `T: DeserializeChecksSchema` and `None` otherwise, decided at compile
+//! time. [`ExactStage`] has no public constructor: the Exact stage is taken on the probes' word
+//! only, never on a `true` written by hand.
 
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;

@@ -12,7 +12,7 @@
 //! 1. **Raw input** ([`raw`]): a value (owned, lent or borrowed) or text, read in place. Nothing
 //!    is copied or parsed into a `Value` unless the Full stage needs it.
 //! 2. **Size budget** ([`budget`]): text longer than the cap, a value whose compact JSON is, or
-//!    either nested [`NESTING_LIMIT`] levels deep, goes no further than the Full stage, which
+//!    either nested [`NESTING_LIMIT`](budget::NESTING_LIMIT) levels deep, goes no further than the Full stage, which
 //!    refuses it with `ArgumentsTooLarge` or `InvalidArguments`.
 //! 3. **Parse**, in the first stage that applies:
 //!    - **Exact** ([`exact`]): every parameter's type is one whose `Deserialize` checks all its

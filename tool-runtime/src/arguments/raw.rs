@@ -33,7 +33,7 @@ pub struct RawArguments<'a>(Raw<'a>);
 #[derive(Debug)]
 enum Raw<'a> {
     Value(Value),
-    /// The caller's value, lent for the call: only the full path takes it.
+    /// The caller's value, lent for the call: only the Full stage takes it.
     Lent(&'a mut Value),
     Borrowed(&'a Value),
     Text(&'a str),
