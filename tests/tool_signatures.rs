@@ -117,6 +117,21 @@ async fn io_result_fails_with_the_io_error() {
         .unwrap_err();
     let io = err.downcast_ref::<std::io::Error>().expect("an io::Error");
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    // An error type that is a `std::error::Error` is also the failure's source.
+    let source = std::error::Error::source(&err).expect("the io::Error as the source");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn a_string_error_is_no_source() {
+    let err = executor()
+        .execute("halve", json!({ "n": 3 }))
+        .await
+        .unwrap_err();
+    assert!(std::error::Error::source(&err).is_none());
 }
 
 #[tokio::test]

@@ -3,6 +3,35 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A tool's error as a [`std::error::Error`], shared: the source of a [`ToolError::Failed`].
+///
+/// It derefs to the error itself, and is not an `Error` of its own, so that
+/// [`source()`](std::error::Error::source) gives the tool's error (which `downcast_ref` finds)
+/// rather than a wrapper around it.
+#[derive(Clone)]
+pub struct FailureSource(Arc<dyn std::error::Error + Send + Sync>);
+
+impl FailureSource {
+    /// The error, shared.
+    pub fn new(error: Arc<dyn std::error::Error + Send + Sync>) -> Self {
+        FailureSource(error)
+    }
+}
+
+impl std::ops::Deref for FailureSource {
+    type Target = dyn std::error::Error + Send + Sync;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for FailureSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
 /// Why a tool call did not produce output.
 ///
 /// `Display` is for the developer. [`ToolError::to_model_text`] is for the model: short, and
@@ -48,6 +77,10 @@ pub enum ToolError {
         message: String,
         /// The typed error the tool returned; see [`ToolError::downcast_ref`].
         error: Option<Arc<dyn Any + Send + Sync>>,
+        /// The same error, when its type is a [`std::error::Error`]: what
+        /// [`source()`](std::error::Error::source) gives, so that error reporters show its chain.
+        #[source]
+        source: Option<FailureSource>,
     },
     /// The tool panicked. The executor goes on serving.
     #[error("tool `{tool}` panicked: {message}")]
@@ -180,6 +213,31 @@ impl ToolError {
             tool: tool.into(),
             message: error.to_string(),
             error: Some(Arc::new(error)),
+            source: None,
+        }
+    }
+
+    /// A failure carrying the tool's typed error, which is also its
+    /// [`source()`](std::error::Error::source). `#[ai_tool]` makes this of an error type that is
+    /// a [`std::error::Error`], and [`ToolError::failed`] of one that is only `Display`.
+    ///
+    /// ```
+    /// # use std::error::Error;
+    /// # use tool_core::ToolError;
+    /// let err = ToolError::failed_with_source("parse", "x".parse::<i32>().unwrap_err());
+    /// let source = err.source().expect("the tool's error");
+    /// assert!(source.downcast_ref::<std::num::ParseIntError>().is_some());
+    /// ```
+    pub fn failed_with_source<E>(tool: impl Into<String>, error: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let error = Arc::new(error);
+        ToolError::Failed {
+            tool: tool.into(),
+            message: error.to_string(),
+            error: Some(Arc::clone(&error) as Arc<dyn Any + Send + Sync>),
+            source: Some(FailureSource(error)),
         }
     }
 
@@ -437,5 +495,17 @@ mod tests {
         assert_eq!(err.downcast_ref::<Oops>(), Some(&Oops(7)));
         assert_eq!(err.to_model_text(), "`t` failed: oops 7");
         assert!(err.downcast_ref::<String>().is_none());
+        assert!(std::error::Error::source(&err).is_none());
+    }
+
+    #[test]
+    fn failed_with_source_keeps_the_error_as_its_source() {
+        let parse = "x".parse::<i32>().unwrap_err();
+        let err = ToolError::failed_with_source("t", parse.clone());
+        let source = std::error::Error::source(&err).expect("a source");
+        assert_eq!(source.to_string(), parse.to_string());
+        assert_eq!(source.downcast_ref(), Some(&parse));
+        assert_eq!(err.downcast_ref(), Some(&parse));
+        assert_eq!(err.to_model_text(), format!("`t` failed: {parse}"));
     }
 }

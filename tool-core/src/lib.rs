@@ -21,7 +21,7 @@ mod suggest;
 
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
-pub use error::{ModelTextLimits, ToolError, ToolErrorKind, Violation};
+pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
 pub use suggest::closest_names;

@@ -246,10 +246,10 @@ fn exact_fn(
         });
     quote! {
         #[inline(always)]
-        fn __ai_exact() -> bool {
+        fn __ai_exact() -> ::core::option::Option<#p::ExactStage> {
             #[allow(unused_imports)]
             use #p::{IsExact as _, NotExact as _};
-            !#flattened #(&& #probes)*
+            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))*
         }
     }
 }
@@ -306,7 +306,7 @@ fn conversion(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let span = syn::spanned::Spanned::span(&tool.output.ty);
     let fail = {
         let p = respan(p.clone(), span);
-        quote_spanned!(span=> #p::fail(__ai_error, __ai_ctx))
+        quote_spanned!(span=> (&#p::Failure::of(&__ai_error)).fail()(__ai_error, __ai_ctx))
     };
     let apply = match tool.attr.convert.first() {
         Some(path) => {
@@ -325,7 +325,7 @@ fn conversion(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     };
     quote! {{
         #[allow(unused_imports)]
-        use #p::{ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
+        use #p::{FailsAsError as _, FailsAsText as _, ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
         let __ai_returned = #p::Returned::of(&__ai_value);
         match (&__ai_returned).split(__ai_value) {
             ::core::result::Result::Ok(__ai_value) => {
@@ -345,7 +345,7 @@ fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     quote! {
         fn __ai_output() -> #p::TypeRef {
             #[allow(unused_imports)]
-            use #p::{ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
+            use #p::{FailsAsError as _, FailsAsText as _, ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
             let __ai_returned = #p::Returned::<#ty>::new();
             let __ai_produced = (&__ai_returned).produced();
             #p::type_ref((&__ai_produced).value())

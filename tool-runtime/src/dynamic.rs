@@ -4,8 +4,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
 
+use crate::boxed::BoxFuture;
 use crate::guard::Guard;
-use crate::registration::BoxFuture;
 use crate::ToolContext;
 
 /// A dynamic tool's closure, called with its checked arguments, a context to keep and the guard

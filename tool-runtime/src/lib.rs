@@ -7,21 +7,19 @@
 #![warn(missing_docs)]
 
 mod arguments;
+mod boxed;
 mod context;
 mod converter;
 mod dynamic;
-mod exact;
 mod executor;
 mod guard;
 #[doc(hidden)]
 pub mod macro_support;
 mod panics;
-#[doc(hidden)]
-pub mod registration;
+mod registration;
 mod returned;
-mod validation;
 
-pub use arguments::{Arguments, IntoArguments, RawArguments};
+pub use arguments::IntoArguments;
 pub use context::{Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;

@@ -1,16 +1,19 @@
 //! Functions the macros' generated code calls. Not a public API.
 
 use std::any::Any;
+use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 use tool_core::{ToolError, ToolOutput};
 
+pub use crate::arguments::{
+    Arguments, DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe,
+};
 pub use crate::converter::Converter;
-pub use crate::exact::{ExactSchema, IsExact, NotExact, Probe};
 pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::returned::*;
-pub use crate::{Arguments, ToolContext};
+pub use crate::ToolContext;
 
 /// The canonical arguments schema of a tool's generated arguments struct; the error's text
 /// becomes [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s message.
@@ -50,29 +53,90 @@ fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
             std::any::type_name::<S>()
         ),
         error: None,
+        source: None,
     }
 }
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
 ///
-/// `exact` is the generated code's finding that every parameter's type is
-/// [`ExactSchema`]: serde alone then checks the schema.
+/// `exact` is the probes' word that every parameter's type is [`DeserializeChecksSchema`]:
+/// serde alone then checks the schema (the Exact stage). Only the probes make an
+/// [`ExactStage`]; `None` takes the Validating stage.
 #[inline]
 pub fn parse_args<T: DeserializeOwned>(
     args: Arguments<'_, '_>,
-    exact: bool,
+    exact: Option<ExactStage>,
 ) -> Result<T, ToolError> {
-    if exact {
-        args.parse_exact()
-    } else {
-        args.parse()
-    }
+    args.parse(exact)
 }
 
 /// The error a tool returned, kept typed.
 #[inline]
 pub fn fail<E: ToolFailure>(error: E, ctx: &ToolContext<'_>) -> ToolError {
     ToolError::failed(ctx.tool_name(), error)
+}
+
+/// The error a tool returned, kept typed and as the failure's `source()`.
+#[inline]
+pub fn fail_with_source<E>(error: E, ctx: &ToolContext<'_>) -> ToolError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    ToolError::failed_with_source(ctx.tool_name(), error)
+}
+
+/// A probe for a tool's error type `E`: `(&Failure::of(&error)).fail()` is [`fail_with_source`]
+/// when `E` is a `std::error::Error`, and [`fail`] otherwise, decided at compile time.
+pub struct Failure<E>(PhantomData<fn() -> E>);
+
+impl<E> Failure<E> {
+    /// The probe for the type of `error`.
+    #[inline(always)]
+    pub fn of(_error: &E) -> Self {
+        Failure(PhantomData)
+    }
+}
+
+/// What a failure function is: the tool's error and the context in, the `ToolError` out.
+pub type FailWith<E> = fn(E, &ToolContext<'_>) -> ToolError;
+
+/// Chosen by method lookup first, when the error is a `std::error::Error`.
+pub trait FailsAsError {
+    /// The tool's error type.
+    type Err;
+    /// [`fail_with_source`].
+    fn fail(&self) -> FailWith<Self::Err>;
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> FailsAsError for Failure<E> {
+    type Err = E;
+
+    #[inline(always)]
+    fn fail(&self) -> FailWith<E> {
+        fail_with_source::<E>
+    }
+}
+
+/// Chosen through one more reference, for any other error type.
+pub trait FailsAsText {
+    /// The tool's error type.
+    type Err;
+    /// [`fail`], which needs the error to be a [`ToolFailure`].
+    fn fail(&self) -> FailWith<Self::Err>
+    where
+        Self::Err: ToolFailure;
+}
+
+impl<E> FailsAsText for &Failure<E> {
+    type Err = E;
+
+    #[inline(always)]
+    fn fail(&self) -> FailWith<E>
+    where
+        E: ToolFailure,
+    {
+        fail::<E>
+    }
 }
 
 /// Converts a tool's value: through the external converter when one is registered for the tool,
@@ -111,5 +175,6 @@ pub fn unbox<T: 'static>(value: Box<dyn Any>, ctx: &ToolContext<'_>) -> Result<T
             tool: ctx.tool_name().to_owned(),
             message: format!("the converter expected a `{}`", std::any::type_name::<T>()),
             error: None,
+            source: None,
         })
 }

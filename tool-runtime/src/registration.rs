@@ -4,19 +4,15 @@
 //! `build()`. Not a public API: the fields may change with the macros.
 
 use std::any::{Any, TypeId};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
 
+use crate::arguments::Arguments;
+pub use crate::boxed::BoxFuture;
 use crate::guard::Guard;
-use crate::{Arguments, ToolContext};
-
-/// A boxed, sendable future: what an async tool call is. It may borrow from the executor and the
-/// caller for `'a`, the length of the call.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::ToolContext;
 
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
 pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOutput, ToolError>;

@@ -242,6 +242,7 @@ fn output_json<T: Serialize>(value: T, ctx: &ToolContext<'_>) -> Result<ToolOutp
             tool: ctx.tool_name().to_owned(),
             message: format!("the result could not be turned into JSON: {e}"),
             error: None,
+            source: None,
         })
 }
 

@@ -1,9 +1,6 @@
 //! Running the tool calls of one model response.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
+use futures_util::future::join_all;
 use serde_json::Value;
 use tool_core::provider::{self, CallResult, Declarations, DeclareOptions, Format};
 use tool_core::{ToolCall, ToolError, ToolOutput};
@@ -42,11 +39,7 @@ impl Executor {
         calls: &[ToolCall],
         options: &CallOptions,
     ) -> Vec<CallResult> {
-        let futures: Vec<_> = calls
-            .iter()
-            .map(|call| Box::pin(self.execute_call(call, options)))
-            .collect();
-        let results = JoinAll::new(futures).await;
+        let results = join_all(calls.iter().map(|call| self.execute_call(call, options))).await;
         calls
             .iter()
             .cloned()
@@ -61,44 +54,89 @@ impl Executor {
     }
 }
 
-/// Polls every future until all are done; outputs in the order given.
-struct JoinAll<F: Future> {
-    futures: Vec<Option<Pin<Box<F>>>>,
-    outputs: Vec<Option<F::Output>>,
-}
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
 
-impl<F: Future> JoinAll<F> {
-    fn new(futures: Vec<Pin<Box<F>>>) -> Self {
-        let outputs = futures.iter().map(|_| None).collect();
-        JoinAll {
-            futures: futures.into_iter().map(Some).collect(),
-            outputs,
+    use serde_json::json;
+
+    use super::*;
+    use crate::DynamicTool;
+
+    fn tool<F, Fut>(name: &str, call: F) -> DynamicTool
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        DynamicTool::new(name, "A test tool", schema, move |args, _| call(args))
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments,
         }
     }
-}
 
-impl<F: Future> Unpin for JoinAll<F> {}
+    #[tokio::test(start_paused = true)]
+    async fn results_come_in_call_order_whatever_order_the_calls_end_in() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(tool("wait", |args| async move {
+                let n = args["n"].as_u64().unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(100 - 10 * n)).await;
+                Ok(ToolOutput::text(n.to_string()))
+            }))
+            .build()
+            .unwrap();
+        let calls: Vec<ToolCall> = (0..5).map(|n| call("wait", json!({ "n": n }))).collect();
+        let results = exec.execute_calls(&calls).await;
+        let texts: Vec<String> = results
+            .iter()
+            .map(|r| r.result.as_ref().unwrap().to_text())
+            .collect();
+        assert_eq!(texts, ["0", "1", "2", "3", "4"]);
+        let ids: Vec<_> = results.iter().map(|r| r.call.id.clone()).collect();
+        assert!(ids.iter().all(|id| id.as_deref() == Some("call_wait")));
+    }
 
-impl<F: Future> Future for JoinAll<F> {
-    type Output = Vec<F::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let mut pending = false;
-        for (slot, output) in this.futures.iter_mut().zip(this.outputs.iter_mut()) {
-            if let Some(future) = slot {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(value) => {
-                        *output = Some(value);
-                        *slot = None;
-                    }
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            return Poll::Pending;
-        }
-        Poll::Ready(this.outputs.iter_mut().filter_map(Option::take).collect())
+    #[tokio::test]
+    async fn one_call_failing_leaves_the_others_alone() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(tool("ok", |_| async { Ok(ToolOutput::text("fine")) }))
+            .tool(tool("boom", |_| async { panic!("boom") }))
+            .build()
+            .unwrap();
+        let calls = [
+            call("ok", json!({})),
+            call("boom", json!({})),
+            call("missing", json!({})),
+            call("ok", json!({"n": "not a number"})),
+            call("ok", json!("{\"n\": 1}")),
+        ];
+        let results = exec.execute_calls(&calls).await;
+        let kinds: Vec<_> = results
+            .iter()
+            .map(|r| {
+                r.result
+                    .as_ref()
+                    .map(ToolOutput::to_text)
+                    .map_err(ToolError::kind)
+            })
+            .collect();
+        use tool_core::ToolErrorKind as K;
+        assert_eq!(
+            kinds,
+            [
+                Ok("fine".to_owned()),
+                Err(K::Panicked),
+                Err(K::UnknownTool),
+                Err(K::InvalidArguments),
+                Ok("fine".to_owned()),
+            ]
+        );
     }
 }

@@ -5,11 +5,10 @@ use std::time::Duration;
 
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
-use super::index::NameIndex;
-use super::{Callable, Entry, Executor, Inner};
+use super::{Callable, Entry, Executor, Inner, NameIndex};
+use crate::arguments::ArgumentValidator;
 use crate::dynamic::DynamicTool;
 use crate::registration::{ConverterRegistration, Location, Service, ToolRegistration};
-use crate::validation::CompiledSchema;
 use crate::Services;
 
 /// The default cap on the size of one call's arguments: 1 MiB.
@@ -149,15 +148,24 @@ pub enum BuildProblem {
 }
 
 impl ExecutorBuilder {
-    /// Provides a service: its methods marked `#[ai_tool]` become tools, and tools can reach it
-    /// through `ToolContext::service`.
+    /// Adds a service: the value whose `#[ai_tool]` methods are tools (their `&self`). Without
+    /// it those tools are not exposed (or, with [`require_all_services`], `build()` fails).
+    ///
+    /// Why two names for one store: [`ExecutorBuilder::provide`] adds a value the same way, and
+    /// both are found by type, by tools and by [`ToolContext::service`](crate::ToolContext::service).
+    /// The names say at the call site what the value is for: `service` for an object whose methods
+    /// are tools, `provide` for something tools use (a pool, a client, configuration).
+    ///
+    /// [`require_all_services`]: ExecutorBuilder::require_all_services
     pub fn service<S: std::any::Any + Send + Sync>(mut self, service: Arc<S>) -> Self {
         self.services.insert(service);
         self
     }
 
-    /// Provides a value that tools reach through `ToolContext::service` (a database pool, a
-    /// client, configuration). The same as [`ExecutorBuilder::service`]; the name says intent.
+    /// Provides a value that tools use and reach through
+    /// [`ToolContext::service`](crate::ToolContext::service): a database pool, a client,
+    /// configuration. Stored as [`ExecutorBuilder::service`] stores a service (one value per
+    /// type, found by type); the other name says that no tools are expected from its methods.
     pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> Self {
         self.service(value)
     }
@@ -235,16 +243,21 @@ impl ExecutorBuilder {
                 .filter_map(|tool| dynamic_entry(tool, &mut problems)),
         );
 
-        let mut index = NameIndex::with_capacity(entries.len());
+        let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
         for (i, entry) in entries.iter().enumerate() {
             // Only the tools this executor exposes share its namespace: a tool whose service
             // was not provided (say, one a dependency defines) takes no name.
-            if let Err(first) = index.insert(&entry.spec.name, i, |j| &entries[j].spec.name) {
-                problems.push(BuildProblem::DuplicateTool {
-                    name: entry.spec.name.clone(),
-                    first: source_of(&entries[first].spec),
-                    second: source_of(&entry.spec),
-                });
+            match index.entry(Arc::clone(&entry.name)) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    problems.push(BuildProblem::DuplicateTool {
+                        name: entry.spec.name.clone(),
+                        first: source_of(&entries[*first.get()].spec),
+                        second: source_of(&entry.spec),
+                    });
+                }
             }
         }
         if !problems.is_empty() {
@@ -311,7 +324,7 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
-        let compiled = (reg.schema)().and_then(|s| CompiledSchema::compile(&s).map(|c| (s, c)));
+        let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
             Err(message) => {
@@ -435,7 +448,7 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
         });
         return None;
     }
-    let schema = match CompiledSchema::compile(&spec.parameters) {
+    let schema = match ArgumentValidator::compile(&spec.parameters) {
         Ok(schema) => schema,
         Err(message) => {
             problems.push(BuildProblem::BadSchema {

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use tool_core::{ToolError, ToolOutput};
 
 use super::{CallOptions, Executor};
-use crate::registration::BoxFuture;
+use crate::boxed::BoxFuture;
 use crate::IntoArguments;
 
 /// One tool call: what [`Executor::execute`] and [`Executor::execute_with`] return.

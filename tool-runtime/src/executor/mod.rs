@@ -3,8 +3,8 @@
 mod batch;
 mod build;
 mod call;
-mod index;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -16,12 +16,13 @@ use tool_core::{ToolError, ToolOutput, ToolSpec};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
-use self::index::NameIndex;
+use crate::arguments::ArgumentValidator;
+use crate::arguments::{Arguments, IntoArguments, RawArguments};
+use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
-use crate::registration::{BoxFuture, ExternalConverter, Invoke, Service, SyncInvoke};
-use crate::validation::CompiledSchema;
-use crate::{Arguments, IntoArguments, RawArguments, Services, ToolContext};
+use crate::registration::{ExternalConverter, Invoke, Service, SyncInvoke};
+use crate::{Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -40,6 +41,10 @@ pub struct Executor {
     inner: Arc<Inner>,
 }
 
+/// Tool names to their entries' positions. foldhash rather than SipHash: tool names are short,
+/// and foldhash hashes them in a few word operations, with a seed chosen per process.
+type NameIndex = HashMap<Arc<str>, usize, foldhash::fast::RandomState>;
+
 struct Inner {
     entries: Vec<Entry>,
     /// Tool names to entries.
@@ -52,7 +57,7 @@ struct Inner {
 pub(crate) struct Entry {
     spec: ToolSpec,
     name: Arc<str>,
-    schema: CompiledSchema,
+    schema: ArgumentValidator,
     callable: Callable,
     timeout: Option<Duration>,
 }
@@ -327,9 +332,8 @@ impl Executor {
     /// The tool with this name, and where it is among the entries.
     #[inline]
     fn entry_at(&self, name: &str) -> Option<(usize, &Entry)> {
-        let entries = &self.inner.entries;
-        let i = self.inner.index.get(name, |i| &entries[i].name)?;
-        entries.get(i).map(|entry| (i, entry))
+        let i = *self.inner.index.get(name)?;
+        self.inner.entries.get(i).map(|entry| (i, entry))
     }
 
     /// The error for a name no tool has, with the closest names.

@@ -13,7 +13,7 @@ use jsonschema::ValidationError;
 use serde_json::Value;
 use tool_core::Violation;
 
-use crate::arguments::encoded_size_over;
+use super::budget::encoded_size_over;
 
 /// Every violation of `errors`, in the schema's words. `schema` is the schema they are about.
 pub(crate) fn violations<'a>(
@@ -52,12 +52,12 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
             };
             let types = names
                 .iter()
-                .filter_map(|name| super::fast::type_set(&Value::from(name.as_str())))
+                .filter_map(|name| super::subset::type_set(&Value::from(name.as_str())))
                 .fold(0, |set, one| set | one);
             format!(
                 "{} is not {}",
                 quote(instance),
-                super::fast::type_words(types)
+                super::subset::type_words(types)
             )
         }
         ValidationErrorKind::Constant { expected_value } => {
@@ -301,7 +301,7 @@ mod tests {
     use serde_json::json;
 
     fn check(schema: Value, instance: Value) -> Vec<String> {
-        let validator = super::super::validator_for(&schema).expect("a schema");
+        let validator = crate::arguments::full::validator_for(&schema).expect("a schema");
         violations(validator.iter_errors(&instance), &schema)
             .iter()
             .map(ToString::to_string)

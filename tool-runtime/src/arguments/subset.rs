@@ -1,5 +1,6 @@
-//! A checker compiled from the subset of JSON Schema that generated tool schemas mostly use,
-//! decided in a few nanoseconds per property.
+//! The [`SubsetChecker`]: a checker compiled from the subset of JSON Schema that generated tool
+//! schemas mostly use, decided in a few nanoseconds per property. The Validating stage asks it
+//! one token at a time; [`is_valid`](SubsetChecker::is_valid) asks it of a whole value.
 //!
 //! It only says valid or not. A schema with any keyword outside the subset compiles to `None`
 //! and is checked by `jsonschema` alone; when this checker says invalid, `jsonschema` explains
@@ -21,8 +22,10 @@ const ANNOTATIONS: &[&str] = &[
     "writeOnly",
 ];
 
+/// A schema in the subset, compiled for quick checks. `jsonschema` stays the reference (the Full
+/// stage); this only decides faster.
 #[derive(Debug)]
-pub(crate) struct FastSchema {
+pub(crate) struct SubsetChecker {
     types: Option<u8>,
     /// Sets of allowed strings or nulls (`enum`, `const`); a value must be in every one.
     allowed: Vec<Vec<Option<String>>>,
@@ -33,7 +36,7 @@ pub(crate) struct FastSchema {
     integer_range: Option<(i128, i128)>,
     min_length: Option<u64>,
     max_length: Option<u64>,
-    items: Option<Box<FastSchema>>,
+    items: Option<Box<SubsetChecker>>,
     min_items: Option<u64>,
     max_items: Option<u64>,
     properties: Vec<Property>,
@@ -52,10 +55,10 @@ pub(super) const STRING: u8 = 16;
 pub(super) const ARRAY: u8 = 32;
 pub(super) const OBJECT: u8 = 64;
 
-impl FastSchema {
+impl SubsetChecker {
     /// A schema with no keywords: it accepts anything.
-    const fn anything() -> FastSchema {
-        FastSchema {
+    const fn anything() -> SubsetChecker {
+        SubsetChecker {
             types: None,
             allowed: Vec::new(),
             minimum: None,
@@ -74,9 +77,9 @@ impl FastSchema {
     }
 
     /// The checker for `schema`, or `None` when it uses anything outside the subset.
-    pub(crate) fn compile(schema: &Value) -> Option<FastSchema> {
+    pub(crate) fn compile(schema: &Value) -> Option<SubsetChecker> {
         let map = schema.as_object()?;
-        let mut fast = FastSchema::anything();
+        let mut fast = SubsetChecker::anything();
         let mut required = Vec::new();
         for (keyword, value) in map {
             match keyword.as_str() {
@@ -91,14 +94,14 @@ impl FastSchema {
                 "maxLength" => fast.max_length = Some(value.as_u64()?),
                 "minItems" => fast.min_items = Some(value.as_u64()?),
                 "maxItems" => fast.max_items = Some(value.as_u64()?),
-                "items" => fast.items = Some(Box::new(FastSchema::compile(value)?)),
+                "items" => fast.items = Some(Box::new(SubsetChecker::compile(value)?)),
                 "properties" => {
                     for (name, sub) in value.as_object()? {
                         fast.properties.push(Property {
                             tag: NameTag::of(name),
                             bit: 0,
                             name: name.clone(),
-                            schema: FastSchema::compile(sub)?,
+                            schema: SubsetChecker::compile(sub)?,
                         });
                     }
                 }
@@ -233,7 +236,7 @@ struct Property {
     /// Its bit in the required mask; 0 when it is not required.
     bit: u64,
     name: String,
-    schema: FastSchema,
+    schema: SubsetChecker,
 }
 
 /// A name's length and first eight bytes: equal tags mean equal names up to eight bytes, and
@@ -263,10 +266,10 @@ impl NameTag {
 }
 
 /// The schema of a property an open object does not describe: anything goes.
-pub(super) static ANYTHING: FastSchema = FastSchema::anything();
+pub(super) static ANYTHING: SubsetChecker = SubsetChecker::anything();
 
 /// What validation while deserializing asks of a schema, one token at a time.
-impl FastSchema {
+impl SubsetChecker {
     fn admits_type(&self, kind: u8) -> bool {
         self.types.is_none_or(|types| types & kind != 0)
     }
@@ -302,7 +305,7 @@ impl FastSchema {
     /// A key's bit in the required mask (0 when optional) and its schema; `None` for a key that
     /// is not among the properties, and so refused when the object is closed.
     #[inline]
-    pub(super) fn property(&self, key: &str) -> (u64, Option<&FastSchema>) {
+    pub(super) fn property(&self, key: &str) -> (u64, Option<&SubsetChecker>) {
         let tag = NameTag::of(key);
         let rest = key.as_bytes().get(8..).unwrap_or_default();
         let found = self.properties.iter().find(|p| {
@@ -326,7 +329,7 @@ impl FastSchema {
     }
 
     /// The schema every item must pass.
-    pub(super) fn item_schema(&self) -> &FastSchema {
+    pub(super) fn item_schema(&self) -> &SubsetChecker {
         self.items.as_deref().unwrap_or(&ANYTHING)
     }
 
@@ -477,7 +480,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::validation::random::{instance, schema, Rng};
+    use crate::arguments::random::{instance, schema, Rng};
 
     #[test]
     fn agrees_with_jsonschema_on_random_schemas_and_instances() {
@@ -485,9 +488,10 @@ mod tests {
         let mut compared = 0;
         for _ in 0..3_000 {
             let schema = schema(&mut rng, 2);
-            let fast = FastSchema::compile(&schema).expect("generated schemas are in the subset");
+            let fast =
+                SubsetChecker::compile(&schema).expect("generated schemas are in the subset");
             let reference =
-                super::super::validator_for(&schema).expect("generated schemas compile");
+                crate::arguments::full::validator_for(&schema).expect("generated schemas compile");
             for _ in 0..20 {
                 let value = instance(&mut rng, 2);
                 assert_eq!(
@@ -513,13 +517,13 @@ mod tests {
             json!({ "properties": { "a": { "uniqueItems": true } } }),
             json!({ "minimum": 1, "exclusiveMinimum": 0 }),
         ] {
-            assert!(FastSchema::compile(&schema).is_none(), "{schema}");
+            assert!(SubsetChecker::compile(&schema).is_none(), "{schema}");
         }
     }
 
     #[test]
     fn counts_characters_not_bytes() {
-        let fast = FastSchema::compile(&json!({ "type": "string", "maxLength": 3 })).unwrap();
+        let fast = SubsetChecker::compile(&json!({ "type": "string", "maxLength": 3 })).unwrap();
         assert!(fast.is_valid(&json!("日本語")));
         assert!(!fast.is_valid(&json!("日本語!")));
     }

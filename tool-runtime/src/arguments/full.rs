@@ -1,67 +1,50 @@
-mod fast;
-mod fused;
-#[cfg(test)]
-mod random;
-mod report;
+//! The Full stage: `jsonschema`, every violation named; and the [`ArgumentValidator`] that holds
+//! a tool's compiled checkers for every stage.
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_core::ToolError;
 
-use fast::FastSchema;
-pub(crate) use fused::NUMBER_ROOM;
-use fused::{Checked, Walk};
+use super::raw::fits;
+use super::report;
+use super::subset::{self, SubsetChecker};
 
-/// A tool's schema compiled once into a validator.
-pub(crate) struct CompiledSchema {
+/// A tool's arguments schema, compiled once at `build()` into what checks it: `jsonschema` (the
+/// reference, and the Full stage) and, when the schema is in its subset, the [`SubsetChecker`]
+/// (the Validating stage, and quick verdicts).
+pub(crate) struct ArgumentValidator {
     validator: jsonschema::Validator,
-    /// The fast checker, when the schema is in its subset.
-    fast: Option<FastSchema>,
+    /// The subset checker, when the schema is in its subset.
+    subset: Option<SubsetChecker>,
 }
 
-impl CompiledSchema {
+impl ArgumentValidator {
     /// Compiles `schema`, checking it against its meta-schema first.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         tool_core::schema::check_is_schema(schema).map_err(|e| e.to_string())?;
         let validator = validator_for(schema)?;
-        Ok(CompiledSchema {
+        Ok(ArgumentValidator {
             validator,
-            fast: FastSchema::compile(schema),
+            subset: SubsetChecker::compile(schema),
         })
     }
 
-    /// Checks and deserializes a value in one walk, counting its size against `limit`. `None`
-    /// when the value is not valid, or the schema is outside the fast subset, or anything else
-    /// stopped the walk: the full path then says why.
+    /// The checker of the Validating stage, when the schema is in its subset.
     #[inline]
-    pub(crate) fn parse_value<T: DeserializeOwned>(&self, args: &Value, limit: usize) -> Option<T> {
-        let fast = self.fast.as_ref()?;
-        let walk = Walk::new(limit);
-        T::deserialize(Checked::new(args, fast, &walk)).ok()
-    }
-
-    /// Checks and deserializes JSON text in one walk; `None` as for [`Self::parse_value`].
-    #[inline]
-    pub(crate) fn parse_text<T: DeserializeOwned>(&self, text: &str) -> Option<T> {
-        let fast = self.fast.as_ref()?;
-        let walk = Walk::new(usize::MAX);
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let parsed = T::deserialize(Checked::new(&mut deserializer, fast, &walk)).ok()?;
-        deserializer.end().ok()?;
-        Some(parsed)
+    pub(super) fn subset(&self) -> Option<&SubsetChecker> {
+        self.subset.as_ref()
     }
 
     /// Whether `args` are valid.
     pub(crate) fn is_valid(&self, args: &Value) -> bool {
-        match &self.fast {
-            Some(fast) => fast.is_valid(args),
+        match &self.subset {
+            Some(subset) => subset.is_valid(args),
             None => self.validator.is_valid(args),
         }
     }
 
     /// Checks `args`; on failure, every violation with its JSON pointer, in the schema's words
     /// (see [`report`]). `schema` is the schema this was compiled from.
-    pub(crate) fn check(&self, tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
+    pub(super) fn check(&self, tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
         if self.is_valid(args) {
             return Ok(());
         }
@@ -78,11 +61,11 @@ impl CompiledSchema {
 pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .with_keyword("type", |_, value, _| {
-            let types = fast::type_set(value)
+            let types = subset::type_set(value)
                 .ok_or_else(|| jsonschema::ValidationError::schema("`type` names no JSON type"))?;
             Ok(Box::new(TypeKeyword {
                 types,
-                words: fast::type_words(types),
+                words: subset::type_words(types),
             }))
         })
         .build(schema)
@@ -109,7 +92,7 @@ impl<'i> jsonschema::Keyword<'i> for TypeKeyword {
     }
 
     fn is_valid(&self, instance: &'i Value) -> bool {
-        fast::type_of(instance) & self.types != 0
+        subset::type_of(instance) & self.types != 0
     }
 }
 
@@ -151,4 +134,38 @@ pub(crate) fn drop_nulls_for_optional(schema: &Value, instance: &mut Value) -> b
         _ => {}
     }
     changed
+}
+
+/// What [`Executor::validate`](crate::Executor::validate) answers: the Full stage's verdict on a
+/// value, without taking it. The value is copied only when it is not valid as it is.
+pub(crate) fn check_value(
+    tool: &str,
+    schema: &ArgumentValidator,
+    parameters: &Value,
+    args: &Value,
+    limit: usize,
+) -> Result<(), ToolError> {
+    fits(tool, args, limit)?;
+    if schema.is_valid(args) {
+        return Ok(());
+    }
+    verdict(tool, schema, parameters, &mut args.clone())
+}
+
+/// The schema's verdict on arguments within the limits.
+///
+/// A strict-mode model writes `null` for an optional property it leaves out; that is accepted
+/// as absent, so such nulls are dropped before the violations are named: only what would still
+/// be wrong is reported. Tried only after a failure, so valid calls pay nothing.
+pub(super) fn verdict(
+    tool: &str,
+    schema: &ArgumentValidator,
+    parameters: &Value,
+    args: &mut Value,
+) -> Result<(), ToolError> {
+    if schema.is_valid(args) {
+        return Ok(());
+    }
+    drop_nulls_for_optional(parameters, args);
+    schema.check(tool, parameters, args)
 }

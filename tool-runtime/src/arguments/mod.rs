@@ -1,0 +1,143 @@
+//! A call's arguments, from what the caller gave to the tool's parameter struct: raw input, then
+//! the size budget, then a parse in one of three stages.
+//!
+//! # A call, step by step
+//!
+//! `executor.execute("add", r#"{"a": 1, "b": 2}"#)` hands over JSON text, an
+//! [`IntoArguments`]. The executor finds the tool and wraps the text, still where the caller keeps
+//! it, in an [`Arguments`] together with the tool's [`ArgumentValidator`] (compiled at `build()`)
+//! and the executor's size cap. The code `#[ai_tool]` generated for the tool calls
+//! `parse_args`, which picks a stage:
+//!
+//! 1. **Raw input** ([`raw`]): a value (owned, lent or borrowed) or text, read in place. Nothing
+//!    is copied or parsed into a `Value` unless the Full stage needs it.
+//! 2. **Size budget** ([`budget`]): text longer than the cap, a value whose compact JSON is, or
+//!    either nested [`NESTING_LIMIT`](budget::NESTING_LIMIT) levels deep, goes no further than the Full stage, which
+//!    refuses it with `ArgumentsTooLarge` or `InvalidArguments`.
+//! 3. **Parse**, in the first stage that applies:
+//!    - **Exact** ([`exact`]): every parameter's type is one whose `Deserialize` checks all its
+//!      schema says (`i64`, `String`, `Vec<bool>`...), so serde alone reads the arguments.
+//!      Chosen at compile time by the probes, which hand the generated code an [`ExactStage`].
+//!    - **Validating** ([`validating`]): any other tool whose schema is in the subset the
+//!      [`SubsetChecker`](subset::SubsetChecker) follows. A checking deserializer wraps serde's,
+//!      and each token is checked against the schema (and counted in the budget) on its way into
+//!      the parameter struct: one pass, no intermediate `Value`.
+//!    - **Full** ([`full`]): whatever the first two did not take: arguments they refused, schemas
+//!      outside the subset, dynamic tools. The arguments become a `Value`, `jsonschema` names
+//!      every violation (after dropping the `null`s strict-mode models write for optional
+//!      properties), and serde then deserializes what passed.
+//!
+//! The Exact and Validating stages only ever accept or pass the call on: they never refuse
+//! it themselves. So a call is refused only by the Full stage, with the same error whichever
+//! stage saw it first, and a stage that accepts must agree with the Full stage (the differential
+//! tests in `validating` and `subset` hold them to it).
+
+mod budget;
+mod exact;
+mod full;
+#[cfg(test)]
+mod random;
+mod raw;
+mod report;
+mod subset;
+mod validating;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tool_core::ToolError;
+
+pub use self::exact::{DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe};
+pub(crate) use self::full::{check_value, ArgumentValidator};
+use self::raw::{invalid, non_empty, View};
+pub use self::raw::{IntoArguments, RawArguments};
+
+/// A call's arguments with what checks them: what the code generated for a tool receives, and
+/// reads with [`parse_args`](crate::macro_support::parse_args).
+///
+/// It borrows the arguments where the call keeps them: a valid call reads them in place, and
+/// only the Full stage takes an owned value out. Reachable by no name outside this crate but
+/// through the macros' hidden re-exports.
+pub struct Arguments<'a, 'r> {
+    raw: &'a mut RawArguments<'r>,
+    tool: &'a str,
+    schema: &'a ArgumentValidator,
+    /// The schema as JSON, for the strict-mode null leniency.
+    parameters: &'a Value,
+    limit: usize,
+}
+
+impl<'a, 'r> Arguments<'a, 'r> {
+    pub(crate) fn new(
+        raw: &'a mut RawArguments<'r>,
+        tool: &'a str,
+        schema: &'a ArgumentValidator,
+        parameters: &'a Value,
+        limit: usize,
+    ) -> Self {
+        Arguments {
+            raw,
+            tool,
+            schema,
+            parameters,
+            limit,
+        }
+    }
+
+    /// Checks the arguments against the tool's schema and deserializes them: the Exact stage
+    /// when the probes gave an [`ExactStage`], otherwise the Validating stage, and the Full
+    /// stage for whatever those did not take. Anything invalid is `InvalidArguments`.
+    #[inline]
+    pub(crate) fn parse<T: DeserializeOwned>(
+        self,
+        exact: Option<ExactStage>,
+    ) -> Result<T, ToolError> {
+        match exact {
+            Some(_) => self.parse_or_full(exact::parse_text, exact::parse_value),
+            None => match self.schema.subset() {
+                Some(subset) => self.parse_or_full(
+                    |text| validating::parse_text(subset, non_empty(text)),
+                    |value, limit| validating::parse_value(subset, value, limit),
+                ),
+                None => self.parse_full(),
+            },
+        }
+    }
+
+    /// The Exact or the Validating stage, from text within the size cap or from a value and the
+    /// cap; whatever it does not take (`None`) goes to the Full stage.
+    #[inline(always)]
+    fn parse_or_full<T: DeserializeOwned>(
+        self,
+        text: impl FnOnce(&str) -> Option<T>,
+        value: impl FnOnce(&Value, usize) -> Option<T>,
+    ) -> Result<T, ToolError> {
+        let parsed = match self.raw.view() {
+            // Over the size budget: the Full stage refuses it.
+            View::Text(raw) if raw.len() > self.limit => None,
+            View::Text(raw) => text(raw),
+            View::Value(raw) => value(raw, self.limit),
+        };
+        match parsed {
+            Some(parsed) => Ok(parsed),
+            None => self.parse_full(),
+        }
+    }
+
+    /// The Full stage: every violation named, then serde's own refusals. Kept out of line, so
+    /// that the first two stages inline small into each tool.
+    #[inline(never)]
+    fn parse_full<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        let tool = self.tool;
+        let value = self.into_checked_value()?;
+        serde_json::from_value(value).map_err(|e| invalid(tool, e.to_string()))
+    }
+
+    /// The Full stage's checks alone: the arguments as a value, within the size budget and valid
+    /// against the schema. Dynamic tools take their arguments so.
+    pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
+        let raw = std::mem::take(self.raw);
+        let mut args = raw.into_value(self.tool, self.limit)?;
+        full::verdict(self.tool, self.schema, self.parameters, &mut args)?;
+        Ok(args)
+    }
+}
