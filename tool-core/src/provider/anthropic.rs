@@ -164,7 +164,7 @@ fn server_result_text(content: Option<&Value>) -> (String, bool) {
         for stream in ["stdout", "stderr"] {
             if let Some(text) = content.get(stream).and_then(Value::as_str) {
                 if !text.is_empty() {
-                    lines.push(format!("{stream}: {text}"));
+                    lines.push(format!("{stream}: {}", text.trim_end()));
                 }
             }
         }
