@@ -286,6 +286,38 @@ mod tests {
     }
 
     #[test]
+    fn computer_use_takes_each_apis_own_display_fields() {
+        let computer = HostedTool::ComputerUse {
+            display_width: 1280,
+            display_height: 800,
+            environment: ComputerEnvironment::Ubuntu,
+        };
+        assert_eq!(
+            computer.declaration(Format::OpenAiResponses).unwrap(),
+            json!({ "type": "computer_use_preview", "display_width": 1280, "display_height": 800, "environment": "ubuntu" })
+        );
+        assert_eq!(
+            computer.declaration(Format::Anthropic).unwrap(),
+            json!({ "type": "computer_20250124", "name": "computer", "display_width_px": 1280, "display_height_px": 800 })
+        );
+        assert_eq!(
+            computer.declaration(Format::Gemini).unwrap_err().hosted_by,
+            ["openai-responses", "anthropic"]
+        );
+    }
+
+    #[test]
+    fn only_the_tools_you_run_have_a_call_name() {
+        assert_eq!(HostedTool::Bash.call_name(), Some("bash"));
+        assert_eq!(
+            HostedTool::TextEditor.call_name(),
+            Some("str_replace_based_edit_tool")
+        );
+        assert_eq!(HostedTool::ImageGeneration.call_name(), None);
+        assert_eq!(HostedTool::UrlContext.call_name(), None);
+    }
+
+    #[test]
     fn raw_tools_pass_through_unchanged_for_their_format_only() {
         let raw = HostedTool::Raw {
             format: Format::Anthropic,

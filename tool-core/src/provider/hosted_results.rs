@@ -104,3 +104,42 @@ pub(crate) fn source(title: Option<&Value>, url: Option<&Value>) -> Option<Strin
         _ => url.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_server_tool_error_is_an_error_result_paired_with_its_call() {
+        let response = json!({ "content": [
+            { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": { "query": "q" } },
+            { "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": { "type": "web_search_tool_result_error", "error_code": "max_uses_exceeded" } }
+        ]});
+        let results = parse_hosted_results(Format::Anthropic, &response).unwrap();
+        assert_eq!(results.len(), 1);
+        assert!(results[0].output.is_error);
+        assert_eq!(
+            results[0].output.to_text(),
+            "query: q\nerror: max_uses_exceeded"
+        );
+    }
+
+    #[test]
+    fn failed_gemini_code_and_a_failed_openai_item_are_errors() {
+        let gemini = json!({ "candidates": [{ "content": { "parts": [
+            { "executableCode": { "language": "PYTHON", "code": "1/0" } },
+            { "codeExecutionResult": { "outcome": "OUTCOME_FAILED", "output": "ZeroDivisionError" } }
+        ]}}]});
+        let results = parse_hosted_results(Format::Gemini, &gemini).unwrap();
+        assert_eq!(results.len(), 1);
+        assert!(results[0].output.is_error);
+        let openai = json!({ "output": [
+            { "type": "image_generation_call", "id": "ig_1", "status": "failed", "result": null }
+        ]});
+        let results = parse_hosted_results(Format::OpenAiResponses, &openai).unwrap();
+        assert!(results[0].output.is_error);
+        assert_eq!(results[0].output.to_text(), "no image\nfailed");
+    }
+}
