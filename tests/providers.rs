@@ -8,8 +8,9 @@ mod common;
 
 use ai_tool::prelude::*;
 use ai_tool::profile::{self, ProfileError};
-use ai_tool::provider::{self, hosted::HostedTool};
-use ai_tool::ExecutorBuilder;
+use ai_tool::provider::hosted::{ComputerEnvironment, HostedTool};
+use ai_tool::provider::{self, CallResult};
+use ai_tool::{Content, ExecutorBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -410,6 +411,199 @@ fn hosted_tools_map_to_providers_and_refuse_clearly() {
     assert_eq!(
         err.to_string(),
         "web search is not hosted by bedrock; it is hosted by: openai-responses, anthropic, gemini"
+    );
+}
+
+/// One of each typed hosted tool kind.
+fn hosted_kinds() -> Vec<HostedTool> {
+    vec![
+        HostedTool::CodeInterpreter,
+        HostedTool::WebSearch,
+        HostedTool::FileSearch {
+            stores: vec!["vs_1234".into()],
+        },
+        HostedTool::RemoteMcp {
+            label: "deepwiki".into(),
+            url: "https://mcp.deepwiki.com/mcp".into(),
+        },
+        HostedTool::ComputerUse {
+            display_width: 1024,
+            display_height: 768,
+            environment: ComputerEnvironment::Browser,
+        },
+        HostedTool::TextEditor,
+        HostedTool::Bash,
+        HostedTool::ImageGeneration,
+        HostedTool::UrlContext,
+    ]
+}
+
+const HOSTING_FORMATS: [Format; 3] = [Format::OpenAiResponses, Format::Anthropic, Format::Gemini];
+
+#[test]
+fn hosted_tool_declarations_match_the_golden_files() {
+    for format in HOSTING_FORMATS {
+        let declared: Vec<Value> = hosted_kinds()
+            .iter()
+            .filter_map(|tool| tool.declaration(format).ok())
+            .collect();
+        golden(
+            &format!("{}/hosted/declarations.json", format.name()),
+            &pretty(&Value::Array(declared)),
+        );
+    }
+}
+
+#[test]
+fn every_hosted_kind_is_refused_by_each_api_without_it_naming_those_with_it() {
+    let mut lines = String::new();
+    for tool in hosted_kinds() {
+        for format in Format::ALL {
+            match tool.declaration(format) {
+                Ok(_) => lines += &format!("{format}: ok\n"),
+                Err(err) => {
+                    assert_eq!(err.format, format);
+                    assert!(!err.hosted_by.contains(&format.name()));
+                    lines += &format!("{format}: {err}\n");
+                }
+            }
+        }
+    }
+    golden("hosted-errors.txt", &lines);
+    let err = HostedTool::TextEditor
+        .declaration(Format::OpenAiResponses)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the text editor is not hosted by openai-responses; it is hosted by: anthropic"
+    );
+}
+
+fn hosted_response(format: Format) -> Value {
+    let path = golden_path(&format!("{}/hosted/response.json", format.name()));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn hosted_results_are_read_from_each_apis_documented_response() {
+    for format in HOSTING_FORMATS {
+        let results = provider::parse_hosted_results(format, &hosted_response(format)).unwrap();
+        let readable: Vec<Value> = results
+            .iter()
+            .map(|r| json!({ "tool": r.tool, "id": r.id, "output": r.output }))
+            .collect();
+        golden(
+            &format!("{}/hosted/results.json", format.name()),
+            &pretty(&Value::Array(readable)),
+        );
+    }
+    let openai = provider::parse_hosted_results(
+        Format::OpenAiResponses,
+        &hosted_response(Format::OpenAiResponses),
+    )
+    .unwrap();
+    let tools: Vec<&str> = openai.iter().map(|r| r.tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["web_search", "code_interpreter", "image_generation"]
+    );
+    assert!(matches!(
+        openai[2].output.content.last(),
+        Some(Content::Image { mime_type, .. }) if mime_type == "image/png"
+    ));
+}
+
+#[test]
+fn an_unknown_hosted_item_is_kept_as_its_json_not_dropped() {
+    let response = json!({ "output": [
+        { "type": "local_shell_call", "id": "lsh_1", "status": "completed", "action": { "command": ["ls"] } }
+    ]});
+    let results = provider::parse_hosted_results(Format::OpenAiResponses, &response).unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].tool, "local_shell");
+    assert!(results[0].output.to_text().contains("\"command\":[\"ls\"]"));
+}
+
+#[test]
+fn apis_without_hosted_tools_give_no_hosted_results_but_still_refuse_bad_responses() {
+    for format in [Format::OpenAiChat, Format::Bedrock, Format::Mcp] {
+        assert_eq!(
+            provider::parse_hosted_results(format, &response(format)).unwrap(),
+            vec![]
+        );
+    }
+    let err =
+        provider::parse_hosted_results(Format::Gemini, &response(Format::Anthropic)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "this looks like an Anthropic response, not Gemini"
+    );
+}
+
+#[test]
+fn client_run_hosted_tools_come_back_as_calls_named_as_the_tool() {
+    for format in [Format::OpenAiResponses, Format::Anthropic] {
+        let calls =
+            provider::parse_calls(format, &hosted_response(format), &Default::default()).unwrap();
+        let lines: String = calls
+            .iter()
+            .map(|c| serde_json::to_string(c).unwrap() + "\n")
+            .collect();
+        golden(&format!("{}/hosted/calls.jsonl", format.name()), &lines);
+    }
+    let computer = HostedTool::ComputerUse {
+        display_width: 1024,
+        display_height: 768,
+        environment: ComputerEnvironment::Mac,
+    };
+    let calls = provider::parse_calls(
+        Format::Anthropic,
+        &hosted_response(Format::Anthropic),
+        &Default::default(),
+    )
+    .unwrap();
+    let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            computer.call_name().unwrap(),
+            HostedTool::Bash.call_name().unwrap(),
+            HostedTool::TextEditor.call_name().unwrap()
+        ]
+    );
+    assert_eq!(HostedTool::WebSearch.call_name(), None);
+}
+
+#[test]
+fn a_computer_calls_screenshot_is_rendered_as_a_computer_call_output() {
+    let calls = provider::parse_calls(
+        Format::OpenAiResponses,
+        &hosted_response(Format::OpenAiResponses),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(calls[0].name, "computer");
+    assert_eq!(
+        calls[0].arguments["action"],
+        json!({ "type": "click", "button": "left", "x": 156, "y": 50 })
+    );
+    let screenshot = ToolOutput::empty().with_content(Content::Image {
+        data: "iVBORw0KGgo=".into(),
+        mime_type: "image/png".into(),
+    });
+    let results = [CallResult {
+        call: calls[0].clone(),
+        result: Ok(screenshot),
+    }];
+    let rendered = provider::render_results(Format::OpenAiResponses, &results, &Default::default());
+    golden(
+        "openai-responses/hosted/results-rendered.json",
+        &pretty(&rendered),
+    );
+    assert_eq!(rendered[0]["type"], "computer_call_output");
+    assert_eq!(
+        rendered[0]["output"]["image_url"],
+        "data:image/png;base64,iVBORw0KGgo="
     );
 }
 

@@ -1,5 +1,8 @@
 //! Anthropic Messages: `tools` of `{name, description, input_schema}`, calls as `tool_use`
-//! blocks of `content`, results as one user message of `tool_result` blocks.
+//! blocks of `content`, results as one user message of `tool_result` blocks. The tools you run
+//! that Anthropic defines (computer, bash, text editor) are `tool_use` blocks like the rest; the
+//! tools Anthropic runs are `server_tool_use` (or `mcp_tool_use`) blocks answered by
+//! `<tool>_tool_result` blocks in the same response, read as hosted results.
 //!
 //! Strict tool use (`anthropic-strict`) takes only types, `enum`, `const`, `anyOf`, `allOf`,
 //! local refs, `required`, `additionalProperties: false`, the supported string formats, and
@@ -12,6 +15,7 @@ use serde_json::{json, Map, Value};
 use super::calls::Calls;
 use super::declare::{strict_or_not, DeclareOptions, Declared};
 use super::encoding::{self, Encoding, Place};
+use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments};
 use super::profile::{
     is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, Finding,
@@ -76,6 +80,47 @@ impl Api for Anthropic {
         Ok(())
     }
 
+    fn hosted_results(&self, response: &Value) -> Vec<HostedResult> {
+        let mut found: Vec<HostedResult> = Vec::new();
+        for block in array(response.get("content")) {
+            let Some(kind) = block.get("type").and_then(Value::as_str) else {
+                continue;
+            };
+            if matches!(kind, "server_tool_use" | "mcp_tool_use") {
+                let name = block.get("name").map(plain).unwrap_or_default();
+                let input = block.get("input").map(fields).unwrap_or_default();
+                found.push(HostedResult::text(&name, block.get("id"), input, block));
+            } else if let Some(tool) = kind
+                .strip_suffix("_tool_result")
+                .filter(|_| kind != "tool_result")
+            {
+                let id = block.get("tool_use_id");
+                let (text, is_error) = server_result_text(block.get("content"));
+                let call = found
+                    .iter_mut()
+                    .rev()
+                    .find(|r| id.is_some() && r.id.as_deref() == id.and_then(Value::as_str));
+                let result = match call {
+                    Some(call) => {
+                        call.raw = json!([call.raw.clone(), block]);
+                        call
+                    }
+                    None => {
+                        found.push(HostedResult::text(tool, id, String::new(), block));
+                        found.last_mut().expect("just pushed")
+                    }
+                };
+                result.push_text(text);
+                result.output.is_error |= is_error;
+                result
+                    .output
+                    .content
+                    .retain(|c| !matches!(c, Content::Text { text } if text.is_empty()));
+            }
+        }
+        found
+    }
+
     fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
         let blocks: Vec<Value> = results
             .iter()
@@ -92,6 +137,45 @@ impl Api for Anthropic {
             .collect();
         json!({ "role": "user", "content": blocks })
     }
+}
+
+/// The text of a server tool's result block's `content`, and whether it reports an error:
+/// search results as `title — url` lines, code output as stdout, stderr and return code.
+fn server_result_text(content: Option<&Value>) -> (String, bool) {
+    let Some(content) = content else {
+        return (String::new(), false);
+    };
+    if let Some(code) = content.get("error_code") {
+        return (format!("error: {}", plain(code)), true);
+    }
+    if let Some(items) = content.as_array() {
+        let lines: Vec<String> = items
+            .iter()
+            .map(|item| {
+                source(item.get("title"), item.get("url"))
+                    .or_else(|| item.get("text").map(plain))
+                    .unwrap_or_else(|| plain(item))
+            })
+            .collect();
+        return (lines.join("\n"), false);
+    }
+    if content.get("return_code").is_some() || content.get("stdout").is_some() {
+        let mut lines = Vec::new();
+        for stream in ["stdout", "stderr"] {
+            if let Some(text) = content.get(stream).and_then(Value::as_str) {
+                if !text.is_empty() {
+                    lines.push(format!("{stream}: {}", text.trim_end()));
+                }
+            }
+        }
+        lines.extend(
+            content
+                .get("return_code")
+                .map(|c| format!("return code: {c}")),
+        );
+        return (lines.join("\n"), false);
+    }
+    (fields(content), false)
 }
 
 /// A result's content: text, or blocks of text and images when there are images.

@@ -93,6 +93,19 @@ pub fn parse_calls(
     response: &Value,
     aliases: &Aliases,
 ) -> Result<Vec<ToolCall>, ParseError> {
+    check_shape(format, response)?;
+    let mut calls = Calls {
+        format,
+        aliases,
+        found: Vec::new(),
+    };
+    api(format).calls(response, &mut calls)?;
+    Ok(calls.found)
+}
+
+/// Whether a response is an answer of `format`: an object, not the provider's error object,
+/// with the fields that mark that API's answers.
+pub(crate) fn check_shape(format: Format, response: &Value) -> Result<(), ParseError> {
     let fail = |why: &str| ParseError::Malformed {
         format,
         why: why.to_owned(),
@@ -120,13 +133,7 @@ pub fn parse_calls(
             },
         );
     }
-    let mut calls = Calls {
-        format,
-        aliases,
-        found: Vec::new(),
-    };
-    api(format).calls(response, &mut calls)?;
-    Ok(calls.found)
+    Ok(())
 }
 
 /// The calls found in a response so far, with aliased names mapped back and encoded arguments

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::calls::Calls;
 use super::declare::{DeclareOptions, Declared};
+use super::hosted_results::{plain, source, HostedResult};
 use super::json::{array, object_arguments};
 use super::profile::{
     describe, move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
@@ -86,6 +87,85 @@ impl Api for Gemini {
             }
         }
         Ok(())
+    }
+
+    fn hosted_results(&self, response: &Value) -> Vec<HostedResult> {
+        let mut found: Vec<HostedResult> = Vec::new();
+        for candidate in array(response.get("candidates")) {
+            let parts = candidate.get("content").and_then(|c| c.get("parts"));
+            for part in array(parts) {
+                if let Some(code) = part.get("executableCode") {
+                    let text = code.get("code").map(plain).unwrap_or_default();
+                    found.push(HostedResult::text(
+                        "code_execution",
+                        code.get("id"),
+                        text,
+                        part,
+                    ));
+                } else if let Some(outcome) = part.get("codeExecutionResult") {
+                    let text = outcome.get("output").map(plain).unwrap_or_default();
+                    let failed =
+                        outcome.get("outcome").and_then(Value::as_str) != Some("OUTCOME_OK");
+                    let result = match found.last_mut() {
+                        Some(code)
+                            if code.tool == "code_execution"
+                                && code.raw.get("executableCode").is_some() =>
+                        {
+                            code.raw = json!([code.raw.clone(), part]);
+                            code.push_text(text);
+                            code
+                        }
+                        _ => {
+                            found.push(HostedResult::text(
+                                "code_execution",
+                                outcome.get("id"),
+                                text,
+                                part,
+                            ));
+                            found.last_mut().expect("just pushed")
+                        }
+                    };
+                    result.output.is_error |= failed;
+                }
+            }
+            if let Some(grounding) = candidate.get("groundingMetadata") {
+                let queries: Vec<String> = array(grounding.get("webSearchQueries"))
+                    .map(plain)
+                    .collect();
+                let mut lines = Vec::new();
+                if !queries.is_empty() {
+                    lines.push(format!("searched for: {}", queries.join(", ")));
+                }
+                lines.extend(array(grounding.get("groundingChunks")).filter_map(|chunk| {
+                    let web = chunk.get("web").or(chunk.get("retrievedContext"))?;
+                    source(web.get("title"), web.get("uri"))
+                }));
+                let tool = if queries.is_empty() {
+                    "grounding"
+                } else {
+                    "google_search"
+                };
+                found.push(HostedResult::text(tool, None, lines.join("\n"), grounding));
+            }
+            if let Some(context) = candidate.get("urlContextMetadata") {
+                let lines: Vec<String> = array(context.get("urlMetadata"))
+                    .map(|url| {
+                        format!(
+                            "{}: {}",
+                            url.get("retrievedUrl").map(plain).unwrap_or_default(),
+                            url.get("urlRetrievalStatus").map(plain).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                found.push(HostedResult::text(
+                    "url_context",
+                    None,
+                    lines.join("\n"),
+                    context,
+                ));
+            }
+        }
+        found
     }
 
     fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value {

@@ -6,13 +6,30 @@
 //! | web search | `web_search` | `web_search` | `googleSearch` |
 //! | file search | `file_search` | — | `fileSearch` |
 //! | remote MCP server | `mcp` | `mcp_toolset` (beta) | — |
+//! | computer use (you run it) | `computer_use_preview` | `computer_20250124` (beta) | — |
+//! | text editor (you run it) | — | `text_editor_20250728` | — |
+//! | bash (you run it) | — | `bash_20250124` | — |
+//! | image generation | `image_generation` | — | — |
+//! | URL context | — | — | `urlContext` |
 //!
 //! Chat Completions, Bedrock Converse and MCP have none. A [`HostedTool::Raw`] tool passes the
-//! provider's JSON through unchanged, for anything newer than this table.
+//! provider's JSON through unchanged, for anything newer than this table and for the kinds none
+//! of these APIs has (Azure AI Foundry agents' Logic Apps, Fabric and OpenAPI tools).
+//!
+//! Two kinds of hosted tool come back differently in a response:
+//! - **You run it** (computer use, text editor, bash): the provider declares it, the model calls
+//!   it, and [`parse_calls`](super::parse_calls) returns the call as a [`ToolCall`](crate::ToolCall)
+//!   named [`HostedTool::call_name`] (`computer`, `str_replace_based_edit_tool`, `bash`), which
+//!   you execute and render like any other.
+//! - **The provider runs it** (code interpreter, web search, file search, remote MCP, image
+//!   generation, URL context): what it did is already in the response, and
+//!   [`parse_hosted_results`] reads it as [`HostedResult`]s, text and images you can show.
 
 use serde_json::{json, Value};
 
 use super::Format;
+
+pub use super::hosted_results::{parse_hosted_results, HostedResult};
 
 /// A tool the provider hosts.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +50,32 @@ pub enum HostedTool {
         /// The server's URL.
         url: String,
     },
+    /// Controls a computer through screenshots, mouse and keyboard. You run it: the calls come
+    /// back as [`ToolCall`](crate::ToolCall)s named `computer` (OpenAI `computer_call` items,
+    /// Anthropic `tool_use` blocks), and their result is a screenshot.
+    ///
+    /// Anthropic needs the `computer-use-2025-01-24` beta header; for the newer
+    /// `computer_20251124` tool, use [`HostedTool::Raw`].
+    ComputerUse {
+        /// The display's width in pixels.
+        display_width: u32,
+        /// The display's height in pixels.
+        display_height: u32,
+        /// What kind of computer it is (OpenAI asks; Anthropic does not).
+        environment: ComputerEnvironment,
+    },
+    /// Views and edits text files. You run it: the calls come back named
+    /// `str_replace_based_edit_tool`, with a `command` (`view`, `str_replace`, `create`,
+    /// `insert`) and a `path`.
+    TextEditor,
+    /// Runs shell commands in a persistent session. You run it: the calls come back named
+    /// `bash`, with a `command` or `restart: true`.
+    Bash,
+    /// Generates images; the images come back in the response (see [`parse_hosted_results`]).
+    ImageGeneration,
+    /// Reads the pages at the URLs in the prompt; which pages were read comes back in the
+    /// response (see [`parse_hosted_results`]).
+    UrlContext,
     /// Provider-specific JSON, passed through unchanged to the one format it is for.
     Raw {
         /// The format it is for.
@@ -40,6 +83,34 @@ pub enum HostedTool {
         /// The declaration.
         declaration: Value,
     },
+}
+
+/// The kind of computer a [`HostedTool::ComputerUse`] controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComputerEnvironment {
+    /// A web browser.
+    Browser,
+    /// macOS.
+    Mac,
+    /// Windows.
+    Windows,
+    /// Linux.
+    Linux,
+    /// Ubuntu.
+    Ubuntu,
+}
+
+impl ComputerEnvironment {
+    /// The name OpenAI's `environment` field takes.
+    fn openai_name(self) -> &'static str {
+        match self {
+            ComputerEnvironment::Browser => "browser",
+            ComputerEnvironment::Mac => "mac",
+            ComputerEnvironment::Windows => "windows",
+            ComputerEnvironment::Linux => "linux",
+            ComputerEnvironment::Ubuntu => "ubuntu",
+        }
+    }
 }
 
 /// A hosted tool the format does not have.
@@ -61,7 +132,29 @@ impl HostedTool {
             HostedTool::WebSearch => "web search".into(),
             HostedTool::FileSearch { .. } => "file search".into(),
             HostedTool::RemoteMcp { .. } => "a remote MCP server".into(),
+            HostedTool::ComputerUse { .. } => "computer use".into(),
+            HostedTool::TextEditor => "the text editor".into(),
+            HostedTool::Bash => "bash".into(),
+            HostedTool::ImageGeneration => "image generation".into(),
+            HostedTool::UrlContext => "URL context".into(),
             HostedTool::Raw { format, .. } => format!("a raw {format} tool"),
+        }
+    }
+
+    /// The name the model's calls of this tool come back under, for the tools you run yourself
+    /// (computer use, text editor, bash); `None` for the tools the provider runs.
+    ///
+    /// Register a tool of this name to execute the calls [`parse_calls`](super::parse_calls)
+    /// returns. Its arguments are the provider's own: Anthropic's `input` (`{"action":
+    /// "left_click", "coordinate": [x, y]}`), or OpenAI's `computer_call` item without its
+    /// `type`, `id`, `call_id` and `status` (`{"action": {"type": "click", ..},
+    /// "pending_safety_checks": []}`).
+    pub fn call_name(&self) -> Option<&'static str> {
+        match self {
+            HostedTool::ComputerUse { .. } => Some(COMPUTER),
+            HostedTool::TextEditor => Some("str_replace_based_edit_tool"),
+            HostedTool::Bash => Some("bash"),
+            _ => None,
         }
     }
 
@@ -115,10 +208,49 @@ impl HostedTool {
             (HostedTool::RemoteMcp { label, .. }, Format::Anthropic) => {
                 json!({ "type": "mcp_toolset", "mcp_server_name": label })
             }
+            (
+                HostedTool::ComputerUse {
+                    display_width,
+                    display_height,
+                    environment,
+                },
+                Format::OpenAiResponses,
+            ) => json!({
+                "type": "computer_use_preview",
+                "display_width": display_width,
+                "display_height": display_height,
+                "environment": environment.openai_name(),
+            }),
+            (
+                HostedTool::ComputerUse {
+                    display_width,
+                    display_height,
+                    ..
+                },
+                Format::Anthropic,
+            ) => json!({
+                "type": "computer_20250124",
+                "name": COMPUTER,
+                "display_width_px": display_width,
+                "display_height_px": display_height,
+            }),
+            (HostedTool::TextEditor, Format::Anthropic) => {
+                json!({ "type": "text_editor_20250728", "name": "str_replace_based_edit_tool" })
+            }
+            (HostedTool::Bash, Format::Anthropic) => {
+                json!({ "type": "bash_20250124", "name": "bash" })
+            }
+            (HostedTool::ImageGeneration, Format::OpenAiResponses) => {
+                json!({ "type": "image_generation" })
+            }
+            (HostedTool::UrlContext, Format::Gemini) => json!({ "urlContext": {} }),
             _ => return None,
         })
     }
 }
+
+/// The name computer use calls come back under, on every API that has it.
+pub(crate) const COMPUTER: &str = "computer";
 
 #[cfg(test)]
 mod tests {
@@ -151,6 +283,38 @@ mod tests {
             .declaration(Format::OpenAiChat)
             .unwrap_err();
         assert_eq!(err.hosted_by, ["openai-responses", "anthropic", "gemini"]);
+    }
+
+    #[test]
+    fn computer_use_takes_each_apis_own_display_fields() {
+        let computer = HostedTool::ComputerUse {
+            display_width: 1280,
+            display_height: 800,
+            environment: ComputerEnvironment::Ubuntu,
+        };
+        assert_eq!(
+            computer.declaration(Format::OpenAiResponses).unwrap(),
+            json!({ "type": "computer_use_preview", "display_width": 1280, "display_height": 800, "environment": "ubuntu" })
+        );
+        assert_eq!(
+            computer.declaration(Format::Anthropic).unwrap(),
+            json!({ "type": "computer_20250124", "name": "computer", "display_width_px": 1280, "display_height_px": 800 })
+        );
+        assert_eq!(
+            computer.declaration(Format::Gemini).unwrap_err().hosted_by,
+            ["openai-responses", "anthropic"]
+        );
+    }
+
+    #[test]
+    fn only_the_tools_you_run_have_a_call_name() {
+        assert_eq!(HostedTool::Bash.call_name(), Some("bash"));
+        assert_eq!(
+            HostedTool::TextEditor.call_name(),
+            Some("str_replace_based_edit_tool")
+        );
+        assert_eq!(HostedTool::ImageGeneration.call_name(), None);
+        assert_eq!(HostedTool::UrlContext.call_name(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Each model API's formats, as pure translations of the neutral types: tool declarations
 //! ([`declare`]), the model's tool calls ([`parse_calls`]), and results for the next request
-//! ([`render_results`]). Hosted tools are in [`hosted`].
+//! ([`render_results`]). Hosted tools are in [`hosted`], and what the provider-run ones did is
+//! read by [`parse_hosted_results`].
 //!
 //! One module per API holds everything that changes when that API changes: its declaration,
 //! call parsing, result rendering and strict schema profile (`openai_chat`, `openai_responses`,
@@ -16,6 +17,7 @@ mod declare;
 mod encoding;
 mod gemini;
 pub mod hosted;
+mod hosted_results;
 mod json;
 mod mcp;
 mod openai_chat;
@@ -35,6 +37,7 @@ use crate::ToolSpec;
 pub use aliases::Aliases;
 pub use calls::{parse_calls, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
+pub use hosted_results::{parse_hosted_results, HostedResult};
 pub use results::{render_results, CallResult};
 
 /// What [`crate::profile`] shows: the strict profiles live with their APIs.
@@ -100,6 +103,11 @@ trait Api: Sync {
     fn signature(&self) -> &'static str;
     /// Finds the tool calls in a response that has this API's shape.
     fn calls(&self, response: &Value, calls: &mut calls::Calls<'_>) -> Result<(), ParseError>;
+    /// What the provider-run tools did, in a response that has this API's shape. None for the
+    /// APIs without hosted tools.
+    fn hosted_results(&self, _response: &Value) -> Vec<hosted_results::HostedResult> {
+        Vec::new()
+    }
     /// The results of one response's calls, as the next request takes them.
     fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value;
 }

@@ -1,15 +1,21 @@
 //! OpenAI Responses: `tools` of flat `{"type": "function", "name", ..}` objects, calls as
 //! `function_call` items of `output` with arguments as JSON text, results as
 //! `function_call_output` items. Strict mode is `openai-strict`, as for Chat.
+//!
+//! Computer use calls are `computer_call` items, parsed as calls named `computer` and answered
+//! with a `computer_call_output` screenshot. The hosted tools' other items (`web_search_call`,
+//! `code_interpreter_call`, `image_generation_call`, ...) are read as hosted results.
 
 use serde_json::{json, Map, Value};
 
 use super::calls::Calls;
 use super::declare::{DeclareOptions, Declared};
+use super::hosted::COMPUTER;
+use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, text_arguments};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::ToolSpec;
+use crate::{Content, ToolSpec};
 
 pub(crate) struct OpenAiResponses;
 
@@ -46,24 +52,182 @@ impl Api for OpenAiResponses {
     }
 
     fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
-        for item in array(response.get("output"))
-            .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
-        {
-            calls.push(
-                item.get("call_id"),
-                item.get("name"),
-                text_arguments(item.get("arguments")),
-            )?;
+        for item in array(response.get("output")) {
+            match item.get("type").and_then(Value::as_str) {
+                Some("function_call") => calls.push(
+                    item.get("call_id"),
+                    item.get("name"),
+                    text_arguments(item.get("arguments")),
+                )?,
+                Some("computer_call") => {
+                    let mut arguments = item.as_object().cloned().unwrap_or_default();
+                    for key in ["type", "id", "call_id", "status"] {
+                        arguments.shift_remove(key);
+                    }
+                    calls.push(
+                        item.get("call_id"),
+                        Some(&json!(COMPUTER)),
+                        Value::Object(arguments),
+                    )?;
+                }
+                _ => {}
+            }
         }
         Ok(())
+    }
+
+    fn hosted_results(&self, response: &Value) -> Vec<HostedResult> {
+        array(response.get("output"))
+            .filter_map(|item| {
+                let kind = item.get("type").and_then(Value::as_str)?;
+                if matches!(
+                    kind,
+                    "message" | "reasoning" | "function_call" | "computer_call"
+                ) {
+                    return None;
+                }
+                Some(hosted_result(kind, item))
+            })
+            .collect()
     }
 
     fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
         Value::Array(
             results
                 .iter()
-                .map(|r| json!({ "type": "function_call_output", "call_id": r.id(), "output": r.text() }))
+                .map(|r| match screenshot(r) {
+                    Some(image_url) => json!({
+                        "type": "computer_call_output",
+                        "call_id": r.id(),
+                        "output": { "type": "computer_screenshot", "image_url": image_url },
+                    }),
+                    None => json!({ "type": "function_call_output", "call_id": r.id(), "output": r.text() }),
+                })
                 .collect(),
         )
     }
+}
+
+/// The screenshot answering a computer call, as a data URL: the first image of the output of a
+/// call named `computer` whose arguments have an `action` (a `computer_call`'s).
+fn screenshot(r: &CallResult) -> Option<String> {
+    if r.call.name != COMPUTER || !r.call.arguments.get("action").is_some_and(Value::is_object) {
+        return None;
+    }
+    r.result
+        .as_ref()
+        .ok()?
+        .content
+        .iter()
+        .find_map(|c| match c {
+            Content::Image { data, mime_type } => Some(format!("data:{mime_type};base64,{data}")),
+            Content::Text { .. } => None,
+        })
+}
+
+/// One `<tool>_call` output item of a provider-run tool, readable.
+fn hosted_result(kind: &str, item: &Value) -> HostedResult {
+    let tool = kind.strip_suffix("_call").unwrap_or(kind);
+    let mut result = HostedResult::text(tool, item.get("id"), String::new(), item);
+    result.output.content.clear();
+    let mut lines = Vec::new();
+    match kind {
+        "web_search_call" => {
+            let action = item.get("action");
+            let field = |name: &str| action.and_then(|a| a.get(name)).map(plain);
+            lines.push(
+                match action.and_then(|a| a.get("type")).and_then(Value::as_str) {
+                    Some("search") => {
+                        format!("searched for: {}", field("query").unwrap_or_default())
+                    }
+                    Some("open_page") => format!("opened: {}", field("url").unwrap_or_default()),
+                    Some("find_in_page") => format!(
+                        "searched {} for: {}",
+                        field("url").unwrap_or_default(),
+                        field("pattern").unwrap_or_default()
+                    ),
+                    _ => "searched the web".to_owned(),
+                },
+            );
+            let sources = action.and_then(|a| a.get("sources"));
+            lines.extend(array(sources).filter_map(|s| source(s.get("title"), s.get("url"))));
+        }
+        "code_interpreter_call" => {
+            lines.extend(item.get("code").and_then(Value::as_str).map(str::to_owned));
+            for output in array(item.get("outputs")) {
+                match output.get("type").and_then(Value::as_str) {
+                    Some("logs") => lines.extend(output.get("logs").map(plain)),
+                    Some("image") => {
+                        lines.extend(output.get("url").map(|u| format!("image: {}", plain(u))))
+                    }
+                    _ => lines.push(plain(output)),
+                }
+            }
+        }
+        "image_generation_call" => {
+            lines.extend(
+                item.get("revised_prompt")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            );
+            if let Some(data) = item.get("result").and_then(Value::as_str) {
+                let format = item
+                    .get("output_format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("png");
+                result.push_text(lines.join(
+                    "
+",
+                ));
+                lines.clear();
+                result.output.content.push(Content::Image {
+                    data: data.to_owned(),
+                    mime_type: format!("image/{format}"),
+                });
+            } else {
+                lines.push("no image".to_owned());
+            }
+        }
+        "file_search_call" => {
+            let queries: Vec<String> = array(item.get("queries")).map(plain).collect();
+            lines.push(format!("searched files for: {}", queries.join(", ")));
+            for hit in array(item.get("results")) {
+                let name = hit.get("filename").or(hit.get("file_id")).map(plain);
+                lines.push(format!(
+                    "{}: {}",
+                    name.unwrap_or_default(),
+                    hit.get("text").map(plain).unwrap_or_default()
+                ));
+            }
+        }
+        "mcp_call" => {
+            lines.push(format!(
+                "called {}.{} with {}",
+                item.get("server_label").map(plain).unwrap_or_default(),
+                item.get("name").map(plain).unwrap_or_default(),
+                item.get("arguments").map(plain).unwrap_or_default(),
+            ));
+            lines.extend(item.get("output").filter(|o| !o.is_null()).map(plain));
+            if let Some(error) = item.get("error").filter(|e| !e.is_null()) {
+                lines.push(format!("error: {}", plain(error)));
+                result.output.is_error = true;
+            }
+        }
+        _ => lines.push(fields(item)),
+    }
+    if item.get("status").and_then(Value::as_str) == Some("failed") {
+        lines.push("failed".to_owned());
+        result.output.is_error = true;
+    }
+    if !lines.is_empty() {
+        result.push_text(lines.join(
+            "
+",
+        ));
+    }
+    result
+        .output
+        .content
+        .retain(|c| !matches!(c, Content::Text { text } if text.is_empty()));
+    result
 }
