@@ -30,6 +30,11 @@
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// Model Context Protocol: serve an [`Executor`] as an MCP server, import an MCP server's tools
+/// (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use tool_mcp as mcp;
+
 pub use tool_core::{
     catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
     SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
