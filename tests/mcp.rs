@@ -487,4 +487,102 @@ mod processes {
         assert_eq!(out.to_text(), "Lisbon on 2026-12-01: 3 free");
         server.kill().await.unwrap();
     }
+
+    /// `tests/mcp/python_server.py` (the Python SDK's `MCPServer`) with these arguments.
+    fn python_server(tools: &Path, args: &[&str]) -> Command {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_server.py");
+        let mut command = Command::new("python3");
+        command
+            .arg(script)
+            .args(args)
+            .env("PYTHONPATH", tools.join("python"))
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Checks the Python server's tools, imported under its own name.
+    async fn check_python_server_tools(tools: McpTools) {
+        assert_eq!(tools.namespace(), "pysdk");
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tools(tools.tools())
+            .build()
+            .unwrap();
+        let add = exec
+            .spec("pysdk.math.add")
+            .expect("the dotted name is imported");
+        assert_eq!(add.metadata.title.as_deref(), Some("Add two integers"));
+        let output_schema = add.output_schema.as_ref().expect("an outputSchema");
+        assert!(
+            output_schema["properties"]["total"].is_object(),
+            "{output_schema}"
+        );
+        let out = exec
+            .execute("pysdk.math.add", json!({ "a": 2, "b": 40 }))
+            .await
+            .unwrap();
+        assert_eq!(out.structured, Some(json!({ "total": 42 })));
+        let err = exec
+            .execute("pysdk.math.add", json!({ "a": "two", "b": 40 }))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        let out = exec
+            .execute("pysdk.shout", json!({ "text": "abc" }))
+            .await
+            .unwrap();
+        assert_eq!(out.to_text(), "ABC");
+        let err = exec.execute("pysdk.refuse", json!({})).await.unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::Failed);
+        assert!(err.to_string().contains("refused on purpose"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn tools_are_imported_from_the_python_sdk_server_over_stdio() {
+        let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_stdio")
+        else {
+            return;
+        };
+        let imported = McpTools::connect_stdio(python_server(&tools, &["stdio"]))
+            .await
+            .unwrap();
+        check_python_server_tools(imported).await;
+    }
+
+    #[tokio::test]
+    async fn tools_are_imported_from_the_python_sdk_server_over_http() {
+        let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_http")
+        else {
+            return;
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut server = python_server(&tools, &["http", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_port(port).await;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        check_python_server_tools(McpTools::connect_http(&url).await.unwrap()).await;
+        server.kill().await.unwrap();
+    }
+
+    /// Waits until something accepts connections on the port of 127.0.0.1.
+    async fn wait_for_port(port: u16) {
+        for _ in 0..300 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("nothing listens on 127.0.0.1:{port} after 30 s");
+    }
 }
