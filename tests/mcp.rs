@@ -293,6 +293,190 @@ async fn cancelling_an_imported_call_cancels_it_on_the_server() {
     assert_eq!(cancelled, Some(true));
 }
 
+#[tokio::test]
+async fn an_imported_call_past_its_time_limit_is_timed_out_and_cancelled_on_the_server() {
+    let (tx, mut ended) = mpsc::unbounded_channel();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(executor(tx)).unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let tools = McpTools::connect("in-process shop", client_end)
+        .await
+        .unwrap();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .default_timeout(Duration::from_millis(200))
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let err = local
+        .execute("ai-tool.slow.forever", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::TimedOut);
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), ended.recv())
+        .await
+        .expect("the server's tool was not stopped");
+    assert_eq!(cancelled, Some(true));
+}
+
+#[tokio::test]
+async fn a_server_that_went_away_is_a_failure_naming_it() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(executor(tx)).unwrap();
+    let serving = tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let tools = McpTools::connect("in-process shop", client_end)
+        .await
+        .unwrap();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .default_timeout(Duration::from_secs(10))
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    serving.abort();
+    let _ = serving.await;
+    let err = local
+        .execute("ai-tool.add", json!({ "a": 1, "b": 2 }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
+    assert!(err.to_string().contains("in-process shop"), "{err}");
+}
+
+// Streamable HTTP in-process, with requests written by hand to send what clients should not.
+
+mod http {
+    use std::net::SocketAddr;
+
+    use ai_tool::mcp::{serve_http_with, HttpOptions, McpServer};
+    use ai_tool::prelude::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+    async fn server(options: HttpOptions) -> SocketAddr {
+        let exec = Executor::builder().build().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = McpServer::new(exec).unwrap();
+        tokio::spawn(serve_http_with(server, listener, options));
+        addr
+    }
+
+    /// Posts `body` to `/mcp` and returns the response's status and the start of its body.
+    async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = vec![0; 4096];
+        let mut got = 0;
+        // The head and the first event are enough; an SSE stream may stay open.
+        while got < buf.len() {
+            let read = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                stream.read(&mut buf[got..]),
+            )
+            .await;
+            match read {
+                Ok(Ok(0)) | Err(_) => break,
+                Ok(Ok(n)) => got += n,
+                Ok(Err(e)) => panic!("{e}"),
+            }
+            if String::from_utf8_lossy(&buf[..got]).contains("\"jsonrpc\"") {
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&buf[..got]).into_owned();
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {text:?}"));
+        (status, text)
+    }
+
+    fn host(addr: SocketAddr) -> String {
+        addr.to_string()
+    }
+
+    #[tokio::test]
+    async fn a_loopback_host_is_served() {
+        let addr = server(HttpOptions::default()).await;
+        let (status, text) = post(addr, &[("Host", &host(addr))], INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(
+            text.contains("\"protocolVersion\":\"2025-06-18\""),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn another_host_is_refused_against_dns_rebinding() {
+        let addr = server(HttpOptions::default()).await;
+        let (status, text) = post(addr, &[("Host", "evil.example")], INITIALIZE).await;
+        assert_eq!(status, 403, "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_foreign_origin_is_refused_and_a_loopback_one_served() {
+        let addr = server(HttpOptions::default()).await;
+        let headers = [
+            ("Host", host(addr)),
+            ("Origin", "http://evil.example".into()),
+        ];
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (status, text) = post(addr, &headers, INITIALIZE).await;
+        assert_eq!(status, 403, "{text}");
+        let origin = format!("http://localhost:{}", addr.port());
+        let (status, text) = post(
+            addr,
+            &[("Host", &host(addr)), ("Origin", &origin)],
+            INITIALIZE,
+        )
+        .await;
+        assert_eq!(status, 200, "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_request_without_the_bearer_token_is_unauthorized() {
+        let addr = server(HttpOptions::default().with_bearer_token("t0ken")).await;
+        let (status, _) = post(addr, &[("Host", &host(addr))], INITIALIZE).await;
+        assert_eq!(status, 401);
+        let host = host(addr);
+        let auth = [("Host", host.as_str()), ("Authorization", "Bearer t0ken")];
+        let (status, text) = post(addr, &auth, INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_malformed_message_gets_an_error_and_the_server_serves_on() {
+        let addr = server(HttpOptions::default()).await;
+        let (status, text) = post(addr, &[("Host", &host(addr))], "{not json").await;
+        assert!((400..500).contains(&status), "{status} {text}");
+        let (status, text) = post(addr, &[("Host", &host(addr))], INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+    }
+}
+
 // Over real transports: the example server as a child process.
 
 mod processes {
