@@ -769,4 +769,87 @@ mod processes {
         }
         panic!("nothing listens on 127.0.0.1:{port} after 30 s");
     }
+
+    // The command line (features `cli` and `mcp`).
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_cli_lists_and_calls_the_tools_of_a_server_it_starts() {
+        let server = format!("{} stdio", example_server().display());
+        let run = |args: &[&str]| {
+            let mut out = Vec::new();
+            let mut err = Vec::new();
+            let argv = std::iter::once("ai-tool").chain(args.iter().copied());
+            let code = ai_tool::cli::run_with(argv, Executor::builder(), &mut out, &mut err);
+            let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+            (code, text(out), text(err))
+        };
+        let (code, out, err) = run(&["tools", "--mcp-stdio", &server]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("booking.text.upper"), "{out}");
+        let (code, out, err) = run(&[
+            "call",
+            "booking.text.upper",
+            r#"{"text":"abc"}"#,
+            "--mcp-stdio",
+            &server,
+        ]);
+        assert_eq!((code, out.trim()), (0, "ABC"), "{err}");
+        let (code, _, err) = run(&[
+            "call",
+            "booking.text.upper",
+            r#"{"text":5}"#,
+            "--mcp-stdio",
+            &server,
+        ]);
+        assert_eq!(code, 2);
+        assert!(err.contains("/text"), "{err}");
+    }
+
+    #[cfg(feature = "cli")]
+    #[tokio::test]
+    async fn the_cli_serves_upstream_tools_over_http_behind_a_token() {
+        let upstream = format!("stdio:{} stdio", example_server().display());
+        let mut gateway = Command::new(env!("CARGO_BIN_EXE_ai-tool"))
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--token-env",
+                "GATEWAY_TOKEN",
+            ])
+            .args(["--upstream", &upstream])
+            .env("GATEWAY_TOKEN", "g4te")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(gateway.stderr.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the gateway did not start")
+            .unwrap()
+            .expect("the gateway exited");
+        let url = line
+            .strip_prefix("serving MCP on ")
+            .expect(&line)
+            .to_owned();
+        assert!(McpTools::connect_http(&url).await.is_err());
+        let tools = McpTools::connect_http_with_headers(&url, &[("Authorization", "Bearer g4te")])
+            .await
+            .unwrap();
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tools(tools.tools())
+            .build()
+            .unwrap();
+        let out = exec
+            .execute("ai-tool.booking.text.upper", json!({ "text": "abc" }))
+            .await
+            .unwrap();
+        assert_eq!(out.to_text(), "ABC");
+        gateway.kill().await.unwrap();
+    }
 }
