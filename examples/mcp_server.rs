@@ -71,6 +71,7 @@ impl BookingService {
     /// Waits for the given milliseconds, or until the call is cancelled.
     #[ai_tool]
     async fn wait(&self, millis: u64, ctx: &ToolContext) -> String {
+        ctx.progress(0.0, Some(millis as f64), Some("waiting"));
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(millis)) => format!("waited {millis} ms"),
             () = ctx.cancellation_token().cancelled() => "cancelled".to_owned(),

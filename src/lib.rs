@@ -46,7 +46,7 @@ pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken, Converter,
     Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments,
-    Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    Progress, ProgressSink, Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.

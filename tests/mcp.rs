@@ -5,9 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tool::mcp::rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
-use ai_tool::mcp::rmcp::service::{RoleClient, RunningService, ServiceError};
-use ai_tool::mcp::rmcp::ServiceExt;
+use ai_tool::mcp::rmcp::model::{
+    CallToolRequestParams, PaginatedRequestParams, ProgressNotificationParam,
+};
+use ai_tool::mcp::rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
+use ai_tool::mcp::rmcp::{ClientHandler, ServiceExt};
 use ai_tool::mcp::{McpBuilderExt, McpServer, McpTools, TOOLS_PER_PAGE};
 use ai_tool::prelude::*;
 use ai_tool::{SafetyHints, ToolMetadata};
@@ -212,6 +214,56 @@ async fn a_long_list_comes_in_pages_and_each_tool_once() {
     let mut names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
     names.dedup();
     assert_eq!(names.len(), count);
+}
+
+/// A client that keeps the progress notifications it gets.
+struct ProgressLog(mpsc::UnboundedSender<(f64, Option<f64>, Option<String>)>);
+
+impl ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send((params.progress, params.total, params.message));
+    }
+}
+
+#[tokio::test]
+async fn a_tools_progress_reaches_the_client_as_notifications() {
+    let halfway = DynamicTool::new(
+        "halfway",
+        "Reports progress twice",
+        json!({ "type": "object" }),
+        |_, ctx| async move {
+            ctx.progress(1.0, Some(2.0), Some("half"));
+            ctx.progress(2.0, Some(2.0), None);
+            Ok(ToolOutput::text("done"))
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(halfway)
+        .build()
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(exec).unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (tx, mut reports) = mpsc::unbounded_channel();
+    let client = ProgressLog(tx).serve(client_end).await.unwrap();
+    let result = client.call_tool(call("halfway", json!({}))).await.unwrap();
+    assert_ne!(result.is_error, Some(true));
+    let first = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await;
+    assert_eq!(
+        first.unwrap(),
+        Some((1.0, Some(2.0), Some("half".to_owned())))
+    );
+    let second = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await;
+    assert_eq!(second.unwrap(), Some((2.0, Some(2.0), None)));
 }
 
 // Import: our client's executor over our server.

@@ -73,6 +73,18 @@ async def main(mode, server):
         except MCPError as e:
             check("check" in str(e), "an unknown tool is a JSON-RPC error naming close tools", str(e))
 
+        reports = []
+
+        async def on_progress(progress, total, message):
+            reports.append((progress, total, message))
+
+        result = await client.call_tool("wait", {"millis": 200}, progress_callback=on_progress)
+        check(
+            result.content[0].text == "waited 200 ms" and (0, 200, "waiting") in reports,
+            "progress is reported",
+            reports,
+        )
+
         with anyio.move_on_after(0.5) as scope:
             await client.call_tool("wait", {"millis": 60000})
         check(scope.cancelled_caught, "a call is cancelled by the client", "it finished")

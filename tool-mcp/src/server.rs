@@ -1,16 +1,18 @@
 //! [`McpServer`]: an [`Executor`] as an MCP server, implementing rmcp's `ServerHandler` by hand.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tool_core::{ToolError, ToolErrorKind};
-use tool_runtime::{CallOptions, Executor};
+use tool_runtime::{CallOptions, Executor, Progress, ProgressSink};
 
 use crate::convert::{result_from_output, tool_from_spec};
 use crate::McpError;
@@ -96,9 +98,16 @@ impl McpServer {
     ) -> Result<CallToolResult, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let id = context.id.to_string();
-        let options = CallOptions::default()
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref()?.get_progress_token());
+        let mut options = CallOptions::default()
             .with_call_id(&id)
             .with_cancellation(context.ct);
+        if let Some(token) = token {
+            options = options.with_progress(progress_sink(context.peer, token));
+        }
         let name: &str = &request.name;
         match self.exec.execute_with(name, args, &options).await {
             Ok(output) => Ok(result_from_output(output)),
@@ -115,6 +124,31 @@ impl McpServer {
             }
         }
     }
+}
+
+/// Sends a call's progress reports as `notifications/progress`, in order, from a task of
+/// their own (started by the first report, as most tools report nothing): the tool's
+/// `ctx.progress(..)` only queues them. The task ends with the call.
+fn progress_sink(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressSink {
+    let queue = OnceLock::<mpsc::UnboundedSender<ProgressNotificationParam>>::new();
+    Arc::new(move |p: Progress<'_>| {
+        let sender = queue.get_or_init(|| {
+            let (sender, mut queue) = mpsc::unbounded_channel::<ProgressNotificationParam>();
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                while let Some(update) = queue.recv().await {
+                    if peer.notify_progress(update).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            sender
+        });
+        let mut update = ProgressNotificationParam::new(token.clone(), p.done);
+        update.total = p.total;
+        update.message = p.message.map(str::to_owned);
+        let _ = sender.send(update);
+    })
 }
 
 impl ServerHandler for McpServer {

@@ -20,7 +20,7 @@ mod returned;
 mod validation;
 
 pub use arguments::{Arguments, IntoArguments, RawArguments};
-pub use context::{Services, ToolContext};
+pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
