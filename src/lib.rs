@@ -32,6 +32,11 @@
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// Model Context Protocol: serve an [`Executor`] as an MCP server, import an MCP server's tools
+/// (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use tool_mcp as mcp;
+
 pub use tool_core::{
     catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
     SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
@@ -43,7 +48,7 @@ pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken, Converter,
     Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments,
-    Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    Progress, ProgressSink, Services, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.

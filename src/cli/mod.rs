@@ -16,7 +16,9 @@
 //! Commands: `tools [--catalog F] [--json] [--format API [--strict]]`, `call NAME ARGS_JSON`,
 //! `validate [--catalog F] --calls F`, `parse-calls --format API [--strict] RESPONSE.json`,
 //! `run-calls --format API [--strict] RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
-//! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`.
+//! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
+//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--upstream stdio:CMD|http:URL ..]`,
+//! and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL` on `tools` and `call`.
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
 //! (its error, panic or time limit); `2` unusable input (a missing file, a malformed line, an
@@ -29,6 +31,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "mcp")]
+mod mcp;
 mod retrieve;
 use serde_json::{json, Value};
 
@@ -63,6 +67,9 @@ enum Command {
         /// With --format: declare in strict mode where the API has one.
         #[arg(long, requires = "format")]
         strict: bool,
+        #[cfg(feature = "mcp")]
+        #[command(flatten)]
+        mcp: mcp::Sources,
     },
     /// Print the tool calls in a model's response as neutral JSON lines.
     ParseCalls {
@@ -145,6 +152,30 @@ enum Command {
         /// A JSON Lines catalog whose tools are added to the compiled-in ones.
         #[arg(long)]
         catalog: Option<PathBuf>,
+        #[cfg(feature = "mcp")]
+        #[command(flatten)]
+        mcp: mcp::Sources,
+    },
+    /// Serve the tools over MCP: on standard input and output, or Streamable HTTP at
+    /// http://ADDR/mcp. With --upstream, the tools of other MCP servers too (a gateway).
+    #[cfg(feature = "mcp")]
+    Serve {
+        /// Serve on standard input and output.
+        #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+        stdio: bool,
+        /// Serve Streamable HTTP on this address, such as 127.0.0.1:8765.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// With --http: require `Authorization: Bearer` with the token in this variable.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        token_env: Option<String>,
+        /// A JSON Lines catalog whose tools are added to the compiled-in ones.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// An MCP server whose tools are served too, as `SERVER.TOOL`: `stdio:COMMAND ARGS` or
+        /// `http:URL`; repeatable.
+        #[arg(long, value_name = "SOURCE")]
+        upstream: Vec<String>,
     },
     /// Check calls against the tools' schemas without running them.
     Validate {
@@ -305,7 +336,11 @@ async fn dispatch(
             json,
             format,
             strict,
+            #[cfg(feature = "mcp")]
+            mcp,
         } => {
+            #[cfg(feature = "mcp")]
+            let tools = mcp.add_to(tools).await?;
             let tools = open(tools, catalog.as_deref())?;
             match format {
                 Some(format) => declare(&tools, format, strict, out, err),
@@ -389,9 +424,32 @@ async fn dispatch(
             name,
             args,
             catalog,
+            #[cfg(feature = "mcp")]
+            mcp,
         } => {
+            #[cfg(feature = "mcp")]
+            let tools = mcp.add_to(tools).await?;
             let tools = open(tools, catalog.as_deref())?;
             call(&tools, &name, &args, out).await
+        }
+        #[cfg(feature = "mcp")]
+        Command::Serve {
+            stdio,
+            http,
+            token_env,
+            catalog,
+            upstream,
+        } => {
+            let tools = mcp::Sources::from_upstreams(&upstream)?
+                .add_to(tools)
+                .await?;
+            let tools = open(tools, catalog.as_deref())?;
+            let how = mcp::Serve {
+                stdio,
+                http,
+                token_env,
+            };
+            mcp::serve(tools, how, err).await
         }
         Command::Validate { catalog, calls } => {
             let tools = open(tools, catalog.as_deref())?;

@@ -77,6 +77,8 @@ struct Refs<'a> {
     /// The caller's token, when the call brought one.
     caller_token: Option<&'a CancellationToken>,
     services: &'a Arc<Services>,
+    /// Where progress reports go, when the caller wants them.
+    progress: Option<&'a ProgressSink>,
 }
 
 #[derive(Clone)]
@@ -85,6 +87,23 @@ struct Owned {
     call_id: Option<Arc<str>>,
     caller_token: Option<CancellationToken>,
     services: Arc<Services>,
+    progress: Option<ProgressSink>,
+}
+
+/// Where a call's progress reports go, given by the caller in `CallOptions::with_progress` (an
+/// MCP server sends them to its client as `notifications/progress`). Called on the tool's
+/// thread: it should return at once.
+pub type ProgressSink = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
+
+/// One progress report of a call, from [`ToolContext::progress`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress<'a> {
+    /// How much is done; it should grow with every report.
+    pub done: f64,
+    /// How much there is to do, when known.
+    pub total: Option<f64>,
+    /// What is happening, in words.
+    pub message: Option<&'a str>,
 }
 
 impl Parts<'_> {
@@ -96,6 +115,7 @@ impl Parts<'_> {
                 call_id: owned.call_id.as_ref(),
                 caller_token: owned.caller_token.as_ref(),
                 services: &owned.services,
+                progress: owned.progress.as_ref(),
             },
         }
     }
@@ -108,6 +128,7 @@ impl Refs<'_> {
             call_id: self.call_id.cloned(),
             caller_token: self.caller_token.cloned(),
             services: Arc::clone(self.services),
+            progress: self.progress.cloned(),
         }
     }
 }
@@ -119,6 +140,7 @@ impl<'a> ToolContext<'a> {
         call_id: Option<&'a Arc<str>>,
         caller_token: Option<&'a CancellationToken>,
         services: &'a Arc<Services>,
+        progress: Option<&'a ProgressSink>,
     ) -> Self {
         ToolContext {
             parts: Parts::Borrowed(Refs {
@@ -126,6 +148,7 @@ impl<'a> ToolContext<'a> {
                 call_id,
                 caller_token,
                 services,
+                progress,
             }),
             own_token: OnceLock::new(),
         }
@@ -182,6 +205,29 @@ impl<'a> ToolContext<'a> {
     pub fn services(&self) -> &Services {
         self.parts.refs().services
     }
+
+    /// Reports progress to the caller, when it asked for reports (an MCP client that gave a
+    /// progress token gets `notifications/progress`); does nothing otherwise.
+    ///
+    /// ```
+    /// # use tool_runtime::ToolContext;
+    /// # let ctx = ToolContext::detached("import");
+    /// ctx.progress(3.0, Some(10.0), Some("3 of 10 files"));
+    /// ```
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = self.parts.refs().progress {
+            sink(Progress {
+                done,
+                total,
+                message,
+            });
+        }
+    }
+
+    /// Whether the caller wants progress reports.
+    pub fn wants_progress(&self) -> bool {
+        self.parts.refs().progress.is_some()
+    }
 }
 
 impl ToolContext<'static> {
@@ -198,6 +244,7 @@ impl ToolContext<'static> {
                 call_id,
                 caller_token,
                 services,
+                progress: None,
             }),
             own_token: OnceLock::new(),
         }
@@ -230,7 +277,7 @@ mod tests {
         let mut services = Services::default();
         services.insert(Arc::new(42u32));
         let services = Arc::new(services);
-        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services);
+        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services, None);
         let kept = borrowed.to_static();
         drop(borrowed);
         assert_eq!(

@@ -99,6 +99,12 @@ impl DynamicTool {
         self
     }
 
+    /// Declares the JSON Schema of the tool's structured output (MCP's `outputSchema`).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.spec.output_schema = Some(schema);
+        self
+    }
+
     /// The tool's spec.
     pub fn spec(&self) -> &ToolSpec {
         &self.spec

@@ -20,7 +20,7 @@ mod registration;
 mod returned;
 
 pub use arguments::IntoArguments;
-pub use context::{Services, ToolContext};
+pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{

@@ -22,7 +22,7 @@ use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
 use crate::registration::{ExternalConverter, Invoke, Service, SyncInvoke};
-use crate::{Services, ToolContext};
+use crate::{ProgressSink, Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -73,12 +73,24 @@ pub(crate) enum Callable {
 }
 
 /// Per-call options.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CallOptions {
     /// The provider's id of the call, passed to the tool in its context.
     pub call_id: Option<Arc<str>>,
     /// Cancelling this token stops the call with `ToolError::Cancelled`.
     pub cancellation: Option<CancellationToken>,
+    /// Where the tool's [`ToolContext::progress`] reports go.
+    pub progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("call_id", &self.call_id)
+            .field("cancellation", &self.cancellation)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl CallOptions {
@@ -91,6 +103,12 @@ impl CallOptions {
     /// Options with a cancellation token.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
+        self
+    }
+
+    /// Options sending the tool's progress reports to `sink`.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
 }
@@ -192,7 +210,14 @@ impl Executor {
         let call_id = options.and_then(|o| o.call_id.as_ref());
         // The context borrows from the executor and the caller: a sync call ends before they
         // do, and an async call's future lives inside the `Call` that borrows them.
-        let ctx = ToolContext::borrowed(&entry.name, call_id, cancellation, &self.inner.services);
+        let progress = options.and_then(|o| o.progress.as_ref());
+        let ctx = ToolContext::borrowed(
+            &entry.name,
+            call_id,
+            cancellation,
+            &self.inner.services,
+            progress,
+        );
         match &entry.callable {
             // A sync tool runs in place. One with its own time limit runs on the blocking pool
             // instead, so that the limit can end the wait.

@@ -1,0 +1,116 @@
+//! The command line's MCP parts (feature `mcp`): `serve`, and the `--mcp-stdio` / `--mcp-http`
+//! sources whose tools join the compiled-in ones.
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use crate::mcp::{serve_http_with, serve_stdio_with, HttpOptions, McpServer, McpTools};
+use crate::ExecutorBuilder;
+
+use super::Failure;
+
+/// MCP servers whose tools join the others, each named `SERVER.TOOL`.
+#[derive(clap::Args, Default)]
+pub(crate) struct Sources {
+    /// An MCP server to start, as "COMMAND ARGS" (split at white space; no quoting);
+    /// repeatable.
+    #[arg(long = "mcp-stdio", value_name = "COMMAND")]
+    stdio: Vec<String>,
+    /// A Streamable HTTP MCP server's URL, such as http://127.0.0.1:8000/mcp; repeatable.
+    #[arg(long = "mcp-http", value_name = "URL")]
+    http: Vec<String>,
+}
+
+impl Sources {
+    /// Sources from `--upstream` values: `stdio:COMMAND ARGS` or `http:URL`.
+    pub(crate) fn from_upstreams(upstreams: &[String]) -> Result<Self, Failure> {
+        let mut sources = Sources::default();
+        for upstream in upstreams {
+            if let Some(command) = upstream.strip_prefix("stdio:") {
+                sources.stdio.push(command.to_owned());
+            } else if let Some(url) = upstream.strip_prefix("http:") {
+                sources.http.push(url.to_owned());
+            } else {
+                return Err(Failure::input(format!(
+                    "--upstream `{upstream}`: expected `stdio:COMMAND ARGS` or `http:URL`"
+                )));
+            }
+        }
+        Ok(sources)
+    }
+
+    /// Connects to every source and adds its tools to the builder.
+    pub(crate) async fn add_to(
+        &self,
+        mut builder: ExecutorBuilder,
+    ) -> Result<ExecutorBuilder, Failure> {
+        for line in &self.stdio {
+            let mut words = line.split_whitespace();
+            let program = words
+                .next()
+                .ok_or_else(|| Failure::input("--mcp-stdio: the command is empty"))?;
+            let mut command = tokio::process::Command::new(program);
+            command.args(words);
+            let tools = McpTools::connect_stdio(command)
+                .await
+                .map_err(|e| Failure::input(format!("--mcp-stdio `{line}`: {e}")))?;
+            builder = builder.tools(tools.tools());
+        }
+        for url in &self.http {
+            let tools = McpTools::connect_http(url)
+                .await
+                .map_err(|e| Failure::input(format!("--mcp-http `{url}`: {e}")))?;
+            builder = builder.tools(tools.tools());
+        }
+        Ok(builder)
+    }
+}
+
+/// Where `serve` serves.
+pub(crate) struct Serve {
+    pub stdio: bool,
+    pub http: Option<SocketAddr>,
+    pub token_env: Option<String>,
+}
+
+/// Serves the executor's tools until the client goes (stdio) or the process ends (HTTP).
+pub(crate) async fn serve(
+    exec: crate::Executor,
+    how: Serve,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
+    let server = McpServer::new(exec).map_err(|e| Failure::input(e.to_string()))?;
+    let failed = |e: crate::mcp::McpError| Failure {
+        code: 1,
+        message: e.to_string(),
+    };
+    match (how.stdio, how.http) {
+        (true, None) => serve_stdio_with(server).await.map_err(failed),
+        (false, Some(addr)) => {
+            let mut options = HttpOptions::default();
+            if let Some(var) = &how.token_env {
+                let token = std::env::var(var).map_err(|_| {
+                    Failure::input(format!("--token-env {var}: the variable is not set"))
+                })?;
+                if token.is_empty() {
+                    return Err(Failure::input(format!(
+                        "--token-env {var}: the variable is empty"
+                    )));
+                }
+                options = options.with_bearer_token(token);
+            }
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| Failure::input(format!("--http {addr}: {e}")))?;
+            let bound = listener
+                .local_addr()
+                .map_err(|e| Failure::input(format!("--http {addr}: {e}")))?;
+            let _ = writeln!(err, "serving MCP on http://{bound}/mcp");
+            let _ = err.flush();
+            serve_http_with(server, listener, options)
+                .await
+                .map_err(failed)
+        }
+        _ => Err(Failure::input("serve needs one of --stdio and --http ADDR")),
+    }
+}

@@ -1,0 +1,101 @@
+"""The official Python SDK's client (PyPI mcp==2.3.0) against the example server.
+
+    python3 python_client.py MODE stdio CMD [ARGS...]
+    python3 python_client.py MODE http URL
+
+MODE is the SDK's `auto` (the newest protocol, falling back to `initialize`) or `legacy`
+(the `initialize` handshake, 2025-11-25). Prints one line per check; exits 1 on the first
+that fails. Run by tests/mcp.rs with PYTHONPATH set to the SDK's cache directory.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import Client, MCPError, StdioServerParameters
+
+
+def check(condition, what, detail=""):
+    if not condition:
+        print(f"FAIL {what}: {detail}", flush=True)
+        sys.exit(1)
+    print(f"ok {what}", flush=True)
+
+
+async def main(mode, server):
+    async with Client(server, mode=mode) as client:
+        print(f"protocol {client.protocol_version}", flush=True)
+        listed = await client.list_tools()
+        tools = {t.name: t for t in listed.tools}
+        check(
+            {"check", "availability", "wait", "text.upper"} <= set(tools),
+            "tools/list has every tool, dotted names included",
+            sorted(tools),
+        )
+        check_tool = tools["check"]
+        check(check_tool.title == "Check a booking", "title", check_tool.title)
+        check(
+            check_tool.annotations is not None and check_tool.annotations.read_only_hint is True,
+            "readOnlyHint",
+            check_tool.annotations,
+        )
+        check(
+            check_tool.input_schema.get("type") == "object" and "input" in check_tool.input_schema["properties"],
+            "inputSchema",
+            check_tool.input_schema,
+        )
+
+        result = await client.call_tool(
+            "check", {"input": {"code": "A1", "kind": "Room", "categories": ["Bike", "Plane"]}}
+        )
+        check(not result.is_error, "a call succeeds", result)
+        check(
+            result.structured_content == {"kind": "Room", "categories": 2},
+            "structuredContent",
+            result.structured_content,
+        )
+        check(
+            json.loads(result.content[0].text) == result.structured_content,
+            "a text block with the same JSON",
+            result.content,
+        )
+
+        result = await client.call_tool("text.upper", {"text": "hello"})
+        check(result.content[0].text == "HELLO", "a dotted name is called", result)
+
+        result = await client.call_tool("check", {"input": {"code": "much too long a code", "kind": "Room", "categories": []}})
+        text = result.content[0].text if result.content else ""
+        check(result.is_error and "/input/code" in text, "invalid arguments are isError with the pointer", text)
+
+        try:
+            await client.call_tool("chek", {})
+            check(False, "an unknown tool is a JSON-RPC error", "no error")
+        except MCPError as e:
+            check("check" in str(e), "an unknown tool is a JSON-RPC error naming close tools", str(e))
+
+        reports = []
+
+        async def on_progress(progress, total, message):
+            reports.append((progress, total, message))
+
+        result = await client.call_tool("wait", {"millis": 200}, progress_callback=on_progress)
+        check(
+            result.content[0].text == "waited 200 ms" and (0, 200, "waiting") in reports,
+            "progress is reported",
+            reports,
+        )
+
+        with anyio.move_on_after(0.5) as scope:
+            await client.call_tool("wait", {"millis": 60000})
+        check(scope.cancelled_caught, "a call is cancelled by the client", "it finished")
+        result = await client.call_tool("wait", {"millis": 1})
+        check(result.content[0].text == "waited 1 ms", "the session serves on after a cancellation", result)
+
+
+if __name__ == "__main__":
+    mode, kind, *rest = sys.argv[1:]
+    if kind == "stdio":
+        server = StdioServerParameters(command=rest[0], args=rest[1:])
+    else:
+        server = rest[0]
+    anyio.run(main, mode, server)

@@ -1,0 +1,49 @@
+//! [`McpError`]: what can go wrong serving or importing over MCP, outside a tool call.
+
+/// Serving or importing over MCP failed. (Errors of one call are [`tool_core::ToolError`]s.)
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// A tool's spec did not make a valid MCP tool.
+    #[error("tool `{tool}` cannot be listed over MCP: {message}")]
+    Declaration {
+        /// The tool.
+        tool: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// Binding the address, or starting a server's process, failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCP handshake (`initialize`) with the peer failed.
+    #[error("MCP handshake with {peer} failed: {message}")]
+    Handshake {
+        /// The client or server, as the user named it.
+        peer: String,
+        /// rmcp's description.
+        message: String,
+    },
+    /// A request to a server failed (for example `tools/list`).
+    #[error("MCP server `{server}`: {message}")]
+    Request {
+        /// The server, as the user named it.
+        server: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl McpError {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        McpError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Model Context Protocol for `ai-tool`, on the official Rust SDK (`rmcp`).
+//!
+//! - Serve: [`serve_stdio`] and [`serve_http`] make every tool of an [`Executor`] an MCP tool
+//!   (`tools/list` built once, `tools/call` validated by the executor, `notifications/cancelled`
+//!   cancelling the call). [`McpServer`] is the `ServerHandler`, for other transports.
+//! - Import: [`McpTools`] lists an MCP server's tools and makes each a dynamic tool of an
+//!   executor under a namespace (`server.tool`), validated locally and forwarded.
+//!
+//! Users normally reach this crate as `ai_tool::mcp` (facade feature `mcp`).
+//!
+//! [`Executor`]: tool_runtime::Executor
+
+mod convert;
+mod error;
+mod import;
+mod serve;
+mod server;
+
+pub use error::McpError;
+pub use import::{McpBuilderExt, McpTools};
+pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
+pub use server::{McpServer, TOOLS_PER_PAGE};
+
+/// The rmcp crate this one is built on, for transports and types not wrapped here.
+pub use rmcp;
