@@ -21,3 +21,5 @@ cargo clippy --workspace --all-features --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 cargo test --workspace --all-features --all-targets
 cargo test --workspace --all-features --doc
+# The compile errors as a user without the `mcp` feature reads them (see tests/compile_errors.rs).
+cargo test --test compile_errors
