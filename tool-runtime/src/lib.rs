@@ -13,6 +13,7 @@ mod converter;
 mod dynamic;
 mod executor;
 mod guard;
+mod log_level;
 #[doc(hidden)]
 pub mod macro_support;
 mod panics;
@@ -21,6 +22,7 @@ mod returned;
 
 pub use arguments::IntoArguments;
 pub use context::{Progress, ProgressSink, Services, ToolContext};
+pub use log_level::{LogLevel, LogSink};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
