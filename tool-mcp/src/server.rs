@@ -1,20 +1,19 @@
 //! [`McpServer`]: an [`Executor`] as an MCP server, implementing rmcp's `ServerHandler` by hand.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tool_core::{ToolError, ToolErrorKind};
-use tool_runtime::{CallOptions, Executor, Progress, ProgressSink};
+use tool_runtime::{CallOptions, Executor};
 
 use crate::convert::{result_from_output, tool_from_spec};
+use crate::notify::{self, SessionLogLevel};
 use crate::McpError;
 
 /// How many tools one `tools/list` page holds. A client following `nextCursor` gets the rest.
@@ -23,12 +22,28 @@ pub const TOOLS_PER_PAGE: usize = 500;
 /// An [`Executor`] served over MCP: `tools/list` from a list built once, `tools/call` through
 /// the executor (validation, time limits, panic isolation, cancellation).
 ///
-/// Cheap to clone: every session of an HTTP server shares one.
-#[derive(Clone)]
+/// A tool's `ctx.log(..)` messages reach the client at or above the level it asked for: per
+/// request (`_meta`, protocol 2026-07-28) or per session (`logging/setLevel`); none before it
+/// asks.
+///
+/// Cheap to clone: the clones share the executor and the list. Each clone serves one session
+/// (an HTTP server clones it per session), so the logging level set is the clone's own.
 pub struct McpServer {
     exec: Executor,
     tools: Arc<[Tool]>,
     info: Implementation,
+    log_level: Arc<SessionLogLevel>,
+}
+
+impl Clone for McpServer {
+    fn clone(&self) -> Self {
+        McpServer {
+            exec: self.exec.clone(),
+            tools: self.tools.clone(),
+            info: self.info.clone(),
+            log_level: Arc::default(),
+        }
+    }
 }
 
 impl McpServer {
@@ -51,6 +66,7 @@ impl McpServer {
             exec,
             tools: tools.into(),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
+            log_level: Arc::default(),
         })
     }
 
@@ -102,13 +118,20 @@ impl McpServer {
             .meta
             .get_progress_token()
             .or_else(|| request.meta.as_ref()?.get_progress_token());
-        let mut options = CallOptions::default()
-            .with_call_id(&id)
-            .with_cancellation(context.ct);
-        if let Some(token) = token {
-            options = options.with_progress(progress_sink(context.peer, token));
-        }
+        #[allow(deprecated)] // MCP logging, see `notify`
+        let log_level = context
+            .meta
+            .log_level()
+            .map(notify::log_level)
+            .or_else(|| self.log_level.get());
         let name: &str = &request.name;
+        let (progress, log) = notify::sinks(context.peer, token, log_level, name);
+        let options = CallOptions {
+            call_id: Some(id.into()),
+            cancellation: Some(context.ct),
+            progress,
+            log,
+        };
         match self.exec.execute_with(name, args, &options).await {
             Ok(output) => Ok(result_from_output(output)),
             Err(e @ ToolError::UnknownTool { .. }) => {
@@ -126,35 +149,25 @@ impl McpServer {
     }
 }
 
-/// Sends a call's progress reports as `notifications/progress`, in order, from a task of
-/// their own (started by the first report, as most tools report nothing): the tool's
-/// `ctx.progress(..)` only queues them. The task ends with the call.
-fn progress_sink(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressSink {
-    let queue = OnceLock::<mpsc::UnboundedSender<ProgressNotificationParam>>::new();
-    Arc::new(move |p: Progress<'_>| {
-        let sender = queue.get_or_init(|| {
-            let (sender, mut queue) = mpsc::unbounded_channel::<ProgressNotificationParam>();
-            let peer = peer.clone();
-            tokio::spawn(async move {
-                while let Some(update) = queue.recv().await {
-                    if peer.notify_progress(update).await.is_err() {
-                        break;
-                    }
-                }
-            });
-            sender
-        });
-        let mut update = ProgressNotificationParam::new(token.clone(), p.done);
-        update.total = p.total;
-        update.message = p.message.map(str::to_owned);
-        let _ = sender.send(update);
-    })
-}
-
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info.clone())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(self.info.clone())
+    }
+
+    #[allow(deprecated)] // MCP logging, see `notify`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(

@@ -21,6 +21,11 @@ pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> Result<serde_json::V
     tool_core::schema::canonical_for::<T>().map_err(|e| e.to_string())
 }
 
+/// The canonical output schema of a tool's value type (see `tool_core::schema`).
+pub fn output_schema_for<T: schemars::JsonSchema + ?Sized>() -> Option<serde_json::Value> {
+    tool_core::schema::canonical_output_for::<T>()
+}
+
 /// What a tool parameter's type needs: a schema and a way to be deserialized.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it needs `JsonSchema` and `Deserialize`",
