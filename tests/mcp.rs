@@ -393,6 +393,53 @@ async fn without_a_sink_a_tools_log_goes_nowhere() {
     assert_eq!(rx.recv().await, Some((LogLevel::Notice, "hello".to_owned())));
 }
 
+#[tokio::test]
+async fn with_search_a_session_sees_search_tools_then_what_it_found() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(executor(tx)).unwrap().with_search().unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_end).await.unwrap();
+    let listed = |tools: Vec<ai_tool::mcp::rmcp::model::Tool>| -> Vec<String> {
+        tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    assert_eq!(listed(client.list_all_tools().await.unwrap()), ["search_tools"]);
+    let err = client
+        .call_tool(call("add", json!({ "a": 1, "b": 2 })))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(data) = err else {
+        panic!("expected a JSON-RPC error, got {err:?}")
+    };
+    assert!(data.message.contains("search_tools"), "{}", data.message);
+    let found = client
+        .call_tool(call("search_tools", json!({ "query": "add two numbers", "limit": 1 })))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.structured_content.unwrap()["tools"][0]["name"],
+        "add"
+    );
+    assert_eq!(
+        listed(client.list_all_tools().await.unwrap()),
+        ["search_tools", "add"]
+    );
+    let result = client
+        .call_tool(call("add", json!({ "a": 1, "b": 2 })))
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({ "total": 3 })));
+    let refused = client
+        .call_tool(call("search_tools", json!({ "limit": 0 })))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+}
+
 // Import: our client's executor over our server.
 
 async fn imported(exec: Executor) -> (McpTools, Executor) {

@@ -285,3 +285,90 @@ async fn a_new_tool_of_an_imported_server_is_seen_by_the_next_executor() {
     // An executor built before keeps the list it was built with.
     assert!(before.spec("pysdk.math.double").is_none());
 }
+
+#[cfg(feature = "cli")]
+#[tokio::test]
+async fn the_cli_sends_headers_to_an_http_server() {
+    let (_server, url) = http_example(Some("h3ader")).await;
+    let run = |args: &[&str]| {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let argv = std::iter::once("ai-tool").chain(args.iter().copied());
+        let builder = Executor::builder().registered_tools(false);
+        let code = ai_tool::cli::run_with(argv, builder, &mut out, &mut err);
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (code, text(out), text(err))
+    };
+    let (code, _, err) = run(&["tools", "--mcp-http", &url]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = run(&[
+        "tools",
+        "--header",
+        "Authorization: Bearer h3ader",
+        "--header",
+        "X-Trace: 1",
+        "--mcp-http",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("booking.text.upper"), "{out}");
+    let (code, _, err) = run(&["tools", "--header", "no colon", "--mcp-http", &url]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--header `no colon`"), "{err}");
+}
+
+#[cfg(feature = "cli")]
+#[tokio::test]
+async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
+    let upstream = format!("stdio:{} stdio", example_server().display());
+    let mut gateway = Spawned::start(
+        Command::new(env!("CARGO_BIN_EXE_ai-tool"))
+            .args(["serve", "--http", "127.0.0.1:0", "--search"])
+            .args(["--upstream", &upstream])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let line = gateway.first_stderr_line().await;
+    let url = line
+        .strip_prefix("serving MCP on ")
+        .expect(&line)
+        .to_owned();
+    let tools = McpTools::connect_http(&url).await.unwrap();
+    let names = |exec: &Executor| -> Vec<String> { exec.tools().map(|s| s.name.clone()).collect() };
+    let live = RefreshingExecutor::new(
+        || Executor::builder().registered_tools(false),
+        vec![tools.clone()],
+    )
+    .unwrap();
+    let first = live.executor().unwrap();
+    assert_eq!(names(&first), ["ai-tool.search_tools"]);
+    let generation = tools.generation();
+    let found = first
+        .execute(
+            "ai-tool.search_tools",
+            json!({ "query": "upper-case text", "limit": 1 }),
+        )
+        .await
+        .unwrap();
+    assert!(found.to_text().contains("booking.text.upper"), "{}", found.to_text());
+    // An empty query is refused before anything is sent.
+    let err = first
+        .execute("ai-tool.search_tools", json!({ "query": "" }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    tokio::time::timeout(Duration::from_secs(10), tools.changed_after(generation))
+        .await
+        .expect("no tools/list_changed after the search");
+    let next = live.executor().unwrap();
+    assert_eq!(
+        names(&next),
+        ["ai-tool.search_tools", "ai-tool.booking.text.upper"]
+    );
+    let out = next
+        .execute("ai-tool.booking.text.upper", json!({ "text": "abc" }))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "ABC");
+}

@@ -64,7 +64,7 @@ impl Remote {
         &self,
         args: Value,
         ctx: &ToolContext<'static>,
-    ) -> Result<ServerResult, rmcp::ServiceError> {
+    ) -> Result<ServerResult, rmcp::service::ServiceError> {
         let mut params = CallToolRequestParams::new(self.name.clone());
         params.arguments = match args {
             Value::Object(map) => Some(map),

@@ -10,10 +10,12 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tool_core::{ToolError, ToolErrorKind};
+use tool_retrieval::Retriever;
 use tool_runtime::{CallOptions, Executor};
 
 use crate::convert::{result_from_output, tool_from_spec};
 use crate::notify::{self, SessionLogLevel};
+use crate::search::{self, Found, SEARCH_TOOL};
 use crate::McpError;
 
 /// How many tools one `tools/list` page holds. A client following `nextCursor` gets the rest.
@@ -27,12 +29,22 @@ pub const TOOLS_PER_PAGE: usize = 500;
 /// asks.
 ///
 /// Cheap to clone: the clones share the executor and the list. Each clone serves one session
-/// (an HTTP server clones it per session), so the logging level set is the clone's own.
+/// (an HTTP server clones it per session): the logging level, and with
+/// [`McpServer::with_search`] the tools found, are the clone's own.
 pub struct McpServer {
     exec: Executor,
     tools: Arc<[Tool]>,
     info: Implementation,
-    log_level: Arc<SessionLogLevel>,
+    /// With `with_search`: the retriever over `tools`, and the `search_tools` tool.
+    search: Option<Arc<(Retriever, Tool)>>,
+    session: Arc<Session>,
+}
+
+/// What one session (one client) sets.
+#[derive(Debug, Default)]
+struct Session {
+    log_level: SessionLogLevel,
+    found: Found,
 }
 
 impl Clone for McpServer {
@@ -41,7 +53,8 @@ impl Clone for McpServer {
             exec: self.exec.clone(),
             tools: self.tools.clone(),
             info: self.info.clone(),
-            log_level: Arc::default(),
+            search: self.search.clone(),
+            session: Arc::default(),
         }
     }
 }
@@ -66,7 +79,8 @@ impl McpServer {
             exec,
             tools: tools.into(),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
-            log_level: Arc::default(),
+            search: None,
+            session: Arc::default(),
         })
     }
 
@@ -76,19 +90,53 @@ impl McpServer {
         self
     }
 
+    /// The same server offering only a `search_tools` tool at first: each search (BM25 over
+    /// the tools' names, descriptions and metadata) adds the tools it finds to the session's
+    /// list, and the client is told with `notifications/tools/list_changed`. A tool not found
+    /// yet cannot be called. For a client facing thousands of tools.
+    ///
+    /// Fails when a tool is already named `search_tools`.
+    pub fn with_search(mut self) -> Result<Self, McpError> {
+        if self.tools.iter().any(|t| t.name == SEARCH_TOOL) {
+            return Err(McpError::Declaration {
+                tool: SEARCH_TOOL.into(),
+                message: "the name is taken by the search itself; rename the tool".into(),
+            });
+        }
+        let retriever = Retriever::lexical(
+            self.exec
+                .tools()
+                .filter(|spec| self.exec.is_executable(&spec.name)),
+        );
+        self.search = Some(Arc::new((retriever, search::search_tool())));
+        Ok(self)
+    }
+
     /// The executor it serves.
     pub fn executor(&self) -> &Executor {
         &self.exec
     }
 
-    /// The tools it lists.
+    /// Every tool it serves (with [`McpServer::with_search`], a session lists `search_tools`
+    /// and those it found).
     pub fn tools(&self) -> &[Tool] {
         &self.tools
     }
 
-    /// One page of the list, starting at the cursor (the index of its first tool).
+    /// One page of what this session lists, starting at the cursor (the index of its first
+    /// tool).
     fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
-        let tools = &self.tools;
+        let offered;
+        let tools: &[Tool] = match &self.search {
+            None => &self.tools,
+            Some(search) => {
+                let found = self.session.found.indexes();
+                offered = std::iter::once(search.1.clone())
+                    .chain(found.into_iter().map(|i| self.tools[i].clone()))
+                    .collect::<Vec<_>>();
+                &offered
+            }
+        };
         let start = match cursor {
             None => 0,
             Some(c) => c
@@ -105,6 +153,38 @@ impl McpServer {
         Ok(page)
     }
 
+    /// With search on: runs `search_tools`, or refuses a tool the session has not found.
+    /// `None` when the call goes on to the executor.
+    async fn searched(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResult, ErrorData>> {
+        let search = self.search.as_ref()?;
+        let name: &str = &request.name;
+        if name == SEARCH_TOOL {
+            let empty = Default::default();
+            let args = request.arguments.as_ref().unwrap_or(&empty);
+            let (result, changed) =
+                search::search(&search.0, &self.tools, &self.session.found, args).await;
+            if changed {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+            return Some(Ok(result));
+        }
+        let found = self
+            .tools
+            .iter()
+            .position(|t| t.name == name)
+            .is_some_and(|i| self.session.found.contains(i));
+        (!found).then(|| {
+            Err(ErrorData::invalid_params(
+                format!("tool `{name}` is not offered: find the tools for your task with `{SEARCH_TOOL}` first"),
+                None,
+            ))
+        })
+    }
+
     /// Runs one call. Tool errors are results with `isError: true` and the text a model reads;
     /// only an unknown tool is a protocol error.
     async fn call(
@@ -112,6 +192,9 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        if let Some(answer) = self.searched(&request, &context).await {
+            return answer;
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let id = context.id.to_string();
         let token = context
@@ -123,7 +206,7 @@ impl McpServer {
             .meta
             .log_level()
             .map(notify::log_level)
-            .or_else(|| self.log_level.get());
+            .or_else(|| self.session.log_level.get());
         let name: &str = &request.name;
         let (progress, log) = notify::sinks(context.peer, token, log_level, name);
         let options = CallOptions {
@@ -151,13 +234,15 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(self.info.clone())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging();
+        let capabilities = if self.search.is_some() {
+            capabilities.enable_tool_list_changed().build()
+        } else {
+            capabilities.build()
+        };
+        ServerConfig::new(capabilities).with_server_info(self.info.clone())
     }
 
     #[allow(deprecated)] // MCP logging, see `notify`
@@ -166,7 +251,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.log_level.set(request.level);
+        self.session.log_level.set(request.level);
         Ok(())
     }
 
@@ -179,7 +264,10 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        match &self.search {
+            Some(search) if name == SEARCH_TOOL => Some(search.1.clone()),
+            _ => self.tools.iter().find(|t| t.name == name).cloned(),
+        }
     }
 
     async fn call_tool(
@@ -196,6 +284,7 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("tools", &self.tools.len())
             .field("info", &self.info)
+            .field("search", &self.search.is_some())
             .finish()
     }
 }
