@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tool::mcp::McpTools;
+use ai_tool::mcp::{McpBuilderExt, McpTools};
 use ai_tool::prelude::*;
 use serde_json::{json, Value};
 use tokio::process::Command;

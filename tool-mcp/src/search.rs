@@ -36,8 +36,9 @@ pub(crate) fn search_tool() -> Tool {
         "required": ["query"],
         "additionalProperties": false
     });
-    let Value::Object(schema) = schema else {
-        unreachable!("the schema is an object literal")
+    let schema = match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
     };
     let mut tool = Tool::new(
         SEARCH_TOOL,
