@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tool_core::{ToolError, ToolErrorKind};
+use tool_core::{ToolError, ToolErrorKind, ToolSpec};
 use tool_retrieval::Retriever;
 use tool_runtime::{CallOptions, Executor};
 
@@ -93,7 +93,8 @@ impl McpServer {
     /// The same server offering only a `search_tools` tool at first: each search (BM25 over
     /// the tools' names, descriptions and metadata) adds the tools it finds to the session's
     /// list, and the client is told with `notifications/tools/list_changed`. A tool not found
-    /// yet cannot be called. For a client facing thousands of tools.
+    /// yet cannot be called. For a client facing thousands of tools. Every tool is searched,
+    /// `selectable` or not.
     ///
     /// Fails when a tool is already named `search_tools`.
     pub fn with_search(mut self) -> Result<Self, McpError> {
@@ -103,11 +104,19 @@ impl McpServer {
                 message: "the name is taken by the search itself; rename the tool".into(),
             });
         }
-        let retriever = Retriever::lexical(
-            self.exec
-                .tools()
-                .filter(|spec| self.exec.is_executable(&spec.name)),
-        );
+        // Every tool is found by searching, whether or not it is marked `selectable`: the
+        // retriever's "system tools" (always offered) would be every tool of a gateway.
+        let searchable: Vec<ToolSpec> = self
+            .exec
+            .tools()
+            .filter(|spec| self.exec.is_executable(&spec.name))
+            .map(|spec| {
+                let mut spec = spec.clone();
+                spec.metadata.selectable = true;
+                spec
+            })
+            .collect();
+        let retriever = Retriever::lexical(&searchable);
         self.search = Some(Arc::new((retriever, search::search_tool())));
         Ok(self)
     }
