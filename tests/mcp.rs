@@ -9,7 +9,9 @@ use ai_tool::mcp::rmcp::model::{
     CallToolRequestParams, PaginatedRequestParams, ProgressNotificationParam,
 };
 #[allow(deprecated)] // MCP logging: deprecated by SEP-2577, still in every version we speak
-use ai_tool::mcp::rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use ai_tool::mcp::rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams,
+};
 use ai_tool::mcp::rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
 use ai_tool::mcp::rmcp::{ClientHandler, ServiceExt};
 use ai_tool::mcp::{McpBuilderExt, McpServer, McpTools, TOOLS_PER_PAGE};
@@ -269,7 +271,6 @@ async fn a_tools_progress_reaches_the_client_as_notifications() {
     assert_eq!(second.unwrap(), Some((2.0, Some(2.0), None)));
 }
 
-
 #[tokio::test]
 async fn the_output_schema_is_served_and_the_structured_result_matches_it() {
     let (tx, _rx) = mpsc::unbounded_channel();
@@ -288,7 +289,10 @@ async fn the_output_schema_is_served_and_the_structured_result_matches_it() {
         .unwrap();
     let structured = result.structured_content.expect("structured content");
     let validator = jsonschema::validator_for(schema).unwrap();
-    assert!(validator.is_valid(&structured), "{structured} against {schema}");
+    assert!(
+        validator.is_valid(&structured),
+        "{structured} against {schema}"
+    );
     assert!(!validator.is_valid(&json!({ "total": "five" })));
 }
 
@@ -358,8 +362,16 @@ async fn a_tools_log_reaches_the_client_at_the_level_it_set() {
     assert_eq!(
         got,
         [
-            ("info".to_owned(), Some("chatty".to_owned()), json!("info 2")),
-            ("warning".to_owned(), Some("chatty".to_owned()), json!("warning 2")),
+            (
+                "info".to_owned(),
+                Some("chatty".to_owned()),
+                json!("info 2")
+            ),
+            (
+                "warning".to_owned(),
+                Some("chatty".to_owned()),
+                json!("warning 2")
+            ),
         ]
     );
 }
@@ -390,7 +402,10 @@ async fn without_a_sink_a_tools_log_goes_nowhere() {
     exec.execute_with("loud", json!({}), &CallOptions::default().with_log(sink))
         .await
         .unwrap();
-    assert_eq!(rx.recv().await, Some((LogLevel::Notice, "hello".to_owned())));
+    assert_eq!(
+        rx.recv().await,
+        Some((LogLevel::Notice, "hello".to_owned()))
+    );
 }
 
 #[tokio::test]
@@ -407,7 +422,10 @@ async fn with_search_a_session_sees_search_tools_then_what_it_found() {
     let listed = |tools: Vec<ai_tool::mcp::rmcp::model::Tool>| -> Vec<String> {
         tools.iter().map(|t| t.name.to_string()).collect()
     };
-    assert_eq!(listed(client.list_all_tools().await.unwrap()), ["search_tools"]);
+    assert_eq!(
+        listed(client.list_all_tools().await.unwrap()),
+        ["search_tools"]
+    );
     let err = client
         .call_tool(call("add", json!({ "a": 1, "b": 2 })))
         .await
@@ -417,13 +435,13 @@ async fn with_search_a_session_sees_search_tools_then_what_it_found() {
     };
     assert!(data.message.contains("search_tools"), "{}", data.message);
     let found = client
-        .call_tool(call("search_tools", json!({ "query": "add two numbers", "limit": 1 })))
+        .call_tool(call(
+            "search_tools",
+            json!({ "query": "add two numbers", "limit": 1 }),
+        ))
         .await
         .unwrap();
-    assert_eq!(
-        found.structured_content.unwrap()["tools"][0]["name"],
-        "add"
-    );
+    assert_eq!(found.structured_content.unwrap()["tools"][0]["name"], "add");
     assert_eq!(
         listed(client.list_all_tools().await.unwrap()),
         ["search_tools", "add"]
@@ -576,7 +594,6 @@ async fn a_server_that_went_away_is_a_failure_naming_it() {
     assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
     assert!(err.to_string().contains("in-process shop"), "{err}");
 }
-
 
 #[tokio::test]
 async fn an_imported_servers_progress_reaches_the_callers_context() {

@@ -134,7 +134,10 @@ fn a_json_schema_value_gets_its_canonical_schema() {
     let exec = executor();
     let schema = output_schema(&exec, "weather").expect("a schema for a JsonSchema struct");
     assert_eq!(schema["type"], "object");
-    assert_eq!(schema["properties"]["celsius"]["description"], "Degrees Celsius.");
+    assert_eq!(
+        schema["properties"]["celsius"]["description"],
+        "Degrees Celsius."
+    );
     // Canonical as arguments are: integer formats as bounds, refs inlined, no titles.
     assert_eq!(schema["properties"]["celsius"]["minimum"], -128);
     assert_eq!(schema["properties"]["celsius"]["maximum"], 127);
@@ -149,7 +152,15 @@ fn a_json_schema_value_gets_its_canonical_schema() {
 #[test]
 fn text_empty_raw_untyped_and_converted_values_have_none() {
     let exec = executor();
-    for tool in ["text", "motto", "nothing", "raw", "any", "opaque", "converted"] {
+    for tool in [
+        "text",
+        "motto",
+        "nothing",
+        "raw",
+        "any",
+        "opaque",
+        "converted",
+    ] {
         assert_eq!(output_schema(&exec, tool), None, "{tool}");
     }
 }

@@ -28,7 +28,10 @@ pub(crate) struct Sources {
 impl Sources {
     /// Sources from `--upstream` values, `stdio:COMMAND ARGS` or `http:URL`, with the
     /// `--header` values for the HTTP ones.
-    pub(crate) fn from_upstreams(upstreams: &[String], headers: &[String]) -> Result<Self, Failure> {
+    pub(crate) fn from_upstreams(
+        upstreams: &[String],
+        headers: &[String],
+    ) -> Result<Self, Failure> {
         let mut sources = Sources {
             headers: headers.to_vec(),
             ..Sources::default()

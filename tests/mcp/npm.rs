@@ -53,12 +53,18 @@ async fn check_everything(tools: McpTools) {
     let spec = exec.spec("every.get-structured-content").unwrap();
     let schema = spec.output_schema.clone().expect("an outputSchema");
     let out = exec
-        .execute("every.get-structured-content", json!({ "location": "Chicago" }))
+        .execute(
+            "every.get-structured-content",
+            json!({ "location": "Chicago" }),
+        )
         .await
         .unwrap();
     let structured = out.structured.expect("structured content");
     let validator = jsonschema::validator_for(&schema).unwrap();
-    assert!(validator.is_valid(&structured), "{structured} against {schema}");
+    assert!(
+        validator.is_valid(&structured),
+        "{structured} against {schema}"
+    );
 
     // Progress: four steps in half a second.
     let (tx, mut reports) = mpsc::unbounded_channel();
@@ -196,8 +202,10 @@ async fn check_inspector(installed: &Path, server: &[&str]) {
 
 #[tokio::test]
 async fn the_inspector_cli_lists_and_calls_our_server_over_stdio() {
-    let Some(installed) = mcp_tools("the_inspector_cli_lists_and_calls_our_server_over_stdio", "npm")
-    else {
+    let Some(installed) = mcp_tools(
+        "the_inspector_cli_lists_and_calls_our_server_over_stdio",
+        "npm",
+    ) else {
         return;
     };
     let server = example_server().to_str().unwrap();
@@ -206,8 +214,10 @@ async fn the_inspector_cli_lists_and_calls_our_server_over_stdio() {
 
 #[tokio::test]
 async fn the_inspector_cli_lists_and_calls_our_server_over_http() {
-    let Some(installed) = mcp_tools("the_inspector_cli_lists_and_calls_our_server_over_http", "npm")
-    else {
+    let Some(installed) = mcp_tools(
+        "the_inspector_cli_lists_and_calls_our_server_over_http",
+        "npm",
+    ) else {
         return;
     };
     let (_server, url) = http_example(None).await;

@@ -33,8 +33,10 @@ async fn python_client(tools: &Path, args: &[&str]) {
 
 #[tokio::test]
 async fn the_python_sdk_client_works_with_our_server_over_stdio() {
-    let Some(tools) = mcp_tools("the_python_sdk_client_works_with_our_server_over_stdio", "python")
-    else {
+    let Some(tools) = mcp_tools(
+        "the_python_sdk_client_works_with_our_server_over_stdio",
+        "python",
+    ) else {
         return;
     };
     let server = example_server().to_str().unwrap();
@@ -45,7 +47,10 @@ async fn the_python_sdk_client_works_with_our_server_over_stdio() {
 
 #[tokio::test]
 async fn the_python_sdk_client_works_with_our_server_over_http() {
-    let Some(tools) = mcp_tools("the_python_sdk_client_works_with_our_server_over_http", "python") else {
+    let Some(tools) = mcp_tools(
+        "the_python_sdk_client_works_with_our_server_over_http",
+        "python",
+    ) else {
         return;
     };
     let (_server, url) = http_example(None).await;
@@ -147,8 +152,10 @@ async fn check_python_server_tools(tools: McpTools) {
 
 #[tokio::test]
 async fn tools_are_imported_from_the_python_sdk_server_over_stdio() {
-    let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_stdio", "python")
-    else {
+    let Some(tools) = mcp_tools(
+        "tools_are_imported_from_the_python_sdk_server_over_stdio",
+        "python",
+    ) else {
         return;
     };
     let imported = McpTools::connect_stdio(python_server(&tools, &["stdio"]))
@@ -159,8 +166,10 @@ async fn tools_are_imported_from_the_python_sdk_server_over_stdio() {
 
 #[tokio::test]
 async fn tools_are_imported_from_the_python_sdk_server_over_http() {
-    let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_http", "python")
-    else {
+    let Some(tools) = mcp_tools(
+        "tools_are_imported_from_the_python_sdk_server_over_http",
+        "python",
+    ) else {
         return;
     };
     let port = free_port();
@@ -351,7 +360,11 @@ async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
         )
         .await
         .unwrap();
-    assert!(found.to_text().contains("booking.text.upper"), "{}", found.to_text());
+    assert!(
+        found.to_text().contains("booking.text.upper"),
+        "{}",
+        found.to_text()
+    );
     // An empty query is refused before anything is sent.
     let err = first
         .execute("ai-tool.search_tools", json!({ "query": "" }))

@@ -164,7 +164,10 @@ impl McpTools {
     fn tool(&self, tool: &Tool) -> DynamicTool {
         let spec = spec_from_tool(format!("{}.{}", self.namespace, tool.name), tool);
         let description = if spec.description.trim().is_empty() {
-            format!("Tool `{}` of the MCP server {}", tool.name, self.state.server)
+            format!(
+                "Tool `{}` of the MCP server {}",
+                tool.name, self.state.server
+            )
         } else {
             spec.description.clone()
         };

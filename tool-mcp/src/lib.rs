@@ -25,8 +25,8 @@ mod server;
 pub use error::McpError;
 pub use import::{McpBuilderExt, McpTools};
 pub use refreshing::RefreshingExecutor;
-pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
 pub use search::SEARCH_TOOL;
+pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
 pub use server::{McpServer, TOOLS_PER_PAGE};
 
 /// The rmcp crate this one is built on, for transports and types not wrapped here.

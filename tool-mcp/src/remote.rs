@@ -77,9 +77,10 @@ impl Remote {
             .await?;
         // rmcp gives every request a progress token; the route is made before the server can
         // have read the request, so no report is missed.
-        let _route = ctx
-            .wants_progress()
-            .then(|| self.state.route_progress(handle.progress_token.clone(), ctx.clone()));
+        let _route = ctx.wants_progress().then(|| {
+            self.state
+                .route_progress(handle.progress_token.clone(), ctx.clone())
+        });
         let mut abandoned = CancelOnDrop(Some((self.peer.clone(), handle.id.clone())));
         let response = handle.await_response().await;
         abandoned.0 = None;

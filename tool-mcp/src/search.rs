@@ -99,13 +99,23 @@ pub(crate) async fn search(
 ) -> (CallToolResult, bool) {
     let query = match args.get("query").and_then(Value::as_str) {
         Some(q) if !q.trim().is_empty() => q,
-        _ => return (refuse("`query` must be a string saying what you want to do"), false),
+        _ => {
+            return (
+                refuse("`query` must be a string saying what you want to do"),
+                false,
+            )
+        }
     };
     let limit = match args.get("limit") {
         None | Some(Value::Null) => DEFAULT_FOUND,
         Some(v) => match v.as_u64().filter(|n| (1..=MAX_FOUND as u64).contains(n)) {
             Some(n) => n as usize,
-            None => return (refuse(&format!("`limit` must be an integer from 1 to {MAX_FOUND}")), false),
+            None => {
+                return (
+                    refuse(&format!("`limit` must be an integer from 1 to {MAX_FOUND}")),
+                    false,
+                )
+            }
         },
     };
     let options = RetrieveOptions {

@@ -22,13 +22,13 @@ mod returned;
 
 pub use arguments::IntoArguments;
 pub use context::{Progress, ProgressSink, Services, ToolContext};
-pub use log_level::{LogLevel, LogSink};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
     BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
+pub use log_level::{LogLevel, LogSink};
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};

@@ -74,7 +74,16 @@ mod tests {
         let names: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
         assert_eq!(
             names,
-            ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+            [
+                "debug",
+                "info",
+                "notice",
+                "warning",
+                "error",
+                "critical",
+                "alert",
+                "emergency"
+            ]
         );
     }
 }
