@@ -223,3 +223,77 @@ async fn the_inspector_cli_lists_and_calls_our_server_over_http() {
     let (_server, url) = http_example(None).await;
     check_inspector(&installed, &[&url, "--transport", "http"]).await;
 }
+
+/// The gateway (`ai-tool serve --upstream ..`) in front of server-everything and the Python
+/// SDK's server together: both servers' tools through one, and progress passed along.
+#[cfg(feature = "cli")]
+#[tokio::test]
+async fn the_gateway_serves_server_everything_and_the_python_server_as_one() {
+    let Some(installed) = mcp_tools(
+        "the_gateway_serves_server_everything_and_the_python_server_as_one",
+        "npm",
+    ) else {
+        return;
+    };
+    let everything = npm_bin(&installed, "mcp-server-everything");
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_server.py");
+    let mut gateway = Spawned::start(
+        Command::new(env!("CARGO_BIN_EXE_ai-tool"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .arg("--upstream")
+            .arg(format!("stdio:{} stdio", everything.display()))
+            .arg("--upstream")
+            .arg(format!("stdio:python3 {} stdio", python.display()))
+            .env("PYTHONPATH", installed.join("python"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let url = gateway.serving_url().await;
+    let tools = McpTools::connect_http(&url).await.unwrap();
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let named = |suffix: &str| -> String {
+        exec.tools()
+            .map(|s| s.name.clone())
+            .find(|n| n.ends_with(suffix))
+            .unwrap_or_else(|| panic!("no tool ending in {suffix}"))
+    };
+    let add = named("pysdk.math.add");
+    let out = exec
+        .execute(&add, json!({ "a": 2, "b": 40 }))
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(json!({ "total": 42 })));
+    let echo = named(".echo");
+    let out = exec
+        .execute(&echo, json!({ "message": "through the gateway" }))
+        .await
+        .unwrap();
+    assert!(
+        out.to_text().contains("through the gateway"),
+        "{}",
+        out.to_text()
+    );
+    let err = exec
+        .execute(&add, json!({ "a": "two", "b": 1 }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+
+    // Progress goes from server-everything through the gateway to our caller.
+    let (tx, mut reports) = mpsc::unbounded_channel();
+    let sink: ai_tool::ProgressSink = Arc::new(move |p: ai_tool::Progress<'_>| {
+        let _ = tx.send(p.done);
+    });
+    let options = CallOptions::default().with_progress(sink);
+    let long = named(".trigger-long-running-operation");
+    exec.execute_with(&long, json!({ "duration": 0.4, "steps": 2 }), &options)
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), reports.recv()).await;
+    assert_eq!(first.expect("no progress through the gateway"), Some(1.0));
+}

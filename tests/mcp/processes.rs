@@ -239,11 +239,7 @@ async fn the_cli_serves_upstream_tools_over_http_behind_a_token() {
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     );
-    let line = gateway.first_stderr_line().await;
-    let url = line
-        .strip_prefix("serving MCP on ")
-        .expect(&line)
-        .to_owned();
+    let url = gateway.serving_url().await;
     assert!(McpTools::connect_http(&url).await.is_err());
     let tools = McpTools::connect_http_with_headers(&url, &[("Authorization", "Bearer g4te")])
         .await
@@ -338,11 +334,7 @@ async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     );
-    let line = gateway.first_stderr_line().await;
-    let url = line
-        .strip_prefix("serving MCP on ")
-        .expect(&line)
-        .to_owned();
+    let url = gateway.serving_url().await;
     let tools = McpTools::connect_http(&url).await.unwrap();
     let names = |exec: &Executor| -> Vec<String> { exec.tools().map(|s| s.name.clone()).collect() };
     let live = RefreshingExecutor::new(

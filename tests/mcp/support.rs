@@ -95,15 +95,25 @@ impl Spawned {
         Spawned(child)
     }
 
-    /// The first line the process writes on standard error (it must have been piped).
-    pub async fn first_stderr_line(&mut self) -> String {
+    /// The URL of the first `serving MCP on URL` line the process writes on standard error
+    /// (it must have been piped); lines before it (from the servers it started) are skipped,
+    /// and later ones read and dropped, so that no writer meets a closed pipe.
+    pub async fn serving_url(&mut self) -> String {
         let stderr = self.0.stderr.take().expect("standard error is piped");
         let mut lines = BufReader::new(stderr).lines();
-        tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        let find = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(url) = line.strip_prefix("serving MCP on ") {
+                    return url.to_owned();
+                }
+            }
+            panic!("the process exited before it served");
+        };
+        let url = tokio::time::timeout(Duration::from_secs(30), find)
             .await
-            .expect("the process wrote nothing on standard error in 30 s")
-            .unwrap()
-            .expect("the process exited")
+            .expect("the process did not say where it serves in 30 s");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        url
     }
 }
 
@@ -151,11 +161,7 @@ pub async fn http_example(token: Option<&str>) -> (Spawned, String) {
         command.env("MCP_TOKEN", token);
     }
     let mut server = Spawned::start(&mut command);
-    let line = server.first_stderr_line().await;
-    let url = line
-        .strip_prefix("serving MCP on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_owned();
+    let url = server.serving_url().await;
     (server, url)
 }
 
