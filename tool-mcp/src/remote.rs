@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, RequestId,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService};
 use serde_json::Value;
@@ -42,15 +42,12 @@ impl Remote {
         };
         let token = ctx.cancellation_token().clone();
         tokio::select! {
-            result = self.forward(args, &ctx) => match result {
-                Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
-                    Err(failed(result_text(&result)))
-                }
-                Ok(ServerResult::CallToolResult(result)) => Ok(output_from_result(result)),
-                Ok(other) => Err(failed(format!(
-                    "MCP server {} answered tools/call with something other than a result: {}",
+            result = self.forward(args, &ctx) => match result.map(call_result) {
+                Ok(Ok(result)) if result.is_error == Some(true) => Err(failed(result_text(&result))),
+                Ok(Ok(result)) => Ok(output_from_result(result)),
+                Ok(Err(other)) => Err(failed(format!(
+                    "MCP server {} answered tools/call with something other than a result: {other}",
                     self.state.server,
-                    serde_json::to_string(&other).unwrap_or_default()
                 ))),
                 Err(e) => Err(failed(format!("MCP server {}: {e}", self.state.server))),
             },
@@ -88,6 +85,20 @@ impl Remote {
     }
 }
 
+/// A `tools/call` response as a result. A result without `content` is read by rmcp as
+/// another kind (empty, or custom): it is an empty result, or the call result it holds.
+/// Anything else is its JSON text.
+fn call_result(response: ServerResult) -> Result<CallToolResult, String> {
+    let text = |r: &ServerResult| serde_json::to_string(r).unwrap_or_default();
+    match response {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        ServerResult::CustomResult(custom) => serde_json::from_value(custom.0.clone())
+            .map_err(|_| text(&ServerResult::CustomResult(custom))),
+        other => Err(text(&other)),
+    }
+}
+
 /// Sends `notifications/cancelled` for a request whose caller stopped waiting.
 struct CancelOnDrop(Option<(Peer<RoleClient>, RequestId)>);
 
@@ -104,5 +115,27 @@ impl Drop for CancelOnDrop {
                     .await;
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn response(value: Value) -> ServerResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_result_without_content_is_empty_and_another_answer_is_refused() {
+        let empty = call_result(response(json!({}))).unwrap();
+        assert!(empty.content.is_empty() && empty.is_error != Some(true));
+        let full = call_result(response(
+            json!({ "content": [{ "type": "text", "text": "hi" }] }),
+        ));
+        assert_eq!(result_text(&full.unwrap()), "hi");
+        let other = call_result(response(json!({ "tools": [] }))).unwrap_err();
+        assert!(other.contains("tools"), "{other}");
     }
 }
