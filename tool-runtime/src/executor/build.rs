@@ -67,46 +67,49 @@ pub enum BuildProblem {
         /// The name.
         name: String,
         /// Where the first is defined.
-        first: String,
+        first: ToolSource,
         /// Where the second is defined.
-        second: String,
+        second: ToolSource,
     },
     /// A tool's name is not allowed.
-    #[error("tool defined in {source_}: {message}")]
+    #[error("tool defined in {defined_in}: {problem}")]
     BadName {
         /// Where the tool is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// Why the name is refused.
-        message: String,
+        #[source]
+        problem: tool_core::name::NameError,
     },
     /// A tool's schema cannot be used.
-    #[error("tool `{name}` ({source_}) has an unusable schema: {message}")]
+    #[error("tool `{name}` ({defined_in}) has an unusable schema: {problem}")]
     BadSchema {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// What is wrong.
-        message: String,
+        #[source]
+        problem: tool_core::schema::SchemaError,
     },
     /// A tool breaks the rule every tool follows (an arguments schema whose root is not an
     /// object, an empty description).
-    #[error("tool `{name}` ({source_}): {problem}")]
+    #[error("tool `{name}` ({defined_in}): {problem}")]
     BadSpec {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// What is wrong.
+        #[source]
         problem: tool_core::SpecError,
     },
     /// A tool's service was not provided and `require_all_services()` was asked for.
-    #[error("tool `{name}` ({source_}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
+    #[error("tool `{name}` ({defined_in}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
     MissingService {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// The service type.
         service: &'static str,
     },
@@ -121,12 +124,12 @@ pub enum BuildProblem {
         second: String,
     },
     /// A converter takes another type than the tool returns.
-    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({source_}) returns `{found}`")]
+    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({defined_in}) returns `{found}`")]
     ConverterTypeMismatch {
         /// The tool.
         name: String,
         /// Where the tool is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// Where the converter is defined.
         converter: String,
         /// What the converter takes.
@@ -311,7 +314,7 @@ impl ExecutorBuilder {
                     if self.require_all_services {
                         problems.push(BuildProblem::MissingService {
                             name: reg.name.into(),
-                            source_: reg.location.to_string(),
+                            defined_in: source_of_location(&reg.location),
                             service: (ty.name)(),
                         });
                     }
@@ -327,21 +330,21 @@ impl ExecutorBuilder {
         let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
-            Err(message) => {
+            Err(problem) => {
                 problems.push(BuildProblem::BadSchema {
                     name: reg.name.into(),
-                    source_: reg.location.to_string(),
-                    message,
+                    defined_in: source_of_location(&reg.location),
+                    problem,
                 });
                 return None;
             }
         };
         let spec = registered_spec(reg, parameters);
         if let Err(problem) = spec.check() {
-            let (name, source_) = (spec.name.clone(), reg.location.to_string());
+            let (name, defined_in) = (spec.name.clone(), source_of_location(&reg.location));
             problems.push(BuildProblem::BadSpec {
                 name,
-                source_,
+                defined_in,
                 problem,
             });
             return None;
@@ -400,7 +403,7 @@ fn check_converter(
     if (output.id)() != (converter.input.id)() {
         problems.push(BuildProblem::ConverterTypeMismatch {
             name: reg.name.into(),
-            source_: reg.location.to_string(),
+            defined_in: source_of_location(&reg.location),
             converter: converter.location.to_string(),
             expected: (converter.input.name)(),
             found: (output.name)(),
@@ -443,27 +446,27 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
     let DynamicTool { spec, invoke } = tool;
     if let Err(e) = tool_core::name::check_wide(&spec.name) {
         problems.push(BuildProblem::BadName {
-            source_: source_of(&spec),
-            message: e.to_string(),
+            defined_in: source_of(&spec),
+            problem: e,
         });
         return None;
     }
     let schema = match ArgumentValidator::compile(&spec.parameters) {
         Ok(schema) => schema,
-        Err(message) => {
+        Err(problem) => {
             problems.push(BuildProblem::BadSchema {
                 name: spec.name.clone(),
-                source_: source_of(&spec),
-                message,
+                defined_in: source_of(&spec),
+                problem,
             });
             return None;
         }
     };
     if let Err(problem) = spec.check() {
-        let (name, source_) = (spec.name.clone(), source_of(&spec));
+        let (name, defined_in) = (spec.name.clone(), source_of(&spec));
         problems.push(BuildProblem::BadSpec {
             name,
-            source_,
+            defined_in,
             problem,
         });
         return None;
@@ -477,11 +480,9 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
     })
 }
 
-fn source_of(spec: &ToolSpec) -> String {
-    spec.metadata
-        .source
-        .as_ref()
-        .map_or_else(|| "an unknown place".to_owned(), ToString::to_string)
+/// Where a tool from a spec was defined; a spec that does not say was made at run time.
+fn source_of(spec: &ToolSpec) -> ToolSource {
+    spec.metadata.source.clone().unwrap_or(ToolSource::Dynamic)
 }
 
 #[cfg(test)]
@@ -493,8 +494,15 @@ mod tests {
         let err = BuildError {
             problems: vec![BuildProblem::DuplicateTool {
                 name: "lookup".into(),
-                first: "billing (src/billing.rs:10)".into(),
-                second: "shipping (src/shipping.rs:19)".into(),
+                first: ToolSource::Macro {
+                    module: "billing".into(),
+                    file: "src/billing.rs".into(),
+                    line: 10,
+                },
+                second: ToolSource::Catalog {
+                    file: "tools.jsonl".into(),
+                    line: 19,
+                },
             }],
         };
         let debug = format!("{err:?}");
