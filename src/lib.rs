@@ -56,8 +56,8 @@ pub use tool_runtime::{
 pub mod prelude {
     pub use crate::{
         ai_tool, ai_tool_converter, ai_tools, CallOptions, CancellationToken, DeclareOptions,
-        DynamicTool, Executor, Format, IntoArguments, Json, Tool, ToolCall, ToolContext,
-        ToolError, ToolErrorKind, ToolOutput, ToolSpec,
+        DynamicTool, Executor, Format, IntoArguments, Json, Tool, ToolCall, ToolContext, ToolError,
+        ToolErrorKind, ToolOutput, ToolSpec,
     };
 }
 

@@ -12,11 +12,12 @@ use ai_tool::prelude::*;
 use ai_tool::{BuildProblem, ExecutorBuilder, SafetyHints, ToolSource};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use example::{forecast, Forecast, GetWeather, UnknownLocation};
 
-/// The example's tool, written with the macro: same name, description, argument and metadata.
+// The example's tool, written with the macro: same name, description, argument and metadata.
+/// Retrieves weather information for a specified location.
 #[ai_tool(
     name = "get_weather",
     title = "Weather Getter",
@@ -27,7 +28,6 @@ use example::{forecast, Forecast, GetWeather, UnknownLocation};
     examples = ["Will it rain in Lyon today?"],
     read_only
 )]
-/// Retrieves weather information for a specified location.
 fn get_weather_by_macro(
     #[arg(description = "The geographic location for which the weather information is requested.")]
     location: String,
@@ -231,7 +231,10 @@ async fn constrained_arguments_are_checked_as_the_macro_checks_them() {
         .build()
         .unwrap();
     let by_macro = by_macro();
-    assert_eq!(without_source(&by_hand, "book"), without_source(&by_macro, "book"));
+    assert_eq!(
+        without_source(&by_hand, "book"),
+        without_source(&by_macro, "book")
+    );
     let cases = [
         json!({ "nights": 2, "guest": "Ada" }),
         json!({ "nights": 2, "guest": "Ada", "extras": ["Parking", "Breakfast"] }),
@@ -295,7 +298,10 @@ async fn a_written_schema_is_enforced_as_written() {
         .unwrap();
     let spec = exec.spec("shout").unwrap();
     assert_eq!(spec.parameters, Shout.parameters().unwrap());
-    let out = exec.execute("shout", json!({ "text": "hey" })).await.unwrap();
+    let out = exec
+        .execute("shout", json!({ "text": "hey" }))
+        .await
+        .unwrap();
     assert_eq!(out.to_text(), "HEY");
     // Written without additionalProperties: other properties are allowed, as written.
     assert!(exec
@@ -509,15 +515,14 @@ fn build_checks_hand_written_tools_as_every_other() {
         "{err}"
     );
     // Each names where the tool was registered.
-    assert!(
-        err.to_string().contains("tests/hand_written.rs:"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("tests/hand_written.rs:"), "{err}");
 }
 
 #[test]
 fn a_hand_written_tool_and_a_macro_tool_of_one_name_are_a_build_error() {
-    let err = example::with_weather(Executor::builder()).build().unwrap_err();
+    let err = example::with_weather(Executor::builder())
+        .build()
+        .unwrap_err();
     assert_eq!(err.problems.len(), 1, "{err}");
     let BuildProblem::DuplicateTool {
         name,
@@ -536,7 +541,7 @@ fn a_hand_written_tool_and_a_macro_tool_of_one_name_are_a_build_error() {
 struct Sleepy;
 
 impl Tool for Sleepy {
-    type Args = Value;
+    type Args = Map<String, Value>; // any object
     type Output = &'static str;
 
     fn name(&self) -> &str {
@@ -547,7 +552,7 @@ impl Tool for Sleepy {
         "Sleeps an hour."
     }
 
-    async fn call(&self, _args: Value, _ctx: &ToolContext<'_>) -> &'static str {
+    async fn call(&self, _args: Map<String, Value>, _ctx: &ToolContext<'_>) -> &'static str {
         tokio::time::sleep(Duration::from_secs(3600)).await;
         "rested"
     }
@@ -557,7 +562,7 @@ impl Tool for Sleepy {
 struct Boom;
 
 impl Tool for Boom {
-    type Args = Value;
+    type Args = Map<String, Value>; // any object
     type Output = ();
 
     fn name(&self) -> &str {
@@ -568,7 +573,7 @@ impl Tool for Boom {
         "Panics."
     }
 
-    async fn call(&self, _args: Value, _ctx: &ToolContext<'_>) {
+    async fn call(&self, _args: Map<String, Value>, _ctx: &ToolContext<'_>) {
         panic!("boom")
     }
 }

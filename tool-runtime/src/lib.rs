@@ -28,9 +28,9 @@ pub use executor::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder, IntoTool,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
-pub use tool::{IntoToolOutput, Json, Tool};
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{IntoToolOutput, Json, Tool};
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
     CatalogEntry, CatalogError, Content, SafetyHints, SpecError, ToolCall, ToolError, ToolMetadata,

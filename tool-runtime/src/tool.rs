@@ -85,7 +85,9 @@ use crate::ToolContext;
 /// as `#[ai_tool]` makes its own (objects closed, `$ref`s inlined, ...). To write it yourself,
 /// return it from [`Tool::parameters`]: it is then enforced as written, as a
 /// [`DynamicTool`](crate::DynamicTool)'s is; take the arguments as a `serde_json::Value`, or as
-/// a type that reads what that schema admits.
+/// a type that reads what that schema admits. The root of a derived schema must be an object's
+/// too: a struct, or `serde_json::Map<String, Value>` for any object; a doc comment on the
+/// struct becomes the schema's `description`, as for an `#[arg(flatten)]` struct.
 ///
 /// # What `call` returns
 ///
@@ -215,7 +217,7 @@ where
 
 /// A hand-written tool as the builder keeps it until `build()`: its spec, and the value and
 /// invoke function its entry will hold.
-pub(crate) struct TypedTool {
+pub struct TypedTool {
     pub(crate) spec: ToolSpec,
     /// Why the schema could not be derived from `Args`, reported at `build()`.
     pub(crate) schema_error: Option<String>,

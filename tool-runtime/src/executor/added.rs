@@ -167,7 +167,8 @@ fn checked_entry(
 ///
 /// The metadata is checked at `build()`, with the tool: a name its rule refuses, a blank
 /// description, or two tools of one name are [`BuildProblem`]s there. To keep the builder in a
-/// variable or return it, convert: `ExecutorBuilder::from(added)` or `.into()`.
+/// variable, return it, or call a method an extension trait adds to it (such as the MCP
+/// crate's `.mcp(..)`), convert: `ExecutorBuilder::from(added)` or `.into()`.
 #[must_use = "an added tool is kept by the builder it carries; build it or go on adding"]
 pub struct AddedTool {
     builder: ExecutorBuilder,
@@ -217,16 +218,12 @@ impl AddedTool {
 
     /// Adds words retrieval matches the tool by (`keywords = [..]`).
     pub fn keywords<S: Into<String>>(self, keywords: impl IntoIterator<Item = S>) -> Self {
-        self.metadata(|spec| {
-            (spec.metadata.keywords).extend(keywords.into_iter().map(Into::into))
-        })
+        self.metadata(|spec| (spec.metadata.keywords).extend(keywords.into_iter().map(Into::into)))
     }
 
     /// Adds example user requests the tool answers (`examples = [..]`).
     pub fn examples<S: Into<String>>(self, examples: impl IntoIterator<Item = S>) -> Self {
-        self.metadata(|spec| {
-            (spec.metadata.examples).extend(examples.into_iter().map(Into::into))
-        })
+        self.metadata(|spec| (spec.metadata.examples).extend(examples.into_iter().map(Into::into)))
     }
 
     /// Adds example argument objects.
