@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-// What `get_weather` takes (a doc comment here would be the schema's description too).
+// What `get_weather` takes; a doc comment here would become the schema's `description`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WeatherArgs {
     /// The geographic location for which the weather information is requested.

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use example::{forecast, Forecast, GetWeather, UnknownLocation};
+use example::{forecast, Forecast, UnknownLocation};
 
 // The example's tool, written with the macro: same name, description, argument and metadata.
 /// Retrieves weather information for a specified location.

@@ -95,7 +95,8 @@ use crate::ToolContext;
 /// output), `serde_json::Value` and [`Json`]`(value)` of any `Serialize` value (structured
 /// JSON), and `Result<T, E>` of any of these with an error `E: Display + Send + Sync + 'static`,
 /// whose `Err` is `ToolError::Failed`: the model reads its text, and the caller gets it back
-/// with `err.downcast_ref::<E>()`. Implement [`IntoToolOutput`] for a type of your own to
+/// with `err.downcast_ref::<E>()` (it is not the failure's `source()`, as the macro makes it of
+/// a `std::error::Error`: generic code cannot tell one from a type that is only `Display`). Implement [`IntoToolOutput`] for a type of your own to
 /// convert it yourself.
 pub trait Tool: Send + Sync + 'static {
     /// What the arguments object deserializes into. Its `JsonSchema` is the tool's arguments
