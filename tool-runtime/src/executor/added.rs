@@ -277,6 +277,9 @@ impl AddedTool {
         builder
     }
 
+    // Every `ExecutorBuilder` method has its twin below, so that a chain reads on after the
+    // metadata; a method added to the builder needs one here too.
+
     /// [`ExecutorBuilder::service`].
     pub fn service<S: std::any::Any + Send + Sync>(self, service: Arc<S>) -> ExecutorBuilder {
         self.done().service(service)
