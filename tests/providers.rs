@@ -96,6 +96,7 @@ fn tools() -> ExecutorBuilder {
     Executor::builder()
         .service(Arc::new(WeatherService))
         .tool(github())
+        .into()
 }
 
 fn executor() -> Executor {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
+use super::added::{AddedTool, IntoTool, NewTool};
 use super::{Callable, Entry, Executor, Inner, NameIndex};
 use crate::arguments::ArgumentValidator;
 use crate::dynamic::DynamicTool;
@@ -19,7 +20,8 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
 pub struct ExecutorBuilder {
     services: Services,
     registered: bool,
-    dynamic: Vec<DynamicTool>,
+    /// The tools added with `.tool(..)`, `.tools(..)` and `.catalog(..)`, in order.
+    pub(super) added: Vec<NewTool>,
     catalog_files: Vec<PathBuf>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
@@ -31,7 +33,7 @@ impl Default for ExecutorBuilder {
         ExecutorBuilder {
             services: Services::default(),
             registered: true,
-            dynamic: Vec::new(),
+            added: Vec::new(),
             catalog_files: Vec::new(),
             default_timeout: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
@@ -173,15 +175,33 @@ impl ExecutorBuilder {
         self.service(value)
     }
 
-    /// Adds a tool defined at run time.
-    pub fn tool(mut self, tool: DynamicTool) -> Self {
-        self.dynamic.push(tool);
-        self
+    /// Adds a tool: a hand-written [`Tool`](crate::Tool) or a [`DynamicTool`]. What it returns
+    /// takes the tool's metadata, as `#[ai_tool(..)]` sets it, and carries on with the builder:
+    ///
+    /// ```
+    /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
+    /// # let upper = DynamicTool::new("upper", "Upper-cases", serde_json::json!({"type": "object"}), |_, _| async { Ok(ToolOutput::empty()) });
+    /// let builder = Executor::builder()
+    ///     .tool(upper)
+    ///     .title("Upper case")
+    ///     .category("Text")
+    ///     .read_only()
+    ///     .default_timeout(std::time::Duration::from_secs(5));
+    /// ```
+    ///
+    /// A hand-written tool's name follows `#[ai_tool]`'s rule, a dynamic tool's MCP's wider
+    /// one; both are checked at `build()`, with the schema and the description. A hand-written
+    /// tool's source, in build errors, is the file and line of this call.
+    #[track_caller]
+    pub fn tool(self, tool: impl IntoTool) -> AddedTool {
+        let at = std::panic::Location::caller();
+        let tool = super::added::into_new_tool(tool, at.file(), at.line());
+        AddedTool::new(self, tool)
     }
 
     /// Adds tools defined at run time.
     pub fn tools(mut self, tools: impl IntoIterator<Item = DynamicTool>) -> Self {
-        self.dynamic.extend(tools);
+        self.added.extend(tools.into_iter().map(NewTool::Dynamic));
         self
     }
 
@@ -231,19 +251,21 @@ impl ExecutorBuilder {
         if self.registered {
             entries.extend(self.registered_entries(&mut problems));
         }
-        let mut dynamic = self.dynamic;
+        let mut added = self.added;
         for file in &self.catalog_files {
             match tool_core::catalog::read_path(file) {
-                Ok(found) => {
-                    dynamic.extend(found.into_iter().map(|e| DynamicTool::declared(e.spec)))
-                }
+                Ok(found) => added.extend(
+                    found
+                        .into_iter()
+                        .map(|e| NewTool::Dynamic(DynamicTool::declared(e.spec))),
+                ),
                 Err(e) => problems.push(e.into()),
             }
         }
         entries.extend(
-            dynamic
+            added
                 .into_iter()
-                .filter_map(|tool| dynamic_entry(tool, &mut problems)),
+                .filter_map(|tool| tool.into_entry(&mut problems)),
         );
 
         let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
@@ -442,46 +464,8 @@ fn source_of_location(location: &Location) -> ToolSource {
     }
 }
 
-fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<Entry> {
-    let DynamicTool { spec, invoke } = tool;
-    if let Err(e) = tool_core::name::check_wide(&spec.name) {
-        problems.push(BuildProblem::BadName {
-            defined_in: source_of(&spec),
-            problem: e,
-        });
-        return None;
-    }
-    let schema = match ArgumentValidator::compile(&spec.parameters) {
-        Ok(schema) => schema,
-        Err(problem) => {
-            problems.push(BuildProblem::BadSchema {
-                name: spec.name.clone(),
-                defined_in: source_of(&spec),
-                problem,
-            });
-            return None;
-        }
-    };
-    if let Err(problem) = spec.check() {
-        let (name, defined_in) = (spec.name.clone(), source_of(&spec));
-        problems.push(BuildProblem::BadSpec {
-            name,
-            defined_in,
-            problem,
-        });
-        return None;
-    }
-    Some(Entry {
-        name: spec.name.as_str().into(),
-        timeout: spec.metadata.timeout_ms.map(Duration::from_millis),
-        callable: invoke.map_or(Callable::Declared, Callable::Dynamic),
-        schema,
-        spec,
-    })
-}
-
 /// Where a tool from a spec was defined; a spec that does not say was made at run time.
-fn source_of(spec: &ToolSpec) -> ToolSource {
+pub(super) fn source_of(spec: &ToolSpec) -> ToolSource {
     spec.metadata.source.clone().unwrap_or(ToolSource::Dynamic)
 }
 
