@@ -1,5 +1,5 @@
 //! Dispatch allocates nothing of its own for a sync tool, and only the boxed future for an
-//! async one or a dynamic one. Counted with a global allocator, in a binary of its own.
+//! async one, a dynamic one or a hand-written one. Counted with a global allocator, in a binary of its own.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
@@ -89,18 +89,53 @@ fn manhattan_dynamic() -> DynamicTool {
     )
 }
 
+/// A point, the arguments of the hand-written distance.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Point {
+    x: i64,
+    y: i64,
+}
+
+/// The same distance as a hand-written tool.
+struct ManhattanByHand;
+
+impl Tool for ManhattanByHand {
+    type Args = Point;
+    type Output = Json<i64>;
+
+    fn name(&self) -> &str {
+        "manhattan_by_hand"
+    }
+
+    fn description(&self) -> &str {
+        "Distance on a grid, written by hand"
+    }
+
+    async fn call(&self, p: Point, _ctx: &ToolContext<'_>) -> Json<i64> {
+        Json(p.x.abs() + p.y.abs())
+    }
+}
+
 #[test]
 fn a_sync_call_allocates_nothing_and_an_async_or_dynamic_call_only_its_future() {
     let exec = Executor::builder()
         .service(Arc::new(Geo))
         .tool(manhattan_dynamic())
+        .tool(ManhattanByHand)
         .build()
         .unwrap();
     // Warm up anything lazily made once per process.
-    for tool in ["manhattan", "manhattan_async", "manhattan_dynamic"] {
+    let tools = [
+        "manhattan",
+        "manhattan_async",
+        "manhattan_dynamic",
+        "manhattan_by_hand",
+    ];
+    for tool in tools {
         allocations_of(&exec, tool);
     }
     assert_eq!(allocations_of(&exec, "manhattan"), 0);
     assert_eq!(allocations_of(&exec, "manhattan_async"), 1);
     assert_eq!(allocations_of(&exec, "manhattan_dynamic"), 1);
+    assert_eq!(allocations_of(&exec, "manhattan_by_hand"), 1);
 }

@@ -3,7 +3,8 @@
 mod common;
 
 use ai_tool::prelude::*;
-use ai_tool::{BuildProblem, ToolMetadata};
+use ai_tool::schema::SchemaError;
+use ai_tool::{BuildProblem, ToolMetadata, ToolSource};
 use serde_json::json;
 
 use common::TempFile;
@@ -158,7 +159,23 @@ fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
         .tool(bad_schema)
         .build()
         .unwrap_err();
-    assert_eq!(err.problems.len(), 2, "{err}");
+    // Each problem is typed: where the tool was defined, and why, reachable as its source.
+    match &err.problems[..] {
+        [BuildProblem::BadName {
+            defined_in: ToolSource::Dynamic,
+            problem,
+        }, BuildProblem::BadSchema {
+            name,
+            defined_in: ToolSource::Dynamic,
+            problem: SchemaError::Invalid { at, .. },
+        }] => {
+            assert!(problem.to_string().contains("has space"), "{problem}");
+            assert_eq!((name.as_str(), at.as_str()), ("ok", "/type"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let source = std::error::Error::source(&err.problems[1]).expect("the schema error");
+    assert!(source.is::<SchemaError>(), "{source}");
 }
 
 #[test]

@@ -96,6 +96,7 @@ fn tools() -> ExecutorBuilder {
     Executor::builder()
         .service(Arc::new(WeatherService))
         .tool(github())
+        .into()
 }
 
 fn executor() -> Executor {
@@ -605,6 +606,60 @@ fn a_computer_calls_screenshot_is_rendered_as_a_computer_call_output() {
         rendered[0]["output"]["image_url"],
         "data:image/png;base64,iVBORw0KGgo="
     );
+}
+
+#[test]
+fn pending_safety_checks_are_acknowledged_only_when_the_tool_returns_them() {
+    let check = json!({ "id": "cu_sc_1", "code": "malicious_instructions", "message": "Careful." });
+    let call = ToolCall::new(
+        "call_1",
+        "computer",
+        json!({ "action": { "type": "screenshot" }, "pending_safety_checks": [check] }),
+    );
+    let image = Content::Image {
+        data: "iVBORw0KGgo=".into(),
+        mime_type: "image/png".into(),
+    };
+    let render = |output: ToolOutput| {
+        let results = [CallResult {
+            call: call.clone(),
+            result: Ok(output),
+        }];
+        provider::render_results(Format::OpenAiResponses, &results, &Default::default())
+    };
+    let silent = render(ToolOutput::empty().with_content(image.clone()));
+    assert_eq!(silent[0]["type"], "computer_call_output");
+    assert!(
+        silent[0].get("acknowledged_safety_checks").is_none(),
+        "never acknowledged by default: {silent}"
+    );
+    let acknowledged = render(
+        ToolOutput::json(json!({ "acknowledged_safety_checks": [check] })).with_content(image),
+    );
+    assert_eq!(
+        acknowledged[0]["acknowledged_safety_checks"],
+        json!([check]),
+        "{acknowledged}"
+    );
+}
+
+#[test]
+fn a_function_tool_of_your_own_named_computer_is_answered_as_a_function() {
+    let call = ToolCall::new(
+        "call_2",
+        "computer",
+        json!({ "action": { "verb": "boot" } }),
+    );
+    let results = [CallResult {
+        call,
+        result: Ok(ToolOutput::empty().with_content(Content::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into(),
+        })),
+    }];
+    let rendered = provider::render_results(Format::OpenAiResponses, &results, &Default::default());
+    assert_eq!(rendered[0]["type"], "function_call_output", "{rendered}");
+    assert_eq!(rendered[0]["call_id"], "call_2");
 }
 
 // ---- generated schemas: checkers and preservation of valid instances ----

@@ -219,7 +219,7 @@ impl Failure {
 /// Panics that the executor catches in tools print nothing: the command line installs
 /// [`silence_caught_panics`](crate::silence_caught_panics), and the error line says what
 /// happened.
-pub fn run(tools: ExecutorBuilder) -> ExitCode {
+pub fn run(tools: impl Into<ExecutorBuilder>) -> ExitCode {
     let code = run_with(
         std::env::args_os(),
         tools,
@@ -237,7 +237,7 @@ pub fn run(tools: ExecutorBuilder) -> ExitCode {
 ///     ai_tool::cli::run_async(ai_tool::Executor::builder()).await
 /// }
 /// ```
-pub async fn run_async(tools: ExecutorBuilder) -> ExitCode {
+pub async fn run_async(tools: impl Into<ExecutorBuilder>) -> ExitCode {
     let code = run_with_async(
         std::env::args_os(),
         tools,
@@ -253,7 +253,7 @@ pub async fn run_async(tools: ExecutorBuilder) -> ExitCode {
 /// async runtime too.
 pub fn run_with<I, T>(
     args: I,
-    tools: ExecutorBuilder,
+    tools: impl Into<ExecutorBuilder>,
     out: &mut (dyn Write + Send),
     err: &mut (dyn Write + Send),
 ) -> u8
@@ -265,6 +265,7 @@ where
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    let tools = tools.into();
     let work = move || {
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -288,7 +289,7 @@ where
 /// [`run_with`], on the caller's async runtime.
 pub async fn run_with_async<I, T>(
     args: I,
-    tools: ExecutorBuilder,
+    tools: impl Into<ExecutorBuilder>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8
@@ -297,7 +298,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     match parse_args(args, out, err) {
-        Ok(cli) => run_command(cli, tools, out, err).await,
+        Ok(cli) => run_command(cli, tools.into(), out, err).await,
         Err(code) => code,
     }
 }

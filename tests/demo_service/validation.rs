@@ -10,9 +10,15 @@ async fn complex_input_accepts_valid_and_boundary_values() {
     args["max_length_10"] = json!("0123456789");
     args["min_length_5"] = json!("12345");
     args["categories"] = json!(["Room", "Room", "Bike", "Plane", "Bike"]);
-    exec.execute("check", json!({ "input": args }))
+    let out = exec
+        .execute("check", json!({ "input": args }))
         .await
-        .unwrap();
+        .expect("valid and boundary values are accepted");
+    assert_eq!(
+        out.structured,
+        Some(json!({ "kind": "Bike", "categories": 5 })),
+        "the tool saw every category"
+    );
 }
 
 /// The violations of a bad `check` call. The arguments are given as a value, as a borrowed

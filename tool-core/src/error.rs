@@ -3,6 +3,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::words::thousands;
+
 /// A tool's error as a [`std::error::Error`], shared: the source of a [`ToolError::Failed`].
 ///
 /// It derefs to the error itself, and is not an `Error` of its own, so that
@@ -384,19 +386,6 @@ fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     format!("{}... ({} more characters)", &text[..end], thousands(rest)).into()
 }
 
-/// `n` with a comma between each group of three digits: `99,997`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,15 +447,6 @@ mod tests {
             one,
             "Invalid arguments for `t`:\n- /values/0: short\nFix these and call `t` again."
         );
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(99_997), "99,997");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

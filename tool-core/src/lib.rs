@@ -18,6 +18,7 @@ pub mod provider;
 pub mod schema;
 mod spec;
 mod suggest;
+mod words;
 
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
@@ -25,3 +26,4 @@ pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violat
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
 pub use suggest::closest_names;
+pub use words::thousands;

@@ -171,6 +171,14 @@ pub enum ToolSource {
     },
     /// Defined at run time.
     Dynamic,
+    /// A hand-written tool (a type implementing the runtime's `Tool` trait), registered on the
+    /// executor's builder at this place.
+    Registered {
+        /// The source file of the registration.
+        file: String,
+        /// Its line.
+        line: u32,
+    },
 }
 
 impl std::fmt::Display for ToolSource {
@@ -179,6 +187,7 @@ impl std::fmt::Display for ToolSource {
             ToolSource::Macro { module, file, line } => write!(f, "{module} ({file}:{line})"),
             ToolSource::Catalog { file, line } => write!(f, "{file}:{line}"),
             ToolSource::Dynamic => f.write_str("a tool defined at run time"),
+            ToolSource::Registered { file, line } => write!(f, "{file}:{line}"),
         }
     }
 }

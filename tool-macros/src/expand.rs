@@ -144,7 +144,7 @@ fn tool(tool: &ToolFn, target: &Target) -> TokenStream {
             #args_struct
             #exact
             #assertions
-            fn __ai_schema() -> ::core::result::Result<#p::serde_json::Value, ::std::string::String> {
+            fn __ai_schema() -> #p::SchemaResult {
                 #p::canonical_for::<#args_ty>()
             }
             #invoke

@@ -19,18 +19,20 @@ pub mod macro_support;
 mod panics;
 mod registration;
 mod returned;
+mod tool;
 
 pub use arguments::IntoArguments;
 pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
-    BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder,
+    AddedTool, BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder, IntoTool,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
 pub use log_level::{LogLevel, LogSink};
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{IntoToolOutput, Json, Tool};
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};
 pub use tool_core::{
     CatalogEntry, CatalogError, Content, SafetyHints, SpecError, ToolCall, ToolError, ToolMetadata,

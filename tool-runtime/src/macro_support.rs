@@ -15,10 +15,13 @@ pub use crate::registration::*;
 pub use crate::returned::*;
 pub use crate::ToolContext;
 
-/// The canonical arguments schema of a tool's generated arguments struct; the error's text
-/// becomes [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s message.
-pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> Result<serde_json::Value, String> {
-    tool_core::schema::canonical_for::<T>().map_err(|e| e.to_string())
+/// What makes a tool's canonical arguments schema gives back.
+pub type SchemaResult = Result<serde_json::Value, tool_core::schema::SchemaError>;
+
+/// The canonical arguments schema of a tool's generated arguments struct; the error becomes
+/// [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s problem.
+pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> SchemaResult {
+    tool_core::schema::canonical_for::<T>()
 }
 
 /// The canonical output schema of a tool's value type (see `tool_core::schema`).

@@ -6,7 +6,6 @@
 use std::any::{Any, TypeId};
 use std::sync::Arc;
 
-use serde_json::Value;
 use tool_core::{SafetyHints, ToolError, ToolOutput};
 
 use crate::arguments::Arguments;
@@ -161,7 +160,7 @@ pub struct ToolRegistration {
     /// Where the function is.
     pub location: Location,
     /// Makes the canonical arguments schema.
-    pub schema: fn() -> Result<Value, String>,
+    pub schema: fn() -> crate::macro_support::SchemaResult,
     /// The service type, for a method.
     pub service: Option<TypeRef>,
     /// The type a converter receives (the `Ok` type of a `Result`).

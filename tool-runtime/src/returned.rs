@@ -289,7 +289,10 @@ impl<T> NoOutputSchema for &Schema<T> {
 
 /// Default conversion of any `T: Serialize`: structured JSON.
 #[inline]
-fn output_json<T: Serialize>(value: T, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+pub(crate) fn output_json<T: Serialize>(
+    value: T,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
     serde_json::to_value(value)
         .map(ToolOutput::json)
         .map_err(|e| ToolError::Failed {

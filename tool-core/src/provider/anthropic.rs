@@ -18,8 +18,8 @@ use super::encoding::{self, Encoding, Place};
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments};
 use super::profile::{
-    is_object_schema, move_to_description, pointer_push, verdict, walk_with_pointer, Finding,
-    Problem, ProfileError,
+    is_object_schema, move_to_description, verdict, walk_with_pointer, Finding, Problem,
+    ProfileError,
 };
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
@@ -347,44 +347,7 @@ fn transform(
             }
         }
     }
-    let mut places = Vec::new();
-    if let Some(Value::Object(properties)) = map.get_mut("properties") {
-        let mut encoded = Vec::new();
-        for (name, sub) in properties.iter_mut() {
-            let here = pointer_push(&pointer_push(at, "properties"), name);
-            encoded.push((name.clone(), transform(sub, &here, defs)?));
-        }
-        places.push(encoding::object(encoded));
-    }
-    if let Some(items) = map.get_mut("items") {
-        let place = transform(items, &pointer_push(at, "items"), defs)?;
-        if place != Place::Same {
-            places.push(Place::Items(Box::new(place)));
-        }
-    }
-    for keyword in ["anyOf", "allOf"] {
-        if let Some(Value::Array(branches)) = map.get_mut(keyword) {
-            let mut encoded = Vec::new();
-            for (i, sub) in branches.iter_mut().enumerate() {
-                encoded.push(transform(sub, &format!("{at}/{keyword}/{i}"), defs)?);
-            }
-            places.push(match keyword {
-                "anyOf" => encoding::any_of(encoded),
-                _ => encoding::all(encoded),
-            });
-        }
-    }
-    if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
-        for (name, sub) in definitions.iter_mut() {
-            let here = pointer_push(&pointer_push(at, "$defs"), name);
-            let place = transform(sub, &here, defs)?;
-            defs.insert(here, place);
-        }
-    }
-    if let Some(Value::String(pointer)) = map.get("$ref") {
-        places.push(Place::Ref(pointer.clone()));
-    }
-    Ok(encoding::all(places))
+    encoding::transform_subschemas(map, at, defs, &["anyOf", "allOf"], transform)
 }
 
 /// Checks that a schema obeys Anthropic strict mode's rules; returns every finding.

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::profile::{note, types_of, ProfileError};
+use super::profile::{note, pointer_push, types_of, ProfileError};
 
 /// How one tool's strict schema encodes its arguments, to turn the model's arguments back.
 ///
@@ -338,6 +338,62 @@ pub(crate) fn write_pairs(
         "An object, written as a list of {\"key\", \"value\"} pairs.",
     );
     Ok(Place::Pairs(Box::new(value_place)))
+}
+
+/// A strict profile's transform of one schema at its pointer: rewrites it in place and says
+/// how it encodes the arguments under it, recording each definition's place in `defs`.
+pub(crate) type Transform =
+    fn(&mut Value, &str, &mut BTreeMap<String, Place>) -> Result<Place, ProfileError>;
+
+/// Runs a strict profile's `transform` on the subschemas of `map` it keeps (`properties`,
+/// `items`, the `combinators` given, `$defs`), and returns how `map` encodes the arguments
+/// under it, a `$ref` beside them included. Each profile decides what `map` itself keeps; this
+/// is the walk they share.
+pub(crate) fn transform_subschemas(
+    map: &mut Map<String, Value>,
+    at: &str,
+    defs: &mut BTreeMap<String, Place>,
+    combinators: &[&str],
+    transform: Transform,
+) -> Result<Place, ProfileError> {
+    let mut places = Vec::new();
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        let mut encoded = Vec::new();
+        for (name, sub) in properties.iter_mut() {
+            let here = pointer_push(&pointer_push(at, "properties"), name);
+            encoded.push((name.clone(), transform(sub, &here, defs)?));
+        }
+        places.push(object(encoded));
+    }
+    if let Some(items) = map.get_mut("items") {
+        let place = transform(items, &pointer_push(at, "items"), defs)?;
+        if place != Place::Same {
+            places.push(Place::Items(Box::new(place)));
+        }
+    }
+    for &keyword in combinators {
+        if let Some(Value::Array(branches)) = map.get_mut(keyword) {
+            let mut encoded = Vec::new();
+            for (i, sub) in branches.iter_mut().enumerate() {
+                encoded.push(transform(sub, &format!("{at}/{keyword}/{i}"), defs)?);
+            }
+            places.push(match keyword {
+                "anyOf" => any_of(encoded),
+                _ => all(encoded),
+            });
+        }
+    }
+    if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
+        for (name, sub) in definitions.iter_mut() {
+            let here = pointer_push(&pointer_push(at, "$defs"), name);
+            let place = transform(sub, &here, defs)?;
+            defs.insert(here, place);
+        }
+    }
+    if let Some(Value::String(pointer)) = map.get("$ref") {
+        places.push(Place::Ref(pointer.clone()));
+    }
+    Ok(all(places))
 }
 
 /// The place of an object with these properties' places.

@@ -148,7 +148,10 @@ impl HostedTool {
     /// returns. Its arguments are the provider's own: Anthropic's `input` (`{"action":
     /// "left_click", "coordinate": [x, y]}`), or OpenAI's `computer_call` item without its
     /// `type`, `id`, `call_id` and `status` (`{"action": {"type": "click", ..},
-    /// "pending_safety_checks": []}`).
+    /// "pending_safety_checks": []}`). For OpenAI, the first image of the tool's output becomes
+    /// the `computer_call_output` screenshot, and pending safety checks are acknowledged only
+    /// when the tool returns them, after asking its user, as `acknowledged_safety_checks` in its
+    /// structured output.
     pub fn call_name(&self) -> Option<&'static str> {
         match self {
             HostedTool::ComputerUse { .. } => Some(COMPUTER),

@@ -3,7 +3,7 @@
 //! `function_call_output` items. Strict mode is `openai-strict`, as for Chat.
 //!
 //! Computer use calls are `computer_call` items, parsed as calls named `computer` and answered
-//! with a `computer_call_output` screenshot. The hosted tools' other items (`web_search_call`,
+//! with a `computer_call_output` screenshot (and the safety checks the tool acknowledged). The hosted tools' other items (`web_search_call`,
 //! `code_interpreter_call`, `image_generation_call`, ...) are read as hosted results.
 
 use serde_json::{json, Map, Value};
@@ -15,7 +15,7 @@ use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, text_arguments};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{Content, ToolSpec};
+use crate::{Content, ToolCall, ToolSpec};
 
 pub(crate) struct OpenAiResponses;
 
@@ -96,11 +96,7 @@ impl Api for OpenAiResponses {
             results
                 .iter()
                 .map(|r| match screenshot(r) {
-                    Some(image_url) => json!({
-                        "type": "computer_call_output",
-                        "call_id": r.id(),
-                        "output": { "type": "computer_screenshot", "image_url": image_url },
-                    }),
+                    Some(image_url) => computer_call_output(r, image_url),
                     None => json!({ "type": "function_call_output", "call_id": r.id(), "output": r.text() }),
                 })
                 .collect(),
@@ -108,10 +104,21 @@ impl Api for OpenAiResponses {
     }
 }
 
-/// The screenshot answering a computer call, as a data URL: the first image of the output of a
-/// call named `computer` whose arguments have an `action` (a `computer_call`'s).
+/// Whether a call came from a `computer_call` item: named `computer`, with the item's `action`
+/// object and `pending_safety_checks` array. A function tool of your own named `computer` is
+/// answered as a function unless its arguments have both.
+fn is_computer_call(call: &ToolCall) -> bool {
+    call.name == COMPUTER
+        && call.arguments.get("action").is_some_and(Value::is_object)
+        && call
+            .arguments
+            .get("pending_safety_checks")
+            .is_some_and(Value::is_array)
+}
+
+/// The screenshot answering a computer call, as a data URL: the first image of its output.
 fn screenshot(r: &CallResult) -> Option<String> {
-    if r.call.name != COMPUTER || !r.call.arguments.get("action").is_some_and(Value::is_object) {
+    if !is_computer_call(&r.call) {
         return None;
     }
     r.result
@@ -123,6 +130,28 @@ fn screenshot(r: &CallResult) -> Option<String> {
             Content::Image { data, mime_type } => Some(format!("data:{mime_type};base64,{data}")),
             Content::Text { .. } => None,
         })
+}
+
+/// The `computer_call_output` item. The safety checks the call's `pending_safety_checks` named
+/// are acknowledged only when the tool says so: an `acknowledged_safety_checks` array in its
+/// structured output (after asking the user), each check as the call gave it. Never by default.
+fn computer_call_output(r: &CallResult, image_url: String) -> Value {
+    let mut item = json!({
+        "type": "computer_call_output",
+        "call_id": r.id(),
+        "output": { "type": "computer_screenshot", "image_url": image_url },
+    });
+    let acknowledged = r
+        .result
+        .as_ref()
+        .ok()
+        .and_then(|out| out.structured.as_ref())
+        .and_then(|s| s.get("acknowledged_safety_checks"))
+        .filter(|checks| checks.is_array());
+    if let (Some(checks), Value::Object(map)) = (acknowledged, &mut item) {
+        map.insert("acknowledged_safety_checks".into(), checks.clone());
+    }
+    item
 }
 
 /// One `<tool>_call` output item of a provider-run tool, readable.

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::encoding::{self, Encoding, Place};
 use super::profile::{
-    is_object_schema, move_to_description, pointer_push, simplify_combinators, types_of, verdict,
+    is_object_schema, move_to_description, simplify_combinators, types_of, verdict,
     walk_with_pointer, Finding, Problem, ProfileError,
 };
 
@@ -184,43 +184,7 @@ fn transform(
     if is_object {
         close_object(map, at)?;
     }
-    let mut places = Vec::new();
-    if let Some(Value::Object(properties)) = map.get_mut("properties") {
-        let mut encoded = Vec::new();
-        for (name, sub) in properties.iter_mut() {
-            let place = transform(
-                sub,
-                &pointer_push(&pointer_push(at, "properties"), name),
-                defs,
-            )?;
-            encoded.push((name.clone(), place));
-        }
-        places.push(encoding::object(encoded));
-    }
-    if let Some(items) = map.get_mut("items") {
-        let place = transform(items, &pointer_push(at, "items"), defs)?;
-        if place != Place::Same {
-            places.push(Place::Items(Box::new(place)));
-        }
-    }
-    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-        let mut encoded = Vec::new();
-        for (i, sub) in branches.iter_mut().enumerate() {
-            encoded.push(transform(sub, &format!("{at}/anyOf/{i}"), defs)?);
-        }
-        places.push(encoding::any_of(encoded));
-    }
-    if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
-        for (name, sub) in definitions.iter_mut() {
-            let here = pointer_push(&pointer_push(at, "$defs"), name);
-            let place = transform(sub, &here, defs)?;
-            defs.insert(here, place);
-        }
-    }
-    if let Some(Value::String(pointer)) = map.get("$ref") {
-        places.push(Place::Ref(pointer.clone()));
-    }
-    Ok(encoding::all(places))
+    encoding::transform_subschemas(map, at, defs, &["anyOf"], transform)
 }
 
 /// `additionalProperties: false`, and every property required, optional ones made nullable.

@@ -2,6 +2,7 @@
 //! a tool's compiled checkers for every stage.
 
 use serde_json::Value;
+use tool_core::schema::SchemaError;
 use tool_core::ToolError;
 
 use super::raw::fits;
@@ -19,8 +20,8 @@ pub(crate) struct ArgumentValidator {
 
 impl ArgumentValidator {
     /// Compiles `schema`, checking it against its meta-schema first.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
-        tool_core::schema::check_is_schema(schema).map_err(|e| e.to_string())?;
+    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        tool_core::schema::check_is_schema(schema)?;
         let validator = validator_for(schema)?;
         Ok(ArgumentValidator {
             validator,
@@ -58,7 +59,7 @@ impl ArgumentValidator {
 /// The `jsonschema` validator for a schema, with one keyword of ours: `type`, for which an
 /// integer is written as one (`1`, not `1.0` or `1e3`), as serde's integer types require, so
 /// that what the schema admits is what the tool's types take.
-pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
+pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
     jsonschema::options()
         .with_keyword("type", |_, value, _| {
             let types = subset::type_set(value)
@@ -69,7 +70,9 @@ pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, Str
             }))
         })
         .build(schema)
-        .map_err(|e| e.to_string())
+        .map_err(|e| SchemaError::Uncompilable {
+            message: e.to_string(),
+        })
 }
 
 /// The `type` keyword, with integers as serde's integer types take them.

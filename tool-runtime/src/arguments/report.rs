@@ -11,7 +11,7 @@ use std::fmt::Write;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
 use serde_json::Value;
-use tool_core::Violation;
+use tool_core::{thousands, Violation};
 
 use super::budget::encoded_size_over;
 
@@ -280,19 +280,6 @@ fn shorten(value: &Value, levels: usize, out: &mut String) {
         }
         other => out.push_str(&other.to_string()),
     }
-}
-
-/// `n` with a comma between each group of three digits: `99,997`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
+use super::added::{AddedTool, IntoTool, NewTool};
 use super::{Callable, Entry, Executor, Inner, NameIndex};
 use crate::arguments::ArgumentValidator;
 use crate::dynamic::DynamicTool;
@@ -19,7 +20,8 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
 pub struct ExecutorBuilder {
     services: Services,
     registered: bool,
-    dynamic: Vec<DynamicTool>,
+    /// The tools added with `.tool(..)`, `.tools(..)` and `.catalog(..)`, in order.
+    pub(super) added: Vec<NewTool>,
     catalog_files: Vec<PathBuf>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
@@ -31,7 +33,7 @@ impl Default for ExecutorBuilder {
         ExecutorBuilder {
             services: Services::default(),
             registered: true,
-            dynamic: Vec::new(),
+            added: Vec::new(),
             catalog_files: Vec::new(),
             default_timeout: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
@@ -67,46 +69,49 @@ pub enum BuildProblem {
         /// The name.
         name: String,
         /// Where the first is defined.
-        first: String,
+        first: ToolSource,
         /// Where the second is defined.
-        second: String,
+        second: ToolSource,
     },
     /// A tool's name is not allowed.
-    #[error("tool defined in {source_}: {message}")]
+    #[error("tool defined in {defined_in}: {problem}")]
     BadName {
         /// Where the tool is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// Why the name is refused.
-        message: String,
+        #[source]
+        problem: tool_core::name::NameError,
     },
     /// A tool's schema cannot be used.
-    #[error("tool `{name}` ({source_}) has an unusable schema: {message}")]
+    #[error("tool `{name}` ({defined_in}) has an unusable schema: {problem}")]
     BadSchema {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// What is wrong.
-        message: String,
+        #[source]
+        problem: tool_core::schema::SchemaError,
     },
     /// A tool breaks the rule every tool follows (an arguments schema whose root is not an
     /// object, an empty description).
-    #[error("tool `{name}` ({source_}): {problem}")]
+    #[error("tool `{name}` ({defined_in}): {problem}")]
     BadSpec {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// What is wrong.
+        #[source]
         problem: tool_core::SpecError,
     },
     /// A tool's service was not provided and `require_all_services()` was asked for.
-    #[error("tool `{name}` ({source_}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
+    #[error("tool `{name}` ({defined_in}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
     MissingService {
         /// The tool.
         name: String,
         /// Where it is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// The service type.
         service: &'static str,
     },
@@ -121,12 +126,12 @@ pub enum BuildProblem {
         second: String,
     },
     /// A converter takes another type than the tool returns.
-    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({source_}) returns `{found}`")]
+    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({defined_in}) returns `{found}`")]
     ConverterTypeMismatch {
         /// The tool.
         name: String,
         /// Where the tool is defined.
-        source_: String,
+        defined_in: ToolSource,
         /// Where the converter is defined.
         converter: String,
         /// What the converter takes.
@@ -170,15 +175,33 @@ impl ExecutorBuilder {
         self.service(value)
     }
 
-    /// Adds a tool defined at run time.
-    pub fn tool(mut self, tool: DynamicTool) -> Self {
-        self.dynamic.push(tool);
-        self
+    /// Adds a tool: a hand-written [`Tool`](crate::Tool) or a [`DynamicTool`]. What it returns
+    /// takes the tool's metadata, as `#[ai_tool(..)]` sets it, and carries on with the builder:
+    ///
+    /// ```
+    /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
+    /// # let upper = DynamicTool::new("upper", "Upper-cases", serde_json::json!({"type": "object"}), |_, _| async { Ok(ToolOutput::empty()) });
+    /// let builder = Executor::builder()
+    ///     .tool(upper)
+    ///     .title("Upper case")
+    ///     .category("Text")
+    ///     .read_only()
+    ///     .default_timeout(std::time::Duration::from_secs(5));
+    /// ```
+    ///
+    /// A hand-written tool's name follows `#[ai_tool]`'s rule, a dynamic tool's MCP's wider
+    /// one; both are checked at `build()`, with the schema and the description. A hand-written
+    /// tool's source, in build errors, is the file and line of this call.
+    #[track_caller]
+    pub fn tool(self, tool: impl IntoTool) -> AddedTool {
+        let at = std::panic::Location::caller();
+        let tool = super::added::into_new_tool(tool, at.file(), at.line());
+        AddedTool::new(self, tool)
     }
 
     /// Adds tools defined at run time.
     pub fn tools(mut self, tools: impl IntoIterator<Item = DynamicTool>) -> Self {
-        self.dynamic.extend(tools);
+        self.added.extend(tools.into_iter().map(NewTool::Dynamic));
         self
     }
 
@@ -228,19 +251,21 @@ impl ExecutorBuilder {
         if self.registered {
             entries.extend(self.registered_entries(&mut problems));
         }
-        let mut dynamic = self.dynamic;
+        let mut added = self.added;
         for file in &self.catalog_files {
             match tool_core::catalog::read_path(file) {
-                Ok(found) => {
-                    dynamic.extend(found.into_iter().map(|e| DynamicTool::declared(e.spec)))
-                }
+                Ok(found) => added.extend(
+                    found
+                        .into_iter()
+                        .map(|e| NewTool::Dynamic(DynamicTool::declared(e.spec))),
+                ),
                 Err(e) => problems.push(e.into()),
             }
         }
         entries.extend(
-            dynamic
+            added
                 .into_iter()
-                .filter_map(|tool| dynamic_entry(tool, &mut problems)),
+                .filter_map(|tool| tool.into_entry(&mut problems)),
         );
 
         let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
@@ -311,7 +336,7 @@ impl ExecutorBuilder {
                     if self.require_all_services {
                         problems.push(BuildProblem::MissingService {
                             name: reg.name.into(),
-                            source_: reg.location.to_string(),
+                            defined_in: source_of_location(&reg.location),
                             service: (ty.name)(),
                         });
                     }
@@ -327,11 +352,11 @@ impl ExecutorBuilder {
         let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
-            Err(message) => {
+            Err(problem) => {
                 problems.push(BuildProblem::BadSchema {
                     name: reg.name.into(),
-                    source_: reg.location.to_string(),
-                    message,
+                    defined_in: source_of_location(&reg.location),
+                    problem,
                 });
                 return None;
             }
@@ -342,10 +367,10 @@ impl ExecutorBuilder {
             spec.output_schema = (reg.output_schema)();
         }
         if let Err(problem) = spec.check() {
-            let (name, source_) = (spec.name.clone(), reg.location.to_string());
+            let (name, defined_in) = (spec.name.clone(), source_of_location(&reg.location));
             problems.push(BuildProblem::BadSpec {
                 name,
-                source_,
+                defined_in,
                 problem,
             });
             return None;
@@ -404,7 +429,7 @@ fn check_converter(
     if (output.id)() != (converter.input.id)() {
         problems.push(BuildProblem::ConverterTypeMismatch {
             name: reg.name.into(),
-            source_: reg.location.to_string(),
+            defined_in: source_of_location(&reg.location),
             converter: converter.location.to_string(),
             expected: (converter.input.name)(),
             found: (output.name)(),
@@ -443,49 +468,9 @@ fn source_of_location(location: &Location) -> ToolSource {
     }
 }
 
-fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<Entry> {
-    let DynamicTool { spec, invoke } = tool;
-    if let Err(e) = tool_core::name::check_wide(&spec.name) {
-        problems.push(BuildProblem::BadName {
-            source_: source_of(&spec),
-            message: e.to_string(),
-        });
-        return None;
-    }
-    let schema = match ArgumentValidator::compile(&spec.parameters) {
-        Ok(schema) => schema,
-        Err(message) => {
-            problems.push(BuildProblem::BadSchema {
-                name: spec.name.clone(),
-                source_: source_of(&spec),
-                message,
-            });
-            return None;
-        }
-    };
-    if let Err(problem) = spec.check() {
-        let (name, source_) = (spec.name.clone(), source_of(&spec));
-        problems.push(BuildProblem::BadSpec {
-            name,
-            source_,
-            problem,
-        });
-        return None;
-    }
-    Some(Entry {
-        name: spec.name.as_str().into(),
-        timeout: spec.metadata.timeout_ms.map(Duration::from_millis),
-        callable: invoke.map_or(Callable::Declared, Callable::Dynamic),
-        schema,
-        spec,
-    })
-}
-
-fn source_of(spec: &ToolSpec) -> String {
-    spec.metadata
-        .source
-        .as_ref()
-        .map_or_else(|| "an unknown place".to_owned(), ToString::to_string)
+/// Where a tool from a spec was defined; a spec that does not say was made at run time.
+pub(super) fn source_of(spec: &ToolSpec) -> ToolSource {
+    spec.metadata.source.clone().unwrap_or(ToolSource::Dynamic)
 }
 
 #[cfg(test)]
@@ -497,8 +482,15 @@ mod tests {
         let err = BuildError {
             problems: vec![BuildProblem::DuplicateTool {
                 name: "lookup".into(),
-                first: "billing (src/billing.rs:10)".into(),
-                second: "shipping (src/shipping.rs:19)".into(),
+                first: ToolSource::Macro {
+                    module: "billing".into(),
+                    file: "src/billing.rs".into(),
+                    line: 10,
+                },
+                second: ToolSource::Catalog {
+                    file: "tools.jsonl".into(),
+                    line: 19,
+                },
             }],
         };
         let debug = format!("{err:?}");

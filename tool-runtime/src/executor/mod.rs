@@ -1,5 +1,6 @@
 //! The executor: built once, then each call is one hash lookup, one validation and the call.
 
+mod added;
 mod batch;
 mod build;
 mod call;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tool_core::{ToolError, ToolOutput, ToolSpec};
 
+pub use added::{AddedTool, IntoTool};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
