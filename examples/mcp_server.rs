@@ -42,7 +42,8 @@ pub struct BookingRequest {
     categories: Vec<Category>,
 }
 
-#[derive(Debug, Serialize)]
+/// What `check` returns; `JsonSchema` makes its MCP `outputSchema`.
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Summary {
     kind: Category,
     categories: usize,
@@ -72,6 +73,8 @@ impl BookingService {
     #[ai_tool]
     async fn wait(&self, millis: u64, ctx: &ToolContext) -> String {
         ctx.progress(0.0, Some(millis as f64), Some("waiting"));
+        ctx.log(LogLevel::Debug, "the clock starts");
+        ctx.log(LogLevel::Info, &format!("waiting {millis} ms"));
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(millis)) => format!("waited {millis} ms"),
             () = ctx.cancellation_token().cancelled() => "cancelled".to_owned(),

@@ -3,6 +3,8 @@
 # directory, and prints that directory (for AI_TOOL_MCP_TOOLS). Safe to run again: what is
 # installed is kept.
 #   python/   PyPI mcp==2.3.0, the official Python SDK (client and server)
+#   npm/      npm @modelcontextprotocol/server-everything@2026.8.31 and
+#             @modelcontextprotocol/inspector@2.12.0, as locked in tests/mcp/npm/ (npm ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${AI_TOOL_MCP_TOOLS:-$PWD/target/mcp-tools}"
@@ -13,5 +15,14 @@ if [ ! -f "$cache/python/.installed-$python_sdk" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
     --target "$cache/python" "$python_sdk" >&2
   touch "$cache/python/.installed-$python_sdk"
+fi
+# The lock file's hash names what is installed, so a changed lock reinstalls.
+lock_hash="$(sha256sum tests/mcp/npm/package-lock.json | cut -c1-16)"
+if [ ! -f "$cache/npm/.installed-$lock_hash" ]; then
+  rm -rf "$cache/npm"
+  mkdir -p "$cache/npm"
+  cp tests/mcp/npm/package.json tests/mcp/npm/package-lock.json "$cache/npm/"
+  npm ci --prefix "$cache/npm" --ignore-scripts --no-audit --no-fund --loglevel=error >&2
+  touch "$cache/npm/.installed-$lock_hash"
 fi
 echo "$cache"

@@ -9,7 +9,9 @@ pg_run="$(mktemp -d /tmp/ai-tool-pg-run.XXXXXX)"
 trap 'bash scripts/postgres.sh stop "$pg_run"' EXIT
 AI_TOOL_PG_URL="$(bash scripts/postgres.sh start "$pg_run")"
 export AI_TOOL_PG_URL
-# The official MCP Python SDK (PyPI mcp==2.3.0) the MCP tests run against, pinned.
+# The MCP implementations the MCP tests run against, pinned: the official Python SDK (PyPI
+# mcp==2.3.0) and, with npm ci from tests/mcp/npm/package-lock.json, server-everything and the
+# inspector.
 AI_TOOL_MCP_TOOLS="$(bash scripts/mcp-tools.sh)"
 export AI_TOOL_MCP_TOOLS
 # The executor crate stays the executor alone: none of the heavy dependencies of the other crates.

@@ -48,16 +48,16 @@ pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken,
     Converter, Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format,
-    IntoArguments, IntoTool, IntoToolOutput, Json, Progress, ProgressSink, Services, Tool,
-    ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    IntoArguments, IntoTool, IntoToolOutput, Json, LogLevel, LogSink, Progress, ProgressSink,
+    Services, Tool, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         ai_tool, ai_tool_converter, ai_tools, CallOptions, CancellationToken, DeclareOptions,
-        DynamicTool, Executor, Format, IntoArguments, Json, Tool, ToolCall, ToolContext, ToolError,
-        ToolErrorKind, ToolOutput, ToolSpec,
+        DynamicTool, Executor, Format, IntoArguments, Json, LogLevel, Tool, ToolCall, ToolContext,
+        ToolError, ToolErrorKind, ToolOutput, ToolSpec,
     };
 }
 

@@ -8,18 +8,23 @@ use std::time::Duration;
 use ai_tool::mcp::rmcp::model::{
     CallToolRequestParams, PaginatedRequestParams, ProgressNotificationParam,
 };
+#[allow(deprecated)] // MCP logging: deprecated by SEP-2577, still in every version we speak
+use ai_tool::mcp::rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams,
+};
 use ai_tool::mcp::rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
 use ai_tool::mcp::rmcp::{ClientHandler, ServiceExt};
 use ai_tool::mcp::{McpBuilderExt, McpServer, McpTools, TOOLS_PER_PAGE};
 use ai_tool::prelude::*;
 use ai_tool::{SafetyHints, ToolMetadata};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 struct Shop;
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Sum {
     total: i64,
 }
@@ -266,6 +271,193 @@ async fn a_tools_progress_reaches_the_client_as_notifications() {
     assert_eq!(second.unwrap(), Some((2.0, Some(2.0), None)));
 }
 
+#[tokio::test]
+async fn the_output_schema_is_served_and_the_structured_result_matches_it() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let client = connect(executor(tx)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let add = serde_json::to_value(&tools[0]).unwrap();
+    let schema = &add["outputSchema"];
+    assert_eq!(schema["type"], "object", "{add}");
+    assert_eq!(schema["properties"]["total"]["type"], "integer", "{add}");
+    // `closed` returns text: no outputSchema.
+    let closed = serde_json::to_value(&tools[1]).unwrap();
+    assert!(closed.get("outputSchema").is_none(), "{closed}");
+    let result = client
+        .call_tool(call("add", json!({ "a": 2, "b": 3 })))
+        .await
+        .unwrap();
+    let structured = result.structured_content.expect("structured content");
+    let validator = jsonschema::validator_for(schema).unwrap();
+    assert!(
+        validator.is_valid(&structured),
+        "{structured} against {schema}"
+    );
+    assert!(!validator.is_valid(&json!({ "total": "five" })));
+}
+
+/// A client that keeps the log messages it gets.
+struct LogBook(mpsc::UnboundedSender<(String, Option<String>, Value)>);
+
+#[allow(deprecated)] // MCP logging
+impl ClientHandler for LogBook {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap();
+        let level = level.as_str().unwrap_or_default().to_owned();
+        let _ = self.0.send((level, params.logger, params.data));
+    }
+}
+
+#[tokio::test]
+#[allow(deprecated)] // MCP logging
+async fn a_tools_log_reaches_the_client_at_the_level_it_set() {
+    let chatty = DynamicTool::new(
+        "chatty",
+        "Logs at three levels",
+        json!({ "type": "object", "properties": { "n": { "type": "integer" } } }),
+        |args, ctx| async move {
+            let n = &args["n"];
+            ctx.log(LogLevel::Debug, &format!("debug {n}"));
+            ctx.log(LogLevel::Info, &format!("info {n}"));
+            ctx.log(LogLevel::Warning, &format!("warning {n}"));
+            Ok(ToolOutput::text("said it"))
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(chatty)
+        .build()
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(exec).unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (tx, mut messages) = mpsc::unbounded_channel();
+    let client = LogBook(tx).serve(client_end).await.unwrap();
+    // Before the client sets a level, nothing is sent.
+    client
+        .call_tool(call("chatty", json!({ "n": 1 })))
+        .await
+        .unwrap();
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    client
+        .call_tool(call("chatty", json!({ "n": 2 })))
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let message = tokio::time::timeout(Duration::from_secs(5), messages.recv()).await;
+        got.push(message.expect("a log message").unwrap());
+    }
+    assert_eq!(
+        got,
+        [
+            (
+                "info".to_owned(),
+                Some("chatty".to_owned()),
+                json!("info 2")
+            ),
+            (
+                "warning".to_owned(),
+                Some("chatty".to_owned()),
+                json!("warning 2")
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_a_sink_a_tools_log_goes_nowhere() {
+    let ctx = ToolContext::detached("quiet");
+    assert!(!ctx.wants_log());
+    ctx.log(LogLevel::Error, "nobody reads this");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let sink: ai_tool::LogSink = Arc::new(move |level, message: &str| {
+        let _ = tx.send((level, message.to_owned()));
+    });
+    let tool = DynamicTool::new(
+        "loud",
+        "Logs once",
+        json!({ "type": "object" }),
+        |_, ctx| async move {
+            ctx.log(LogLevel::Notice, "hello");
+            Ok(ToolOutput::empty())
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(tool)
+        .build()
+        .unwrap();
+    exec.execute_with("loud", json!({}), &CallOptions::default().with_log(sink))
+        .await
+        .unwrap();
+    assert_eq!(
+        rx.recv().await,
+        Some((LogLevel::Notice, "hello".to_owned()))
+    );
+}
+
+#[tokio::test]
+async fn with_search_a_session_sees_search_tools_then_what_it_found() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(executor(tx)).unwrap().with_search().unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_end).await.unwrap();
+    let listed = |tools: Vec<ai_tool::mcp::rmcp::model::Tool>| -> Vec<String> {
+        tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    assert_eq!(
+        listed(client.list_all_tools().await.unwrap()),
+        ["search_tools"]
+    );
+    let err = client
+        .call_tool(call("add", json!({ "a": 1, "b": 2 })))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(data) = err else {
+        panic!("expected a JSON-RPC error, got {err:?}")
+    };
+    assert!(data.message.contains("search_tools"), "{}", data.message);
+    let found = client
+        .call_tool(call(
+            "search_tools",
+            json!({ "query": "add two numbers", "limit": 1 }),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(found.structured_content.unwrap()["tools"][0]["name"], "add");
+    assert_eq!(
+        listed(client.list_all_tools().await.unwrap()),
+        ["search_tools", "add"]
+    );
+    let result = client
+        .call_tool(call("add", json!({ "a": 1, "b": 2 })))
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({ "total": 3 })));
+    let refused = client
+        .call_tool(call("search_tools", json!({ "limit": 0 })))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+}
+
 // Import: our client's executor over our server.
 
 async fn imported(exec: Executor) -> (McpTools, Executor) {
@@ -403,6 +595,150 @@ async fn a_server_that_went_away_is_a_failure_naming_it() {
     assert!(err.to_string().contains("in-process shop"), "{err}");
 }
 
+#[tokio::test]
+async fn an_imported_servers_progress_reaches_the_callers_context() {
+    // The server's tool reports, then waits until the test has seen the report arrive.
+    let seen = Arc::new(Notify::new());
+    let released = seen.clone();
+    let reporting = DynamicTool::new(
+        "reporting",
+        "Reports progress, then waits",
+        json!({ "type": "object" }),
+        move |_, ctx| {
+            let released = released.clone();
+            async move {
+                ctx.progress(1.0, Some(2.0), Some("half"));
+                released.notified().await;
+                Ok(ToolOutput::text("done"))
+            }
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(reporting)
+        .build()
+        .unwrap();
+    let (_tools, local) = imported(exec).await;
+    let (tx, mut reports) = mpsc::unbounded_channel();
+    let sink: ai_tool::ProgressSink = Arc::new(move |p: ai_tool::Progress<'_>| {
+        let _ = tx.send((p.done, p.total, p.message.map(str::to_owned)));
+    });
+    let options = CallOptions::default().with_progress(sink);
+    let call = local.execute_with("shop.reporting", json!({}), &options);
+    let watch = async {
+        let first = tokio::time::timeout(Duration::from_secs(10), reports.recv()).await;
+        seen.notify_one();
+        first
+    };
+    let (result, first) = tokio::join!(call, watch);
+    assert_eq!(result.unwrap().to_text(), "done");
+    assert_eq!(
+        first.expect("no progress came through"),
+        Some((1.0, Some(2.0), Some("half".to_owned())))
+    );
+}
+
+/// Starts `exec` behind Streamable HTTP on a free port of 127.0.0.1; the URL of `/mcp`.
+async fn http_server(exec: Executor) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = McpServer::new(exec).unwrap();
+    tokio::spawn(ai_tool::mcp::serve_http_with(
+        server,
+        listener,
+        ai_tool::mcp::HttpOptions::default(),
+    ));
+    format!("http://{addr}/mcp")
+}
+
+/// A tool that says when it starts, then runs until cancelled, and reports how it ended.
+fn started_then_forever(
+    started: mpsc::UnboundedSender<()>,
+    ended: mpsc::UnboundedSender<bool>,
+) -> DynamicTool {
+    DynamicTool::new(
+        "hang",
+        "Runs until cancelled",
+        json!({ "type": "object" }),
+        move |_args, ctx| {
+            let report = ReportOnDrop(ctx.clone(), ended.clone());
+            let _ = started.send(());
+            async move {
+                ctx.cancellation_token().cancelled().await;
+                drop(report);
+                Ok(ToolOutput::text("cancelled"))
+            }
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_client_disconnecting_mid_call_cancels_it_and_other_sessions_go_on() {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let (ended_tx, mut ended) = mpsc::unbounded_channel();
+    let exec = Executor::builder()
+        .service(Arc::new(Shop))
+        .tool(started_then_forever(started_tx, ended_tx))
+        .build()
+        .unwrap();
+    let url = http_server(exec).await;
+    let other = McpTools::connect_http(&url).await.unwrap();
+    let leaving = McpTools::connect_http(&url).await.unwrap();
+    let leaving_exec = Executor::builder()
+        .registered_tools(false)
+        .mcp(&leaving)
+        .build()
+        .unwrap();
+    drop(leaving);
+    let call = tokio::spawn(async move {
+        let _ = leaving_exec.execute("ai-tool.hang", json!({})).await;
+    });
+    tokio::time::timeout(Duration::from_secs(10), started.recv())
+        .await
+        .expect("the call did not start");
+    // The client goes away with its call in flight: its task, executor and connection dropped.
+    call.abort();
+    let _ = call.await;
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), ended.recv())
+        .await
+        .expect("the server's tool was not stopped");
+    assert_eq!(cancelled, Some(true));
+    let other = Executor::builder()
+        .registered_tools(false)
+        .mcp(&other)
+        .build()
+        .unwrap();
+    let out = other
+        .execute("ai-tool.add", json!({ "a": 20, "b": 22 }))
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(json!({ "total": 42 })));
+}
+
+#[tokio::test]
+async fn a_stdio_style_client_closing_its_pipe_mid_call_cancels_it() {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let (ended_tx, mut ended) = mpsc::unbounded_channel();
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(started_then_forever(started_tx, ended_tx))
+        .build()
+        .unwrap();
+    let client = connect(exec).await;
+    let peer = client.peer().clone();
+    let call = tokio::spawn(async move { peer.call_tool(call("hang", json!({}))).await });
+    tokio::time::timeout(Duration::from_secs(10), started.recv())
+        .await
+        .expect("the call did not start");
+    // Closing the client closes the pipe: the server's session ends.
+    let _ = client.cancel().await;
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), ended.recv())
+        .await
+        .expect("the server's tool was not stopped");
+    assert_eq!(cancelled, Some(true));
+    assert!(call.await.unwrap().is_err());
+}
+
 // Streamable HTTP in-process, with requests written by hand to send what clients should not.
 
 mod http {
@@ -529,379 +865,14 @@ mod http {
     }
 }
 
-// Over real transports: the example server as a child process.
+// Over real transports: the example server, the Python SDK and the npm packages as child
+// processes (helpers in tests/mcp/support.rs).
 
-mod processes {
-    use std::path::{Path, PathBuf};
-    use std::process::Stdio;
-    use std::sync::OnceLock;
-    use std::time::Duration;
+#[path = "mcp/support.rs"]
+mod support;
 
-    use ai_tool::mcp::McpTools;
-    use ai_tool::prelude::*;
-    use serde_json::json;
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    use tokio::process::{Child, Command};
+#[path = "mcp/processes.rs"]
+mod processes;
 
-    /// `examples/mcp_server.rs`, built with this test's features into this test's target
-    /// directory.
-    fn example_server() -> &'static Path {
-        static BUILT: OnceLock<PathBuf> = OnceLock::new();
-        BUILT.get_or_init(|| {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args([
-                    "build",
-                    "--quiet",
-                    "--features",
-                    "mcp",
-                    "--example",
-                    "mcp_server",
-                ])
-                .arg("--manifest-path")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-                .status()
-                .expect("running cargo");
-            assert!(status.success(), "building the mcp_server example failed");
-            let exe = std::env::current_exe().unwrap();
-            // target/<profile>/deps/mcp-HASH -> target/<profile>/examples/mcp_server
-            let path = exe
-                .parent()
-                .unwrap()
-                .parent()
-                .unwrap()
-                .join("examples")
-                .join(format!("mcp_server{}", std::env::consts::EXE_SUFFIX));
-            assert!(path.is_file(), "no {}", path.display());
-            path
-        })
-    }
-
-    /// The implementations `scripts/mcp-tools.sh` installs. `None`, with a note, only when
-    /// `AI_TOOL_MCP_TOOLS` is unset and the default cache is absent.
-    fn mcp_tools(test: &str) -> Option<PathBuf> {
-        match std::env::var_os("AI_TOOL_MCP_TOOLS") {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                assert!(
-                    dir.join("python").is_dir(),
-                    "AI_TOOL_MCP_TOOLS={} has no python/: run scripts/mcp-tools.sh",
-                    dir.display()
-                );
-                Some(dir)
-            }
-            None => {
-                let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-tools");
-                if default.join("python").is_dir() {
-                    Some(default)
-                } else {
-                    eprintln!(
-                        "note: {test} skipped: AI_TOOL_MCP_TOOLS is unset and target/mcp-tools \
-                         is absent (run scripts/mcp-tools.sh)"
-                    );
-                    None
-                }
-            }
-        }
-    }
-
-    /// The example serving HTTP on a free port of 127.0.0.1; its URL once it listens.
-    async fn http_server(token: Option<&str>) -> (Child, String) {
-        let mut command = Command::new(example_server());
-        command
-            .args(["http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(token) = token {
-            command.env("MCP_TOKEN", token);
-        }
-        let mut child = command.spawn().unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("the server did not start")
-            .unwrap()
-            .expect("the server exited");
-        let url = line
-            .strip_prefix("serving MCP on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        (child, url)
-    }
-
-    /// Runs `tests/mcp/python_client.py` with the SDK on its path; panics with its output when
-    /// a check fails.
-    async fn python_client(tools: &Path, args: &[&str]) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .args(args)
-            .env("PYTHONPATH", tools.join("python"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-            .await
-            .expect("the Python client hung")
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        println!("{stdout}");
-        assert!(
-            out.status.success(),
-            "python client {args:?} failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    #[tokio::test]
-    async fn the_python_sdk_client_works_with_our_server_over_stdio() {
-        let Some(tools) = mcp_tools("the_python_sdk_client_works_with_our_server_over_stdio")
-        else {
-            return;
-        };
-        let server = example_server().to_str().unwrap();
-        for mode in ["auto", "legacy"] {
-            python_client(&tools, &[mode, "stdio", server, "stdio"]).await;
-        }
-    }
-
-    #[tokio::test]
-    async fn the_python_sdk_client_works_with_our_server_over_http() {
-        let Some(tools) = mcp_tools("the_python_sdk_client_works_with_our_server_over_http") else {
-            return;
-        };
-        let (mut server, url) = http_server(None).await;
-        for mode in ["auto", "legacy"] {
-            python_client(&tools, &[mode, "http", &url]).await;
-        }
-        server.kill().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn tools_are_imported_from_a_server_process_over_stdio() {
-        let mut command = Command::new(example_server());
-        command.arg("stdio");
-        let tools = McpTools::connect_stdio(command).await.unwrap();
-        assert_eq!(tools.namespace(), "booking");
-        let exec = Executor::builder()
-            .registered_tools(false)
-            .tools(tools.tools())
-            .build()
-            .unwrap();
-        let out = exec
-            .execute("booking.text.upper", json!({ "text": "abc" }))
-            .await
-            .unwrap();
-        assert_eq!(out.to_text(), "ABC");
-    }
-
-    #[tokio::test]
-    async fn an_http_server_with_a_token_refuses_clients_without_it() {
-        let (mut server, url) = http_server(Some("s3cret")).await;
-        assert!(McpTools::connect_http(&url).await.is_err());
-        let wrong = [("Authorization", "Bearer s3cre7")];
-        assert!(McpTools::connect_http_with_headers(&url, &wrong)
-            .await
-            .is_err());
-        let right = [("Authorization", "Bearer s3cret")];
-        let tools = McpTools::connect_http_with_headers(&url, &right)
-            .await
-            .unwrap();
-        let exec = Executor::builder()
-            .registered_tools(false)
-            .tools(tools.tools())
-            .build()
-            .unwrap();
-        let out = exec
-            .execute("booking.availability", json!({ "day": "2026-12-01" }))
-            .await
-            .unwrap();
-        assert_eq!(out.to_text(), "Lisbon on 2026-12-01: 3 free");
-        server.kill().await.unwrap();
-    }
-
-    /// `tests/mcp/python_server.py` (the Python SDK's `MCPServer`) with these arguments.
-    fn python_server(tools: &Path, args: &[&str]) -> Command {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_server.py");
-        let mut command = Command::new("python3");
-        command
-            .arg(script)
-            .args(args)
-            .env("PYTHONPATH", tools.join("python"))
-            .kill_on_drop(true);
-        command
-    }
-
-    /// Checks the Python server's tools, imported under its own name.
-    async fn check_python_server_tools(tools: McpTools) {
-        assert_eq!(tools.namespace(), "pysdk");
-        let exec = Executor::builder()
-            .registered_tools(false)
-            .tools(tools.tools())
-            .build()
-            .unwrap();
-        let add = exec
-            .spec("pysdk.math.add")
-            .expect("the dotted name is imported");
-        assert_eq!(add.metadata.title.as_deref(), Some("Add two integers"));
-        let output_schema = add.output_schema.as_ref().expect("an outputSchema");
-        assert!(
-            output_schema["properties"]["total"].is_object(),
-            "{output_schema}"
-        );
-        let out = exec
-            .execute("pysdk.math.add", json!({ "a": 2, "b": 40 }))
-            .await
-            .unwrap();
-        assert_eq!(out.structured, Some(json!({ "total": 42 })));
-        let err = exec
-            .execute("pysdk.math.add", json!({ "a": "two", "b": 40 }))
-            .await
-            .unwrap_err();
-        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
-        let out = exec
-            .execute("pysdk.shout", json!({ "text": "abc" }))
-            .await
-            .unwrap();
-        assert_eq!(out.to_text(), "ABC");
-        let err = exec.execute("pysdk.refuse", json!({})).await.unwrap_err();
-        assert_eq!(err.kind(), ToolErrorKind::Failed);
-        assert!(err.to_string().contains("refused on purpose"), "{err}");
-    }
-
-    #[tokio::test]
-    async fn tools_are_imported_from_the_python_sdk_server_over_stdio() {
-        let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_stdio")
-        else {
-            return;
-        };
-        let imported = McpTools::connect_stdio(python_server(&tools, &["stdio"]))
-            .await
-            .unwrap();
-        check_python_server_tools(imported).await;
-    }
-
-    #[tokio::test]
-    async fn tools_are_imported_from_the_python_sdk_server_over_http() {
-        let Some(tools) = mcp_tools("tools_are_imported_from_the_python_sdk_server_over_http")
-        else {
-            return;
-        };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut server = python_server(&tools, &["http", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for_port(port).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        check_python_server_tools(McpTools::connect_http(&url).await.unwrap()).await;
-        server.kill().await.unwrap();
-    }
-
-    /// Waits until something accepts connections on the port of 127.0.0.1.
-    async fn wait_for_port(port: u16) {
-        for _ in 0..300 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("nothing listens on 127.0.0.1:{port} after 30 s");
-    }
-
-    // The command line (features `cli` and `mcp`).
-
-    #[cfg(feature = "cli")]
-    #[test]
-    fn the_cli_lists_and_calls_the_tools_of_a_server_it_starts() {
-        let server = format!("{} stdio", example_server().display());
-        let run = |args: &[&str]| {
-            let mut out = Vec::new();
-            let mut err = Vec::new();
-            let argv = std::iter::once("ai-tool").chain(args.iter().copied());
-            let code = ai_tool::cli::run_with(argv, Executor::builder(), &mut out, &mut err);
-            let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-            (code, text(out), text(err))
-        };
-        let (code, out, err) = run(&["tools", "--mcp-stdio", &server]);
-        assert_eq!(code, 0, "{err}");
-        assert!(out.contains("booking.text.upper"), "{out}");
-        let (code, out, err) = run(&[
-            "call",
-            "booking.text.upper",
-            r#"{"text":"abc"}"#,
-            "--mcp-stdio",
-            &server,
-        ]);
-        assert_eq!((code, out.trim()), (0, "ABC"), "{err}");
-        let (code, _, err) = run(&[
-            "call",
-            "booking.text.upper",
-            r#"{"text":5}"#,
-            "--mcp-stdio",
-            &server,
-        ]);
-        assert_eq!(code, 2);
-        assert!(err.contains("/text"), "{err}");
-    }
-
-    #[cfg(feature = "cli")]
-    #[tokio::test]
-    async fn the_cli_serves_upstream_tools_over_http_behind_a_token() {
-        let upstream = format!("stdio:{} stdio", example_server().display());
-        let mut gateway = Command::new(env!("CARGO_BIN_EXE_ai-tool"))
-            .args([
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--token-env",
-                "GATEWAY_TOKEN",
-            ])
-            .args(["--upstream", &upstream])
-            .env("GATEWAY_TOKEN", "g4te")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(gateway.stderr.take().unwrap()).lines();
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("the gateway did not start")
-            .unwrap()
-            .expect("the gateway exited");
-        let url = line
-            .strip_prefix("serving MCP on ")
-            .expect(&line)
-            .to_owned();
-        assert!(McpTools::connect_http(&url).await.is_err());
-        let tools = McpTools::connect_http_with_headers(&url, &[("Authorization", "Bearer g4te")])
-            .await
-            .unwrap();
-        let exec = Executor::builder()
-            .registered_tools(false)
-            .tools(tools.tools())
-            .build()
-            .unwrap();
-        let out = exec
-            .execute("ai-tool.booking.text.upper", json!({ "text": "abc" }))
-            .await
-            .unwrap();
-        assert_eq!(out.to_text(), "ABC");
-        gateway.kill().await.unwrap();
-    }
-}
+#[path = "mcp/npm.rs"]
+mod npm;

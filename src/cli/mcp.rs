@@ -19,12 +19,23 @@ pub(crate) struct Sources {
     /// A Streamable HTTP MCP server's URL, such as http://127.0.0.1:8000/mcp; repeatable.
     #[arg(long = "mcp-http", value_name = "URL")]
     http: Vec<String>,
+    /// A header sent to every HTTP MCP server, as 'NAME: VALUE' (such as
+    /// 'Authorization: Bearer TOKEN'); repeatable.
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    headers: Vec<String>,
 }
 
 impl Sources {
-    /// Sources from `--upstream` values: `stdio:COMMAND ARGS` or `http:URL`.
-    pub(crate) fn from_upstreams(upstreams: &[String]) -> Result<Self, Failure> {
-        let mut sources = Sources::default();
+    /// Sources from `--upstream` values, `stdio:COMMAND ARGS` or `http:URL`, with the
+    /// `--header` values for the HTTP ones.
+    pub(crate) fn from_upstreams(
+        upstreams: &[String],
+        headers: &[String],
+    ) -> Result<Self, Failure> {
+        let mut sources = Sources {
+            headers: headers.to_vec(),
+            ..Sources::default()
+        };
         for upstream in upstreams {
             if let Some(command) = upstream.strip_prefix("stdio:") {
                 sources.stdio.push(command.to_owned());
@@ -56,8 +67,13 @@ impl Sources {
                 .map_err(|e| Failure::input(format!("--mcp-stdio `{line}`: {e}")))?;
             builder = builder.tools(tools.tools());
         }
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
         for url in &self.http {
-            let tools = McpTools::connect_http(url)
+            let tools = McpTools::connect_http_with_headers(url, &headers)
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-http `{url}`: {e}")))?;
             builder = builder.tools(tools.tools());
@@ -66,11 +82,23 @@ impl Sources {
     }
 }
 
+/// `NAME: VALUE` as the name and the value, trimmed.
+fn parse_header(header: &str) -> Result<(&str, &str), Failure> {
+    match header.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => Ok((name.trim(), value.trim())),
+        _ => Err(Failure::input(format!(
+            "--header `{header}`: expected 'NAME: VALUE'"
+        ))),
+    }
+}
+
 /// Where `serve` serves.
 pub(crate) struct Serve {
     pub stdio: bool,
     pub http: Option<SocketAddr>,
     pub token_env: Option<String>,
+    /// Offer `search_tools` and the tools found rather than every tool.
+    pub search: bool,
 }
 
 /// Serves the executor's tools until the client goes (stdio) or the process ends (HTTP).
@@ -79,7 +107,12 @@ pub(crate) async fn serve(
     how: Serve,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let server = McpServer::new(exec).map_err(|e| Failure::input(e.to_string()))?;
+    let mut server = McpServer::new(exec).map_err(|e| Failure::input(e.to_string()))?;
+    if how.search {
+        server = server
+            .with_search()
+            .map_err(|e| Failure::input(format!("--search: {e}")))?;
+    }
     let failed = |e: crate::mcp::McpError| Failure {
         code: 1,
         message: e.to_string(),

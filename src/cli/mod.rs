@@ -17,8 +17,9 @@
 //! `validate [--catalog F] --calls F`, `parse-calls --format API [--strict] RESPONSE.json`,
 //! `run-calls --format API [--strict] RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
-//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--upstream stdio:CMD|http:URL ..]`,
-//! and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL` on `tools` and `call`.
+//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--upstream stdio:CMD|http:URL ..]
+//! [--header 'K: V' ..] [--search]`, and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL
+//! [--header 'K: V' ..]` on `tools` and `call`.
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
 //! (its error, panic or time limit); `2` unusable input (a missing file, a malformed line, an
@@ -176,6 +177,13 @@ enum Command {
         /// `http:URL`; repeatable.
         #[arg(long, value_name = "SOURCE")]
         upstream: Vec<String>,
+        /// A header sent to every `http:` upstream, as 'NAME: VALUE'; repeatable.
+        #[arg(long = "header", value_name = "'NAME: VALUE'")]
+        headers: Vec<String>,
+        /// Offer only a `search_tools` tool (BM25 over the tools) and the tools each client
+        /// found with it, rather than every tool.
+        #[arg(long)]
+        search: bool,
     },
     /// Check calls against the tools' schemas without running them.
     Validate {
@@ -440,8 +448,10 @@ async fn dispatch(
             token_env,
             catalog,
             upstream,
+            headers,
+            search,
         } => {
-            let tools = mcp::Sources::from_upstreams(&upstream)?
+            let tools = mcp::Sources::from_upstreams(&upstream, &headers)?
                 .add_to(tools)
                 .await?;
             let tools = open(tools, catalog.as_deref())?;
@@ -449,6 +459,7 @@ async fn dispatch(
                 stdio,
                 http,
                 token_env,
+                search,
             };
             mcp::serve(tools, how, err).await
         }

@@ -12,6 +12,7 @@ import json
 import sys
 
 import anyio
+import jsonschema
 from mcp import Client, MCPError, StdioServerParameters
 
 
@@ -23,8 +24,16 @@ def check(condition, what, detail=""):
 
 
 async def main(mode, server):
-    async with Client(server, mode=mode) as client:
+    logged = []
+
+    async def on_log(params):
+        logged.append((params.level, params.logger, params.data))
+
+    # The level travels in each request's `_meta` on 2026-07-28, by `logging/setLevel` before.
+    async with Client(server, mode=mode, log_level="info", logging_callback=on_log) as client:
         print(f"protocol {client.protocol_version}", flush=True)
+        if mode == "legacy":
+            await client.set_logging_level("info")
         listed = await client.list_tools()
         tools = {t.name: t for t in listed.tools}
         check(
@@ -45,10 +54,24 @@ async def main(mode, server):
             check_tool.input_schema,
         )
 
+        output_schema = check_tool.output_schema or {}
+        check(
+            output_schema.get("type") == "object" and {"kind", "categories"} <= set(output_schema.get("properties", {})),
+            "outputSchema from the return type",
+            output_schema,
+        )
+        check(tools["text.upper"].output_schema is None, "no outputSchema for text", tools["text.upper"])
+
+        # The SDK checks structuredContent against outputSchema itself, and raises if it fails.
         result = await client.call_tool(
             "check", {"input": {"code": "A1", "kind": "Room", "categories": ["Bike", "Plane"]}}
         )
         check(not result.is_error, "a call succeeds", result)
+        try:
+            jsonschema.validate(result.structured_content, output_schema)
+            check(True, "structuredContent matches the outputSchema")
+        except jsonschema.ValidationError as e:
+            check(False, "structuredContent matches the outputSchema", e.message)
         check(
             result.structured_content == {"kind": "Room", "categories": 2},
             "structuredContent",
@@ -83,6 +106,11 @@ async def main(mode, server):
             result.content[0].text == "waited 200 ms" and (0, 200, "waiting") in reports,
             "progress is reported",
             reports,
+        )
+        check(
+            ("info", "wait", "waiting 200 ms") in logged and all(level != "debug" for level, _, _ in logged),
+            "log messages at the level asked for, none below",
+            logged,
         )
 
         with anyio.move_on_after(0.5) as scope:

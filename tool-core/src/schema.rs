@@ -106,6 +106,31 @@ pub fn generate<T: JsonSchema + ?Sized>() -> Value {
         .to_value()
 }
 
+/// The schema schemars generates for `T`, as draft 2020-12, for serialization: what a value
+/// of `T` looks like once written (a tool's result).
+pub fn generate_for_output<T: JsonSchema + ?Sized>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// The canonical output schema of `T`, the schema of a tool's structured result: refs inlined,
+/// `$schema` and `title` removed, integer formats as bounds, as for arguments. Unlike
+/// arguments, objects are left open and no property is made required beyond what serde
+/// always writes: it describes what the tool returns, not what a model may send. `None` when
+/// the schema admits anything (`serde_json::Value`'s `true`).
+pub fn canonical_output_for<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let schema = canonicalize_as(generate_for_output::<T>(), Purpose::Output);
+    let admits_anything = match &schema {
+        Value::Bool(true) => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    };
+    (!admits_anything).then_some(schema)
+}
+
 /// The canonical arguments schema for a type whose schema is an object: see the module docs.
 ///
 /// Fails when the root is not an object schema (arguments are always an object).
@@ -197,7 +222,20 @@ fn for_each_subschema_of(keyword: &str, value: &mut Value, visit: &mut dyn FnMut
 
 /// Inlines non-recursive refs, removes `$schema` and `title`, and turns integer formats into
 /// bounds. Works on any schema; the root is not required to be an object.
-pub fn canonicalize(mut schema: Value) -> Value {
+pub fn canonicalize(schema: Value) -> Value {
+    canonicalize_as(schema, Purpose::Arguments)
+}
+
+/// What a schema describes: arguments a model sends, or a result a tool returns.
+#[derive(Clone, Copy, PartialEq)]
+enum Purpose {
+    /// Arguments: a nullable property without a default is required (pydantic's rule).
+    Arguments,
+    /// A result: `required` is what the type's serialization says.
+    Output,
+}
+
+fn canonicalize_as(mut schema: Value, purpose: Purpose) -> Value {
     let defs = take_defs(&mut schema);
     let mut kept = BTreeSet::new();
     inline_refs(&mut schema, &defs, &mut Vec::new(), &mut kept);
@@ -222,7 +260,9 @@ pub fn canonicalize(mut schema: Value) -> Value {
             map.shift_remove("title");
             integer_format_to_bounds(map);
             flatten_nullable_any_of(map);
-            require_nullable_without_default(map);
+            if purpose == Purpose::Arguments {
+                require_nullable_without_default(map);
+            }
         }
     });
     schema

@@ -157,6 +157,7 @@ fn tool(tool: &ToolFn, target: &Target) -> TokenStream {
                     schema: __ai_schema,
                     service: #service,
                     output: ::core::option::Option::Some(#p::TypeRef { id: __ai_output_id, name: __ai_output_name }),
+                    output_schema: __ai_output_schema,
                     has_converter: #has_converter,
                     invoke: #p::Invoke::#invoke_kind(__ai_invoke),
                     metadata: #metadata,
@@ -339,7 +340,8 @@ fn conversion(tool: &ToolFn, p: &TokenStream) -> TokenStream {
 }
 
 /// `__ai_output_id` and `__ai_output_name`: the type a converter receives (the `Ok` value of a
-/// `Result`, `String` for `&str`), found from the return type alone, for the check at `build()`.
+/// `Result`, `String` for `&str`), found from the return type alone, for the check at `build()`;
+/// `__ai_output_schema`: the value's output schema, when it has one (see `returned.rs`).
 fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let ty = &tool.output.ty;
     quote! {
@@ -355,6 +357,14 @@ fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         }
         fn __ai_output_name() -> &'static str {
             (__ai_output().name)()
+        }
+        fn __ai_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
+            #[allow(unused_imports)]
+            use #p::{HasOutputSchema as _, NoOutputSchema as _, ProducesJson as _, ProducesKnown as _, ReturnsResult as _, ReturnsValue as _};
+            let __ai_returned = #p::Returned::<#ty>::new();
+            let __ai_produced = (&__ai_returned).produced();
+            let __ai_schema = (&__ai_produced).schema();
+            ((&__ai_schema).output_schema())()
         }
     }
 }

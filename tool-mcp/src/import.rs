@@ -4,28 +4,34 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue};
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::Tool;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
-use serde_json::Value;
 use tokio::process::Command;
-use tool_core::{ToolError, ToolSource};
-use tool_runtime::{DynamicTool, ExecutorBuilder, ToolContext};
+use tool_core::ToolSource;
+use tool_runtime::{DynamicTool, ExecutorBuilder};
 
-use crate::convert::{output_from_result, result_text, spec_from_tool};
+use crate::client::{ClientState, ImportClient};
+use crate::convert::spec_from_tool;
+use crate::remote::Remote;
 use crate::McpError;
 
-/// The tools of one MCP server, listed once at connection (every page), to register with
-/// [`McpBuilderExt::mcp`] or [`McpTools::tools`].
+/// The tools of one MCP server, listed at connection (every page) and again whenever the
+/// server sends `notifications/tools/list_changed`, to register with [`McpBuilderExt::mcp`] or
+/// [`McpTools::tools`].
 ///
 /// Each becomes a dynamic tool named `NAMESPACE.TOOL` (the namespace is the server's own name
 /// unless [`McpTools::with_namespace`] says otherwise) whose arguments the executor validates
 /// against the server's schema before anything is sent. A call is forwarded with its
 /// cancellation: when the executor's time limit or the caller's token stops it, the server
 /// gets `notifications/cancelled`. A result with `isError` is `ToolError::Failed` with the
-/// server's text.
+/// server's text. When the caller asked for progress (`CallOptions::with_progress`), the
+/// server's `notifications/progress` for the call reach the tool's context.
+///
+/// An executor holds the tools it was built with: [`RefreshingExecutor`](crate::RefreshingExecutor)
+/// rebuilds one when a server's list changes.
 ///
 /// The connection lives as long as this value or any tool made from it.
 ///
@@ -40,11 +46,10 @@ use crate::McpError;
 /// ```
 #[derive(Clone)]
 pub struct McpTools {
-    server: Arc<str>,
+    state: Arc<ClientState>,
     namespace: String,
     peer: Peer<RoleClient>,
-    connection: Arc<RunningService<RoleClient, ()>>,
-    tools: Vec<Tool>,
+    connection: Arc<RunningService<RoleClient, ImportClient>>,
 }
 
 impl McpTools {
@@ -97,25 +102,29 @@ impl McpTools {
         E: std::error::Error + Send + Sync + 'static,
     {
         let server: Arc<str> = server.into().into();
-        let connection = ().serve(transport).await.map_err(|e| McpError::Handshake {
-            peer: format!("MCP server {server}"),
-            message: e.to_string(),
-        })?;
+        let state = Arc::new(ClientState::new(server.clone()));
+        let connection = ImportClient(state.clone())
+            .serve(transport)
+            .await
+            .map_err(|e| McpError::Handshake {
+                peer: format!("MCP server {server}"),
+                message: e.to_string(),
+            })?;
         let peer = connection.peer().clone();
         let tools = peer.list_all_tools().await.map_err(|e| McpError::Request {
             server: server.to_string(),
             message: format!("tools/list failed: {e}"),
         })?;
+        state.set_tools(tools, true);
         let namespace = peer
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|i| namespace_from(&i.name)))
             .unwrap_or_else(|| "mcp".to_owned());
         Ok(McpTools {
-            server,
+            state,
             namespace,
             peer,
             connection: Arc::new(connection),
-            tools,
         })
     }
 
@@ -130,30 +139,44 @@ impl McpTools {
         &self.namespace
     }
 
-    /// The server's tools, as it listed them.
-    pub fn listed(&self) -> &[Tool] {
-        &self.tools
+    /// The server's tools, as it last listed them.
+    pub fn listed(&self) -> Arc<[Tool]> {
+        self.state.tools()
     }
 
-    /// Every tool of the server as a dynamic tool, named `namespace.tool`.
+    /// How many times the server's list changed (and was listed again) since the connection.
+    pub fn generation(&self) -> u64 {
+        self.state.generation()
+    }
+
+    /// Waits until the list has changed after `generation` (from [`McpTools::generation`])
+    /// and been listed again. Never returns if the server never changes its list.
+    pub async fn changed_after(&self, generation: u64) {
+        self.state.listed_after(generation).await;
+    }
+
+    /// Every tool of the server, as it last listed them, as a dynamic tool named
+    /// `namespace.tool`.
     pub fn tools(&self) -> Vec<DynamicTool> {
-        self.tools.iter().map(|tool| self.tool(tool)).collect()
+        self.listed().iter().map(|tool| self.tool(tool)).collect()
     }
 
     fn tool(&self, tool: &Tool) -> DynamicTool {
         let spec = spec_from_tool(format!("{}.{}", self.namespace, tool.name), tool);
         let description = if spec.description.trim().is_empty() {
-            format!("Tool `{}` of the MCP server {}", tool.name, self.server)
+            format!(
+                "Tool `{}` of the MCP server {}",
+                tool.name, self.state.server
+            )
         } else {
             spec.description.clone()
         };
-        let remote = Remote {
-            server: self.server.clone(),
+        let remote = Arc::new(Remote {
+            state: self.state.clone(),
             name: tool.name.to_string(),
             peer: self.peer.clone(),
             _connection: self.connection.clone(),
-        };
-        let remote = Arc::new(remote);
+        });
         let mut metadata = spec.metadata;
         metadata.source = Some(ToolSource::Dynamic);
         let mut dynamic =
@@ -168,43 +191,6 @@ impl McpTools {
         dynamic
     }
 }
-
-/// One tool of a server, as its calls need it.
-struct Remote {
-    server: Arc<str>,
-    name: String,
-    peer: Peer<RoleClient>,
-    _connection: Arc<RunningService<RoleClient, ()>>,
-}
-
-impl Remote {
-    /// Forwards a call. Dropping this future (time limit, cancellation) sends the server
-    /// `notifications/cancelled`.
-    async fn call(&self, args: Value, ctx: ToolContext<'static>) -> Result<ToolOutput, ToolError> {
-        let mut params = CallToolRequestParams::new(self.name.clone());
-        params.arguments = match args {
-            Value::Object(map) => Some(map),
-            _ => None,
-        };
-        let token = ctx.cancellation_token().clone();
-        let failed = |message: String| ToolError::Failed {
-            tool: ctx.tool_name().to_owned(),
-            message,
-            error: None,
-            source: None,
-        };
-        tokio::select! {
-            result = self.peer.call_tool(params) => match result {
-                Ok(result) if result.is_error == Some(true) => Err(failed(result_text(&result))),
-                Ok(result) => Ok(output_from_result(result)),
-                Err(e) => Err(failed(format!("MCP server {}: {e}", self.server))),
-            },
-            () = token.cancelled() => Err(ToolError::Cancelled { tool: ctx.tool_name().to_owned() }),
-        }
-    }
-}
-
-use tool_core::ToolOutput;
 
 /// `.mcp(&tools)` on the executor's builder.
 pub trait McpBuilderExt {
@@ -240,9 +226,9 @@ fn namespace_from(name: &str) -> String {
 impl std::fmt::Debug for McpTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTools")
-            .field("server", &self.server)
+            .field("server", &self.state.server)
             .field("namespace", &self.namespace)
-            .field("tools", &self.tools.len())
+            .field("tools", &self.listed().len())
             .finish()
     }
 }

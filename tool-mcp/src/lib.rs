@@ -4,20 +4,28 @@
 //!   (`tools/list` built once, `tools/call` validated by the executor, `notifications/cancelled`
 //!   cancelling the call). [`McpServer`] is the `ServerHandler`, for other transports.
 //! - Import: [`McpTools`] lists an MCP server's tools and makes each a dynamic tool of an
-//!   executor under a namespace (`server.tool`), validated locally and forwarded.
+//!   executor under a namespace (`server.tool`), validated locally and forwarded, with the
+//!   server's progress; [`RefreshingExecutor`] follows a server whose list changes.
 //!
 //! Users normally reach this crate as `ai_tool::mcp` (facade feature `mcp`).
 //!
 //! [`Executor`]: tool_runtime::Executor
 
+mod client;
 mod convert;
 mod error;
 mod import;
+mod notify;
+mod refreshing;
+mod remote;
+mod search;
 mod serve;
 mod server;
 
 pub use error::McpError;
 pub use import::{McpBuilderExt, McpTools};
+pub use refreshing::RefreshingExecutor;
+pub use search::SEARCH_TOOL;
 pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
 pub use server::{McpServer, TOOLS_PER_PAGE};
 

@@ -4,6 +4,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::log_level::{LogLevel, LogSink};
+
 /// Values provided to an executor, found by type: the services whose methods are tools, and
 /// anything else a tool wants through its [`ToolContext`].
 #[derive(Default)]
@@ -79,6 +81,8 @@ struct Refs<'a> {
     services: &'a Arc<Services>,
     /// Where progress reports go, when the caller wants them.
     progress: Option<&'a ProgressSink>,
+    /// Where log messages go, when the caller wants them.
+    log: Option<&'a LogSink>,
 }
 
 #[derive(Clone)]
@@ -88,6 +92,7 @@ struct Owned {
     caller_token: Option<CancellationToken>,
     services: Arc<Services>,
     progress: Option<ProgressSink>,
+    log: Option<LogSink>,
 }
 
 /// Where a call's progress reports go, given by the caller in `CallOptions::with_progress` (an
@@ -116,6 +121,7 @@ impl Parts<'_> {
                 caller_token: owned.caller_token.as_ref(),
                 services: &owned.services,
                 progress: owned.progress.as_ref(),
+                log: owned.log.as_ref(),
             },
         }
     }
@@ -129,6 +135,7 @@ impl Refs<'_> {
             caller_token: self.caller_token.cloned(),
             services: Arc::clone(self.services),
             progress: self.progress.cloned(),
+            log: self.log.cloned(),
         }
     }
 }
@@ -141,6 +148,7 @@ impl<'a> ToolContext<'a> {
         caller_token: Option<&'a CancellationToken>,
         services: &'a Arc<Services>,
         progress: Option<&'a ProgressSink>,
+        log: Option<&'a LogSink>,
     ) -> Self {
         ToolContext {
             parts: Parts::Borrowed(Refs {
@@ -149,6 +157,7 @@ impl<'a> ToolContext<'a> {
                 caller_token,
                 services,
                 progress,
+                log,
             }),
             own_token: OnceLock::new(),
         }
@@ -228,6 +237,26 @@ impl<'a> ToolContext<'a> {
     pub fn wants_progress(&self) -> bool {
         self.parts.refs().progress.is_some()
     }
+
+    /// Logs a message for the caller, when it asked for log messages (an MCP client gets
+    /// those at or above the level it set as `notifications/message`); does nothing
+    /// otherwise. The caller decides which levels it keeps.
+    ///
+    /// ```
+    /// # use tool_runtime::{LogLevel, ToolContext};
+    /// # let ctx = ToolContext::detached("import");
+    /// ctx.log(LogLevel::Warning, "3 files skipped: not readable");
+    /// ```
+    pub fn log(&self, level: LogLevel, message: &str) {
+        if let Some(sink) = self.parts.refs().log {
+            sink(level, message);
+        }
+    }
+
+    /// Whether the caller wants log messages (to skip building one nobody reads).
+    pub fn wants_log(&self) -> bool {
+        self.parts.refs().log.is_some()
+    }
 }
 
 impl ToolContext<'static> {
@@ -245,6 +274,7 @@ impl ToolContext<'static> {
                 caller_token,
                 services,
                 progress: None,
+                log: None,
             }),
             own_token: OnceLock::new(),
         }
@@ -277,7 +307,7 @@ mod tests {
         let mut services = Services::default();
         services.insert(Arc::new(42u32));
         let services = Arc::new(services);
-        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services, None);
+        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services, None, None);
         let kept = borrowed.to_static();
         drop(borrowed);
         assert_eq!(

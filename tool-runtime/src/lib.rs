@@ -13,6 +13,7 @@ mod converter;
 mod dynamic;
 mod executor;
 mod guard;
+mod log_level;
 #[doc(hidden)]
 pub mod macro_support;
 mod panics;
@@ -28,6 +29,7 @@ pub use executor::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder, IntoTool,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
+pub use log_level::{LogLevel, LogSink};
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{IntoToolOutput, Json, Tool};

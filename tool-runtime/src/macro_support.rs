@@ -24,6 +24,11 @@ pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> SchemaResult {
     tool_core::schema::canonical_for::<T>()
 }
 
+/// The canonical output schema of a tool's value type (see `tool_core::schema`).
+pub fn output_schema_for<T: schemars::JsonSchema + ?Sized>() -> Option<serde_json::Value> {
+    tool_core::schema::canonical_output_for::<T>()
+}
+
 /// What a tool parameter's type needs: a schema and a way to be deserialized.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it needs `JsonSchema` and `Deserialize`",

@@ -165,6 +165,9 @@ pub struct ToolRegistration {
     pub service: Option<TypeRef>,
     /// The type a converter receives (the `Ok` type of a `Result`).
     pub output: Option<TypeRef>,
+    /// Makes the canonical schema of the structured result: `Some` when the value's type is
+    /// `JsonSchema` and is converted to JSON (not `()`, text or `ToolOutput`).
+    pub output_schema: fn() -> Option<serde_json::Value>,
     /// Whether the attribute names a converter (`convert = ..`).
     pub has_converter: bool,
     /// How to call it.

@@ -14,7 +14,11 @@
 //!   types converted by what they are, [`ProducesJson`] for the rest).
 //!
 //! The types alone, with no value, give the type a converter receives, for the check at
-//! `Executor::build()`: `type_ref((&(&Returned::<R>::new()).produced()).value())`.
+//! `Executor::build()`: `type_ref((&(&Returned::<R>::new()).produced()).value())`; and the
+//! output schema: `(&(&produced).schema()).output_schema()` is the value's canonical schema
+//! when it is converted to JSON and is `JsonSchema` ([`HasOutputSchema`]), and none otherwise
+//! ([`NoOutputSchema`]): `()`, `String`, `&str` and `ToolOutput` are not structured results, and
+//! a type without `JsonSchema` has no schema to give.
 
 use std::convert::Infallible;
 use std::fmt::Display;
@@ -159,6 +163,8 @@ pub trait ProducesKnown {
     fn default_output(&self) -> DefaultOutput<Self::Value>;
     /// The probe for what a converter receives.
     fn value(&self) -> Produced<Self::Value>;
+    /// The probe for the output schema: none, as these are not structured results.
+    fn schema(&self) -> Schema<NotStructured>;
 }
 
 macro_rules! known {
@@ -181,6 +187,11 @@ macro_rules! known {
             #[inline(always)]
             fn value(&self) -> Produced<$value> {
                 Produced::new()
+            }
+
+            #[inline(always)]
+            fn schema(&self) -> Schema<NotStructured> {
+                Schema(PhantomData)
             }
         }
     )*};
@@ -209,6 +220,8 @@ pub trait ProducesJson {
         Self::Input: ToolValue;
     /// The probe for what a converter receives.
     fn value(&self) -> Produced<Self::Input>;
+    /// The probe for the output schema: the value's own.
+    fn schema(&self) -> Schema<Self::Input>;
 }
 
 impl<T> ProducesJson for &Produced<T> {
@@ -230,6 +243,47 @@ impl<T> ProducesJson for &Produced<T> {
     #[inline(always)]
     fn value(&self) -> Produced<T> {
         Produced::new()
+    }
+
+    #[inline(always)]
+    fn schema(&self) -> Schema<T> {
+        Schema(PhantomData)
+    }
+}
+
+/// A probe for the output schema of a tool's value `T`.
+pub struct Schema<T>(PhantomData<fn() -> T>);
+
+/// Stands for the values that are not structured results (`()`, text, `ToolOutput`): it has
+/// no `JsonSchema`, so its probe finds no schema.
+pub struct NotStructured;
+
+/// Makes a tool's output schema, or says there is none.
+pub type MakeOutputSchema = fn() -> Option<serde_json::Value>;
+
+/// A value converted to JSON whose type is `JsonSchema`: its canonical schema.
+pub trait HasOutputSchema {
+    /// The function making the schema.
+    fn output_schema(&self) -> MakeOutputSchema;
+}
+
+impl<T: schemars::JsonSchema> HasOutputSchema for Schema<T> {
+    #[inline(always)]
+    fn output_schema(&self) -> MakeOutputSchema {
+        crate::macro_support::output_schema_for::<T>
+    }
+}
+
+/// Any other value: no schema.
+pub trait NoOutputSchema {
+    /// A function making none.
+    fn output_schema(&self) -> MakeOutputSchema;
+}
+
+impl<T> NoOutputSchema for &Schema<T> {
+    #[inline(always)]
+    fn output_schema(&self) -> MakeOutputSchema {
+        || None
     }
 }
 

@@ -73,7 +73,9 @@ fn tool(spec: &ToolSpec, name: &str) -> Value {
     }
     map.insert("description".into(), json!(spec.description));
     map.insert("inputSchema".into(), spec.parameters.clone());
-    if let Some(output) = &spec.output_schema {
+    // MCP's `outputSchema` describes `structuredContent`, which is an object: a result of
+    // another shape travels as text, and its schema is left out.
+    if let Some(output) = spec.output_schema.as_ref().filter(|s| is_object_schema(s)) {
         map.insert("outputSchema".into(), output.clone());
     }
     let hints = &spec.metadata.hints;
@@ -93,6 +95,11 @@ fn tool(spec: &ToolSpec, name: &str) -> Value {
     }
     map.insert("annotations".into(), Value::Object(annotations));
     Value::Object(map)
+}
+
+/// Whether a schema's root is `"type": "object"`.
+fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 fn result(r: &CallResult) -> Value {

@@ -361,7 +361,11 @@ impl ExecutorBuilder {
                 return None;
             }
         };
-        let spec = registered_spec(reg, parameters);
+        let mut spec = registered_spec(reg, parameters);
+        // A converter decides what the result is: the value's schema no longer describes it.
+        if !reg.has_converter && converter.is_none() {
+            spec.output_schema = (reg.output_schema)();
+        }
         if let Err(problem) = spec.check() {
             let (name, defined_in) = (spec.name.clone(), source_of_location(&reg.location));
             problems.push(BuildProblem::BadSpec {

@@ -24,7 +24,7 @@ use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
 use crate::registration::{ExternalConverter, Invoke, Service, SyncInvoke};
-use crate::{ProgressSink, Services, ToolContext};
+use crate::{LogSink, ProgressSink, Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -83,6 +83,8 @@ pub struct CallOptions {
     pub cancellation: Option<CancellationToken>,
     /// Where the tool's [`ToolContext::progress`] reports go.
     pub progress: Option<ProgressSink>,
+    /// Where the tool's [`ToolContext::log`] messages go.
+    pub log: Option<LogSink>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -91,6 +93,7 @@ impl std::fmt::Debug for CallOptions {
             .field("call_id", &self.call_id)
             .field("cancellation", &self.cancellation)
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.is_some())
             .finish()
     }
 }
@@ -111,6 +114,12 @@ impl CallOptions {
     /// Options sending the tool's progress reports to `sink`.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Options sending the tool's log messages to `sink`.
+    pub fn with_log(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
         self
     }
 }
@@ -213,12 +222,14 @@ impl Executor {
         // The context borrows from the executor and the caller: a sync call ends before they
         // do, and an async call's future lives inside the `Call` that borrows them.
         let progress = options.and_then(|o| o.progress.as_ref());
+        let log = options.and_then(|o| o.log.as_ref());
         let ctx = ToolContext::borrowed(
             &entry.name,
             call_id,
             cancellation,
             &self.inner.services,
             progress,
+            log,
         );
         match &entry.callable {
             // A sync tool runs in place. One with its own time limit runs on the blocking pool

@@ -1,0 +1,140 @@
+//! A call's reports to the client: progress as `notifications/progress`, log messages at or
+//! above the client's level as `notifications/message`. Each goes out in order from a task of
+//! its own, started by the first report (most tools report nothing): the tool's
+//! `ctx.progress(..)` and `ctx.log(..)` only queue them. The task ends with the call.
+
+// MCP's logging is deprecated by SEP-2577 (rmcp marks its types so) but still in every
+// protocol version this crate speaks.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tool_runtime::{LogLevel, LogSink, Progress, ProgressSink};
+
+/// The lowest level a session's client asked for with `logging/setLevel`; none until it asks.
+#[derive(Debug, Default)]
+pub(crate) struct SessionLogLevel(AtomicU8);
+
+impl SessionLogLevel {
+    /// Keeps the level the client set.
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        self.0.store(1 + log_level(level) as u8, Ordering::Relaxed);
+    }
+
+    /// The level the client set, if it set one.
+    pub(crate) fn get(&self) -> Option<LogLevel> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            n => LogLevel::ALL.get(usize::from(n - 1)).copied(),
+        }
+    }
+}
+
+/// MCP's level as ours.
+pub(crate) fn log_level(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+/// Our level as MCP's.
+fn logging_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+/// One notification of a call.
+enum Report {
+    Progress(ProgressNotificationParam),
+    Log(LoggingMessageNotificationParam),
+}
+
+/// The queue of one call's notifications, sent in order by a task started on first use.
+struct Reports {
+    peer: Peer<RoleServer>,
+    queue: OnceLock<mpsc::UnboundedSender<Report>>,
+}
+
+impl Reports {
+    fn send(&self, report: Report) {
+        let sender = self.queue.get_or_init(|| {
+            let (sender, mut queue) = mpsc::unbounded_channel::<Report>();
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                while let Some(report) = queue.recv().await {
+                    let sent = match report {
+                        Report::Progress(p) => peer.notify_progress(p).await,
+                        Report::Log(m) => peer.notify_logging_message(m).await,
+                    };
+                    if sent.is_err() {
+                        break;
+                    }
+                }
+            });
+            sender
+        });
+        let _ = sender.send(report);
+    }
+}
+
+/// The sinks of one call: progress when the client gave a progress token, log messages when
+/// it set a level (for this request in `_meta`, or for its session with `logging/setLevel`).
+pub(crate) fn sinks(
+    peer: Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    log_level: Option<LogLevel>,
+    tool: &str,
+) -> (Option<ProgressSink>, Option<LogSink>) {
+    if progress_token.is_none() && log_level.is_none() {
+        return (None, None);
+    }
+    let reports = Arc::new(Reports {
+        peer,
+        queue: OnceLock::new(),
+    });
+    let progress = progress_token.map(|token| {
+        let reports = reports.clone();
+        Arc::new(move |p: Progress<'_>| {
+            let mut update = ProgressNotificationParam::new(token.clone(), p.done);
+            update.total = p.total;
+            update.message = p.message.map(str::to_owned);
+            reports.send(Report::Progress(update));
+        }) as ProgressSink
+    });
+    let logger: Arc<str> = tool.into();
+    let log = log_level.map(|lowest| {
+        Arc::new(move |level: LogLevel, message: &str| {
+            if level >= lowest {
+                let m = LoggingMessageNotificationParam::new(
+                    logging_level(level),
+                    Value::String(message.to_owned()),
+                )
+                .with_logger(&*logger);
+                reports.send(Report::Log(m));
+            }
+        }) as LogSink
+    });
+    (progress, log)
+}

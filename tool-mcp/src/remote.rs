@@ -1,0 +1,141 @@
+//! [`Remote`]: one tool of an imported server, as its calls need it. A call is forwarded with
+//! its cancellation (`notifications/cancelled` when the caller stops waiting) and, when the
+//! caller wants them, the server's progress reports.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService};
+use serde_json::Value;
+use tool_core::{ToolError, ToolOutput};
+use tool_runtime::ToolContext;
+
+use crate::client::{ClientState, ImportClient};
+use crate::convert::{output_from_result, result_text};
+
+/// One tool of a server.
+pub(crate) struct Remote {
+    pub(crate) state: Arc<ClientState>,
+    /// The tool's name on the server.
+    pub(crate) name: String,
+    pub(crate) peer: Peer<RoleClient>,
+    /// Keeps the connection open while the tool lives.
+    pub(crate) _connection: Arc<RunningService<RoleClient, ImportClient>>,
+}
+
+impl Remote {
+    /// Forwards a call. Dropping this future (time limit, cancellation) sends the server
+    /// `notifications/cancelled`.
+    pub(crate) async fn call(
+        &self,
+        args: Value,
+        ctx: ToolContext<'static>,
+    ) -> Result<ToolOutput, ToolError> {
+        let failed = |message: String| ToolError::Failed {
+            tool: ctx.tool_name().to_owned(),
+            message,
+            error: None,
+            source: None,
+        };
+        let token = ctx.cancellation_token().clone();
+        tokio::select! {
+            result = self.forward(args, &ctx) => match result.map(call_result) {
+                Ok(Ok(result)) if result.is_error == Some(true) => Err(failed(result_text(&result))),
+                Ok(Ok(result)) => Ok(output_from_result(result)),
+                Ok(Err(other)) => Err(failed(format!(
+                    "MCP server {} answered tools/call with something other than a result: {other}",
+                    self.state.server,
+                ))),
+                Err(e) => Err(failed(format!("MCP server {}: {e}", self.state.server))),
+            },
+            () = token.cancelled() => Err(ToolError::Cancelled { tool: ctx.tool_name().to_owned() }),
+        }
+    }
+
+    /// Sends the request and waits for its response, routing its progress to `ctx` when the
+    /// caller wants progress.
+    async fn forward(
+        &self,
+        args: Value,
+        ctx: &ToolContext<'static>,
+    ) -> Result<ServerResult, rmcp::service::ServiceError> {
+        let mut params = CallToolRequestParams::new(self.name.clone());
+        params.arguments = match args {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        // rmcp gives every request a progress token; the route is made before the server can
+        // have read the request, so no report is missed.
+        let _route = ctx.wants_progress().then(|| {
+            self.state
+                .route_progress(handle.progress_token.clone(), ctx.clone())
+        });
+        let mut abandoned = CancelOnDrop(Some((self.peer.clone(), handle.id.clone())));
+        let response = handle.await_response().await;
+        abandoned.0 = None;
+        response
+    }
+}
+
+/// A `tools/call` response as a result. A result without `content` is read by rmcp as
+/// another kind (empty, or custom): it is an empty result, or the call result it holds.
+/// Anything else is its JSON text.
+fn call_result(response: ServerResult) -> Result<CallToolResult, String> {
+    let text = |r: &ServerResult| serde_json::to_string(r).unwrap_or_default();
+    match response {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        ServerResult::CustomResult(custom) => serde_json::from_value(custom.0.clone())
+            .map_err(|_| text(&ServerResult::CustomResult(custom))),
+        other => Err(text(&other)),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+struct CancelOnDrop(Option<(Peer<RoleClient>, RequestId)>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = "the caller stopped waiting".to_owned();
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
+                    .await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn response(value: Value) -> ServerResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_result_without_content_is_empty_and_another_answer_is_refused() {
+        let empty = call_result(response(json!({}))).unwrap();
+        assert!(empty.content.is_empty() && empty.is_error != Some(true));
+        let full = call_result(response(
+            json!({ "content": [{ "type": "text", "text": "hi" }] }),
+        ));
+        assert_eq!(result_text(&full.unwrap()), "hi");
+        let other = call_result(response(json!({ "tools": [] }))).unwrap_err();
+        assert!(other.contains("tools"), "{other}");
+    }
+}
