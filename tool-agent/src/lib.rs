@@ -1,0 +1,43 @@
+//! The agent loop of `ai-tool`: send a request to a model, run the tool calls of its answer
+//! through an [`Executor`](tool_runtime::Executor), send the results back, and repeat until the
+//! model answers in text or a stop condition is met.
+//!
+//! - [`ChatModel`] is the one trait a model client implements: one [`ModelRequest`] in, one
+//!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
+//!   (any compatible endpoint), and [`ScriptedModel`] answers from a script, for tests.
+//! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
+//!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too.
+//! - What the model is offered is decided per run ([`OfferedTools`]): system tools by purpose
+//!   (gates reading the [`RunContext`]), selectable tools by name (or by a retriever, feature
+//!   `retrieval`). A call to a tool that was not offered is refused with
+//!   [`ToolError::NotOffered`](tool_core::ToolError::NotOffered), even when the executor has it.
+//!
+//! Users normally reach this crate through the `ai-tool` facade, as `ai_tool::agent`.
+
+#![warn(missing_docs)]
+
+mod agent;
+mod calls;
+pub mod citations;
+mod context;
+mod http;
+mod message;
+mod model;
+mod offer;
+mod openai_chat;
+mod options;
+mod repeat;
+mod result;
+mod run;
+mod scripted;
+
+pub use agent::{Agent, AgentBuilder, PurposeGate};
+pub use context::RunContext;
+pub use http::{ApiKey, RetryPolicy};
+pub use message::{Message, Usage};
+pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+pub use offer::OfferedTools;
+pub use openai_chat::OpenAiChatModel;
+pub use options::{RunOptions, StopPredicate};
+pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+pub use scripted::ScriptedModel;

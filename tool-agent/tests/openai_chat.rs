@@ -1,0 +1,282 @@
+//! The OpenAI Chat Completions client against a mock server on 127.0.0.1 speaking the wire
+//! format: a whole run, retries of 429 and 5xx, typed errors, cancellation.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use common::*;
+use serde_json::{json, Value};
+use tool_agent::{
+    Agent, ApiKey, ModelError, OpenAiChatModel, RetryPolicy, RunFailure, RunOptions, StopReason,
+};
+use tool_runtime::CancellationToken;
+
+/// One canned answer: status, extra headers, body; or a wait that never ends.
+enum Canned {
+    Answer(u16, Vec<(&'static str, String)>, Value),
+    Hang,
+}
+
+#[derive(Default)]
+struct Mock {
+    answers: Mutex<VecDeque<Canned>>,
+    /// Each request's path, authorization header and body.
+    seen: Mutex<Vec<(String, Option<String>, Value)>>,
+    arrived: tokio::sync::Notify,
+}
+
+async fn answer(
+    State(mock): State<Arc<Mock>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    mock.seen
+        .lock()
+        .unwrap()
+        .push((uri.path().to_owned(), auth, body));
+    mock.arrived.notify_one();
+    let next = mock.answers.lock().unwrap().pop_front();
+    match next {
+        Some(Canned::Answer(status, extra, body)) => {
+            let mut response = (
+                StatusCode::from_u16(status).unwrap(),
+                [("content-type", "application/json")],
+                body.to_string(),
+            )
+                .into_response();
+            for (name, value) in extra {
+                response
+                    .headers_mut()
+                    .insert(name, value.parse().unwrap());
+            }
+            response
+        }
+        Some(Canned::Hang) => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            StatusCode::GATEWAY_TIMEOUT.into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "no answer left").into_response(),
+    }
+}
+
+/// A mock server with these answers; its base URL ends with `/v1`.
+async fn serve(answers: Vec<Canned>) -> (Arc<Mock>, String) {
+    let mock = Arc::new(Mock {
+        answers: Mutex::new(answers.into()),
+        ..Mock::default()
+    });
+    let app = Router::new()
+        .route("/v1/chat/completions", post(answer))
+        .with_state(Arc::clone(&mock));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (mock, format!("http://{address}/v1"))
+}
+
+fn ok(body: Value) -> Canned {
+    Canned::Answer(200, Vec::new(), body)
+}
+
+fn completion(message: Value, usage: Value) -> Value {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+        "usage": usage
+    })
+}
+
+fn fast_retries(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(20),
+    }
+}
+
+fn model(base_url: &str) -> OpenAiChatModel {
+    OpenAiChatModel::new("test-model")
+        .with_base_url(base_url)
+        .with_api_key(ApiKey::new("sk-test"))
+        .with_retry(fast_retries(2))
+}
+
+#[tokio::test]
+async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
+    let (mock, base_url) = serve(vec![
+        ok(completion(
+            json!({ "role": "assistant", "content": null, "tool_calls": [
+                { "id": "call_1", "type": "function", "function": { "name": "add", "arguments": "{\"a\": 2, \"b\": 40}" } }
+            ]}),
+            json!({ "prompt_tokens": 60, "completion_tokens": 10, "prompt_tokens_details": { "cached_tokens": 12 } }),
+        )),
+        ok(completion(
+            json!({ "role": "assistant", "content": "2 + 40 = 42" }),
+            json!({ "prompt_tokens": 80, "completion_tokens": 8 }),
+        )),
+    ])
+    .await;
+    let agent = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .instructions("You add numbers.")
+        .build();
+    let result = agent.run("What is 2 + 40?", &RunOptions::default()).await.unwrap();
+
+    assert_eq!(result.text, "2 + 40 = 42");
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.usage.input_tokens, 140);
+    assert_eq!(result.usage.output_tokens, 18);
+    assert_eq!(result.usage.cached_input_tokens, 12);
+    assert_eq!(result.usage.requests, 2);
+
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let (path, auth, first) = &seen[0];
+    assert_eq!(path, "/v1/chat/completions");
+    assert_eq!(auth.as_deref(), Some("Bearer sk-test"));
+    assert_eq!(first["model"], "test-model");
+    assert_eq!(first["tool_choice"], "auto");
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(first["tools"][0]["function"]["name"], "add");
+    assert_eq!(
+        first["messages"],
+        json!([
+            { "role": "system", "content": "You add numbers." },
+            { "role": "user", "content": "What is 2 + 40?" }
+        ])
+    );
+    let second = &seen[1].2;
+    assert_eq!(
+        second["messages"][2],
+        json!({ "role": "assistant", "content": null, "tool_calls": [
+            { "id": "call_1", "type": "function", "function": { "name": "add", "arguments": "{\"a\":2,\"b\":40}" } }
+        ]})
+    );
+    assert_eq!(
+        second["messages"][3],
+        json!({ "role": "tool", "tool_call_id": "call_1", "content": "42" })
+    );
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_the_time_the_server_asks() {
+    let limited = Canned::Answer(
+        429,
+        vec![("retry-after-ms", "5".to_owned())],
+        json!({ "error": { "message": "Rate limit reached", "type": "requests" } }),
+    );
+    let (mock, base_url) = serve(vec![
+        limited,
+        ok(completion(json!({ "role": "assistant", "content": "hi" }), json!({}))),
+    ])
+    .await;
+    let agent = Agent::builder(model(&base_url)).build();
+    let result = agent.run("hello", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "hi");
+    assert_eq!(mock.seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_past_the_retries_are_a_typed_error_with_the_providers_message() {
+    let failing = || {
+        Canned::Answer(
+            503,
+            Vec::new(),
+            json!({ "error": { "message": "The engine is currently overloaded", "type": "server_error" } }),
+        )
+    };
+    let (mock, base_url) = serve(vec![failing(), failing(), failing(), failing()]).await;
+    let agent = Agent::builder(model(&base_url)).build();
+    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    match &err.failure {
+        RunFailure::Model {
+            step: 0,
+            error:
+                ModelError::Status {
+                    status: 503,
+                    message,
+                    attempts: 3,
+                    ..
+                },
+        } => assert_eq!(message, "The engine is currently overloaded"),
+        other => panic!("unexpected: {other:?}"),
+    }
+    assert_eq!(mock.seen.lock().unwrap().len(), 3, "one try and two retries");
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried() {
+    let refused = Canned::Answer(
+        401,
+        Vec::new(),
+        json!({ "error": { "message": "Incorrect API key provided: sk-test", "type": "invalid_request_error" } }),
+    );
+    let (mock, base_url) = serve(vec![refused]).await;
+    let agent = Agent::builder(model(&base_url)).build();
+    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { error: ModelError::Status { status: 401, attempts: 1, .. }, .. }),
+        "{:?}",
+        err.failure
+    );
+    assert_eq!(mock.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let agent = Agent::builder(model(&format!("http://{address}/v1"))).build();
+    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { error: ModelError::Transport { attempts: 3, .. }, .. }),
+        "{:?}",
+        err.failure
+    );
+}
+
+#[tokio::test]
+async fn cancelling_the_run_ends_the_http_request() {
+    let (mock, base_url) = serve(vec![Canned::Hang]).await;
+    let agent = Agent::builder(model(&base_url)).build();
+    let token = CancellationToken::new();
+    let options = RunOptions::default().cancellation(token.clone());
+    let run = tokio::spawn(async move { agent.run("hello", &options).await });
+    mock.arrived.notified().await;
+    token.cancel();
+    let err = run.await.unwrap().unwrap_err();
+    assert!(matches!(err.failure, RunFailure::Cancelled), "{err}");
+}
+
+#[tokio::test]
+async fn without_a_key_no_authorization_header_is_sent() {
+    let (mock, base_url) = serve(vec![ok(completion(
+        json!({ "role": "assistant", "content": "hi" }),
+        json!({}),
+    ))])
+    .await;
+    let model = OpenAiChatModel::new("local")
+        .with_base_url(&format!("{base_url}/"))
+        .without_api_key();
+    let agent = Agent::builder(model).build();
+    agent.run("hello", &RunOptions::default()).await.unwrap();
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].1, None);
+    assert!(seen[0].2.get("tools").is_none(), "no tools, no tools field");
+}
