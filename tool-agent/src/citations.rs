@@ -1,7 +1,9 @@
 //! Citations: tools cite what they found as `[doc:N]`; after the run, [`finalize`] keeps the
 //! references the answer cites and numbers them 1, 2, 3... in the order they are first cited.
+//! Tools record references in the run's [`InvocationScope`](crate::InvocationScope), and the
+//! run gives them back in [`RunResult::references`](crate::RunResult::references).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Something a tool found and the model may cite as `[doc:N]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,10 +40,10 @@ pub struct Cited {
 /// never be mistaken for an old one (`[doc:2]` becoming `[1]` cannot meet a later `[doc:1]`).
 ///
 /// ```
-/// use std::collections::HashMap;
+/// use std::collections::{BTreeMap, HashMap};
 /// use tool_agent::citations::{finalize, Reference};
 ///
-/// let references = HashMap::from([
+/// let references = BTreeMap::from([
 ///     (1, Reference { title: "Old".into(), link: None }),
 ///     (2, Reference { title: "Report".into(), link: Some("https://example.com/r".into()) }),
 /// ]);
@@ -49,7 +51,7 @@ pub struct Cited {
 /// assert_eq!(cited.text, "Sales grew [1], as planned [2][1].");
 /// assert_eq!(cited.references[0].title, "Report");
 /// ```
-pub fn finalize(text: &str, references: &HashMap<usize, Reference>) -> Cited {
+pub fn finalize(text: &str, references: &BTreeMap<usize, Reference>) -> Cited {
     let mut numbers: HashMap<usize, usize> = HashMap::new();
     let mut cited = Vec::new();
     let mut out = String::with_capacity(text.len());
@@ -93,7 +95,7 @@ pub fn finalize(text: &str, references: &HashMap<usize, Reference>) -> Cited {
 mod tests {
     use super::*;
 
-    fn references(indexes: &[usize]) -> HashMap<usize, Reference> {
+    fn references(indexes: &[usize]) -> BTreeMap<usize, Reference> {
         indexes
             .iter()
             .map(|&i| {

@@ -11,6 +11,8 @@
 //!   (gates reading the [`RunContext`]), selectable tools by name (or by a retriever, feature
 //!   `retrieval`). A call to a tool that was not offered is refused with
 //!   [`ToolError::NotOffered`](tool_core::ToolError::NotOffered), even when the executor has it.
+//! - The calls of a run share an [`InvocationScope`]: the run's context, typed items and the
+//!   references tools cite as `[doc:N]`, which [`citations::finalize`] renumbers in the answer.
 //!
 //! Users normally reach this crate through the `ai-tool` facade, as `ai_tool::agent`.
 
@@ -29,6 +31,7 @@ mod options;
 mod repeat;
 mod result;
 mod run;
+mod scope;
 mod scripted;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
@@ -40,4 +43,5 @@ pub use offer::OfferedTools;
 pub use openai_chat::OpenAiChatModel;
 pub use options::{RunOptions, StopPredicate};
 pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+pub use scope::InvocationScope;
 pub use scripted::ScriptedModel;

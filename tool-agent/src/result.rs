@@ -1,11 +1,13 @@
 //! What a run gives back: its final text, transcript, steps and usage, whether it ended well
 //! or not.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
 use tool_core::{ToolCall, ToolError, ToolOutput};
 
+use crate::citations::Reference;
 use crate::message::{Message, Usage};
 use crate::model::{ModelError, ToolChoice};
 
@@ -24,6 +26,10 @@ pub struct RunResult {
     pub usage: Usage,
     /// Why the run ended.
     pub stop: StopReason,
+    /// The references the tools recorded in the run's
+    /// [`InvocationScope`](crate::InvocationScope), by number: give them with `text` to
+    /// [`citations::finalize`](crate::citations::finalize).
+    pub references: BTreeMap<usize, Reference>,
 }
 
 /// Why a run ended well.

@@ -13,6 +13,7 @@ use crate::message::{Message, Usage};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
+use crate::scope::InvocationScope;
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 
 impl Agent {
@@ -50,8 +51,10 @@ impl Agent {
                     });
                 }
             };
-            let mut run = Run {
+            let scope = InvocationScope::new(options.context.clone());
+            let run = Run {
                 agent: self,
+                scope: scope.clone(),
                 options,
                 request: ModelRequest {
                     instructions: self.instructions.clone(),
@@ -64,7 +67,7 @@ impl Agent {
                 repeats: RepeatGuard::default(),
                 failed_steps: 0,
             };
-            run.go().await
+            scope.enter(run.go()).await
         }
         .instrument(span)
         .await
@@ -74,6 +77,8 @@ impl Agent {
 /// One run in progress.
 struct Run<'a> {
     agent: &'a Agent,
+    /// What the calls of the run share.
+    scope: InvocationScope,
     options: &'a RunOptions,
     /// The next request: its messages are the transcript so far.
     request: ModelRequest,
@@ -314,6 +319,7 @@ impl Run<'_> {
             steps: self.steps,
             usage: self.usage,
             stop,
+            references: self.scope.references(),
         }
     }
 
