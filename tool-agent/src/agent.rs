@@ -7,6 +7,7 @@ use tool_core::provider::DeclareOptions;
 use tool_core::ToolSpec;
 use tool_runtime::Executor;
 
+use crate::approval::ApprovalPolicy;
 use crate::context::RunContext;
 use crate::model::ChatModel;
 use crate::offer::OfferedTools;
@@ -39,6 +40,7 @@ pub struct Agent {
     pub(crate) instructions: Option<String>,
     gates: HashMap<String, PurposeGate>,
     declare: DeclareOptions,
+    pub(crate) approval: Option<ApprovalPolicy>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -62,6 +64,7 @@ impl Agent {
                 instructions: None,
                 gates: HashMap::new(),
                 declare: DeclareOptions::default(),
+                approval: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -102,6 +105,17 @@ impl Agent {
             self.model.format(),
             &self.declare,
         ))
+    }
+
+    /// The tools of these names, as an interrupted run offered them.
+    pub(crate) fn offered_by_name(&self, names: &[String]) -> OfferedTools {
+        let specs = self.executor.as_ref().map_or_else(Vec::new, |exec| {
+            exec.tools()
+                .filter(|spec| names.contains(&spec.name))
+                .cloned()
+                .collect()
+        });
+        OfferedTools::new(specs, self.model.format(), &self.declare)
     }
 
     fn offers(&self, spec: &ToolSpec, options: &RunOptions, retrieved: &[String]) -> bool {
@@ -175,6 +189,22 @@ impl AgentBuilder {
     ) -> Self {
         self.agent.gates.insert(purpose.into(), Arc::new(gate));
         self
+    }
+
+    /// The tools whose calls wait for a person's approval: a run whose model calls one stops
+    /// with the call pending ([`StopReason::Interrupted`](crate::StopReason::Interrupted)),
+    /// and [`Agent::resume`] goes on with the decisions. The other calls of the same answer run.
+    pub fn require_approval(
+        mut self,
+        policy: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.approval = Some(Arc::new(policy));
+        self
+    }
+
+    /// [`AgentBuilder::require_approval`] for every tool marked `destructive`.
+    pub fn require_approval_for_destructive(self) -> Self {
+        self.require_approval(|spec| spec.metadata.hints.destructive == Some(true))
     }
 
     /// Declares tools in the strict mode of the model's API, where it has one.

@@ -11,6 +11,8 @@
 //!   (gates reading the [`RunContext`]), selectable tools by name (or by a retriever, feature
 //!   `retrieval`). A call to a tool that was not offered is refused with
 //!   [`ToolError::NotOffered`](tool_core::ToolError::NotOffered), even when the executor has it.
+//! - Calls of tools that need approval wait: the run stops with them pending and a
+//!   serializable [`RunState`]; [`Agent::resume`] runs exactly what was approved.
 //! - The calls of a run share an [`InvocationScope`]: the run's context, typed items and the
 //!   references tools cite as `[doc:N]`, which [`citations::finalize`] renumbers in the answer.
 //!
@@ -19,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod approval;
 mod calls;
 pub mod citations;
 mod context;
@@ -35,6 +38,9 @@ mod scope;
 mod scripted;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
+pub use approval::{
+    ApprovalPolicy, ApprovalVerdict, Decision, Interruption, PendingApproval, RunState,
+};
 pub use context::RunContext;
 pub use http::{ApiKey, RetryPolicy};
 pub use message::{Message, Usage};

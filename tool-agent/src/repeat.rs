@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::ToolCall;
 
@@ -20,7 +21,7 @@ pub(crate) enum Verdict {
 }
 
 /// Counts identical calls in a row.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct RepeatGuard {
     last: Option<String>,
     times: usize,
@@ -48,7 +49,7 @@ impl RepeatGuard {
 
 /// A call's identity: its name and its arguments with object keys sorted, so that `{"a":1,
 /// "b":2}` and `{"b":2,"a":1}` are one call.
-fn key(call: &ToolCall) -> String {
+pub(crate) fn key(call: &ToolCall) -> String {
     let mut key = call.name.clone();
     key.push('\0');
     canonical(&call.arguments, &mut key);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tool_core::{ToolCall, ToolError, ToolOutput};
 
+use crate::approval::Interruption;
 use crate::citations::Reference;
 use crate::message::{Message, Usage};
 use crate::model::{ModelError, ToolChoice};
@@ -30,6 +31,10 @@ pub struct RunResult {
     /// [`InvocationScope`](crate::InvocationScope), by number: give them with `text` to
     /// [`citations::finalize`](crate::citations::finalize).
     pub references: BTreeMap<usize, Reference>,
+    /// For a run stopped by calls waiting for approval ([`StopReason::Interrupted`]): those
+    /// calls, and the state [`Agent::resume`](crate::Agent::resume) goes on from. The
+    /// transcript then ends with the answer whose calls wait.
+    pub interruption: Option<Interruption>,
 }
 
 /// Why a run ended well.
@@ -59,6 +64,9 @@ pub enum StopReason {
     },
     /// The `stop_when` predicate said so.
     Predicate,
+    /// Calls wait for approval: see [`RunResult::interruption`]. The other calls of the same
+    /// answer ran.
+    Interrupted,
 }
 
 /// One model request and the calls of its answer.
@@ -168,6 +176,10 @@ pub enum RunFailure {
     /// The run's cancellation token was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// The decisions given to [`Agent::resume`](crate::Agent::resume) do not fit the pending
+    /// calls (another call id, other arguments, a call left without a decision).
+    #[error("the decisions do not fit the pending calls: {0}")]
+    Approval(String),
     /// Choosing the tools to offer failed (a retriever's error).
     #[error("choosing the tools to offer failed: {0}")]
     ToolSelection(String),

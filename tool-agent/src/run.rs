@@ -4,17 +4,20 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tool_core::provider::CallResult;
+use tool_core::{ToolCall, ToolOutput};
 use tool_runtime::CallOptions;
 use tracing::Instrument;
 
 use crate::agent::Agent;
+use crate::approval::{ApprovalVerdict, Decision, Interruption, PendingApproval, RunState};
 use crate::calls::Calls;
 use crate::message::{Message, Usage};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
+use crate::offer::OfferedTools;
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
-use crate::scope::InvocationScope;
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+use crate::scope::InvocationScope;
 
 impl Agent {
     /// Runs the model on `input` until it answers without calling tools or a stop condition
@@ -23,70 +26,126 @@ impl Agent {
     /// Tool errors (invalid arguments, unknown or not offered tools, failures, panics, time
     /// limits) go back to the model as results; they end the run only after
     /// [`RunOptions::max_failed_steps`] steps in a row of nothing else. A run that ends without
-    /// an answer is a [`RunError`], which keeps the partial transcript, steps and usage.
+    /// an answer is a [`RunError`], which keeps the partial transcript, steps and usage. A run
+    /// whose model calls a tool that needs approval stops with [`StopReason::Interrupted`] and
+    /// [`RunResult::interruption`]; [`Agent::resume`] goes on.
     pub async fn run(
         &self,
         input: impl Into<String>,
         options: &RunOptions,
     ) -> Result<RunResult, RunError> {
         let input = input.into();
-        let span = tracing::info_span!(
+        let mut transcript = options.history.clone();
+        transcript.push(Message::user(input.as_str()));
+        let offered = match self.offered_tools(&input, options).await {
+            Ok(offered) => offered,
+            Err(failure) => return Err(early_failure(failure, transcript)),
+        };
+        let run = Run::new(self, options, transcript, offered);
+        run.start().await
+    }
+
+    /// Goes on with an interrupted run, with a decision on each pending call.
+    ///
+    /// Each decision must name a pending call by id and by the hash of the arguments it
+    /// approved; a decision that matches no pending call, or a pending call without a
+    /// decision, is [`RunFailure::Approval`] and nothing runs. Approved calls run (with the
+    /// edited arguments, validated like any call's), rejected ones give the model the reason,
+    /// and the loop goes on with the same tools offered. The options are this part's: its
+    /// `max_steps` counts the steps before the interruption.
+    pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: &[Decision],
+        options: &RunOptions,
+    ) -> Result<RunResult, RunError> {
+        let decided = match match_decisions(&state, decisions) {
+            Ok(decided) => decided,
+            Err(why) => return Err(early_failure(RunFailure::Approval(why), state.messages)),
+        };
+        let offered = self.offered_by_name(&state.offered);
+        let mut run = Run::new(self, options, state.messages, offered);
+        run.usage = state.usage;
+        run.failed_steps = state.failed_steps;
+        run.repeats = state.repeats;
+        run.approved_tools = state.approved_tools;
+        run.first_step = state.steps;
+        let scope = run.scope.clone();
+        scope
+            .enter(run.resume_calls(state.done, decided))
+            .instrument(self.run_span())
+            .await
+    }
+
+    fn run_span(&self) -> tracing::Span {
+        tracing::info_span!(
             "gen_ai.run",
             gen_ai.operation.name = "invoke_agent",
             gen_ai.request.model = self.model.model_name(),
-        );
-        async {
-            let mut transcript = options.history.clone();
-            transcript.push(Message::user(input.as_str()));
-            let offered = match self.offered_tools(&input, options).await {
-                Ok(offered) => offered,
-                Err(failure) => {
-                    let partial = RunResult {
-                        transcript,
-                        ..RunResult::default()
-                    };
-                    return Err(RunError {
-                        failure,
-                        partial: Box::new(partial),
-                    });
-                }
-            };
-            let scope = InvocationScope::new(options.context.clone());
-            let run = Run {
-                agent: self,
-                scope: scope.clone(),
-                options,
-                request: ModelRequest {
-                    instructions: self.instructions.clone(),
-                    messages: transcript,
-                    tools: Arc::new(offered),
-                    tool_choice: ToolChoice::Auto,
-                },
-                steps: Vec::new(),
-                usage: Usage::default(),
-                repeats: RepeatGuard::default(),
-                failed_steps: 0,
-            };
-            scope.enter(run.go()).await
-        }
-        .instrument(span)
-        .await
+        )
     }
+}
+
+/// A run that failed before its first request.
+fn early_failure(failure: RunFailure, transcript: Vec<Message>) -> RunError {
+    RunError {
+        failure,
+        partial: Box::new(RunResult {
+            transcript,
+            ..RunResult::default()
+        }),
+    }
+}
+
+/// Each pending call with its decision, or why the decisions do not fit the calls.
+fn match_decisions(
+    state: &RunState,
+    decisions: &[Decision],
+) -> Result<Vec<(usize, PendingApproval, ApprovalVerdict)>, String> {
+    for decision in decisions {
+        let fits = state.pending.iter().any(|(_, p)| {
+            p.call.id.as_deref().unwrap_or_default() == decision.call_id
+                && p.arguments_hash == decision.arguments_hash
+        });
+        if !fits {
+            return Err(format!(
+                "the decision on call `{}` (arguments hash {}) matches no pending call; \
+                 a decision applies only to the arguments it was made on",
+                decision.call_id, decision.arguments_hash
+            ));
+        }
+    }
+    state
+        .pending
+        .iter()
+        .map(|(index, pending)| {
+            let id = pending.call.id.as_deref().unwrap_or_default();
+            decisions
+                .iter()
+                .find(|d| d.call_id == id && d.arguments_hash == pending.arguments_hash)
+                .map(|d| (*index, pending.clone(), d.verdict.clone()))
+                .ok_or_else(|| format!("no decision on pending call `{id}` to `{}`", pending.call.name))
+        })
+        .collect()
 }
 
 /// One run in progress.
 struct Run<'a> {
     agent: &'a Agent,
+    options: &'a RunOptions,
     /// What the calls of the run share.
     scope: InvocationScope,
-    options: &'a RunOptions,
     /// The next request: its messages are the transcript so far.
     request: ModelRequest,
     steps: Vec<Step>,
+    /// Steps before this part of the run (an interrupted run's, when resuming).
+    first_step: usize,
     usage: Usage,
     repeats: RepeatGuard,
     /// Steps in a row whose calls all failed.
     failed_steps: usize,
+    /// Tools approved for the rest of the run.
+    approved_tools: Vec<String>,
 }
 
 /// How a step ended the run, if it did.
@@ -94,21 +153,55 @@ enum Outcome {
     Continue,
     Done(StopReason, String),
     Failed(RunFailure),
+    Interrupted(Vec<(usize, Message)>, Vec<(usize, PendingApproval)>),
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    fn new(
+        agent: &'a Agent,
+        options: &'a RunOptions,
+        messages: Vec<Message>,
+        offered: OfferedTools,
+    ) -> Self {
+        Run {
+            agent,
+            options,
+            scope: InvocationScope::new(options.context.clone()),
+            request: ModelRequest {
+                instructions: agent.instructions.clone(),
+                messages,
+                tools: Arc::new(offered),
+                tool_choice: ToolChoice::Auto,
+            },
+            steps: Vec::new(),
+            first_step: 0,
+            usage: Usage::default(),
+            repeats: RepeatGuard::default(),
+            failed_steps: 0,
+            approved_tools: Vec::new(),
+        }
+    }
+
+    /// The whole run, inside its scope and span.
+    async fn start(self) -> Result<RunResult, RunError> {
+        let span = self.agent.run_span();
+        let scope = self.scope.clone();
+        scope.enter(self.go()).instrument(span).await
+    }
+
+    /// The number of the next step, counting those before an interruption.
+    fn step_number(&self) -> usize {
+        self.first_step + self.steps.len()
+    }
+
     async fn go(mut self) -> Result<RunResult, RunError> {
         loop {
-            let index = self.steps.len();
+            let index = self.step_number();
             let at_limit = index >= self.options.max_steps;
             if at_limit && !self.options.answer_at_limit {
                 let text = self.last_text();
-                return self.done(
-                    StopReason::MaxSteps {
-                        steps: self.options.max_steps,
-                    },
-                    text,
-                );
+                let steps = self.options.max_steps;
+                return self.done(StopReason::MaxSteps { steps }, text);
             }
             self.request.tool_choice = self.tool_choice(index, at_limit);
             if self.is_cancelled() {
@@ -134,7 +227,7 @@ impl Run<'_> {
                 text: response.text.clone(),
                 calls: calls.clone(),
             });
-            let mut step = Step {
+            let step = Step {
                 index,
                 tool_choice: self.request.tool_choice.clone(),
                 text: response.text,
@@ -155,23 +248,160 @@ impl Run<'_> {
                 };
                 return self.done(reason, text);
             }
-            let started = Instant::now();
-            let (records, repeated) = self.run_calls(&calls).await;
-            step.tools_time = started.elapsed();
-            for record in &records {
-                self.request.messages.push(Message::tool_result(&CallResult {
-                    call: record.call.clone(),
-                    result: record.result.clone(),
-                }));
-            }
-            step.calls = records;
-            let outcome = self.judge(&step, repeated);
-            self.steps.push(step);
-            match outcome {
+            match self.act(step, &calls).await {
                 Outcome::Continue => {}
                 Outcome::Done(reason, text) => return self.done(reason, text),
                 Outcome::Failed(failure) => return self.fail(failure),
+                Outcome::Interrupted(done, pending) => return self.interrupt(done, pending),
             }
+        }
+    }
+
+    /// Runs a step's calls, except those waiting for approval, and judges the step.
+    async fn act(&mut self, mut step: Step, calls: &[ToolCall]) -> Outcome {
+        let limit = self.options.repeat_limit;
+        let mut verdicts: Vec<Verdict> = calls
+            .iter()
+            .map(|call| self.repeats.check(call, limit))
+            .collect();
+        let repeated = calls
+            .iter()
+            .zip(&verdicts)
+            .find_map(|(call, verdict)| match verdict {
+                Verdict::Stop { times } => Some((call.name.clone(), *times)),
+                _ => None,
+            });
+        if repeated.is_some() {
+            for verdict in &mut verdicts {
+                if !matches!(verdict, Verdict::Stop { .. }) {
+                    *verdict = Verdict::Skip;
+                }
+            }
+        }
+        let waiting: Vec<usize> = (0..calls.len())
+            .filter(|&i| verdicts[i] == Verdict::Run && self.needs_approval(&calls[i]))
+            .collect();
+        if !waiting.is_empty() {
+            let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
+                .filter(|i| !waiting.contains(i))
+                .map(|i| (calls[i].clone(), verdicts[i]))
+                .unzip();
+            let ran = self.calls().run(&ready, &ready_verdicts).await;
+            let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
+            let done = positions
+                .zip(&ran)
+                .map(|(i, record)| (i, result_message(record)))
+                .collect();
+            step.calls = ran;
+            self.steps.push(step);
+            let pending = waiting
+                .into_iter()
+                .map(|i| (i, PendingApproval::new(calls[i].clone())))
+                .collect();
+            return Outcome::Interrupted(done, pending);
+        }
+        let started = Instant::now();
+        let records = self.calls().run(calls, &verdicts).await;
+        step.tools_time = started.elapsed();
+        for record in &records {
+            self.request.messages.push(result_message(record));
+        }
+        step.calls = records;
+        let outcome = self.judge(&step, repeated);
+        self.steps.push(step);
+        outcome
+    }
+
+    /// The decided calls of an interrupted run, then the loop.
+    async fn resume_calls(
+        mut self,
+        done: Vec<(usize, Message)>,
+        decided: Vec<(usize, PendingApproval, ApprovalVerdict)>,
+    ) -> Result<RunResult, RunError> {
+        let mut approved = Vec::new();
+        let mut messages = done;
+        let mut records = Vec::new();
+        for (index, pending, verdict) in decided {
+            let mut call = pending.call;
+            match verdict {
+                ApprovalVerdict::Approve => approved.push((index, call)),
+                ApprovalVerdict::ApproveWith(arguments) => {
+                    call.arguments = arguments;
+                    approved.push((index, call));
+                }
+                ApprovalVerdict::ApproveForSession => {
+                    self.approved_tools.push(call.name.clone());
+                    approved.push((index, call));
+                }
+                ApprovalVerdict::Reject(reason) => {
+                    let record = CallRecord {
+                        result: Ok(ToolOutput::error(format!(
+                            "The user did not allow this call: {reason}"
+                        ))),
+                        call,
+                        elapsed: Default::default(),
+                    };
+                    messages.push((index, result_message(&record)));
+                    records.push(record);
+                }
+            }
+        }
+        let started = Instant::now();
+        let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
+        let verdicts = vec![Verdict::Run; calls.len()];
+        let ran = self.calls().run(&calls, &verdicts).await;
+        for (index, record) in positions.into_iter().zip(&ran) {
+            messages.push((index, result_message(record)));
+        }
+        records.extend(ran);
+        messages.sort_by_key(|(index, _)| *index);
+        self.request
+            .messages
+            .extend(messages.into_iter().map(|(_, message)| message));
+        let step = Step {
+            index: self.step_number(),
+            tool_choice: ToolChoice::Auto,
+            text: None,
+            calls: records,
+            usage: Usage::default(),
+            model_time: Default::default(),
+            tools_time: started.elapsed(),
+        };
+        let outcome = self.judge(&step, None);
+        self.steps.push(step);
+        match outcome {
+            Outcome::Continue => self.go().await,
+            Outcome::Done(reason, text) => self.done(reason, text),
+            Outcome::Failed(failure) => self.fail(failure),
+            Outcome::Interrupted(done, pending) => self.interrupt(done, pending),
+        }
+    }
+
+    /// Whether the call waits for a person: an offered tool the agent's policy names, not
+    /// approved for the run already.
+    fn needs_approval(&self, call: &ToolCall) -> bool {
+        let Some(policy) = &self.agent.approval else {
+            return false;
+        };
+        self.request.tools.contains(&call.name)
+            && !self.approved_tools.contains(&call.name)
+            && self
+                .agent
+                .executor
+                .as_ref()
+                .and_then(|exec| exec.spec(&call.name))
+                .is_some_and(|spec| policy(spec))
+    }
+
+    /// What runs the calls of this run.
+    fn calls(&self) -> Calls<'_> {
+        let mut options = CallOptions::default();
+        options.cancellation = self.options.cancellation.clone();
+        Calls {
+            executor: self.agent.executor.as_ref(),
+            offered: &self.request.tools,
+            options,
+            concurrency: self.options.max_concurrency,
         }
     }
 
@@ -211,43 +441,6 @@ impl Run<'_> {
             }
             Err(error) => Err(RunFailure::Model { step: index, error }),
         }
-    }
-
-    /// Runs one response's calls through the repeat guard; says whether one repeated itself
-    /// past the limit (then none was run).
-    async fn run_calls(
-        &mut self,
-        calls: &[tool_core::ToolCall],
-    ) -> (Vec<CallRecord>, Option<(String, usize)>) {
-        let limit = self.options.repeat_limit;
-        let mut verdicts: Vec<Verdict> = calls
-            .iter()
-            .map(|call| self.repeats.check(call, limit))
-            .collect();
-        let repeated = calls
-            .iter()
-            .zip(&verdicts)
-            .find_map(|(call, verdict)| match verdict {
-                Verdict::Stop { times } => Some((call.name.clone(), *times)),
-                _ => None,
-            });
-        if repeated.is_some() {
-            for verdict in &mut verdicts {
-                if !matches!(verdict, Verdict::Stop { .. }) {
-                    *verdict = Verdict::Skip;
-                }
-            }
-        }
-        let mut call_options = CallOptions::default();
-        call_options.cancellation = self.options.cancellation.clone();
-        let runner = Calls {
-            executor: self.agent.executor.as_ref(),
-            offered: &self.request.tools,
-            options: call_options,
-            concurrency: self.options.max_concurrency,
-        };
-        let records = runner.run(calls, &verdicts).await;
-        (records, repeated)
     }
 
     /// Whether the step that ran calls ends the run.
@@ -320,6 +513,7 @@ impl Run<'_> {
             usage: self.usage,
             stop,
             references: self.scope.references(),
+            interruption: None,
         }
     }
 
@@ -335,6 +529,40 @@ impl Run<'_> {
             partial: Box::new(partial),
         })
     }
+
+    /// Stops with calls waiting for approval.
+    fn interrupt(
+        self,
+        done: Vec<(usize, Message)>,
+        pending: Vec<(usize, PendingApproval)>,
+    ) -> Result<RunResult, RunError> {
+        let state = RunState {
+            messages: self.request.messages.clone(),
+            done,
+            offered: self.request.tools.names().map(str::to_owned).collect(),
+            approved_tools: self.approved_tools.clone(),
+            steps: self.step_number(),
+            usage: self.usage,
+            failed_steps: self.failed_steps,
+            repeats: self.repeats.clone(),
+            pending,
+        };
+        let text = self.last_text();
+        let mut result = self.into_result(StopReason::Interrupted, text);
+        result.interruption = Some(Interruption {
+            pending: state.pending().cloned().collect(),
+            state,
+        });
+        Ok(result)
+    }
+}
+
+/// The message answering a call.
+fn result_message(record: &CallRecord) -> Message {
+    Message::tool_result(&CallResult {
+        call: record.call.clone(),
+        result: record.result.clone(),
+    })
 }
 
 /// A failed call, for the developer.

@@ -40,8 +40,8 @@ async fn parallel_calls_run_and_their_results_go_back_in_call_order() {
             .then(ModelResponse::answer("All done.").with_usage(usage(150, 5))),
     );
     let exec = executor([sleeper("wait", Arc::clone(&in_flight), false)]);
-    let agent = agent(&model, exec).instructions("Be brief.").build();
-    let result = agent.run("wait three times", &RunOptions::default()).await.unwrap();
+    let runner = agent(&model, exec).instructions("Be brief.").build();
+    let result = runner.run("wait three times", &RunOptions::default()).await.unwrap();
 
     assert_eq!(result.text, "All done.");
     assert_eq!(result.stop, StopReason::Finished);
@@ -83,8 +83,8 @@ async fn invalid_arguments_go_back_to_the_model_which_corrects_its_call() {
             .then(ModelResponse::calling([call("c2", "add", json!({ "a": 1, "b": 2 }))]))
             .then(ModelResponse::answer("3")),
     );
-    let agent = agent(&model, executor([add(Arc::clone(&calls))])).build();
-    let result = agent.run("1 + 2?", &RunOptions::default()).await.unwrap();
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
 
     assert_eq!(result.text, "3");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the bad call did not run");
@@ -106,8 +106,8 @@ async fn an_unknown_tool_gets_did_you_mean_among_the_offered_tools() {
             .then(ModelResponse::calling([call("c1", "ad", json!({ "a": 1, "b": 2 }))]))
             .then(ModelResponse::answer("sorry")),
     );
-    let agent = agent(&model, executor([add(Arc::default())])).build();
-    let result = agent.run("1 + 2?", &RunOptions::default()).await.unwrap();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
     let results = tool_messages(&result.transcript);
     assert_eq!(results[0].1, "There is no tool named `ad`. Did you mean `add`?");
     assert_eq!(
@@ -176,8 +176,8 @@ async fn the_same_call_repeated_is_warned_then_stops_the_run() {
             .then(same())
             .then(ModelResponse::answer("never asked")),
     );
-    let agent = agent(&model, executor([add(Arc::clone(&calls))])).build();
-    let err = agent.run("loop", &RunOptions::default()).await.unwrap_err();
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let err = runner.run("loop", &RunOptions::default()).await.unwrap_err();
 
     assert!(
         matches!(&err.failure, RunFailure::RepeatedCall { name, times: 4 } if name == "add"),
@@ -202,11 +202,11 @@ async fn at_the_step_limit_one_last_request_without_tools_gives_the_answer() {
             .then(looping(2))
             .then(ModelResponse::answer("I stopped at 3.")),
     );
-    let agent = agent(&model, executor([add(Arc::default())])).build();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default()
         .max_steps(2)
         .tool_choice(ToolChoice::Required);
-    let result = agent.run("count", &options).await.unwrap();
+    let result = runner.run("count", &options).await.unwrap();
 
     assert_eq!(result.stop, StopReason::MaxSteps { steps: 2 });
     assert_eq!(result.text, "I stopped at 3.");
@@ -226,9 +226,9 @@ async fn without_a_last_answer_the_step_limit_stops_with_the_partial_run() {
             .then(ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 1 }))]))
             .then(ModelResponse::answer("never asked")),
     );
-    let agent = agent(&model, executor([add(Arc::default())])).build();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().max_steps(1).answer_at_limit(false);
-    let result = agent.run("count", &options).await.unwrap();
+    let result = runner.run("count", &options).await.unwrap();
     assert_eq!(result.stop, StopReason::MaxSteps { steps: 1 });
     assert_eq!(model.requests().len(), 1);
     assert_every_call_answered(&result.transcript);
@@ -244,8 +244,8 @@ async fn steps_of_nothing_but_failures_stop_the_run_with_a_typed_error() {
             .then(bad(3))
             .then(ModelResponse::answer("never asked")),
     );
-    let agent = agent(&model, executor([add(Arc::default())])).build();
-    let err = agent.run("go", &RunOptions::default()).await.unwrap_err();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let err = runner.run("go", &RunOptions::default()).await.unwrap_err();
     assert!(
         matches!(&err.failure, RunFailure::TooManyFailedSteps { steps: 3, last } if last.contains("unknown tool `nope`")),
         "{err}"
@@ -264,8 +264,8 @@ async fn a_tool_in_stop_at_tools_ends_the_run_with_its_output() {
             .then(ModelResponse::calling([call("c1", "submit", json!({}))]))
             .then(ModelResponse::answer("never asked")),
     );
-    let agent = agent(&model, executor([submit])).build();
-    let result = agent
+    let runner = agent(&model, executor([submit])).build();
+    let result = runner
         .run("answer", &RunOptions::default().stop_at_tool("submit"))
         .await
         .unwrap();
@@ -286,8 +286,8 @@ async fn the_token_budget_and_the_predicate_stop_the_run() {
             .with_usage(usage(80, 20))
     };
     let model = Arc::new(ScriptedModel::new().then(step(1)).then(step(2)).then(step(3)));
-    let agent = agent(&model, executor([add(Arc::default())])).build();
-    let result = agent
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner
         .run("go", &RunOptions::default().token_budget(150))
         .await
         .unwrap();
@@ -301,13 +301,13 @@ async fn the_token_budget_and_the_predicate_stop_the_run() {
     assert_eq!(result.steps.len(), 2);
 
     let model = Arc::new(ScriptedModel::new().then(step(1)).then(step(2)).then(step(3)));
-    let agent = agent(&model, executor([add(Arc::default())])).build();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().stop_when(|step| {
         step.calls
             .iter()
             .any(|c| c.result.as_ref().is_ok_and(|o| o.to_text() == "2"))
     });
-    let result = agent.run("go", &options).await.unwrap();
+    let result = runner.run("go", &options).await.unwrap();
     assert_eq!(result.stop, StopReason::Predicate);
     assert_eq!(result.steps.len(), 2);
 }
@@ -329,8 +329,8 @@ async fn calls_run_up_to_the_cap_and_destructive_ones_one_at_a_time_in_call_orde
         sleeper("wait", Arc::clone(&free), false),
         sleeper("delete", Arc::clone(&destructive), true),
     ]);
-    let agent = agent(&model, exec).build();
-    let result = agent
+    let runner = agent(&model, exec).build();
+    let result = runner
         .run("go", &RunOptions::default().max_concurrency(2))
         .await
         .unwrap();
@@ -368,12 +368,12 @@ async fn cancelling_mid_tool_gives_every_pending_call_a_cancelled_result() {
             ]))
             .then(ModelResponse::answer("never asked")),
     );
-    let agent = agent(&model, executor([slow])).build();
+    let runner = agent(&model, executor([slow])).build();
     let token = CancellationToken::new();
     let options = RunOptions::default()
         .max_concurrency(1)
         .cancellation(token.clone());
-    let run = tokio::spawn(async move { agent.run("go", &options).await });
+    let run = tokio::spawn(async move { runner.run("go", &options).await });
     started.notified().await;
     token.cancel();
     let err = run.await.unwrap().unwrap_err();
@@ -394,10 +394,10 @@ async fn cancelling_mid_tool_gives_every_pending_call_a_cancelled_result() {
 #[tokio::test]
 async fn cancelling_during_the_model_request_ends_it() {
     let model = Arc::new(ScriptedModel::new().then_never());
-    let agent = agent(&model, executor([add(Arc::default())])).build();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
     let token = CancellationToken::new();
     let options = RunOptions::default().cancellation(token.clone());
-    let run = tokio::spawn(async move { agent.run("go", &options).await });
+    let run = tokio::spawn(async move { runner.run("go", &options).await });
     tokio::task::yield_now().await;
     token.cancel();
     let err = run.await.unwrap().unwrap_err();
@@ -415,8 +415,8 @@ async fn a_failed_model_request_keeps_the_partial_run() {
             )
             .then_error(ModelError::Other("the server went away".into())),
     );
-    let agent = agent(&model, executor([add(Arc::default())])).build();
-    let err = agent.run("go", &RunOptions::default()).await.unwrap_err();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let err = runner.run("go", &RunOptions::default()).await.unwrap_err();
     assert!(
         matches!(&err.failure, RunFailure::Model { step: 1, error: ModelError::Other(m) } if m == "the server went away"),
         "{err}"
@@ -433,9 +433,9 @@ async fn a_failed_model_request_keeps_the_partial_run() {
 #[tokio::test]
 async fn history_comes_before_the_input() {
     let model = Arc::new(ScriptedModel::new().then(ModelResponse::answer("Lyon")));
-    let agent = agent(&model, executor([add(Arc::default())])).build();
+    let runner = agent(&model, executor([add(Arc::default())])).build();
     let history = vec![Message::user("I live in Lyon."), Message::assistant("Noted.")];
-    let result = agent
+    let result = runner
         .run("Where do I live?", &RunOptions::default().history(history.clone()))
         .await
         .unwrap();

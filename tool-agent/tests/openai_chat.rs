@@ -131,11 +131,11 @@ async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
         )),
     ])
     .await;
-    let agent = Agent::builder(model(&base_url))
+    let runner = Agent::builder(model(&base_url))
         .executor(executor([add(Arc::default())]))
         .instructions("You add numbers.")
         .build();
-    let result = agent.run("What is 2 + 40?", &RunOptions::default()).await.unwrap();
+    let result = runner.run("What is 2 + 40?", &RunOptions::default()).await.unwrap();
 
     assert_eq!(result.text, "2 + 40 = 42");
     assert_eq!(result.stop, StopReason::Finished);
@@ -185,8 +185,8 @@ async fn a_429_is_retried_after_the_time_the_server_asks() {
         ok(completion(json!({ "role": "assistant", "content": "hi" }), json!({}))),
     ])
     .await;
-    let agent = Agent::builder(model(&base_url)).build();
-    let result = agent.run("hello", &RunOptions::default()).await.unwrap();
+    let runner = Agent::builder(model(&base_url)).build();
+    let result = runner.run("hello", &RunOptions::default()).await.unwrap();
     assert_eq!(result.text, "hi");
     assert_eq!(mock.seen.lock().unwrap().len(), 2);
 }
@@ -201,8 +201,8 @@ async fn server_errors_past_the_retries_are_a_typed_error_with_the_providers_mes
         )
     };
     let (mock, base_url) = serve(vec![failing(), failing(), failing(), failing()]).await;
-    let agent = Agent::builder(model(&base_url)).build();
-    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    let runner = Agent::builder(model(&base_url)).build();
+    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
     match &err.failure {
         RunFailure::Model {
             step: 0,
@@ -227,8 +227,8 @@ async fn a_client_error_is_not_retried() {
         json!({ "error": { "message": "Incorrect API key provided: sk-test", "type": "invalid_request_error" } }),
     );
     let (mock, base_url) = serve(vec![refused]).await;
-    let agent = Agent::builder(model(&base_url)).build();
-    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    let runner = Agent::builder(model(&base_url)).build();
+    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
     assert!(
         matches!(&err.failure, RunFailure::Model { error: ModelError::Status { status: 401, attempts: 1, .. }, .. }),
         "{:?}",
@@ -242,8 +242,8 @@ async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     drop(listener);
-    let agent = Agent::builder(model(&format!("http://{address}/v1"))).build();
-    let err = agent.run("hello", &RunOptions::default()).await.unwrap_err();
+    let runner = Agent::builder(model(&format!("http://{address}/v1"))).build();
+    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
     assert!(
         matches!(&err.failure, RunFailure::Model { error: ModelError::Transport { attempts: 3, .. }, .. }),
         "{:?}",
@@ -254,10 +254,10 @@ async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
 #[tokio::test]
 async fn cancelling_the_run_ends_the_http_request() {
     let (mock, base_url) = serve(vec![Canned::Hang]).await;
-    let agent = Agent::builder(model(&base_url)).build();
+    let runner = Agent::builder(model(&base_url)).build();
     let token = CancellationToken::new();
     let options = RunOptions::default().cancellation(token.clone());
-    let run = tokio::spawn(async move { agent.run("hello", &options).await });
+    let run = tokio::spawn(async move { runner.run("hello", &options).await });
     mock.arrived.notified().await;
     token.cancel();
     let err = run.await.unwrap().unwrap_err();
@@ -274,8 +274,8 @@ async fn without_a_key_no_authorization_header_is_sent() {
     let model = OpenAiChatModel::new("local")
         .with_base_url(&format!("{base_url}/"))
         .without_api_key();
-    let agent = Agent::builder(model).build();
-    agent.run("hello", &RunOptions::default()).await.unwrap();
+    let runner = Agent::builder(model).build();
+    runner.run("hello", &RunOptions::default()).await.unwrap();
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].1, None);
     assert!(seen[0].2.get("tools").is_none(), "no tools, no tools field");

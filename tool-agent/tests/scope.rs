@@ -43,10 +43,10 @@ async fn concurrent_runs_are_isolated_and_the_calls_of_a_run_share_its_counter()
                 (0..10).map(|page| call(&format!("c{page}"), "cite", json!({ "page": page }))),
             ))
             .then(ModelResponse::answer("done"));
-        let agent = Agent::builder(model).executor(exec.clone()).build();
+        let runner = Agent::builder(model).executor(exec.clone()).build();
         runs.push(tokio::spawn(async move {
             let options = RunOptions::default().context(RunContext::new().with(RunId(run)));
-            (run, agent.run("cite", &options).await)
+            (run, runner.run("cite", &options).await)
         }));
     }
     for handle in runs {
@@ -76,11 +76,11 @@ async fn the_answers_citations_are_renumbered_from_the_runs_references() {
             call("c2", "cite", json!({ "page": 2 })),
         ]))
         .then(ModelResponse::answer("Second [doc:2], then first [doc:1]."));
-    let agent = Agent::builder(model)
+    let runner = Agent::builder(model)
         .executor(executor([cite()]))
         .build();
     let options = RunOptions::default().context(RunContext::new().with(RunId(0)));
-    let result = agent.run("cite", &options).await.unwrap();
+    let result = runner.run("cite", &options).await.unwrap();
     let cited = finalize(&result.text, &result.references);
     assert_eq!(cited.text, "Second [1], then first [2].");
     assert_eq!(cited.references.len(), 2);

@@ -50,8 +50,8 @@ async fn a_tool_not_offered_is_refused_even_though_the_executor_has_it() {
         counted("delete_one", ToolMetadata::default(), Arc::default()),
     ]);
     assert!(exec.spec("delete_all").is_some(), "the executor has it");
-    let agent = agent(&model, exec).build();
-    let result = agent.run("clean up", &RunOptions::default()).await.unwrap();
+    let runner = agent(&model, exec).build();
+    let result = runner.run("clean up", &RunOptions::default()).await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
     let refused = result.steps[0].calls[0].result.as_ref().unwrap_err();
@@ -78,8 +78,8 @@ async fn a_selectable_tool_selected_by_name_is_offered_and_runs() {
             .then(ModelResponse::answer("Done.")),
     );
     let exec = executor([counted("delete_all", selectable(), Arc::clone(&runs))]);
-    let agent = agent(&model, exec).build();
-    let result = agent
+    let runner = agent(&model, exec).build();
+    let result = runner
         .run("clean up", &RunOptions::default().select("delete_all"))
         .await
         .unwrap();
@@ -96,7 +96,7 @@ async fn system_tools_are_offered_by_their_purposes_gate_and_tools_without_purpo
         counted("clock", ToolMetadata::default(), Arc::default()),
     ]);
     let model = Arc::new(ScriptedModel::new());
-    let agent = agent(&model, exec)
+    let runner = agent(&model, exec)
         .purpose_gate("document_processing", |context: &RunContext| {
             context.get::<Documents>().is_some_and(|d| !d.0.is_empty())
         })
@@ -104,12 +104,12 @@ async fn system_tools_are_offered_by_their_purposes_gate_and_tools_without_purpo
         .build();
 
     let plain = RunOptions::default();
-    let offered = agent.offered_tools("hi", &plain).await.unwrap();
+    let offered = runner.offered_tools("hi", &plain).await.unwrap();
     assert_eq!(offered.names().collect::<Vec<_>>(), ["ungated", "clock"]);
 
     let with_documents =
         RunOptions::default().context(RunContext::new().with(Documents(vec!["a.pdf".into()])));
-    let offered = agent.offered_tools("hi", &with_documents).await.unwrap();
+    let offered = runner.offered_tools("hi", &with_documents).await.unwrap();
     assert_eq!(
         offered.names().collect::<Vec<_>>(),
         ["summarize", "ungated", "clock"]
@@ -129,12 +129,12 @@ async fn a_gated_tool_called_without_its_gate_is_refused() {
             .then(ModelResponse::calling([call("c1", "summarize", json!({}))]))
             .then(ModelResponse::answer("No documents.")),
     );
-    let agent = agent(&model, exec)
+    let runner = agent(&model, exec)
         .purpose_gate("document_processing", |context: &RunContext| {
             context.get::<Documents>().is_some()
         })
         .build();
-    let result = agent.run("summarize", &RunOptions::default()).await.unwrap();
+    let result = runner.run("summarize", &RunOptions::default()).await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(
         result.steps[0].calls[0].result.as_ref().unwrap_err().kind(),
@@ -155,8 +155,8 @@ async fn declared_only_tools_are_never_offered() {
         DynamicTool::declared(spec),
         counted("local", ToolMetadata::default(), Arc::default()),
     ]);
-    let agent = agent(&Arc::new(ScriptedModel::new()), exec).build();
-    let offered = agent
+    let runner = agent(&Arc::new(ScriptedModel::new()), exec).build();
+    let offered = runner
         .offered_tools("hi", &RunOptions::default())
         .await
         .unwrap();
@@ -190,15 +190,15 @@ async fn the_retriever_picks_selectable_tools_for_the_input() {
         match_count: 1,
         ..RetrieveOptions::default()
     };
-    let agent = agent(&Arc::new(ScriptedModel::new()), exec)
+    let runner = agent(&Arc::new(ScriptedModel::new()), exec)
         .retriever(retriever, options)
         .build();
-    let offered = agent
+    let offered = runner
         .offered_tools("will it rain tomorrow? what is the forecast", &RunOptions::default())
         .await
         .unwrap();
     assert_eq!(offered.names().collect::<Vec<_>>(), ["get_weather"]);
-    let forced = agent
+    let forced = runner
         .offered_tools("[book_flight] will it rain", &RunOptions::default())
         .await
         .unwrap();
