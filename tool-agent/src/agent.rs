@@ -9,6 +9,7 @@ use tool_runtime::Executor;
 
 use crate::approval::ApprovalPolicy;
 use crate::context::RunContext;
+use crate::hooks::RunHooks;
 use crate::model::ChatModel;
 use crate::offer::OfferedTools;
 use crate::options::RunOptions;
@@ -41,6 +42,7 @@ pub struct Agent {
     gates: HashMap<String, PurposeGate>,
     declare: DeclareOptions,
     pub(crate) approval: Option<ApprovalPolicy>,
+    pub(crate) hooks: Option<Arc<dyn RunHooks>>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -65,6 +67,7 @@ impl Agent {
                 gates: HashMap::new(),
                 declare: DeclareOptions::default(),
                 approval: None,
+                hooks: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -115,6 +118,17 @@ impl Agent {
                 .cloned()
                 .collect()
         });
+        OfferedTools::new(specs, self.model.format(), &self.declare)
+    }
+
+    /// The run's offered tools narrowed to these names, for one request.
+    pub(crate) fn narrowed(&self, offered: &OfferedTools, names: &[String]) -> OfferedTools {
+        let specs = offered
+            .specs()
+            .iter()
+            .filter(|spec| names.contains(&spec.name))
+            .cloned()
+            .collect();
         OfferedTools::new(specs, self.model.format(), &self.declare)
     }
 
@@ -205,6 +219,12 @@ impl AgentBuilder {
     /// [`AgentBuilder::require_approval`] for every tool marked `destructive`.
     pub fn require_approval_for_destructive(self) -> Self {
         self.require_approval(|spec| spec.metadata.hints.destructive == Some(true))
+    }
+
+    /// Code run before each request and around each tool call (see [`RunHooks`]).
+    pub fn hooks(mut self, hooks: impl RunHooks + 'static) -> Self {
+        self.agent.hooks = Some(Arc::new(hooks));
+        self
     }
 
     /// Declares tools in the strict mode of the model's API, where it has one.

@@ -1,6 +1,7 @@
 //! Running the calls of one response: only offered tools, concurrently up to a cap,
 //! destructive tools one at a time in call order, results in call order.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use futures_util::future::join;
@@ -9,6 +10,7 @@ use tool_core::{ToolCall, ToolError, ToolOutput};
 use tool_runtime::{CallOptions, Executor};
 use tracing::Instrument;
 
+use crate::hooks::{AfterTool, BeforeTool, RunHooks};
 use crate::offer::OfferedTools;
 use crate::repeat::Verdict;
 use crate::result::CallRecord;
@@ -21,6 +23,9 @@ pub(crate) struct Calls<'a> {
     pub options: CallOptions,
     /// Calls run at once, at least 1.
     pub concurrency: usize,
+    pub hooks: Option<&'a dyn RunHooks>,
+    /// Why a hook ended the run, if one did.
+    pub terminated: Mutex<Option<String>>,
 }
 
 impl Calls<'_> {
@@ -70,7 +75,7 @@ impl Calls<'_> {
                     gen_ai.tool.name = %call.name,
                     gen_ai.tool.call.id = call.id.as_deref().unwrap_or_default(),
                 );
-                self.execute(call).instrument(span).await
+                self.hooked(call).instrument(span).await
             }
             Verdict::Warn { times } => Ok(ToolOutput::error(format!(
                 "You called `{}` with these arguments {times} times in a row; it was not run \
@@ -92,6 +97,47 @@ impl Calls<'_> {
             result,
             elapsed: started.elapsed(),
         }
+    }
+
+    /// Why a hook ended the run, if one did.
+    pub(crate) fn take_terminated(&self) -> Option<String> {
+        self.terminated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn terminate(&self, reason: String) {
+        let mut terminated = self.terminated.lock().unwrap_or_else(PoisonError::into_inner);
+        terminated.get_or_insert(reason);
+    }
+
+    /// Runs a call between the hooks, if there are hooks and the tool was offered.
+    async fn hooked(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
+        let Some(hooks) = self.hooks.filter(|_| self.offered.contains(&call.name)) else {
+            return self.execute(call).await;
+        };
+        let mut result = match hooks.before_tool(call) {
+            BeforeTool::Run => self.execute(call).await,
+            BeforeTool::Rewrite(arguments) => {
+                let rewritten = ToolCall {
+                    arguments,
+                    ..call.clone()
+                };
+                self.execute(&rewritten).await
+            }
+            BeforeTool::Skip(output) => return Ok(output),
+            BeforeTool::Deny(reason) => return Ok(ToolOutput::error(reason)),
+            BeforeTool::Terminate(reason) => {
+                let text = format!("Not run: {reason}");
+                self.terminate(reason);
+                return Ok(ToolOutput::error(text));
+            }
+        };
+        if let AfterTool::Terminate(reason) = hooks.after_tool(call, &mut result) {
+            self.terminate(reason);
+        }
+        result
     }
 
     /// Runs an offered tool; refuses any other.

@@ -25,6 +25,7 @@ mod approval;
 mod calls;
 pub mod citations;
 mod context;
+mod hooks;
 mod http;
 mod message;
 mod model;
@@ -42,6 +43,7 @@ pub use approval::{
     ApprovalPolicy, ApprovalVerdict, Decision, Interruption, PendingApproval, RunState,
 };
 pub use context::RunContext;
+pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy};
 pub use message::{Message, Usage};
 pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};

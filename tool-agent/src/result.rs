@@ -64,6 +64,12 @@ pub enum StopReason {
     },
     /// The `stop_when` predicate said so.
     Predicate,
+    /// A hook ended the run ([`BeforeTool::Terminate`](crate::BeforeTool::Terminate) or
+    /// [`AfterTool::Terminate`](crate::AfterTool::Terminate)).
+    Terminated {
+        /// The hook's reason.
+        reason: String,
+    },
     /// Calls wait for approval: see [`RunResult::interruption`]. The other calls of the same
     /// answer ran.
     Interrupted,

@@ -11,6 +11,7 @@ use tracing::Instrument;
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, Interruption, PendingApproval, RunState};
 use crate::calls::Calls;
+use crate::hooks::StepPlan;
 use crate::message::{Message, Usage};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
 use crate::offer::OfferedTools;
@@ -135,6 +136,8 @@ struct Run<'a> {
     options: &'a RunOptions,
     /// What the calls of the run share.
     scope: InvocationScope,
+    /// The tools the run offers; a hook may narrow them for one request.
+    offered: Arc<OfferedTools>,
     /// The next request: its messages are the transcript so far.
     request: ModelRequest,
     steps: Vec<Step>,
@@ -163,14 +166,16 @@ impl<'a> Run<'a> {
         messages: Vec<Message>,
         offered: OfferedTools,
     ) -> Self {
+        let offered = Arc::new(offered);
         Run {
             agent,
             options,
             scope: InvocationScope::new(options.context.clone()),
+            offered: Arc::clone(&offered),
             request: ModelRequest {
                 instructions: agent.instructions.clone(),
                 messages,
-                tools: Arc::new(offered),
+                tools: offered,
                 tool_choice: ToolChoice::Auto,
             },
             steps: Vec::new(),
@@ -204,6 +209,7 @@ impl<'a> Run<'a> {
                 return self.done(StopReason::MaxSteps { steps }, text);
             }
             self.request.tool_choice = self.tool_choice(index, at_limit);
+            self.plan_step(index);
             if self.is_cancelled() {
                 return self.fail(RunFailure::Cancelled);
             }
@@ -286,7 +292,10 @@ impl<'a> Run<'a> {
                 .filter(|i| !waiting.contains(i))
                 .map(|i| (calls[i].clone(), verdicts[i]))
                 .unzip();
-            let ran = self.calls().run(&ready, &ready_verdicts).await;
+            let runner = self.calls();
+            let ran = runner.run(&ready, &ready_verdicts).await;
+            // A hook's termination is dropped: the calls that wait decide how the run goes on.
+            let _ = runner.take_terminated();
             let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
             let done = positions
                 .zip(&ran)
@@ -301,13 +310,15 @@ impl<'a> Run<'a> {
             return Outcome::Interrupted(done, pending);
         }
         let started = Instant::now();
-        let records = self.calls().run(calls, &verdicts).await;
+        let runner = self.calls();
+        let records = runner.run(calls, &verdicts).await;
+        let terminated = runner.take_terminated();
         step.tools_time = started.elapsed();
         for record in &records {
             self.request.messages.push(result_message(record));
         }
         step.calls = records;
-        let outcome = self.judge(&step, repeated);
+        let outcome = self.judge(&step, repeated, terminated);
         self.steps.push(step);
         outcome
     }
@@ -349,7 +360,9 @@ impl<'a> Run<'a> {
         let started = Instant::now();
         let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
         let verdicts = vec![Verdict::Run; calls.len()];
-        let ran = self.calls().run(&calls, &verdicts).await;
+        let runner = self.calls();
+        let ran = runner.run(&calls, &verdicts).await;
+        let terminated = runner.take_terminated();
         for (index, record) in positions.into_iter().zip(&ran) {
             messages.push((index, result_message(record)));
         }
@@ -367,7 +380,7 @@ impl<'a> Run<'a> {
             model_time: Default::default(),
             tools_time: started.elapsed(),
         };
-        let outcome = self.judge(&step, None);
+        let outcome = self.judge(&step, None, terminated);
         self.steps.push(step);
         match outcome {
             Outcome::Continue => self.go().await,
@@ -375,6 +388,24 @@ impl<'a> Run<'a> {
             Outcome::Failed(failure) => self.fail(failure),
             Outcome::Interrupted(done, pending) => self.interrupt(done, pending),
         }
+    }
+
+    /// Lets the hooks change the next request's tool choice and narrow its tools.
+    fn plan_step(&mut self, index: usize) {
+        let Some(hooks) = &self.agent.hooks else {
+            return;
+        };
+        let mut plan = StepPlan {
+            index,
+            tool_choice: self.request.tool_choice.clone(),
+            tools: None,
+        };
+        hooks.prepare_step(&mut plan);
+        self.request.tool_choice = plan.tool_choice;
+        self.request.tools = match plan.tools {
+            Some(names) => Arc::new(self.agent.narrowed(&self.offered, &names)),
+            None => Arc::clone(&self.offered),
+        };
     }
 
     /// Whether the call waits for a person: an offered tool the agent's policy names, not
@@ -402,6 +433,8 @@ impl<'a> Run<'a> {
             offered: &self.request.tools,
             options,
             concurrency: self.options.max_concurrency,
+            hooks: self.agent.hooks.as_deref(),
+            terminated: Default::default(),
         }
     }
 
@@ -444,12 +477,21 @@ impl<'a> Run<'a> {
     }
 
     /// Whether the step that ran calls ends the run.
-    fn judge(&mut self, step: &Step, repeated: Option<(String, usize)>) -> Outcome {
+    fn judge(
+        &mut self,
+        step: &Step,
+        repeated: Option<(String, usize)>,
+        terminated: Option<String>,
+    ) -> Outcome {
         if self.is_cancelled() {
             return Outcome::Failed(RunFailure::Cancelled);
         }
         if let Some((name, times)) = repeated {
             return Outcome::Failed(RunFailure::RepeatedCall { name, times });
+        }
+        if let Some(reason) = terminated {
+            let text = step.text.clone().unwrap_or_default();
+            return Outcome::Done(StopReason::Terminated { reason }, text);
         }
         if step.all_calls_failed() {
             self.failed_steps += 1;
@@ -539,7 +581,7 @@ impl<'a> Run<'a> {
         let state = RunState {
             messages: self.request.messages.clone(),
             done,
-            offered: self.request.tools.names().map(str::to_owned).collect(),
+            offered: self.offered.names().map(str::to_owned).collect(),
             approved_tools: self.approved_tools.clone(),
             steps: self.step_number(),
             usage: self.usage,
