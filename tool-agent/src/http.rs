@@ -146,27 +146,46 @@ pub(crate) struct JsonPost<'a> {
 impl JsonPost<'_> {
     /// Sends the request, retrying as the policy says, and returns the answer's JSON.
     pub(crate) async fn send(&self) -> Result<Value, ModelError> {
+        self.with_retries(|response: reqwest::Response| async move {
+            let status = response.status().as_u16();
+            let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+            serde_json::from_slice(&body)
+                .map_err(|e| format!("the answer (HTTP {status}) is not JSON: {e}"))
+        })
+        .await
+    }
+
+    /// Sends the request, retrying as the policy says, and returns the successful response
+    /// before its body is read: for streaming, where nothing is retried once it has begun.
+    pub(crate) async fn open(&self) -> Result<reqwest::Response, ModelError> {
+        self.with_retries(|response| async move { Ok(response) })
+            .await
+    }
+
+    /// Sends until a 2xx answer that `read` accepts, retrying 429, 5xx and failed
+    /// connections (or reads) as the policy says.
+    async fn with_retries<T, F, Fut>(&self, read: F) -> Result<T, ModelError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: std::future::Future<Output = Result<T, String>>,
+    {
         let mut attempts = 0;
         loop {
             attempts += 1;
             let retries_left = attempts <= self.retry.max_retries;
-            let (wait, error) = match self.once().await {
-                Ok(Answer::Json(json)) => return Ok(json),
-                Ok(Answer::Status {
-                    status,
-                    body,
-                    retry_after,
-                }) => {
+            let (wait, error) = match self.attempt(&read).await {
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(refused)) => {
                     let error = ModelError::Status {
                         provider: self.provider,
-                        status,
-                        message: provider_message(&body),
+                        status: refused.status,
+                        message: provider_message(&refused.body),
                         attempts,
                     };
-                    if !is_retryable(status) {
+                    if !is_retryable(refused.status) {
                         return Err(error);
                     }
-                    (self.retry.delay(attempts - 1, retry_after), error)
+                    (self.retry.delay(attempts - 1, refused.retry_after), error)
                 }
                 Err(message) => {
                     let error = ModelError::Transport {
@@ -190,7 +209,13 @@ impl JsonPost<'_> {
         }
     }
 
-    async fn once(&self) -> Result<Answer, String> {
+    /// One request: the read answer, a refusal (a status other than 2xx), or a failed
+    /// connection.
+    async fn attempt<T, F, Fut>(&self, read: &F) -> Result<Result<T, Refused>, String>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: std::future::Future<Output = Result<T, String>>,
+    {
         let response = self
             .client
             .post(self.url)
@@ -200,33 +225,28 @@ impl JsonPost<'_> {
             .await
             .map_err(|e| error_chain(&e))?;
         let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return read(response).await.map(Ok);
+        }
         let retry_after = retry_after(response.headers());
         let body = response.bytes().await.map_err(|e| error_chain(&e))?;
-        if !(200..300).contains(&status) {
-            return Ok(Answer::Status {
-                status,
-                body: body.to_vec(),
-                retry_after,
-            });
-        }
-        serde_json::from_slice(&body).map(Answer::Json).map_err(|e| {
-            format!("the answer (HTTP {status}) is not JSON: {e}")
-        })
+        Ok(Err(Refused {
+            status,
+            body: body.to_vec(),
+            retry_after,
+        }))
     }
 }
 
-/// What one request brought back.
-enum Answer {
-    Json(Value),
-    Status {
-        status: u16,
-        body: Vec<u8>,
-        retry_after: Option<Duration>,
-    },
+/// An answer with a status other than 2xx.
+struct Refused {
+    status: u16,
+    body: Vec<u8>,
+    retry_after: Option<Duration>,
 }
 
 /// An error and its sources, in one line: reqwest's own message says little without them.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -6,7 +6,8 @@
 //!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
 //!   (any compatible endpoint), and [`ScriptedModel`] answers from a script, for tests.
 //! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
-//!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too.
+//!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too;
+//!   [`Agent::run_stream`] yields [`RunEvent`]s as they happen.
 //! - What the model is offered is decided per run ([`OfferedTools`]): system tools by purpose
 //!   (gates reading the [`RunContext`]), selectable tools by name (or by a retriever, feature
 //!   `retrieval`). A call to a tool that was not offered is refused with
@@ -22,9 +23,11 @@
 
 mod agent;
 mod approval;
+mod assemble;
 mod calls;
 pub mod citations;
 mod context;
+mod events;
 mod hooks;
 mod http;
 mod message;
@@ -43,6 +46,7 @@ pub use approval::{
     ApprovalPolicy, ApprovalVerdict, Decision, Interruption, PendingApproval, RunState,
 };
 pub use context::RunContext;
+pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy};
 pub use message::{Message, Usage};

@@ -4,10 +4,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tool_core::provider::Format;
 use tool_core::ToolCall;
 
+use crate::events::{ModelEvent, ModelEventStream};
 use crate::message::{Message, Usage};
 use crate::offer::OfferedTools;
 
@@ -17,8 +19,8 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelResponse, Mod
 /// A model: one request in, one response out.
 ///
 /// Implement it to plug in any client. A run drops the future when it is cancelled, so a client
-/// built on an HTTP library ends the request by being dropped. A streaming variant will be a
-/// provided method beside `respond`, so implementations of `respond` alone keep working.
+/// built on an HTTP library ends the request by being dropped. [`ChatModel::respond_stream`]
+/// streams the answer; by default it gives `respond`'s answer in one piece.
 ///
 /// ```
 /// use tool_agent::{ChatModel, ModelFuture, ModelRequest, ModelResponse};
@@ -37,6 +39,26 @@ pub trait ChatModel: Send + Sync {
     /// Sends one request and returns the model's answer.
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a>;
 
+    /// Sends one request and streams the answer: text deltas, then the whole answer
+    /// assembled ([`ModelEvent::Done`]). [`Agent::run_stream`](crate::Agent::run_stream) uses
+    /// it. By default, `respond`'s answer as one delta and the answer.
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let answer = futures_util::stream::once(self.respond(request));
+        Box::pin(answer.flat_map(|answer| {
+            let events: Vec<Result<ModelEvent, ModelError>> = match answer {
+                Ok(response) => response
+                    .text
+                    .clone()
+                    .map(|text| Ok(ModelEvent::TextDelta(text)))
+                    .into_iter()
+                    .chain([Ok(ModelEvent::Done(response))])
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures_util::stream::iter(events)
+        }))
+    }
+
     /// The API whose tool declarations the model wants. When it names one, a run declares the
     /// offered tools in that format once (not once per step) and passes them in
     /// [`OfferedTools::declarations`], with the aliases that map calls back to tool names.
@@ -53,6 +75,10 @@ pub trait ChatModel: Send + Sync {
 impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         (**self).respond(request)
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        (**self).respond_stream(request)
     }
 
     fn format(&self) -> Option<Format> {

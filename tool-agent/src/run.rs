@@ -5,12 +5,15 @@ use std::time::Instant;
 
 use tool_core::provider::CallResult;
 use tool_core::{ToolCall, ToolOutput};
+use futures_util::stream::{self, Stream, StreamExt};
+use tokio::sync::mpsc;
 use tool_runtime::CallOptions;
 use tracing::Instrument;
 
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, Interruption, PendingApproval, RunState};
 use crate::calls::Calls;
+use crate::events::{ModelEvent, RunEvent};
 use crate::hooks::StepPlan;
 use crate::message::{Message, Usage};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
@@ -35,14 +38,50 @@ impl Agent {
         input: impl Into<String>,
         options: &RunOptions,
     ) -> Result<RunResult, RunError> {
+        self.run_with_events(input.into(), options, None).await
+    }
+
+    /// [`Agent::run`], yielding what happens as it happens: the model's text as it comes, each
+    /// call as it starts, each result, each step, and last [`RunEvent::Finished`] with what
+    /// `run` would have returned. The model streams through
+    /// [`ChatModel::respond_stream`](crate::ChatModel::respond_stream).
+    ///
+    /// The stream is not `Unpin`: pin it (`std::pin::pin!`) to poll it.
+    pub fn run_stream<'a>(
+        &'a self,
+        input: impl Into<String>,
+        options: &'a RunOptions,
+    ) -> impl Stream<Item = RunEvent> + Send + 'a {
+        let (sender, receiver) = mpsc::unbounded_channel();
         let input = input.into();
+        let run = async move {
+            let result = self
+                .run_with_events(input, options, Some(sender.clone()))
+                .await;
+            let _ = sender.send(RunEvent::Finished(Box::new(result)));
+        };
+        let events = stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|event| (event, receiver))
+        });
+        // The run only sends; its own stream yields nothing and ends when the run does.
+        let driver = stream::once(run).filter_map(|()| async { None });
+        stream::select(events, driver)
+    }
+
+    async fn run_with_events(
+        &self,
+        input: String,
+        options: &RunOptions,
+        events: Option<Events>,
+    ) -> Result<RunResult, RunError> {
         let mut transcript = options.history.clone();
         transcript.push(Message::user(input.as_str()));
         let offered = match self.offered_tools(&input, options).await {
             Ok(offered) => offered,
             Err(failure) => return Err(early_failure(failure, transcript)),
         };
-        let run = Run::new(self, options, transcript, offered);
+        let mut run = Run::new(self, options, transcript, offered);
+        run.events = events;
         run.start().await
     }
 
@@ -130,8 +169,13 @@ fn match_decisions(
         .collect()
 }
 
+/// Where a streamed run's events go.
+type Events = mpsc::UnboundedSender<RunEvent>;
+
 /// One run in progress.
 struct Run<'a> {
+    /// Where events go, when the run is streamed.
+    events: Option<Events>,
     agent: &'a Agent,
     options: &'a RunOptions,
     /// What the calls of the run share.
@@ -168,6 +212,7 @@ impl<'a> Run<'a> {
     ) -> Self {
         let offered = Arc::new(offered);
         Run {
+            events: None,
             agent,
             options,
             scope: InvocationScope::new(options.context.clone()),
@@ -222,6 +267,7 @@ impl<'a> Run<'a> {
             let mut usage = response.usage;
             usage.requests = 1;
             self.usage += usage;
+            self.emit(RunEvent::Usage { step: index, usage });
             // Calls made in a request without tools are not run, and not kept: a call without
             // a result would make the transcript invalid for the API.
             let calls = if self.request.offers_tools() {
@@ -244,7 +290,7 @@ impl<'a> Run<'a> {
             };
             if calls.is_empty() {
                 let text = step.text.clone().unwrap_or_default();
-                self.steps.push(step);
+                self.push_step(step);
                 let reason = if at_limit {
                     StopReason::MaxSteps {
                         steps: self.options.max_steps,
@@ -265,6 +311,7 @@ impl<'a> Run<'a> {
 
     /// Runs a step's calls, except those waiting for approval, and judges the step.
     async fn act(&mut self, mut step: Step, calls: &[ToolCall]) -> Outcome {
+        self.announce(step.index, calls);
         let limit = self.options.repeat_limit;
         let mut verdicts: Vec<Verdict> = calls
             .iter()
@@ -302,7 +349,7 @@ impl<'a> Run<'a> {
                 .map(|(i, record)| (i, result_message(record)))
                 .collect();
             step.calls = ran;
-            self.steps.push(step);
+            self.push_step(step);
             let pending = waiting
                 .into_iter()
                 .map(|i| (i, PendingApproval::new(calls[i].clone())))
@@ -319,7 +366,7 @@ impl<'a> Run<'a> {
         }
         step.calls = records;
         let outcome = self.judge(&step, repeated, terminated);
-        self.steps.push(step);
+        self.push_step(step);
         outcome
     }
 
@@ -360,6 +407,7 @@ impl<'a> Run<'a> {
         let started = Instant::now();
         let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
         let verdicts = vec![Verdict::Run; calls.len()];
+        self.announce(self.step_number(), &calls);
         let runner = self.calls();
         let ran = runner.run(&calls, &verdicts).await;
         let terminated = runner.take_terminated();
@@ -381,7 +429,7 @@ impl<'a> Run<'a> {
             tools_time: started.elapsed(),
         };
         let outcome = self.judge(&step, None, terminated);
-        self.steps.push(step);
+        self.push_step(step);
         match outcome {
             Outcome::Continue => self.go().await,
             Outcome::Done(reason, text) => self.done(reason, text),
@@ -449,6 +497,57 @@ impl<'a> Run<'a> {
         }
     }
 
+    fn emit(&self, event: RunEvent) {
+        if let Some(events) = &self.events {
+            // A receiver that went away stops listening; the run goes on.
+            let _ = events.send(event);
+        }
+    }
+
+    /// Records a step, and tells its results and its end.
+    fn push_step(&mut self, step: Step) {
+        if self.events.is_some() {
+            for record in &step.calls {
+                self.emit(RunEvent::ToolResult {
+                    step: step.index,
+                    record: record.clone(),
+                });
+            }
+            self.emit(RunEvent::StepFinished(Box::new(step.clone())));
+        }
+        self.steps.push(step);
+    }
+
+    /// Tells the calls about to run.
+    fn announce(&self, step: usize, calls: &[ToolCall]) {
+        if self.events.is_some() {
+            for call in calls {
+                self.emit(RunEvent::ToolCallStarted {
+                    step,
+                    call: call.clone(),
+                });
+            }
+        }
+    }
+
+    /// The model's answer: streamed when the run is, its text deltas passed on.
+    async fn receive(&self, index: usize) -> Result<ModelResponse, ModelError> {
+        if self.events.is_none() {
+            return self.agent.model.respond(&self.request).await;
+        }
+        let mut answer = self.agent.model.respond_stream(&self.request);
+        while let Some(event) = answer.next().await {
+            match event? {
+                ModelEvent::TextDelta(text) => self.emit(RunEvent::TextDelta { step: index, text }),
+                ModelEvent::Done(response) => return Ok(response),
+            }
+        }
+        Err(ModelError::Malformed {
+            provider: "the model",
+            message: "the stream ended before the answer was complete".into(),
+        })
+    }
+
     /// Sends the request, ending it when the run is cancelled.
     async fn ask(&self, index: usize) -> Result<ModelResponse, RunFailure> {
         let span = tracing::info_span!(
@@ -458,7 +557,7 @@ impl<'a> Run<'a> {
             gen_ai.usage.input_tokens = tracing::field::Empty,
             gen_ai.usage.output_tokens = tracing::field::Empty,
         );
-        let respond = self.agent.model.respond(&self.request);
+        let respond = self.receive(index);
         let answer: Result<ModelResponse, ModelError> = match &self.options.cancellation {
             Some(token) => tokio::select! {
                 answer = respond.instrument(span.clone()) => answer,
@@ -589,6 +688,9 @@ impl<'a> Run<'a> {
             repeats: self.repeats.clone(),
             pending,
         };
+        for pending in state.pending() {
+            self.emit(RunEvent::ApprovalNeeded(pending.clone()));
+        }
         let text = self.last_text();
         let mut result = self.into_result(StopReason::Interrupted, text);
         result.interruption = Some(Interruption {

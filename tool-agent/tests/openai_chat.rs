@@ -15,14 +15,18 @@ use axum::routing::post;
 use axum::Router;
 use common::*;
 use serde_json::{json, Value};
+use futures_util::StreamExt;
 use tool_agent::{
-    Agent, ApiKey, ModelError, OpenAiChatModel, RetryPolicy, RunFailure, RunOptions, StopReason,
+    Agent, ApiKey, ModelError, OpenAiChatModel, RetryPolicy, RunEvent, RunFailure, RunOptions,
+    StopReason,
 };
 use tool_runtime::CancellationToken;
 
-/// One canned answer: status, extra headers, body; or a wait that never ends.
+/// One canned answer: status, extra headers, body; server-sent events; or a wait that never
+/// ends.
 enum Canned {
     Answer(u16, Vec<(&'static str, String)>, Value),
+    Events(String),
     Hang,
 }
 
@@ -66,6 +70,12 @@ async fn answer(
             }
             response
         }
+        Some(Canned::Events(text)) => (
+            StatusCode::OK,
+            [("content-type", "text/event-stream")],
+            text,
+        )
+            .into_response(),
         Some(Canned::Hang) => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
@@ -279,4 +289,91 @@ async fn without_a_key_no_authorization_header_is_sent() {
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].1, None);
     assert!(seen[0].2.get("tools").is_none(), "no tools, no tools field");
+}
+
+/// Server-sent events of these chunks, then `[DONE]`.
+fn events(chunks: &[Value]) -> Canned {
+    let mut text: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    text.push_str("data: [DONE]\n\n");
+    Canned::Events(text)
+}
+
+fn delta(delta: Value) -> Value {
+    json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] })
+}
+
+#[tokio::test]
+async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
+    let first = events(&[
+        delta(json!({ "role": "assistant", "content": "Adding" })),
+        delta(json!({ "content": " now." })),
+        delta(json!({ "tool_calls": [{ "index": 0, "id": "call_a", "type": "function", "function": { "name": "add", "arguments": "" } }] })),
+        delta(json!({ "tool_calls": [{ "index": 1, "id": "call_b", "type": "function", "function": { "name": "add", "arguments": "{\"a\": 5," } }] })),
+        delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"a\": 1, " } }] })),
+        delta(json!({ "tool_calls": [{ "index": 1, "function": { "arguments": " \"b\": 5}" } }] })),
+        delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "\"b\": 2}" } }] })),
+        json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] }),
+        json!({ "object": "chat.completion.chunk", "choices": [], "usage": { "prompt_tokens": 30, "completion_tokens": 9 } }),
+    ]);
+    let second = events(&[
+        delta(json!({ "content": "3 and " })),
+        delta(json!({ "content": "10." })),
+        json!({ "object": "chat.completion.chunk", "choices": [], "usage": { "prompt_tokens": 50, "completion_tokens": 4 } }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let runner = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("add", &options).collect().await;
+
+    let mut deltas = Vec::new();
+    let mut started = Vec::new();
+    let mut results = Vec::new();
+    let mut finished = None;
+    for event in events {
+        match event {
+            RunEvent::TextDelta { text, .. } => deltas.push(text),
+            RunEvent::ToolCallStarted { call, .. } => started.push(call),
+            RunEvent::ToolResult { record, .. } => {
+                results.push(record.result.map(|o| o.to_text()).unwrap_or_default())
+            }
+            RunEvent::Finished(result) => finished = Some(*result),
+            _ => {}
+        }
+    }
+    assert_eq!(deltas, ["Adding", " now.", "3 and ", "10."]);
+    assert_eq!(
+        started,
+        [
+            tool_core::ToolCall::new("call_a", "add", json!({ "a": 1, "b": 2 })),
+            tool_core::ToolCall::new("call_b", "add", json!({ "a": 5, "b": 5 })),
+        ]
+    );
+    assert_eq!(results, ["3", "10"]);
+    let result = finished.expect("the last event").unwrap();
+    assert_eq!(result.text, "3 and 10.");
+    assert_eq!(result.usage.input_tokens, 80);
+    assert_eq!(result.usage.output_tokens, 13);
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].2["stream"], true);
+    assert_eq!(seen[0].2["stream_options"], json!({ "include_usage": true }));
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_off_is_a_typed_error() {
+    let broken = Canned::Events("data: {\"choices\": [{\"delta\": {\"content\": \"Hel".to_owned());
+    let (_mock, base_url) = serve(vec![broken]).await;
+    let runner = Agent::builder(model(&base_url)).build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("hi", &options).collect().await;
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { error: ModelError::Malformed { .. }, .. }),
+        "{:?}",
+        err.failure
+    );
 }

@@ -1,6 +1,9 @@
 //! OpenAI Chat Completions over HTTP: any OpenAI-compatible endpoint (OpenAI, Azure, vLLM,
 //! llama.cpp's server, Ollama). Tools are declared and calls parsed by `tool-core`'s provider
-//! module; this module writes the messages and reads the text and usage.
+//! module; this module writes the messages and reads the text and usage, and `stream` reads
+//! a streamed answer.
+
+mod stream;
 
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Map, Value};
@@ -8,6 +11,7 @@ use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format,
 
 use crate::http::{ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
+use crate::events::ModelEventStream;
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 
 const PROVIDER: &str = "OpenAI Chat";
@@ -131,6 +135,32 @@ impl OpenAiChatModel {
     }
 }
 
+impl OpenAiChatModel {
+    /// A POST of `body` to the endpoint, with the key if there is one.
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &self.api_key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .map_err(|_| {
+                    ModelError::Setup("the API key has characters a header cannot carry".into())
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+}
+
 fn chat_url(base_url: &str) -> String {
     format!("{}/chat/completions", base_url.trim_end_matches('/'))
 }
@@ -185,6 +215,23 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
     }
 }
 
+/// The usage of a Chat Completions answer (or of a stream's last chunk).
+fn usage(answer: &Value) -> Usage {
+    let count = |pointer: &str| {
+        answer
+            .pointer(pointer)
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Usage {
+        requests: 1,
+        input_tokens: count("/usage/prompt_tokens"),
+        output_tokens: count("/usage/completion_tokens"),
+        cached_input_tokens: count("/usage/prompt_tokens_details/cached_tokens"),
+        reasoning_tokens: count("/usage/completion_tokens_details/reasoning_tokens"),
+    }
+}
+
 /// The text, calls and usage of a Chat Completions answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
     let calls = parse_calls(Format::OpenAiChat, answer, aliases).map_err(|e| match e {
@@ -209,23 +256,10 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .and_then(|c| c.get("finish_reason"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let count = |pointer: &str| {
-        answer
-            .pointer(pointer)
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let usage = Usage {
-        requests: 1,
-        input_tokens: count("/usage/prompt_tokens"),
-        output_tokens: count("/usage/completion_tokens"),
-        cached_input_tokens: count("/usage/prompt_tokens_details/cached_tokens"),
-        reasoning_tokens: count("/usage/completion_tokens_details/reasoning_tokens"),
-    };
     Ok(ModelResponse {
         text,
         calls,
-        usage,
+        usage: usage(answer),
         finish_reason,
     })
 }
@@ -233,28 +267,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
 impl ChatModel for OpenAiChatModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let body = serde_json::to_vec(&self.body(request))
-                .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-            let mut headers = HeaderMap::new();
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            if let Some(key) = &self.api_key {
-                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                    .map_err(|_| {
-                        ModelError::Setup("the API key has characters a header cannot carry".into())
-                    })?;
-                value.set_sensitive(true);
-                headers.insert(AUTHORIZATION, value);
-            }
-            let answer = JsonPost {
-                client: &self.client,
-                url: &self.url,
-                headers,
-                body,
-                retry: self.retry,
-                provider: PROVIDER,
-            }
-            .send()
-            .await?;
+            let answer = self.post(self.body(request))?.send().await?;
             let fallback = Aliases::default();
             let aliases = request
                 .tools
@@ -262,6 +275,10 @@ impl ChatModel for OpenAiChatModel {
                 .map_or(&fallback, |d| &d.aliases);
             response(&answer, aliases)
         })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        stream::respond_stream(self, request)
     }
 
     fn format(&self) -> Option<Format> {
