@@ -4,7 +4,8 @@
 //!
 //! - [`ChatModel`] is the one trait a model client implements: one [`ModelRequest`] in, one
 //!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
-//!   (any compatible endpoint), and [`ScriptedModel`] answers from a script, for tests.
+//!   (any compatible endpoint), [`AnthropicModel`] Anthropic Messages, and [`ScriptedModel`]
+//!   answers from a script, for tests.
 //! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
 //!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too;
 //!   [`Agent::run_stream`] yields [`RunEvent`]s as they happen.
@@ -22,6 +23,7 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod anthropic;
 mod approval;
 mod assemble;
 mod calls;
@@ -42,6 +44,7 @@ mod scope;
 mod scripted;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
+pub use anthropic::AnthropicModel;
 pub use approval::{
     ApprovalPolicy, ApprovalVerdict, Decision, Interruption, PendingApproval, RunState,
 };

@@ -3,16 +3,10 @@
 
 mod common;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::Router;
+use common::mock::{serve, Canned};
 use common::*;
 use serde_json::{json, Value};
 use futures_util::StreamExt;
@@ -21,83 +15,6 @@ use tool_agent::{
     StopReason,
 };
 use tool_runtime::CancellationToken;
-
-/// One canned answer: status, extra headers, body; server-sent events; or a wait that never
-/// ends.
-enum Canned {
-    Answer(u16, Vec<(&'static str, String)>, Value),
-    Events(String),
-    Hang,
-}
-
-#[derive(Default)]
-struct Mock {
-    answers: Mutex<VecDeque<Canned>>,
-    /// Each request's path, authorization header and body.
-    seen: Mutex<Vec<(String, Option<String>, Value)>>,
-    arrived: tokio::sync::Notify,
-}
-
-async fn answer(
-    State(mock): State<Arc<Mock>>,
-    uri: axum::http::Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let auth = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    mock.seen
-        .lock()
-        .unwrap()
-        .push((uri.path().to_owned(), auth, body));
-    mock.arrived.notify_one();
-    let next = mock.answers.lock().unwrap().pop_front();
-    match next {
-        Some(Canned::Answer(status, extra, body)) => {
-            let mut response = (
-                StatusCode::from_u16(status).unwrap(),
-                [("content-type", "application/json")],
-                body.to_string(),
-            )
-                .into_response();
-            for (name, value) in extra {
-                response
-                    .headers_mut()
-                    .insert(name, value.parse().unwrap());
-            }
-            response
-        }
-        Some(Canned::Events(text)) => (
-            StatusCode::OK,
-            [("content-type", "text/event-stream")],
-            text,
-        )
-            .into_response(),
-        Some(Canned::Hang) => {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            StatusCode::GATEWAY_TIMEOUT.into_response()
-        }
-        None => (StatusCode::NOT_FOUND, "no answer left").into_response(),
-    }
-}
-
-/// A mock server with these answers; its base URL ends with `/v1`.
-async fn serve(answers: Vec<Canned>) -> (Arc<Mock>, String) {
-    let mock = Arc::new(Mock {
-        answers: Mutex::new(answers.into()),
-        ..Mock::default()
-    });
-    let app = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(Arc::clone(&mock));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (mock, format!("http://{address}/v1"))
-}
 
 fn ok(body: Value) -> Canned {
     Canned::Answer(200, Vec::new(), body)
@@ -156,9 +73,9 @@ async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
 
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
-    let (path, auth, first) = &seen[0];
-    assert_eq!(path, "/v1/chat/completions");
-    assert_eq!(auth.as_deref(), Some("Bearer sk-test"));
+    let first = &seen[0].body;
+    assert_eq!(seen[0].path, "/v1/chat/completions");
+    assert_eq!(seen[0].header("authorization").as_deref(), Some("Bearer sk-test"));
     assert_eq!(first["model"], "test-model");
     assert_eq!(first["tool_choice"], "auto");
     assert_eq!(first["tools"][0]["type"], "function");
@@ -170,7 +87,7 @@ async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
             { "role": "user", "content": "What is 2 + 40?" }
         ])
     );
-    let second = &seen[1].2;
+    let second = &seen[1].body;
     assert_eq!(
         second["messages"][2],
         json!({ "role": "assistant", "content": null, "tool_calls": [
@@ -287,8 +204,8 @@ async fn without_a_key_no_authorization_header_is_sent() {
     let runner = Agent::builder(model).build();
     runner.run("hello", &RunOptions::default()).await.unwrap();
     let seen = mock.seen.lock().unwrap();
-    assert_eq!(seen[0].1, None);
-    assert!(seen[0].2.get("tools").is_none(), "no tools, no tools field");
+    assert_eq!(seen[0].header("authorization"), None);
+    assert!(seen[0].body.get("tools").is_none(), "no tools, no tools field");
 }
 
 /// Server-sent events of these chunks, then `[DONE]`.
@@ -356,8 +273,8 @@ async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
     assert_eq!(result.usage.input_tokens, 80);
     assert_eq!(result.usage.output_tokens, 13);
     let seen = mock.seen.lock().unwrap();
-    assert_eq!(seen[0].2["stream"], true);
-    assert_eq!(seen[0].2["stream_options"], json!({ "include_usage": true }));
+    assert_eq!(seen[0].body["stream"], true);
+    assert_eq!(seen[0].body["stream_options"], json!({ "include_usage": true }));
 }
 
 #[tokio::test]

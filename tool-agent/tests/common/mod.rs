@@ -1,6 +1,8 @@
 //! Tools and helpers shared by the agent tests.
 #![allow(dead_code)]
 
+pub mod mock;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

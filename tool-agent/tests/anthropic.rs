@@ -1,0 +1,86 @@
+//! The Anthropic Messages client against the mock server: a whole run, headers, errors.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::mock::{serve, Canned};
+use common::*;
+use serde_json::json;
+use tool_agent::{
+    Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunFailure, RunOptions,
+};
+
+fn model(base_url: &str) -> AnthropicModel {
+    AnthropicModel::new("claude-test")
+        .with_base_url(base_url)
+        .with_api_key(ApiKey::new("sk-ant-test"))
+        .with_retry(RetryPolicy {
+            max_retries: 1,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(10),
+        })
+}
+
+#[tokio::test]
+async fn a_whole_run_over_http_with_tool_use_and_tool_result_blocks() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [{ "type": "tool_use", "id": "toolu_1", "name": "add", "input": { "a": 2, "b": 40 } }],
+            "usage": { "input_tokens": 30, "output_tokens": 10 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "msg_2", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+            "content": [{ "type": "text", "text": "42." }],
+            "usage": { "input_tokens": 50, "output_tokens": 2 }
+        })),
+    ])
+    .await;
+    let runner = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .instructions("Add.")
+        .build();
+    let result = runner.run("2 + 40?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "42.");
+    assert_eq!(result.usage.input_tokens, 80);
+
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/messages");
+    assert_eq!(seen[0].header("x-api-key").as_deref(), Some("sk-ant-test"));
+    assert_eq!(seen[0].header("anthropic-version").as_deref(), Some("2023-06-01"));
+    assert_eq!(seen[0].header("authorization"), None);
+    let first = &seen[0].body;
+    assert_eq!(first["system"], "Add.");
+    assert_eq!(first["max_tokens"], 4096);
+    assert_eq!(first["tools"][0]["name"], "add");
+    assert!(first["tools"][0].get("input_schema").is_some());
+    assert_eq!(first["tool_choice"], json!({ "type": "auto" }));
+    assert_eq!(
+        seen[1].body["messages"][2],
+        json!({ "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_1", "content": "42" }
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn an_overloaded_error_is_retried_then_typed_with_anthropics_message() {
+    let overloaded = || {
+        Canned::Answer(
+            529,
+            Vec::new(),
+            json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+        )
+    };
+    let (mock, base_url) = serve(vec![overloaded(), overloaded()]).await;
+    let runner = Agent::builder(model(&base_url)).build();
+    let err = runner.run("hi", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { error: ModelError::Status { status: 529, message, attempts: 2, .. }, .. } if message == "Overloaded"),
+        "{:?}",
+        err.failure
+    );
+    assert_eq!(mock.seen.lock().unwrap().len(), 2);
+}
