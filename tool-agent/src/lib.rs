@@ -4,7 +4,8 @@
 //!
 //! - [`ChatModel`] is the one trait a model client implements: one [`ModelRequest`] in, one
 //!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
-//!   (any compatible endpoint), [`AnthropicModel`] Anthropic Messages, and [`ScriptedModel`]
+//!   (any compatible endpoint), [`AnthropicModel`] Anthropic Messages, [`GeminiModel`] Gemini
+//!   `generateContent`, and [`ScriptedModel`]
 //!   answers from a script, for tests.
 //! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
 //!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too;
@@ -30,6 +31,7 @@ mod calls;
 pub mod citations;
 mod context;
 mod events;
+mod gemini;
 mod hooks;
 mod http;
 mod message;
@@ -50,6 +52,7 @@ pub use approval::{
 };
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
+pub use gemini::GeminiModel;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy};
 pub use message::{Message, Usage};

@@ -1,4 +1,4 @@
-//! The Anthropic Messages client against the mock server: a whole run, headers, errors.
+//! The Anthropic Messages and Gemini clients against the mock server: whole runs, headers, errors.
 
 mod common;
 
@@ -83,4 +83,43 @@ async fn an_overloaded_error_is_retried_then_typed_with_anthropics_message() {
         err.failure
     );
     assert_eq!(mock.seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn gemini_over_http_sends_the_key_in_a_header_and_function_responses_back() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "candidates": [{ "finishReason": "STOP", "content": { "role": "model", "parts": [
+                { "functionCall": { "name": "add", "args": { "a": 1, "b": 1 } } }
+            ]}}],
+            "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 3 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "candidates": [{ "finishReason": "STOP", "content": { "role": "model", "parts": [{ "text": "2" }] } }],
+            "usageMetadata": { "promptTokenCount": 20, "candidatesTokenCount": 1 }
+        })),
+    ])
+    .await;
+    let model = tool_agent::GeminiModel::new("gemini-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("AIza-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let result = runner.run("1 + 1?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "2");
+    assert_eq!(result.usage.input_tokens, 30);
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/models/gemini-test:generateContent");
+    assert_eq!(seen[0].header("x-goog-api-key").as_deref(), Some("AIza-test"));
+    assert_eq!(
+        seen[0].body["toolConfig"],
+        json!({ "functionCallingConfig": { "mode": "AUTO" } })
+    );
+    assert_eq!(
+        seen[1].body["contents"][2],
+        json!({ "role": "user", "parts": [
+            { "functionResponse": { "name": "add", "response": { "output": "2" } } }
+        ]})
+    );
 }
