@@ -2,11 +2,11 @@
 //! module; this module writes the messages (a call's results go back as one user message of
 //! `tool_result` blocks) and reads the text and usage.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
-use crate::http::{ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 
@@ -123,19 +123,15 @@ impl AnthropicModel {
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut headers = json_headers(
+            self.api_key.as_ref(),
+            HeaderName::from_static("x-api-key"),
+            false,
+        )?;
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(Self::API_VERSION),
         );
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                ModelError::Setup("the API key has characters a header cannot carry".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-api-key"), value);
-        }
         Ok(JsonPost {
             client: &self.client,
             url: &self.url,

@@ -5,7 +5,7 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 
 use crate::model::ModelError;
@@ -38,6 +38,30 @@ impl std::fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ApiKey(<hidden>)")
     }
+}
+
+/// The headers of a JSON request, with the key (if any) under `header`, written `Bearer KEY`
+/// when `bearer`, and marked sensitive so that no log shows it.
+pub(crate) fn json_headers(
+    key: Option<&ApiKey>,
+    header: HeaderName,
+    bearer: bool,
+) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(key) = key {
+        let text = if bearer {
+            format!("Bearer {}", key.expose())
+        } else {
+            key.expose().to_owned()
+        };
+        let mut value = HeaderValue::from_str(&text).map_err(|_| {
+            ModelError::Setup("the API key has characters a header cannot carry".into())
+        })?;
+        value.set_sensitive(true);
+        headers.insert(header, value);
+    }
+    Ok(headers)
 }
 
 /// How a client retries: 429 and 5xx answers, and connections that failed or broke.

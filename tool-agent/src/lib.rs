@@ -4,8 +4,8 @@
 //!
 //! - [`ChatModel`] is the one trait a model client implements: one [`ModelRequest`] in, one
 //!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
-//!   (any compatible endpoint), [`AnthropicModel`] Anthropic Messages, [`GeminiModel`] Gemini
-//!   `generateContent`, and [`ScriptedModel`]
+//!   (any compatible endpoint), [`OpenAiResponsesModel`] OpenAI Responses, [`AnthropicModel`]
+//!   Anthropic Messages, [`GeminiModel`] Gemini `generateContent`, and [`ScriptedModel`]
 //!   answers from a script, for tests.
 //! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
 //!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too;
@@ -38,6 +38,7 @@ mod message;
 mod model;
 mod offer;
 mod openai_chat;
+mod openai_responses;
 mod options;
 mod repeat;
 mod result;
@@ -59,6 +60,7 @@ pub use message::{Message, Usage};
 pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 pub use offer::OfferedTools;
 pub use openai_chat::OpenAiChatModel;
+pub use openai_responses::OpenAiResponsesModel;
 pub use options::{RunOptions, StopPredicate};
 pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 pub use scope::InvocationScope;

@@ -5,11 +5,11 @@
 
 mod stream;
 
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
-use crate::http::{ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::events::ModelEventStream;
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
@@ -140,16 +140,7 @@ impl OpenAiChatModel {
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                .map_err(|_| {
-                    ModelError::Setup("the API key has characters a header cannot carry".into())
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
+        let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
         Ok(JsonPost {
             client: &self.client,
             url: &self.url,
