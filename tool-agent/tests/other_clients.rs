@@ -1,4 +1,4 @@
-//! The Anthropic Messages and Gemini clients against the mock server: whole runs, headers, errors.
+//! The OpenAI Responses, Anthropic Messages and Gemini clients against the mock server: whole runs, headers, errors.
 
 mod common;
 
@@ -121,5 +121,44 @@ async fn gemini_over_http_sends_the_key_in_a_header_and_function_responses_back(
         json!({ "role": "user", "parts": [
             { "functionResponse": { "name": "add", "response": { "output": "2" } } }
         ]})
+    );
+}
+
+#[tokio::test]
+async fn openai_responses_over_http_sends_function_call_items_back() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "resp_1", "object": "response", "status": "completed",
+            "output": [{ "type": "function_call", "id": "fc_x", "call_id": "call_1", "name": "add", "arguments": "{\"a\":3,\"b\":4}" }],
+            "usage": { "input_tokens": 12, "output_tokens": 5 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "resp_2", "object": "response", "status": "completed",
+            "output": [{ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "7" }] }],
+            "usage": { "input_tokens": 20, "output_tokens": 1 }
+        })),
+    ])
+    .await;
+    let model = tool_agent::OpenAiResponsesModel::new("gpt-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("sk-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .instructions("Add.")
+        .build();
+    let result = runner.run("3 + 4?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "7");
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/responses");
+    assert_eq!(seen[0].header("authorization").as_deref(), Some("Bearer sk-test"));
+    assert_eq!(seen[0].body["instructions"], "Add.");
+    assert_eq!(seen[0].body["tools"][0]["type"], "function");
+    assert_eq!(
+        seen[1].body["input"],
+        json!([
+            { "role": "user", "content": "3 + 4?" },
+            { "type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\":3,\"b\":4}" },
+            { "type": "function_call_output", "call_id": "call_1", "output": "7" }
+        ])
     );
 }
