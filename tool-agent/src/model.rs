@@ -14,7 +14,8 @@ use crate::message::{Message, Usage};
 use crate::offer::OfferedTools;
 
 /// The future a [`ChatModel`] returns.
-pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
+pub type ModelFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
 
 /// A model: one request in, one response out.
 ///
