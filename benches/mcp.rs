@@ -81,7 +81,10 @@ fn round_trip(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let exec = Executor::builder().service(Arc::new(Calc)).build().unwrap();
+    let exec = Executor::builder()
+        .service(Arc::new(Calc))
+        .build()
+        .unwrap();
     let ours = connect(&rt, McpServer::new(exec).unwrap());
     let theirs = connect(
         &rt,
@@ -92,10 +95,7 @@ fn round_trip(c: &mut Criterion) {
     // Both answer the same.
     for client in [&ours, &theirs] {
         let result = rt.block_on(client.call_tool(add_call())).unwrap();
-        assert_eq!(
-            serde_json::to_value(&result.content).unwrap()[0]["text"],
-            "5"
-        );
+        assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "5");
     }
     let mut group = c.benchmark_group("mcp tools/call round trip");
     group.bench_function("ai-tool McpServer (validates)", |b| {
