@@ -5,6 +5,8 @@
 
 mod stream;
 
+use std::borrow::Cow;
+
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
@@ -123,7 +125,9 @@ impl OpenAiChatModel {
         };
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(instructions) = &request.instructions {
-            messages.push(json!({ "role": "system", "content": instructions }));
+            messages.push(ChatMessage::System {
+                content: instructions,
+            });
         }
         messages.extend(request.messages.iter().map(|m| message(m, aliases)));
         let mut out = Vec::with_capacity(tools_json.len() + 256 * (messages.len() + 1));
@@ -176,41 +180,66 @@ fn chat_url(base_url: &str) -> String {
     format!("{}/chat/completions", base_url.trim_end_matches('/'))
 }
 
+/// A Chat Completions message, written straight from the neutral one.
+#[derive(serde::Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(serde::Serialize)]
+struct ChatCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: ChatFunction<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    /// Chat Completions takes the arguments as JSON text.
+    arguments: Cow<'a, str>,
+}
+
 /// One neutral message as a Chat Completions message.
-fn message(message: &Message, aliases: &Aliases) -> Value {
+fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
     match message {
-        Message::User { text } => json!({ "role": "user", "content": text }),
-        Message::Assistant { text, calls } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("assistant"));
-            m.insert("content".into(), json!(text));
-            if !calls.is_empty() {
-                let calls: Vec<Value> = calls
-                    .iter()
-                    .map(|call| {
-                        let arguments = match &call.arguments {
-                            Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({
-                            "id": call.id.as_deref().unwrap_or_default(),
-                            "type": "function",
-                            "function": {
-                                "name": aliases.provider_name(&call.name),
-                                "arguments": arguments,
-                            }
-                        })
-                    })
-                    .collect();
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(m)
-        }
-        Message::Tool { call_id, text, .. } => json!({
-            "role": "tool",
-            "tool_call_id": call_id.as_deref().unwrap_or_default(),
-            "content": text,
-        }),
+        Message::User { text } => ChatMessage::User { content: text },
+        Message::Assistant { text, calls } => ChatMessage::Assistant {
+            content: text.as_deref(),
+            tool_calls: calls
+                .iter()
+                .map(|call| ChatCall {
+                    id: call.id.as_deref().unwrap_or_default(),
+                    r#type: "function",
+                    function: ChatFunction {
+                        name: aliases.provider_name(&call.name),
+                        arguments: match &call.arguments {
+                            Value::String(text) => Cow::Borrowed(text.as_str()),
+                            other => Cow::Owned(other.to_string()),
+                        },
+                    },
+                })
+                .collect(),
+        },
+        Message::Tool { call_id, text, .. } => ChatMessage::Tool {
+            tool_call_id: call_id.as_deref().unwrap_or_default(),
+            content: text,
+        },
     }
 }
 
