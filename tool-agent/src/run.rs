@@ -227,6 +227,7 @@ impl<'a> Run<'a> {
                 messages,
                 tools: offered,
                 tool_choice: ToolChoice::Auto,
+                rendered: Default::default(),
             },
             steps: Vec::new(),
             first_step: 0,
