@@ -73,7 +73,11 @@ impl Instant {
 
 impl ChatModel for Instant {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
-        black_box(self.wire.body(request));
+        let body = match self.wire.body(request) {
+            Ok(body) => body,
+            Err(error) => return Box::pin(async move { Err(error) }),
+        };
+        black_box(body);
         let done = request
             .messages
             .iter()
