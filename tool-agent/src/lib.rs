@@ -45,6 +45,7 @@ mod result;
 mod run;
 mod scope;
 mod scripted;
+mod sse;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;
