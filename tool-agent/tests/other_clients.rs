@@ -298,3 +298,47 @@ async fn gemini_streams_text_and_whole_function_calls_over_sse() {
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].path, "/v1/models/gemini-test:streamGenerateContent");
 }
+
+#[tokio::test]
+async fn openai_responses_streams_text_and_function_call_argument_deltas() {
+    let events = |events: &[serde_json::Value]| {
+        Canned::Events(
+            events
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+                .collect(),
+        )
+    };
+    let first = events(&[
+        json!({ "type": "response.created", "response": { "id": "resp_1", "status": "in_progress" } }),
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "Adding" }),
+        json!({ "type": "response.output_item.added", "output_index": 1, "item": { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": "" } }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"a\":6," }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"b\":1}" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_1", "status": "completed", "usage": { "input_tokens": 10, "output_tokens": 4 } } }),
+    ]);
+    let second = events(&[
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "7" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_2", "status": "completed", "usage": { "input_tokens": 20, "output_tokens": 1 } } }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let model = tool_agent::OpenAiResponsesModel::new("gpt-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("sk-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("6 + 1?", &options).collect().await;
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let result = result.unwrap();
+    assert_eq!(result.text, "7");
+    assert_eq!(
+        result.steps[0].calls[0].call,
+        tool_core::ToolCall::new("call_1", "add", json!({ "a": 6, "b": 1 }))
+    );
+    assert_eq!(result.usage.input_tokens, 30);
+    assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
+}
