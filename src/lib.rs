@@ -37,6 +37,10 @@ pub mod cli;
 #[cfg(feature = "mcp")]
 pub use tool_mcp as mcp;
 
+/// The agent loop: talk to a model, run its tool calls, per-request tool sets (feature `agent`).
+#[cfg(feature = "agent")]
+pub use tool_agent as agent;
+
 pub use tool_core::{
     catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
     SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,

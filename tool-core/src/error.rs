@@ -49,6 +49,19 @@ pub enum ToolError {
         /// Up to three close names.
         suggestions: Vec<String>,
     },
+    /// The tool exists, but was not offered to the model in this request, so the call is refused.
+    /// The model reads it as it reads [`ToolError::UnknownTool`]: a name it was not given, with the
+    /// close names among those it was given.
+    #[error(
+        "tool `{name}` was not offered in this request{}",
+        did_you_mean(suggestions)
+    )]
+    NotOffered {
+        /// The name that was called.
+        name: String,
+        /// Up to three close names among the tools that were offered.
+        suggestions: Vec<String>,
+    },
     /// The arguments do not match the tool's schema.
     #[error(
         "invalid arguments for `{tool}`: {}",
@@ -137,6 +150,8 @@ pub enum ToolError {
 pub enum ToolErrorKind {
     /// [`ToolError::UnknownTool`].
     UnknownTool,
+    /// [`ToolError::NotOffered`].
+    NotOffered,
     /// [`ToolError::InvalidArguments`].
     InvalidArguments,
     /// [`ToolError::ArgumentsTooLarge`].
@@ -180,6 +195,7 @@ impl ToolError {
     pub fn tool_name(&self) -> &str {
         match self {
             ToolError::UnknownTool { name: tool, .. }
+            | ToolError::NotOffered { name: tool, .. }
             | ToolError::InvalidArguments { tool, .. }
             | ToolError::ArgumentsTooLarge { tool, .. }
             | ToolError::Failed { tool, .. }
@@ -195,6 +211,7 @@ impl ToolError {
     pub fn kind(&self) -> ToolErrorKind {
         match self {
             ToolError::UnknownTool { .. } => ToolErrorKind::UnknownTool,
+            ToolError::NotOffered { .. } => ToolErrorKind::NotOffered,
             ToolError::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
             ToolError::ArgumentsTooLarge { .. } => ToolErrorKind::ArgumentsTooLarge,
             ToolError::Failed { .. } => ToolErrorKind::Failed,
@@ -280,10 +297,14 @@ impl ToolError {
     /// ```
     pub fn to_model_text_within(&self, limits: ModelTextLimits) -> String {
         match self {
-            ToolError::UnknownTool { name, suggestions } if suggestions.is_empty() => {
+            ToolError::UnknownTool { name, suggestions }
+            | ToolError::NotOffered { name, suggestions }
+                if suggestions.is_empty() =>
+            {
                 format!("There is no tool named `{name}`. Use one of the tools you were given.")
             }
-            ToolError::UnknownTool { name, suggestions } => format!(
+            ToolError::UnknownTool { name, suggestions }
+            | ToolError::NotOffered { name, suggestions } => format!(
                 "There is no tool named `{name}`. Did you mean {}?",
                 suggestions
                     .iter()
@@ -460,6 +481,25 @@ mod tests {
             "There is no tool named `ad`. Did you mean `add`?"
         );
         assert_eq!(err.to_string(), "unknown tool `ad`; did you mean add?");
+    }
+
+    #[test]
+    fn not_offered_reads_like_an_unknown_tool_to_the_model() {
+        let not_offered = ToolError::NotOffered {
+            name: "delete_all".into(),
+            suggestions: vec!["delete_one".into()],
+        };
+        let unknown = ToolError::UnknownTool {
+            name: "delete_all".into(),
+            suggestions: vec!["delete_one".into()],
+        };
+        assert_eq!(not_offered.to_model_text(), unknown.to_model_text());
+        assert_eq!(not_offered.kind(), ToolErrorKind::NotOffered);
+        assert_eq!(not_offered.tool_name(), "delete_all");
+        assert_eq!(
+            not_offered.to_string(),
+            "tool `delete_all` was not offered in this request; did you mean delete_one?"
+        );
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! The agent: a model, an executor, instructions and the rules choosing the tools of each run.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tool_core::provider::DeclareOptions;
+use tool_core::ToolSpec;
+use tool_runtime::Executor;
+
+use crate::approval::ApprovalPolicy;
+use crate::context::RunContext;
+use crate::hooks::RunHooks;
+use crate::model::ChatModel;
+use crate::offer::OfferedTools;
+use crate::options::RunOptions;
+use crate::result::RunFailure;
+
+/// Whether the system tools of one purpose are offered, given the run's context.
+pub type PurposeGate = Arc<dyn Fn(&RunContext) -> bool + Send + Sync>;
+
+/// Runs a model with tools: built once, then [`Agent::run`] for each request.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_agent::{Agent, ModelResponse, RunOptions, ScriptedModel};
+/// use tool_runtime::Executor;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = ScriptedModel::new().then(ModelResponse::answer("Hello!"));
+/// let agent = Agent::builder(model)
+///     .executor(Executor::builder().registered_tools(false).build()?)
+///     .instructions("Be brief.")
+///     .build();
+/// let result = agent.run("Hi", &RunOptions::default()).await?;
+/// assert_eq!(result.text, "Hello!");
+/// # Ok(()) }
+/// ```
+pub struct Agent {
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) executor: Option<Executor>,
+    pub(crate) instructions: Option<String>,
+    gates: HashMap<String, PurposeGate>,
+    declare: DeclareOptions,
+    pub(crate) approval: Option<ApprovalPolicy>,
+    pub(crate) hooks: Option<Arc<dyn RunHooks>>,
+    #[cfg(feature = "retrieval")]
+    retriever: Option<(
+        Arc<tool_retrieval::Retriever>,
+        tool_retrieval::RetrieveOptions,
+    )>,
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    agent: Agent,
+}
+
+impl Agent {
+    /// Starts building an agent on this model. Pass an `Arc` of the model to keep a handle on
+    /// it (a [`ScriptedModel`](crate::ScriptedModel)'s recorded requests, say).
+    pub fn builder(model: impl ChatModel + 'static) -> AgentBuilder {
+        AgentBuilder {
+            agent: Agent {
+                model: Arc::new(model),
+                executor: None,
+                instructions: None,
+                gates: HashMap::new(),
+                declare: DeclareOptions::default(),
+                approval: None,
+                hooks: None,
+                #[cfg(feature = "retrieval")]
+                retriever: None,
+            },
+        }
+    }
+
+    /// The executor whose tools the agent offers, if it has one.
+    pub fn executor(&self) -> Option<&Executor> {
+        self.executor.as_ref()
+    }
+
+    /// The tools a run with these options offers for this input, declared in the model's
+    /// format:
+    ///
+    /// - a system tool (not `selectable`) without a purpose is always offered;
+    /// - a system tool with purposes is offered when the gate of one of its purposes passes
+    ///   for the run's context (a purpose without a gate passes);
+    /// - a selectable tool is offered when the options select it by name, or when the
+    ///   retriever picks it for the input (feature `retrieval`);
+    /// - a tool that is only declared (a catalog line with no implementation) never is.
+    pub async fn offered_tools(
+        &self,
+        input: &str,
+        options: &RunOptions,
+    ) -> Result<OfferedTools, RunFailure> {
+        let Some(exec) = &self.executor else {
+            return Ok(OfferedTools::none());
+        };
+        let retrieved = self.retrieved(input).await?;
+        let specs: Vec<ToolSpec> = exec
+            .tools()
+            .filter(|spec| exec.is_executable(&spec.name))
+            .filter(|spec| self.offers(spec, options, &retrieved))
+            .cloned()
+            .collect();
+        Ok(OfferedTools::new(specs, self.model.format(), &self.declare))
+    }
+
+    /// The tools of these names, as an interrupted run offered them.
+    pub(crate) fn offered_by_name(&self, names: &[String]) -> OfferedTools {
+        let specs = self.executor.as_ref().map_or_else(Vec::new, |exec| {
+            exec.tools()
+                .filter(|spec| names.contains(&spec.name))
+                .cloned()
+                .collect()
+        });
+        OfferedTools::new(specs, self.model.format(), &self.declare)
+    }
+
+    /// The run's offered tools narrowed to these names, for one request.
+    pub(crate) fn narrowed(&self, offered: &OfferedTools, names: &[String]) -> OfferedTools {
+        let specs = offered
+            .specs()
+            .iter()
+            .filter(|spec| names.contains(&spec.name))
+            .cloned()
+            .collect();
+        OfferedTools::new(specs, self.model.format(), &self.declare)
+    }
+
+    fn offers(&self, spec: &ToolSpec, options: &RunOptions, retrieved: &[String]) -> bool {
+        let name = &spec.name;
+        if spec.metadata.selectable {
+            return options.selected_tools.contains(name) || retrieved.contains(name);
+        }
+        let purposes = &spec.metadata.purposes;
+        purposes.is_empty()
+            || purposes.iter().any(|purpose| {
+                self.gates
+                    .get(purpose)
+                    .is_none_or(|gate| gate(&options.context))
+            })
+    }
+
+    /// The selectable tools the retriever picks for the input.
+    #[cfg(feature = "retrieval")]
+    async fn retrieved(&self, input: &str) -> Result<Vec<String>, RunFailure> {
+        let Some((retriever, options)) = &self.retriever else {
+            return Ok(Vec::new());
+        };
+        let found = retriever
+            .retrieve(input, options)
+            .await
+            .map_err(|e| RunFailure::ToolSelection(e.to_string()))?;
+        Ok(found
+            .into_iter()
+            .filter(|r| r.reason != tool_retrieval::Reason::System)
+            .map(|r| r.name)
+            .collect())
+    }
+
+    #[cfg(not(feature = "retrieval"))]
+    async fn retrieved(&self, _input: &str) -> Result<Vec<String>, RunFailure> {
+        Ok(Vec::new())
+    }
+}
+
+impl AgentBuilder {
+    /// The executor whose tools the agent offers. Without one, the agent offers no tools.
+    pub fn executor(mut self, executor: Executor) -> Self {
+        self.agent.executor = Some(executor);
+        self
+    }
+
+    /// The system prompt of every request.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.agent.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The gate of a purpose: the system tools serving `purpose` are offered only in runs whose
+    /// context passes it (a tool with several purposes, when one of them passes).
+    ///
+    /// ```
+    /// # use tool_agent::{Agent, RunContext, ScriptedModel};
+    /// struct Documents(Vec<String>);
+    ///
+    /// let agent = Agent::builder(ScriptedModel::new())
+    ///     .purpose_gate("document_processing", |context: &RunContext| {
+    ///         context.get::<Documents>().is_some_and(|d| !d.0.is_empty())
+    ///     })
+    ///     .build();
+    /// # drop(agent);
+    /// ```
+    pub fn purpose_gate(
+        mut self,
+        purpose: impl Into<String>,
+        gate: impl Fn(&RunContext) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.gates.insert(purpose.into(), Arc::new(gate));
+        self
+    }
+
+    /// The tools whose calls wait for a person's approval: a run whose model calls one stops
+    /// with the call pending ([`StopReason::Interrupted`](crate::StopReason::Interrupted)),
+    /// and [`Agent::resume`] goes on with the decisions. The other calls of the same answer run.
+    pub fn require_approval(
+        mut self,
+        policy: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.approval = Some(Arc::new(policy));
+        self
+    }
+
+    /// [`AgentBuilder::require_approval`] for every tool marked `destructive`.
+    pub fn require_approval_for_destructive(self) -> Self {
+        self.require_approval(|spec| spec.metadata.hints.destructive == Some(true))
+    }
+
+    /// Code run before each request and around each tool call (see [`RunHooks`]).
+    pub fn hooks(mut self, hooks: impl RunHooks + 'static) -> Self {
+        self.agent.hooks = Some(Arc::new(hooks));
+        self
+    }
+
+    /// Declares tools in the strict mode of the model's API, where it has one.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.agent.declare.strict = strict;
+        self
+    }
+
+    /// Lets a retriever pick, for each run's input, the selectable tools to offer (beside those
+    /// selected by name). `[tool]` in the input forces a tool in.
+    #[cfg(feature = "retrieval")]
+    pub fn retriever(
+        mut self,
+        retriever: Arc<tool_retrieval::Retriever>,
+        options: tool_retrieval::RetrieveOptions,
+    ) -> Self {
+        self.agent.retriever = Some((retriever, options));
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent {
+        self.agent
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.model.model_name())
+            .field("executor", &self.executor)
+            .field("instructions", &self.instructions)
+            .field("gates", &self.gates.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}

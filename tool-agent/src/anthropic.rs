@@ -1,0 +1,498 @@
+//! Anthropic Messages over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
+//! module; this module writes the messages (a call's results go back as one user message of
+//! `tool_result` blocks) and reads the text and usage, whole or streamed.
+
+use reqwest::header::{HeaderName, HeaderValue};
+use serde_json::{json, Map, Value};
+use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::message::{Message, Usage};
+use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
+
+const PROVIDER: &str = "Anthropic";
+
+/// A [`ChatModel`] speaking Anthropic Messages (`POST {base_url}/messages`).
+///
+/// The API key comes from `ANTHROPIC_API_KEY` unless set with
+/// [`AnthropicModel::with_api_key`]; it is sent as `x-api-key`, never logged, and `Debug`
+/// shows only whether there is one. `max_tokens`, which the API requires, is 4,096 unless set.
+///
+/// ```
+/// use tool_agent::AnthropicModel;
+///
+/// let model = AnthropicModel::new("claude-sonnet-4-5").with_max_tokens(1024);
+/// assert_eq!(model.url(), "https://api.anthropic.com/v1/messages");
+/// ```
+#[derive(Clone)]
+pub struct AnthropicModel {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<ApiKey>,
+    retry: RetryPolicy,
+    max_tokens: u32,
+}
+
+impl AnthropicModel {
+    /// Anthropic's own endpoint.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com/v1";
+    /// The API version sent in `anthropic-version`.
+    pub const API_VERSION: &'static str = "2023-06-01";
+
+    /// A client for `model` at [`AnthropicModel::DEFAULT_BASE_URL`], with the key in
+    /// `ANTHROPIC_API_KEY` if it is set.
+    pub fn new(model: impl Into<String>) -> Self {
+        AnthropicModel {
+            client: reqwest::Client::new(),
+            url: messages_url(Self::DEFAULT_BASE_URL),
+            model: model.into(),
+            api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
+            retry: RetryPolicy::default(),
+            max_tokens: 4096,
+        }
+    }
+
+    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`).
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = messages_url(base_url);
+        self
+    }
+
+    /// The API key, instead of `ANTHROPIC_API_KEY`.
+    pub fn with_api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// How failed requests are retried.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The most tokens an answer may have.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The `reqwest` client to send with.
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let fallback;
+        let declarations = match request.tools.declarations() {
+            Some(declared) => declared,
+            None => {
+                fallback = declare(
+                    request.tools.specs(),
+                    Format::Anthropic,
+                    &DeclareOptions::default(),
+                );
+                &fallback
+            }
+        };
+        let aliases = &declarations.aliases;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert("max_tokens".into(), json!(self.max_tokens));
+        if let Some(instructions) = &request.instructions {
+            body.insert("system".into(), json!(instructions));
+        }
+        body.insert("messages".into(), messages(&request.messages, aliases));
+        if request.offers_tools() {
+            body.insert("tools".into(), declarations.tools.clone());
+            body.insert(
+                "tool_choice".into(),
+                tool_choice(&request.tool_choice, aliases),
+            );
+        }
+        Value::Object(body)
+    }
+
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let mut headers = json_headers(
+            self.api_key.as_ref(),
+            HeaderName::from_static("x-api-key"),
+            false,
+        )?;
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(Self::API_VERSION),
+        );
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+}
+
+fn messages_url(base_url: &str) -> String {
+    format!("{}/messages", base_url.trim_end_matches('/'))
+}
+
+/// The neutral messages as Anthropic's: results of one answer's calls go together in one user
+/// message of `tool_result` blocks.
+fn messages(messages: &[Message], aliases: &Aliases) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
+        if !results.is_empty() {
+            out.push(json!({ "role": "user", "content": std::mem::take(results) }));
+        }
+    };
+    for message in messages {
+        match message {
+            Message::Tool {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => {
+                let mut block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": call_id.as_deref().unwrap_or_default(),
+                    "content": text,
+                });
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                results.push(block);
+            }
+            Message::User { text } => {
+                flush(&mut results, &mut out);
+                out.push(json!({ "role": "user", "content": text }));
+            }
+            Message::Assistant { text, calls } => {
+                flush(&mut results, &mut out);
+                let mut content: Vec<Value> = Vec::new();
+                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                    content.push(json!({ "type": "text", "text": text }));
+                }
+                for call in calls {
+                    let input = match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        _ => json!({}),
+                    };
+                    content.push(json!({
+                        "type": "tool_use",
+                        "id": call.id.as_deref().unwrap_or_default(),
+                        "name": aliases.provider_name(&call.name),
+                        "input": input,
+                    }));
+                }
+                out.push(json!({ "role": "assistant", "content": content }));
+            }
+        }
+    }
+    flush(&mut results, &mut out);
+    Value::Array(out)
+}
+
+fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({ "type": "auto" }),
+        ToolChoice::Required => json!({ "type": "any" }),
+        ToolChoice::None => json!({ "type": "none" }),
+        ToolChoice::Tool(name) => json!({ "type": "tool", "name": aliases.provider_name(name) }),
+    }
+}
+
+/// The text, calls and usage of a Messages answer.
+fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+    let calls = parse_calls(Format::Anthropic, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider: PROVIDER,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider: PROVIDER,
+            message: other.to_string(),
+        },
+    })?;
+    let text: String = answer
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let count = |name: &str| {
+        answer
+            .pointer(&format!("/usage/{name}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let cached = count("cache_read_input_tokens");
+    let usage = Usage {
+        requests: 1,
+        // Anthropic counts cached and newly cached input apart from `input_tokens`.
+        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: cached,
+        reasoning_tokens: 0,
+    };
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage,
+        finish_reason: answer
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+impl ChatModel for AnthropicModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request))?.send().await?;
+            let fallback = Aliases::default();
+            let aliases = request
+                .tools
+                .declarations()
+                .map_or(&fallback, |d| &d.aliases);
+            response(&answer, aliases)
+        })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let mut body = self.body(request);
+            body["stream"] = json!(true);
+            self.post(body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.url.clone(), Box::new(decoder))
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::Anthropic)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}
+
+/// What a streamed answer's events said so far: `message_start`, content blocks started and
+/// grown by deltas (`text_delta`, `input_json_delta`), `message_delta`, `message_stop`.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed event is not JSON ({e}): {data}"),
+        })?;
+        let index = event.get("index").and_then(Value::as_u64);
+        let text =
+            |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or_default().to_owned();
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                let count = |name: &str| {
+                    event
+                        .pointer(&format!("/message/usage/{name}"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                let cached = count("cache_read_input_tokens");
+                self.usage.input_tokens =
+                    count("input_tokens") + cached + count("cache_creation_input_tokens");
+                self.usage.cached_input_tokens = cached;
+            }
+            Some("content_block_start") => {
+                let block = event.get("content_block");
+                match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
+                    Some("tool_use") => self.calls.push(
+                        index,
+                        block.and_then(|b| b.get("id")).and_then(Value::as_str),
+                        block.and_then(|b| b.get("name")).and_then(Value::as_str),
+                        None,
+                    ),
+                    Some("text") => {
+                        let start = text(block.and_then(|b| b.get("text")));
+                        if !start.is_empty() {
+                            self.text.push_str(&start);
+                            deltas.push(start);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("content_block_delta") => {
+                let delta = event.get("delta");
+                match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        let piece = text(delta.and_then(|d| d.get("text")));
+                        self.text.push_str(&piece);
+                        deltas.push(piece);
+                    }
+                    Some("input_json_delta") => {
+                        let piece = delta
+                            .and_then(|d| d.get("partial_json"))
+                            .and_then(Value::as_str);
+                        self.calls.push(index, None, None, piece);
+                    }
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(output) = event
+                    .pointer("/usage/output_tokens")
+                    .and_then(Value::as_u64)
+                {
+                    self.usage.output_tokens = output;
+                }
+            }
+            Some("message_stop") => return Ok(true),
+            Some("error") => {
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: text(event.pointer("/error/message")),
+                    attempts: 1,
+                })
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.stop_reason.take(),
+        }
+    }
+}
+
+impl std::fmt::Debug for AnthropicModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("retry", &self.retry)
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::ToolCall;
+
+    #[test]
+    fn results_of_one_answer_go_back_in_one_user_message() {
+        let transcript = [
+            Message::user("add twice"),
+            Message::Assistant {
+                text: Some("Sure.".into()),
+                calls: vec![
+                    ToolCall::new("t1", "add", json!({ "a": 1 })),
+                    ToolCall::new("t2", "add", json!({ "a": 2 })),
+                ],
+            },
+            Message::Tool {
+                call_id: Some("t1".into()),
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+            },
+            Message::Tool {
+                call_id: Some("t2".into()),
+                name: "add".into(),
+                text: "bad".into(),
+                is_error: true,
+            },
+        ];
+        assert_eq!(
+            messages(&transcript, &Aliases::default()),
+            json!([
+                { "role": "user", "content": "add twice" },
+                { "role": "assistant", "content": [
+                    { "type": "text", "text": "Sure." },
+                    { "type": "tool_use", "id": "t1", "name": "add", "input": { "a": 1 } },
+                    { "type": "tool_use", "id": "t2", "name": "add", "input": { "a": 2 } }
+                ]},
+                { "role": "user", "content": [
+                    { "type": "tool_result", "tool_use_id": "t1", "content": "1" },
+                    { "type": "tool_result", "tool_use_id": "t2", "content": "bad", "is_error": true }
+                ]}
+            ])
+        );
+    }
+
+    #[test]
+    fn text_calls_and_usage_are_read_from_the_answer() {
+        let answer = json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [
+                { "type": "text", "text": "Adding." },
+                { "type": "tool_use", "id": "t1", "name": "add", "input": { "a": 1, "b": 2 } }
+            ],
+            "usage": { "input_tokens": 20, "output_tokens": 7, "cache_read_input_tokens": 100 }
+        });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(response.text.as_deref(), Some("Adding."));
+        assert_eq!(
+            response.calls,
+            vec![ToolCall::new("t1", "add", json!({ "a": 1, "b": 2 }))]
+        );
+        assert_eq!(response.usage.input_tokens, 120);
+        assert_eq!(response.usage.cached_input_tokens, 100);
+        assert_eq!(response.usage.output_tokens, 7);
+        assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
+    }
+
+    #[test]
+    fn the_debug_form_shows_no_key() {
+        let model = AnthropicModel::new("m").with_api_key(ApiKey::new("sk-ant-secret"));
+        assert!(!format!("{model:?}").contains("sk-ant-secret"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Human in the loop: calls of tools that need approval are not run; the run stops with them
+//! pending and a state to resume from, and a resumed run executes exactly what was approved.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::{ToolCall, ToolSpec};
+
+use crate::message::{Message, Usage};
+use crate::repeat::{self, RepeatGuard};
+
+/// Which tools need approval before they run.
+pub type ApprovalPolicy = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
+
+/// A call waiting for a person's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The call, as the model made it.
+    pub call: ToolCall,
+    /// The hash of its name and arguments (object keys sorted): what a decision is bound to.
+    pub arguments_hash: String,
+}
+
+impl PendingApproval {
+    pub(crate) fn new(call: ToolCall) -> Self {
+        let arguments_hash = hash(&call);
+        PendingApproval {
+            call,
+            arguments_hash,
+        }
+    }
+
+    fn decide(&self, verdict: ApprovalVerdict) -> Decision {
+        Decision {
+            call_id: self.call.id.clone().unwrap_or_default(),
+            arguments_hash: self.arguments_hash.clone(),
+            verdict,
+        }
+    }
+
+    /// Runs the call as the model made it.
+    pub fn approve(&self) -> Decision {
+        self.decide(ApprovalVerdict::Approve)
+    }
+
+    /// Runs the call with other arguments (checked against the schema like any call's).
+    pub fn approve_with(&self, arguments: Value) -> Decision {
+        self.decide(ApprovalVerdict::ApproveWith(arguments))
+    }
+
+    /// Runs the call, and every later call of this tool in the run without asking.
+    pub fn approve_for_session(&self) -> Decision {
+        self.decide(ApprovalVerdict::ApproveForSession)
+    }
+
+    /// Does not run the call; the model is told why.
+    pub fn reject(&self, reason: impl Into<String>) -> Decision {
+        self.decide(ApprovalVerdict::Reject(reason.into()))
+    }
+}
+
+/// A person's decision on one pending call, bound to its id and to the hash of the arguments
+/// that were shown: it applies to that call with those arguments and to nothing else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The call's id.
+    pub call_id: String,
+    /// The hash of the call that was decided on ([`PendingApproval::arguments_hash`]).
+    pub arguments_hash: String,
+    /// What was decided.
+    pub verdict: ApprovalVerdict,
+}
+
+/// What was decided on a pending call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalVerdict {
+    /// Run it as it is.
+    Approve,
+    /// Run it with these arguments instead.
+    ApproveWith(Value),
+    /// Run it, and the tool's later calls in the run without asking.
+    ApproveForSession,
+    /// Do not run it; the reason goes to the model.
+    Reject(String),
+}
+
+/// Where an interrupted run stopped: everything [`Agent::resume`](crate::Agent::resume) needs,
+/// serializable so that it can wait for a person in a database.
+///
+/// Keep it where users cannot edit it (or sign it): it holds the names of the tools the run
+/// offered, and the calls that wait.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunState {
+    /// The transcript up to the answer whose calls wait.
+    pub(crate) messages: Vec<Message>,
+    /// The results of that answer's calls that needed no approval, by position in the answer.
+    pub(crate) done: Vec<(usize, Message)>,
+    /// The calls that wait, by position in the answer.
+    pub(crate) pending: Vec<(usize, PendingApproval)>,
+    /// The names of the tools the run offered.
+    pub(crate) offered: Vec<String>,
+    /// Tools approved for the rest of the run.
+    pub(crate) approved_tools: Vec<String>,
+    /// Steps run so far.
+    pub(crate) steps: usize,
+    pub(crate) usage: Usage,
+    pub(crate) failed_steps: usize,
+    pub(crate) repeats: RepeatGuard,
+}
+
+impl RunState {
+    /// The calls that wait for a decision.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingApproval> {
+        self.pending.iter().map(|(_, p)| p)
+    }
+}
+
+/// An interrupted run: the calls that wait, and the state to resume from.
+#[derive(Debug, Clone)]
+pub struct Interruption {
+    /// The calls that wait for a decision, in call order.
+    pub pending: Vec<PendingApproval>,
+    /// What [`Agent::resume`](crate::Agent::resume) takes back.
+    pub state: RunState,
+}
+
+/// FNV-1a (64 bits) of a call's canonical form, in hex: stable across processes and versions,
+/// so a decision made in one process matches its call in another. A binding, not a signature.
+fn hash(call: &ToolCall) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in repeat::key(call).bytes() {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_hash_ignores_key_order_and_sees_every_value() {
+        let a = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "to": "bob", "amount": 5 }),
+        ));
+        let b = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "amount": 5, "to": "bob" }),
+        ));
+        let c = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "amount": 500, "to": "bob" }),
+        ));
+        assert_eq!(a.arguments_hash, b.arguments_hash);
+        assert_ne!(a.arguments_hash, c.arguments_hash);
+        assert_eq!(a.arguments_hash.len(), 16);
+    }
+
+    #[test]
+    fn a_decision_is_bound_to_the_call_id_and_hash() {
+        let pending = PendingApproval::new(ToolCall::new("c7", "pay", json!({ "amount": 5 })));
+        let decision = pending.reject("too much");
+        assert_eq!(decision.call_id, "c7");
+        assert_eq!(decision.arguments_hash, pending.arguments_hash);
+        assert_eq!(decision.verdict, ApprovalVerdict::Reject("too much".into()));
+    }
+}

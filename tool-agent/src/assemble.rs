@@ -1,0 +1,192 @@
+//! Tool calls assembled from streamed deltas, as real servers send them: a call's id and name
+//! first and its arguments in pieces, matched by index and by id, including servers that give
+//! every parallel call index 0, interleave the pieces of several calls, or repeat a piece.
+
+use serde_json::Value;
+use tool_core::provider::Aliases;
+use tool_core::ToolCall;
+
+/// The calls of one streamed answer, as they come.
+#[derive(Debug, Default)]
+pub(crate) struct CallAssembler {
+    calls: Vec<Partial>,
+}
+
+#[derive(Debug, Default)]
+struct Partial {
+    index: Option<u64>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl CallAssembler {
+    /// Adds one delta: any of the call's position, id, name and a piece of its arguments.
+    pub(crate) fn push(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+    ) {
+        let at = self.slot(index, id.filter(|id| !id.is_empty()));
+        let call = &mut self.calls[at];
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            // Some servers repeat the name in every delta; it never grows.
+            if call.name.is_empty() {
+                call.name = name.to_owned();
+            }
+        }
+        if let Some(piece) = arguments.filter(|a| !a.is_empty()) {
+            if !is_repeat(&call.arguments, piece) {
+                call.arguments.push_str(piece);
+            }
+        }
+    }
+
+    /// Which call a delta belongs to, made if new.
+    fn slot(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        if let Some(id) = id {
+            if let Some(at) = self.calls.iter().position(|c| c.id == id) {
+                return at;
+            }
+            // The id arriving after the first piece of its call.
+            let unnamed = index.and_then(|i| {
+                self.calls
+                    .iter()
+                    .rposition(|c| c.index == Some(i) && c.id.is_empty())
+            });
+            if let Some(at) = unnamed {
+                self.calls[at].id = id.to_owned();
+                return at;
+            }
+            return self.start(index, id);
+        }
+        let by_index = index.and_then(|i| self.calls.iter().rposition(|c| c.index == Some(i)));
+        match by_index {
+            Some(at) => at,
+            None if index.is_none() && !self.calls.is_empty() => self.calls.len() - 1,
+            None => self.start(index, ""),
+        }
+    }
+
+    fn start(&mut self, index: Option<u64>, id: &str) -> usize {
+        self.calls.push(Partial {
+            index,
+            id: id.to_owned(),
+            ..Partial::default()
+        });
+        self.calls.len() - 1
+    }
+
+    /// The calls, in the order they started, with real names and decoded arguments. Arguments
+    /// that are not JSON are kept as text, which validation reports to the model.
+    pub(crate) fn finish(self, aliases: &Aliases) -> Vec<ToolCall> {
+        self.calls
+            .into_iter()
+            .filter(|c| !c.name.is_empty())
+            .map(|c| {
+                let name = aliases.real_name(&c.name).to_owned();
+                let arguments = if c.arguments.trim().is_empty() {
+                    Value::Object(Default::default())
+                } else {
+                    serde_json::from_str(&c.arguments).unwrap_or(Value::String(c.arguments))
+                };
+                ToolCall {
+                    id: (!c.id.is_empty()).then_some(c.id),
+                    arguments: aliases.decode_arguments(&name, arguments),
+                    name,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether `piece` repeats arguments already complete: a server sending the whole arguments
+/// again at the end.
+fn is_repeat(so_far: &str, piece: &str) -> bool {
+    !so_far.is_empty()
+        && so_far.trim() == piece.trim()
+        && serde_json::from_str::<Value>(so_far).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn finish(assembler: CallAssembler) -> Vec<(Option<String>, String, Value)> {
+        assembler
+            .finish(&Aliases::default())
+            .into_iter()
+            .map(|c| (c.id, c.name, c.arguments))
+            .collect()
+    }
+
+    #[test]
+    fn pieces_join_by_index_in_order() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), Some("c1"), Some("add"), Some(""));
+        a.push(Some(0), None, None, Some("{\"a\":"));
+        a.push(Some(0), None, None, Some(" 1, \"b\": 2}"));
+        assert_eq!(
+            finish(a),
+            [(Some("c1".into()), "add".into(), json!({ "a": 1, "b": 2 }))]
+        );
+    }
+
+    #[test]
+    fn interleaved_parallel_calls_are_kept_apart() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), Some("c1"), Some("add"), None);
+        a.push(Some(1), Some("c2"), Some("mul"), None);
+        a.push(Some(1), None, None, Some("{\"x\":"));
+        a.push(Some(0), None, None, Some("{\"a\":"));
+        a.push(Some(0), None, None, Some("1}"));
+        a.push(Some(1), None, None, Some("2}"));
+        assert_eq!(
+            finish(a),
+            [
+                (Some("c1".into()), "add".into(), json!({ "a": 1 })),
+                (Some("c2".into()), "mul".into(), json!({ "x": 2 })),
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_that_all_say_index_0_are_told_apart_by_id() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), Some("c1"), Some("add"), Some("{\"a\": 1}"));
+        a.push(Some(0), Some("c2"), Some("add"), Some("{\"a\":"));
+        a.push(Some(0), None, None, Some(" 2}"));
+        assert_eq!(
+            finish(a),
+            [
+                (Some("c1".into()), "add".into(), json!({ "a": 1 })),
+                (Some("c2".into()), "add".into(), json!({ "a": 2 })),
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_names_and_a_repeated_whole_argument_are_not_doubled() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), Some("c1"), Some("add"), Some("{\"a\": 1}"));
+        a.push(Some(0), Some("c1"), Some("add"), Some("{\"a\": 1}"));
+        assert_eq!(
+            finish(a),
+            [(Some("c1".into()), "add".into(), json!({ "a": 1 }))]
+        );
+    }
+
+    #[test]
+    fn an_id_arriving_late_joins_its_call_and_bad_json_stays_text() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), None, Some("add"), Some("{\"a\": "));
+        a.push(Some(0), Some("c9"), None, Some("oops"));
+        assert_eq!(
+            finish(a),
+            [(Some("c9".into()), "add".into(), json!("{\"a\": oops"))]
+        );
+    }
+}

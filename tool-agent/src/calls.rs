@@ -1,0 +1,164 @@
+//! Running the calls of one response: only offered tools, concurrently up to a cap,
+//! destructive tools one at a time in call order, results in call order.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use futures_util::future::join;
+use futures_util::stream::{self, StreamExt};
+use tool_core::{ToolCall, ToolError, ToolOutput};
+use tool_runtime::{CallOptions, Executor};
+use tracing::Instrument;
+
+use crate::hooks::{AfterTool, BeforeTool, RunHooks};
+use crate::offer::OfferedTools;
+use crate::repeat::Verdict;
+use crate::result::CallRecord;
+
+/// What the calls of one run are run with.
+pub(crate) struct Calls<'a> {
+    pub executor: Option<&'a Executor>,
+    pub offered: &'a OfferedTools,
+    /// The run's cancellation token, for every call.
+    pub options: CallOptions,
+    /// Calls run at once, at least 1.
+    pub concurrency: usize,
+    pub hooks: Option<&'a dyn RunHooks>,
+    /// Why a hook ended the run, if one did.
+    pub terminated: Mutex<Option<String>>,
+}
+
+impl Calls<'_> {
+    /// Runs one response's calls, with the repeat guard's verdict on each, and returns their
+    /// records in call order. Every call gets a result, whatever happens.
+    pub(crate) async fn run(&self, calls: &[ToolCall], verdicts: &[Verdict]) -> Vec<CallRecord> {
+        let (serial, parallel): (Vec<usize>, Vec<usize>) =
+            (0..calls.len()).partition(|&i| self.is_destructive(&calls[i].name));
+        // The futures are made here, not in the stream: a stream holding the closure would
+        // make the run's future lose `Send` (the closure is not general over lifetimes).
+        let started: Vec<_> = parallel
+            .iter()
+            .map(|&i| self.one(&calls[i], verdicts[i]))
+            .collect();
+        let concurrent = stream::iter(started)
+            .buffered(self.concurrency.max(1))
+            .collect::<Vec<_>>();
+        let one_by_one = async {
+            let mut done = Vec::with_capacity(serial.len());
+            for &i in &serial {
+                done.push(self.one(&calls[i], verdicts[i]).await);
+            }
+            done
+        };
+        let (concurrent, one_by_one) = join(concurrent, one_by_one).await;
+        let mut slots: Vec<Option<CallRecord>> = calls.iter().map(|_| None).collect();
+        let finished = parallel
+            .into_iter()
+            .zip(concurrent)
+            .chain(serial.into_iter().zip(one_by_one));
+        for (i, record) in finished {
+            slots[i] = Some(record);
+        }
+        slots.into_iter().flatten().collect()
+    }
+
+    /// Whether the tool is offered and marked destructive.
+    fn is_destructive(&self, name: &str) -> bool {
+        self.offered.contains(name)
+            && self
+                .executor
+                .and_then(|exec| exec.spec(name))
+                .is_some_and(|spec| spec.metadata.hints.destructive == Some(true))
+    }
+
+    async fn one(&self, call: &ToolCall, verdict: Verdict) -> CallRecord {
+        let started = Instant::now();
+        let result = match verdict {
+            Verdict::Run => {
+                let span = tracing::info_span!(
+                    "gen_ai.execute_tool",
+                    gen_ai.operation.name = "execute_tool",
+                    gen_ai.tool.name = %call.name,
+                    gen_ai.tool.call.id = call.id.as_deref().unwrap_or_default(),
+                );
+                self.hooked(call).instrument(span).await
+            }
+            Verdict::Warn { times } => Ok(ToolOutput::error(format!(
+                "You called `{}` with these arguments {times} times in a row; it was not run \
+                 again, and the result would not change. Use the results you have, or change \
+                 the arguments. One more identical call ends the conversation.",
+                call.name
+            ))),
+            Verdict::Stop { times } => Ok(ToolOutput::error(format!(
+                "Not run: `{}` was called with the same arguments {times} times in a row, so \
+                 the run was stopped.",
+                call.name
+            ))),
+            Verdict::Skip => Ok(ToolOutput::error(
+                "Not run: another call of the same answer repeated itself, so the run was stopped.",
+            )),
+        };
+        CallRecord {
+            call: call.clone(),
+            result,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// Why a hook ended the run, if one did.
+    pub(crate) fn take_terminated(&self) -> Option<String> {
+        self.terminated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn terminate(&self, reason: String) {
+        let mut terminated = self
+            .terminated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        terminated.get_or_insert(reason);
+    }
+
+    /// Runs a call between the hooks, if there are hooks and the tool was offered.
+    async fn hooked(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
+        let Some(hooks) = self.hooks.filter(|_| self.offered.contains(&call.name)) else {
+            return self.execute(call).await;
+        };
+        let mut result = match hooks.before_tool(call) {
+            BeforeTool::Run => self.execute(call).await,
+            BeforeTool::Rewrite(arguments) => {
+                let rewritten = ToolCall {
+                    arguments,
+                    ..call.clone()
+                };
+                self.execute(&rewritten).await
+            }
+            BeforeTool::Skip(output) => return Ok(output),
+            BeforeTool::Deny(reason) => return Ok(ToolOutput::error(reason)),
+            BeforeTool::Terminate(reason) => {
+                let text = format!("Not run: {reason}");
+                self.terminate(reason);
+                return Ok(ToolOutput::error(text));
+            }
+        };
+        if let AfterTool::Terminate(reason) = hooks.after_tool(call, &mut result) {
+            self.terminate(reason);
+        }
+        result
+    }
+
+    /// Runs an offered tool; refuses any other.
+    async fn execute(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
+        match self.executor {
+            Some(exec) if self.offered.contains(&call.name) => {
+                exec.execute_call(call, &self.options).await
+            }
+            executor => {
+                let exists = executor.is_some_and(|exec| exec.spec(&call.name).is_some());
+                Err(self.offered.refusal(&call.name, exists))
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Streaming: what a model's streamed answer is made of ([`ModelEvent`]), and what a streamed
+//! run yields ([`RunEvent`]).
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use tool_core::ToolCall;
+
+use crate::approval::PendingApproval;
+use crate::message::Usage;
+use crate::model::{ModelError, ModelResponse};
+use crate::result::{CallRecord, RunError, RunResult, Step};
+
+/// A model's answer as it comes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    /// More of the text.
+    TextDelta(String),
+    /// The whole answer, assembled: the last event.
+    Done(ModelResponse),
+}
+
+/// The stream a [`ChatModel::respond_stream`](crate::ChatModel::respond_stream) returns.
+pub type ModelEventStream<'a> =
+    Pin<Box<dyn Stream<Item = Result<ModelEvent, ModelError>> + Send + 'a>>;
+
+/// What a streamed run yields, in order; [`RunEvent::Finished`] is the last.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// More of the model's text in this step.
+    TextDelta {
+        /// The step, from 0.
+        step: usize,
+        /// The text.
+        text: String,
+    },
+    /// A call of the model's answer, arguments assembled, about to run.
+    ToolCallStarted {
+        /// The step, from 0.
+        step: usize,
+        /// The call.
+        call: ToolCall,
+    },
+    /// A call's result, in call order.
+    ToolResult {
+        /// The step, from 0.
+        step: usize,
+        /// The call, its result and its time.
+        record: CallRecord,
+    },
+    /// A call waits for approval; the run will end interrupted.
+    ApprovalNeeded(PendingApproval),
+    /// The tokens of one request.
+    Usage {
+        /// The step, from 0.
+        step: usize,
+        /// The tokens.
+        usage: Usage,
+    },
+    /// A step ended.
+    StepFinished(Box<Step>),
+    /// The run ended: what [`Agent::run`](crate::Agent::run) would have returned.
+    Finished(Box<Result<RunResult, RunError>>),
+}

@@ -1,0 +1,473 @@
+//! Gemini `generateContent` over HTTP. Tools are declared and calls parsed by `tool-core`'s
+//! provider module; this module writes the contents (a call's results go back as one user
+//! content of `functionResponse` parts) and reads the text and usage, whole or streamed
+//! (`streamGenerateContent` with `alt=sse`).
+
+use reqwest::header::HeaderName;
+use serde_json::{json, Map, Value};
+use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::message::{Message, Usage};
+use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
+
+const PROVIDER: &str = "Gemini";
+
+/// A [`ChatModel`] speaking Gemini `generateContent`
+/// (`POST {base_url}/models/{model}:generateContent`).
+///
+/// The API key comes from `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) unless set with
+/// [`GeminiModel::with_api_key`]; it is sent as `x-goog-api-key`, never in the URL, never
+/// logged.
+///
+/// ```
+/// use tool_agent::GeminiModel;
+///
+/// let model = GeminiModel::new("gemini-2.5-flash");
+/// assert_eq!(
+///     model.url(),
+///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+/// );
+/// ```
+#[derive(Clone)]
+pub struct GeminiModel {
+    client: reqwest::Client,
+    url: String,
+    stream_url: String,
+    model: String,
+    api_key: Option<ApiKey>,
+    retry: RetryPolicy,
+}
+
+impl GeminiModel {
+    /// Google's own endpoint.
+    pub const DEFAULT_BASE_URL: &'static str = "https://generativelanguage.googleapis.com/v1beta";
+
+    /// A client for `model` at [`GeminiModel::DEFAULT_BASE_URL`], with the key in
+    /// `GEMINI_API_KEY` or `GOOGLE_API_KEY` if one is set.
+    pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
+        GeminiModel {
+            client: reqwest::Client::new(),
+            url: content_url(Self::DEFAULT_BASE_URL, &model),
+            stream_url: stream_url(Self::DEFAULT_BASE_URL, &model),
+            model,
+            api_key: ApiKey::from_env("GEMINI_API_KEY")
+                .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The endpoint's base URL, with its version path (`.../v1beta`).
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = content_url(base_url, &self.model);
+        self.stream_url = stream_url(base_url, &self.model);
+        self
+    }
+
+    /// The API key, instead of the environment's.
+    pub fn with_api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// How failed requests are retried.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The `reqwest` client to send with.
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let fallback;
+        let declarations = match request.tools.declarations() {
+            Some(declared) => declared,
+            None => {
+                fallback = declare(
+                    request.tools.specs(),
+                    Format::Gemini,
+                    &DeclareOptions::default(),
+                );
+                &fallback
+            }
+        };
+        let aliases = &declarations.aliases;
+        let mut body = Map::new();
+        if let Some(instructions) = &request.instructions {
+            body.insert(
+                "systemInstruction".into(),
+                json!({ "parts": [{ "text": instructions }] }),
+            );
+        }
+        body.insert("contents".into(), contents(&request.messages, aliases));
+        if request.offers_tools() {
+            body.insert("tools".into(), declarations.tools.clone());
+            body.insert(
+                "toolConfig".into(),
+                json!({ "functionCallingConfig": calling_config(&request.tool_choice, aliases) }),
+            );
+        }
+        Value::Object(body)
+    }
+
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        self.post_to(&self.url, body)
+    }
+
+    fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let headers = json_headers(
+            self.api_key.as_ref(),
+            HeaderName::from_static("x-goog-api-key"),
+            false,
+        )?;
+        Ok(JsonPost {
+            client: &self.client,
+            url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+}
+
+fn content_url(base_url: &str, model: &str) -> String {
+    format!(
+        "{}/models/{model}:generateContent",
+        base_url.trim_end_matches('/')
+    )
+}
+
+fn stream_url(base_url: &str, model: &str) -> String {
+    format!(
+        "{}/models/{model}:streamGenerateContent?alt=sse",
+        base_url.trim_end_matches('/')
+    )
+}
+
+/// The neutral messages as Gemini contents: results of one answer's calls go together in one
+/// user content of `functionResponse` parts.
+fn contents(messages: &[Message], aliases: &Aliases) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
+        if !results.is_empty() {
+            out.push(json!({ "role": "user", "parts": std::mem::take(results) }));
+        }
+    };
+    for message in messages {
+        match message {
+            Message::Tool {
+                call_id,
+                name,
+                text,
+                is_error,
+            } => {
+                let mut response = Map::new();
+                if let Some(id) = call_id {
+                    response.insert("id".into(), json!(id));
+                }
+                response.insert("name".into(), json!(aliases.provider_name(name)));
+                let body = if *is_error {
+                    json!({ "error": text })
+                } else {
+                    json!({ "output": text })
+                };
+                response.insert("response".into(), body);
+                results.push(json!({ "functionResponse": response }));
+            }
+            Message::User { text } => {
+                flush(&mut results, &mut out);
+                out.push(json!({ "role": "user", "parts": [{ "text": text }] }));
+            }
+            Message::Assistant { text, calls } => {
+                flush(&mut results, &mut out);
+                let mut parts: Vec<Value> = Vec::new();
+                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                    parts.push(json!({ "text": text }));
+                }
+                for call in calls {
+                    let mut function = Map::new();
+                    if let Some(id) = &call.id {
+                        function.insert("id".into(), json!(id));
+                    }
+                    function.insert("name".into(), json!(aliases.provider_name(&call.name)));
+                    let args = match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        _ => json!({}),
+                    };
+                    function.insert("args".into(), args);
+                    parts.push(json!({ "functionCall": function }));
+                }
+                out.push(json!({ "role": "model", "parts": parts }));
+            }
+        }
+    }
+    flush(&mut results, &mut out);
+    Value::Array(out)
+}
+
+fn calling_config(choice: &ToolChoice, aliases: &Aliases) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({ "mode": "AUTO" }),
+        ToolChoice::Required => json!({ "mode": "ANY" }),
+        ToolChoice::None => json!({ "mode": "NONE" }),
+        ToolChoice::Tool(name) => json!({
+            "mode": "ANY",
+            "allowedFunctionNames": [aliases.provider_name(name)]
+        }),
+    }
+}
+
+/// The text, calls and usage of a `generateContent` answer.
+fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+    let calls = parse_calls(Format::Gemini, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider: PROVIDER,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider: PROVIDER,
+            message: other.to_string(),
+        },
+    })?;
+    let candidate = answer.pointer("/candidates/0");
+    let text: String = candidate
+        .and_then(|c| c.pointer("/content/parts"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        // Thought summaries are not the answer.
+        .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    let usage = usage(answer);
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage,
+        finish_reason: candidate
+            .and_then(|c| c.get("finishReason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+impl ChatModel for GeminiModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request))?.send().await?;
+            let fallback = Aliases::default();
+            let aliases = request
+                .tools
+                .declarations()
+                .map_or(&fallback, |d| &d.aliases);
+            response(&answer, aliases)
+        })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let body = self.body(request);
+            self.post_to(&self.stream_url, body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.stream_url.clone(), Box::new(decoder))
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::Gemini)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}
+
+/// What a streamed answer's chunks said so far: each chunk is a partial answer whose text
+/// parts continue the text and whose function calls come whole; the last usage counts.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    count: u64,
+    usage: Usage,
+    finish_reason: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed chunk is not JSON ({e}): {data}"),
+        })?;
+        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(ModelError::Status {
+                provider: PROVIDER,
+                status: 200,
+                message: message.to_owned(),
+                attempts: 1,
+            });
+        }
+        if chunk.get("usageMetadata").is_some() {
+            self.usage = usage(&chunk);
+        }
+        let candidate = chunk.pointer("/candidates/0");
+        if let Some(reason) = candidate
+            .and_then(|c| c.get("finishReason"))
+            .and_then(Value::as_str)
+        {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        let parts = candidate
+            .and_then(|c| c.pointer("/content/parts"))
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            if let Some(call) = part.get("functionCall") {
+                self.count += 1;
+                let arguments = call.get("args").map(Value::to_string);
+                self.calls.push(
+                    Some(self.count),
+                    call.get("id").and_then(Value::as_str),
+                    call.get("name").and_then(Value::as_str),
+                    arguments.as_deref(),
+                );
+            } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    self.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.finish_reason.take(),
+        }
+    }
+}
+
+/// The usage of an answer (or of a stream's chunk).
+fn usage(answer: &Value) -> Usage {
+    let count = |name: &str| {
+        answer
+            .pointer(&format!("/usageMetadata/{name}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let thoughts = count("thoughtsTokenCount");
+    Usage {
+        requests: 1,
+        input_tokens: count("promptTokenCount"),
+        output_tokens: count("candidatesTokenCount") + thoughts,
+        cached_input_tokens: count("cachedContentTokenCount"),
+        reasoning_tokens: thoughts,
+    }
+}
+
+impl std::fmt::Debug for GeminiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GeminiModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::ToolCall;
+
+    #[test]
+    fn calls_and_results_become_function_call_and_response_parts() {
+        let transcript = [
+            Message::user("add"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("g1", "add", json!({ "a": 1 }))],
+            },
+            Message::Tool {
+                call_id: Some("g1".into()),
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+            },
+        ];
+        assert_eq!(
+            contents(&transcript, &Aliases::default()),
+            json!([
+                { "role": "user", "parts": [{ "text": "add" }] },
+                { "role": "model", "parts": [{ "functionCall": { "id": "g1", "name": "add", "args": { "a": 1 } } }] },
+                { "role": "user", "parts": [{ "functionResponse": { "id": "g1", "name": "add", "response": { "output": "1" } } }] }
+            ])
+        );
+    }
+
+    #[test]
+    fn text_calls_and_usage_are_read_from_the_answer() {
+        let answer = json!({
+            "candidates": [{ "finishReason": "STOP", "content": { "role": "model", "parts": [
+                { "text": "thinking...", "thought": true },
+                { "text": "Adding." },
+                { "functionCall": { "name": "add", "args": { "a": 1, "b": 2 } } }
+            ]}}],
+            "usageMetadata": { "promptTokenCount": 40, "candidatesTokenCount": 8, "thoughtsTokenCount": 5, "cachedContentTokenCount": 16 }
+        });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(response.text.as_deref(), Some("Adding."));
+        assert_eq!(response.calls.len(), 1);
+        assert_eq!(response.calls[0].arguments, json!({ "a": 1, "b": 2 }));
+        assert_eq!(response.usage.output_tokens, 13);
+        assert_eq!(response.usage.reasoning_tokens, 5);
+        assert_eq!(response.usage.cached_input_tokens, 16);
+        assert_eq!(response.finish_reason.as_deref(), Some("STOP"));
+    }
+
+    #[test]
+    fn the_key_goes_in_a_header_and_never_in_the_url_or_debug() {
+        let model = GeminiModel::new("m")
+            .with_base_url("http://127.0.0.1:1/v1beta/")
+            .with_api_key(ApiKey::new("AIza-secret"));
+        assert_eq!(
+            model.url(),
+            "http://127.0.0.1:1/v1beta/models/m:generateContent"
+        );
+        assert!(!format!("{model:?}").contains("AIza-secret"));
+    }
+}

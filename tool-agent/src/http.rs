@@ -1,0 +1,349 @@
+//! What every HTTP model client shares: the API key that is never shown, and POSTing JSON with
+//! retries of 429 and 5xx (exponential backoff with jitter, honouring `Retry-After`).
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use serde_json::Value;
+
+use crate::model::ModelError;
+
+/// An API key. Its `Debug` form hides it, and the clients never log it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// A key given in code.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key in an environment variable, when it is set and not empty.
+    pub fn from_env(variable: &str) -> Option<Self> {
+        std::env::var(variable)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .map(ApiKey)
+    }
+
+    /// The key itself, for a request header.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<hidden>)")
+    }
+}
+
+/// The headers of a JSON request, with the key (if any) under `header`, written `Bearer KEY`
+/// when `bearer`, and marked sensitive so that no log shows it.
+pub(crate) fn json_headers(
+    key: Option<&ApiKey>,
+    header: HeaderName,
+    bearer: bool,
+) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(key) = key {
+        let text = if bearer {
+            format!("Bearer {}", key.expose())
+        } else {
+            key.expose().to_owned()
+        };
+        let mut value = HeaderValue::from_str(&text).map_err(|_| {
+            ModelError::Setup("the API key has characters a header cannot carry".into())
+        })?;
+        value.set_sensitive(true);
+        headers.insert(header, value);
+    }
+    Ok(headers)
+}
+
+/// How a client retries: 429 and 5xx answers, and connections that failed or broke.
+///
+/// The wait before retry `n` (from 0) is `initial_backoff * 2^n`, at most `max_backoff`, less
+/// a random part of up to a half (jitter, so that many clients do not retry in step); a
+/// `Retry-After` (or OpenAI's `retry-after-ms`) header replaces it, up to `max_backoff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first request; 3 by default.
+    pub max_retries: u32,
+    /// The first wait; 500 ms by default.
+    pub initial_backoff: Duration,
+    /// The longest wait, `Retry-After` included; 30 s by default.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The wait before retry `retry` (from 0), given the server's `Retry-After`, if any.
+    pub(crate) fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(asked) = retry_after {
+            return asked.min(self.max_backoff);
+        }
+        let full = self
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(retry))
+            .min(self.max_backoff);
+        let jitter = full.mul_f64(random_fraction() / 2.0);
+        full - jitter
+    }
+}
+
+/// A number in [0, 1), random enough for jitter, from the standard library's random hasher
+/// seeds.
+fn random_fraction() -> f64 {
+    let bits = RandomState::new().build_hasher().finish();
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Whether an answer with this status is worth another try.
+fn is_retryable(status: u16) -> bool {
+    status == 429 || (500..=599).contains(&status)
+}
+
+/// How long the server asks to wait: `retry-after-ms` (OpenAI), or `Retry-After` in seconds.
+/// An HTTP date is not honoured (the backoff applies instead).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    }
+    header("retry-after")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// The provider's own message in an error body: `error.message` (OpenAI, Anthropic, Gemini),
+/// `message`, or the start of the body.
+fn provider_message(body: &[u8]) -> String {
+    if let Ok(json) = serde_json::from_slice::<Value>(body) {
+        let message = json
+            .pointer("/error/message")
+            .or_else(|| json.get("message"))
+            .and_then(Value::as_str);
+        if let Some(message) = message {
+            return message.to_owned();
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    match text.char_indices().nth(300) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None if text.is_empty() => "(no message)".to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// One POST of a JSON body, to be retried as a whole.
+pub(crate) struct JsonPost<'a> {
+    pub client: &'a reqwest::Client,
+    pub url: &'a str,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+    pub retry: RetryPolicy,
+    pub provider: &'static str,
+}
+
+impl JsonPost<'_> {
+    /// Sends the request, retrying as the policy says, and returns the answer's JSON.
+    pub(crate) async fn send(&self) -> Result<Value, ModelError> {
+        self.with_retries(|response: reqwest::Response| async move {
+            let status = response.status().as_u16();
+            let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+            serde_json::from_slice(&body)
+                .map_err(|e| format!("the answer (HTTP {status}) is not JSON: {e}"))
+        })
+        .await
+    }
+
+    /// Sends the request, retrying as the policy says, and returns the successful response
+    /// before its body is read: for streaming, where nothing is retried once it has begun.
+    pub(crate) async fn open(&self) -> Result<reqwest::Response, ModelError> {
+        self.with_retries(|response| async move { Ok(response) })
+            .await
+    }
+
+    /// Sends until a 2xx answer that `read` accepts, retrying 429, 5xx and failed
+    /// connections (or reads) as the policy says.
+    async fn with_retries<T, F, Fut>(&self, read: F) -> Result<T, ModelError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: std::future::Future<Output = Result<T, String>>,
+    {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let retries_left = attempts <= self.retry.max_retries;
+            let (wait, error) = match self.attempt(&read).await {
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(refused)) => {
+                    let error = ModelError::Status {
+                        provider: self.provider,
+                        status: refused.status,
+                        message: provider_message(&refused.body),
+                        attempts,
+                    };
+                    if !is_retryable(refused.status) {
+                        return Err(error);
+                    }
+                    (self.retry.delay(attempts - 1, refused.retry_after), error)
+                }
+                Err(message) => {
+                    let error = ModelError::Transport {
+                        url: self.url.to_owned(),
+                        message,
+                        attempts,
+                    };
+                    (self.retry.delay(attempts - 1, None), error)
+                }
+            };
+            if !retries_left {
+                return Err(error);
+            }
+            tracing::warn!(
+                provider = self.provider,
+                attempt = attempts,
+                wait_ms = wait.as_millis() as u64,
+                "model request failed, retrying: {error}"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// One request: the read answer, a refusal (a status other than 2xx), or a failed
+    /// connection.
+    async fn attempt<T, F, Fut>(&self, read: &F) -> Result<Result<T, Refused>, String>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: std::future::Future<Output = Result<T, String>>,
+    {
+        let response = self
+            .client
+            .post(self.url)
+            .headers(self.headers.clone())
+            .body(self.body.clone())
+            .send()
+            .await
+            .map_err(|e| error_chain(&e))?;
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return read(response).await.map(Ok);
+        }
+        let retry_after = retry_after(response.headers());
+        let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+        Ok(Err(Refused {
+            status,
+            body: body.to_vec(),
+            retry_after,
+        }))
+    }
+}
+
+/// An answer with a status other than 2xx.
+struct Refused {
+    status: u16,
+    body: Vec<u8>,
+    retry_after: Option<Duration>,
+}
+
+/// An error and its sources, in one line: reqwest's own message says little without them.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn backoff_doubles_with_jitter_within_bounds_and_retry_after_wins() {
+        let policy = RetryPolicy {
+            max_retries: 5,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        for _ in 0..50 {
+            let first = policy.delay(0, None);
+            assert!(first > Duration::from_millis(50) && first <= Duration::from_millis(100));
+            let third = policy.delay(2, None);
+            assert!(third > Duration::from_millis(200) && third <= Duration::from_millis(400));
+            assert!(policy.delay(30, None) <= Duration::from_secs(1));
+        }
+        let asked = Some(Duration::from_millis(700));
+        assert_eq!(policy.delay(0, asked), Duration::from_millis(700));
+        assert_eq!(
+            policy.delay(0, Some(Duration::from_secs(60))),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_milliseconds_then_seconds() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        let mut date = HeaderMap::new();
+        date.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&date), None);
+    }
+
+    #[test]
+    fn the_providers_message_is_taken_from_its_error_body() {
+        assert_eq!(
+            provider_message(br#"{"error":{"message":"Rate limit reached","type":"requests"}}"#),
+            "Rate limit reached"
+        );
+        assert_eq!(provider_message(b"Bad Gateway"), "Bad Gateway");
+        assert_eq!(provider_message(b""), "(no message)");
+        assert!(provider_message("x".repeat(1000).as_bytes()).ends_with("..."));
+    }
+
+    #[test]
+    fn only_429_and_5xx_are_retried() {
+        assert!(is_retryable(429) && is_retryable(500) && is_retryable(503));
+        assert!(!is_retryable(400) && !is_retryable(401) && !is_retryable(404));
+    }
+
+    #[test]
+    fn the_debug_form_of_a_key_hides_it() {
+        let key = ApiKey::new("sk-secret-123");
+        assert_eq!(format!("{key:?}"), "ApiKey(<hidden>)");
+    }
+}

@@ -1,0 +1,180 @@
+//! The conversation in no provider's format: what each model client translates to its API's
+//! messages, and what a run's transcript is made of.
+
+use std::ops::{Add, AddAssign};
+
+use serde::{Deserialize, Serialize};
+use tool_core::provider::CallResult;
+use tool_core::ToolCall;
+
+/// One message of a conversation.
+///
+/// The instructions (the system prompt) are not a message: they are the request's
+/// [`instructions`](crate::ModelRequest::instructions), sent first by every client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// What the user said.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The text, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// The tool calls, in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, as the model reads it.
+    Tool {
+        /// The id of the call it answers (`None` when the API gave the call none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The tool's real name.
+        name: String,
+        /// The output's text, or the error as the model should read it.
+        text: String,
+        /// Whether the call failed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User { text: text.into() }
+    }
+
+    /// An assistant message of text alone.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message::Assistant {
+            text: Some(text.into()),
+            calls: Vec::new(),
+        }
+    }
+
+    /// The message answering a call with its result: the output's text, or the error's text
+    /// for the model ([`ToolError::to_model_text`](tool_core::ToolError::to_model_text)).
+    pub fn tool_result(result: &CallResult) -> Self {
+        let (text, is_error) = match &result.result {
+            Ok(output) => (output.to_text(), output.is_error),
+            Err(error) => (error.to_model_text(), true),
+        };
+        Message::Tool {
+            call_id: result.call.id.clone(),
+            name: result.call.name.clone(),
+            text,
+            is_error,
+        }
+    }
+}
+
+/// Tokens used, as the API reports them; summed over the requests of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Model requests made.
+    pub requests: u64,
+    /// Tokens read (the prompt), cached ones included.
+    pub input_tokens: u64,
+    /// Tokens written, reasoning ones included.
+    pub output_tokens: u64,
+    /// Input tokens served from the provider's cache, where the API says.
+    pub cached_input_tokens: u64,
+    /// Output tokens spent on reasoning, where the API says.
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// Input and output tokens together.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.requests += other.requests;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
+}
+
+impl Add for Usage {
+    type Output = Usage;
+
+    fn add(mut self, other: Usage) -> Usage {
+        self += other;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tool_core::{ToolError, ToolOutput};
+
+    #[test]
+    fn a_tool_message_carries_the_error_text_the_model_reads() {
+        let result = CallResult {
+            call: ToolCall::new("c1", "ad", json!({})),
+            result: Err(ToolError::UnknownTool {
+                name: "ad".into(),
+                suggestions: vec!["add".into()],
+            }),
+        };
+        assert_eq!(
+            Message::tool_result(&result),
+            Message::Tool {
+                call_id: Some("c1".into()),
+                name: "ad".into(),
+                text: "There is no tool named `ad`. Did you mean `add`?".into(),
+                is_error: true,
+            }
+        );
+        let ok = CallResult {
+            call: ToolCall::new("c2", "add", json!({})),
+            result: Ok(ToolOutput::text("3")),
+        };
+        assert!(
+            matches!(Message::tool_result(&ok), Message::Tool { text, is_error: false, .. } if text == "3")
+        );
+    }
+
+    #[test]
+    fn messages_serialize_with_their_role() {
+        let message = Message::Assistant {
+            text: None,
+            calls: vec![ToolCall::new("c1", "add", json!({ "a": 1 }))],
+        };
+        let value = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            value,
+            json!({ "role": "assistant", "calls": [{ "id": "c1", "name": "add", "arguments": { "a": 1 } }] })
+        );
+        assert_eq!(serde_json::from_value::<Message>(value).unwrap(), message);
+    }
+
+    #[test]
+    fn usage_adds_field_by_field() {
+        let a = Usage {
+            requests: 1,
+            input_tokens: 10,
+            output_tokens: 5,
+            cached_input_tokens: 2,
+            reasoning_tokens: 1,
+        };
+        let sum = a + a;
+        assert_eq!(sum.requests, 2);
+        assert_eq!(sum.input_tokens, 20);
+        assert_eq!(sum.cached_input_tokens, 4);
+        assert_eq!(sum.reasoning_tokens, 2);
+        assert_eq!(sum.total_tokens(), 30);
+    }
+}

@@ -1,0 +1,266 @@
+//! The model a run talks to: the [`ChatModel`] trait and its neutral request and response.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tool_core::provider::Format;
+use tool_core::ToolCall;
+
+use crate::events::{ModelEvent, ModelEventStream};
+use crate::message::{Message, Usage};
+use crate::offer::OfferedTools;
+
+/// The future a [`ChatModel`] returns.
+pub type ModelFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
+
+/// A model: one request in, one response out.
+///
+/// Implement it to plug in any client. A run drops the future when it is cancelled, so a client
+/// built on an HTTP library ends the request by being dropped. [`ChatModel::respond_stream`]
+/// streams the answer; by default it gives `respond`'s answer in one piece.
+///
+/// ```
+/// use tool_agent::{ChatModel, ModelFuture, ModelRequest, ModelResponse};
+///
+/// /// Answers every request with the number of messages it was sent.
+/// struct Counter;
+///
+/// impl ChatModel for Counter {
+///     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+///         let answer = request.messages.len().to_string();
+///         Box::pin(async move { Ok(ModelResponse::answer(answer)) })
+///     }
+/// }
+/// ```
+pub trait ChatModel: Send + Sync {
+    /// Sends one request and returns the model's answer.
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a>;
+
+    /// Sends one request and streams the answer: text deltas, then the whole answer
+    /// assembled ([`ModelEvent::Done`]). [`Agent::run_stream`](crate::Agent::run_stream) uses
+    /// it. By default, `respond`'s answer as one delta and the answer.
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let answer = futures_util::stream::once(self.respond(request));
+        Box::pin(answer.flat_map(|answer| {
+            let events: Vec<Result<ModelEvent, ModelError>> = match answer {
+                Ok(response) => response
+                    .text
+                    .clone()
+                    .map(|text| Ok(ModelEvent::TextDelta(text)))
+                    .into_iter()
+                    .chain([Ok(ModelEvent::Done(response))])
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures_util::stream::iter(events)
+        }))
+    }
+
+    /// The API whose tool declarations the model wants. When it names one, a run declares the
+    /// offered tools in that format once (not once per step) and passes them in
+    /// [`OfferedTools::declarations`], with the aliases that map calls back to tool names.
+    fn format(&self) -> Option<Format> {
+        None
+    }
+
+    /// The model's name, for traces (`gen_ai.request.model`); empty when unknown.
+    fn model_name(&self) -> &str {
+        ""
+    }
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        (**self).respond(request)
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        (**self).respond_stream(request)
+    }
+
+    fn format(&self) -> Option<Format> {
+        (**self).format()
+    }
+
+    fn model_name(&self) -> &str {
+        (**self).model_name()
+    }
+}
+
+/// Which tools the model may or must call in a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call at least one tool.
+    Required,
+    /// No tools: the model must answer in text. Clients send no tools at all.
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+/// One request to a model, in no provider's format.
+///
+/// A run sends one request per step, its messages growing by appending. A client may keep
+/// what it rendered of the messages for the next request of the same `ModelRequest`: change a
+/// request's messages only by appending to them, or make a new request.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// The system prompt.
+    pub instructions: Option<String>,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools offered in this run, declared in the model's format when it has one.
+    pub tools: Arc<OfferedTools>,
+    /// Which tools the model may or must call.
+    pub tool_choice: ToolChoice,
+    /// What a client rendered of `messages`, for the next request.
+    pub(crate) rendered: RenderCache,
+}
+
+/// The messages a client rendered for an earlier request of a run, in its API's format.
+#[derive(Clone, Default)]
+pub(crate) struct RenderCache(Arc<Mutex<Option<Rendered>>>);
+
+/// Rendered messages: how many, and their JSON, comma-separated.
+pub(crate) struct Rendered {
+    pub format: Format,
+    pub messages: usize,
+    pub json: Vec<u8>,
+}
+
+impl RenderCache {
+    /// What was rendered in `format` of at most `messages` messages; taken out, to be put back.
+    pub(crate) fn take(&self, format: Format, messages: usize) -> Option<Rendered> {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.take()
+            .filter(|r| r.format == format && r.messages <= messages)
+    }
+
+    /// Keeps what was rendered for the next request.
+    pub(crate) fn put(&self, rendered: Rendered) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(rendered);
+    }
+}
+
+impl std::fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenderCache")
+    }
+}
+
+impl ModelRequest {
+    /// A request of these messages, with no instructions and no tools.
+    pub fn new(messages: Vec<Message>) -> Self {
+        ModelRequest {
+            instructions: None,
+            messages,
+            tools: Arc::new(OfferedTools::none()),
+            tool_choice: ToolChoice::Auto,
+            rendered: RenderCache::default(),
+        }
+    }
+
+    /// Whether the request offers tools: some were offered and the choice is not
+    /// [`ToolChoice::None`].
+    pub fn offers_tools(&self) -> bool {
+        self.tool_choice != ToolChoice::None && !self.tools.is_empty()
+    }
+}
+
+/// A model's answer: text, tool calls, or both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// The text, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tool calls, with real tool names (aliases mapped back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ToolCall>,
+    /// The tokens this request used.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why the model stopped, in the API's words (`stop`, `tool_calls`, `length`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+impl ModelResponse {
+    /// An answer in text.
+    pub fn answer(text: impl Into<String>) -> Self {
+        ModelResponse {
+            text: Some(text.into()),
+            ..ModelResponse::default()
+        }
+    }
+
+    /// An answer of tool calls.
+    pub fn calling(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        ModelResponse {
+            calls: calls.into_iter().collect(),
+            ..ModelResponse::default()
+        }
+    }
+
+    /// The same answer, reporting this usage (one request is counted whatever `requests` says).
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+}
+
+/// Why a model request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider answered with an error status: its own message is kept. 429 and 5xx are
+    /// retried first; `attempts` counts every request made.
+    #[error("{provider} answered HTTP {status} after {attempts} attempt(s): {message}")]
+    Status {
+        /// The provider, as people write it.
+        provider: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's error message (or the start of the body when it has none).
+        message: String,
+        /// Requests made, retries included.
+        attempts: u32,
+    },
+    /// The provider could not be reached, or the connection broke.
+    #[error("could not reach {url} after {attempts} attempt(s): {message}")]
+    Transport {
+        /// The URL requested (never with a key in it).
+        url: String,
+        /// What went wrong.
+        message: String,
+        /// Requests made, retries included.
+        attempts: u32,
+    },
+    /// The provider answered, but not in the API's format.
+    #[error("{provider}'s answer is not what the API returns: {message}")]
+    Malformed {
+        /// The provider, as people write it.
+        provider: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The client is not set up to send requests (no API key, a bad base URL...).
+    #[error("the model client is not set up: {0}")]
+    Setup(String),
+    /// A [`ScriptedModel`](crate::ScriptedModel) was asked more than its script holds.
+    #[error("the scripted model has no answer left for request {request}")]
+    ScriptExhausted {
+        /// The request's number, from 1.
+        request: usize,
+    },
+    /// Any other failure of a model client.
+    #[error("{0}")]
+    Other(String),
+}

@@ -1,0 +1,472 @@
+//! OpenAI Chat Completions over HTTP: any OpenAI-compatible endpoint (OpenAI, Azure, vLLM,
+//! llama.cpp's server, Ollama). Tools are declared and calls parsed by `tool-core`'s provider
+//! module; this module writes the messages and reads the text and usage, and `stream` reads
+//! a streamed answer.
+
+mod stream;
+
+use std::borrow::Cow;
+
+use reqwest::header::AUTHORIZATION;
+use serde_json::{json, Map, Value};
+use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+
+use crate::events::ModelEventStream;
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::message::{Message, Usage};
+use crate::model::{
+    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Rendered, ToolChoice,
+};
+
+const PROVIDER: &str = "OpenAI Chat";
+
+/// A [`ChatModel`] speaking OpenAI Chat Completions (`POST {base_url}/chat/completions`).
+///
+/// The API key comes from `OPENAI_API_KEY` unless set with [`OpenAiChatModel::with_api_key`];
+/// a request without one is sent without `Authorization` (local servers need none). The key is
+/// never logged, and `Debug` shows only whether there is one.
+///
+/// ```
+/// use tool_agent::OpenAiChatModel;
+///
+/// let model = OpenAiChatModel::new("qwen2.5-7b-instruct")
+///     .with_base_url("http://127.0.0.1:8080/v1");
+/// assert_eq!(model.url(), "http://127.0.0.1:8080/v1/chat/completions");
+/// ```
+#[derive(Clone)]
+pub struct OpenAiChatModel {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<ApiKey>,
+    retry: RetryPolicy,
+    extra: Map<String, Value>,
+}
+
+impl OpenAiChatModel {
+    /// OpenAI's own endpoint.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
+
+    /// A client for `model` at [`OpenAiChatModel::DEFAULT_BASE_URL`], with the key in
+    /// `OPENAI_API_KEY` if it is set.
+    pub fn new(model: impl Into<String>) -> Self {
+        OpenAiChatModel {
+            client: reqwest::Client::new(),
+            url: chat_url(Self::DEFAULT_BASE_URL),
+            model: model.into(),
+            api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            retry: RetryPolicy::default(),
+            extra: Map::new(),
+        }
+    }
+
+    /// The endpoint's base URL, with its version path: `https://api.openai.com/v1`,
+    /// `http://127.0.0.1:8080/v1`. A trailing `/` is ignored.
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = chat_url(base_url);
+        self
+    }
+
+    /// The API key, instead of `OPENAI_API_KEY`.
+    pub fn with_api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// No API key, even if `OPENAI_API_KEY` is set.
+    pub fn without_api_key(mut self) -> Self {
+        self.api_key = None;
+        self
+    }
+
+    /// How failed requests are retried.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The `reqwest` client to send with (for its timeouts, proxy or TLS settings).
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// A field added to every request body (`temperature`, `max_completion_tokens`...), other
+    /// than those the client writes (`model`, `messages`, `tools`, `tool_choice`, `stream`).
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request body for `request`, as JSON. The tools' declarations are written once per
+    /// run and copied into every request as they are.
+    pub fn body(&self, request: &ModelRequest) -> Result<Vec<u8>, ModelError> {
+        self.write_body(request, false)
+    }
+
+    /// The request body, streamed or not.
+    fn write_body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
+        let fallback;
+        let fallback_json;
+        let (aliases, tools_json) = match request.tools.declarations() {
+            Some(declared) => (&declared.aliases, request.tools.tools_json()),
+            None => {
+                fallback = declare(
+                    request.tools.specs(),
+                    Format::OpenAiChat,
+                    &DeclareOptions::default(),
+                );
+                fallback_json = fallback.tools.to_string();
+                (&fallback.aliases, fallback_json.as_str())
+            }
+        };
+        // The messages rendered for the run's earlier requests are kept: only the new ones
+        // are written.
+        let count = request.messages.len();
+        let mut rendered = request
+            .rendered
+            .take(Format::OpenAiChat, count)
+            .unwrap_or(Rendered {
+                format: Format::OpenAiChat,
+                messages: 0,
+                json: Vec::new(),
+            });
+        for m in &request.messages[rendered.messages..] {
+            if !rendered.json.is_empty() {
+                rendered.json.push(b',');
+            }
+            write(&mut rendered.json, &message(m, aliases))?;
+        }
+        rendered.messages = count;
+        let mut out = Vec::with_capacity(tools_json.len() + rendered.json.len() + 256);
+        out.extend_from_slice(b"{\"model\":");
+        write(&mut out, &self.model)?;
+        out.extend_from_slice(b",\"messages\":[");
+        if let Some(instructions) = &request.instructions {
+            let system = ChatMessage::System {
+                content: instructions,
+            };
+            write(&mut out, &system)?;
+            if !rendered.json.is_empty() {
+                out.push(b',');
+            }
+        }
+        out.extend_from_slice(&rendered.json);
+        out.push(b']');
+        request.rendered.put(rendered);
+        if request.offers_tools() {
+            out.extend_from_slice(b",\"tools\":");
+            out.extend_from_slice(tools_json.as_bytes());
+            out.extend_from_slice(b",\"tool_choice\":");
+            write(&mut out, &tool_choice(&request.tool_choice, aliases))?;
+        }
+        if stream {
+            out.extend_from_slice(br#","stream":true,"stream_options":{"include_usage":true}"#);
+        }
+        for (name, value) in &self.extra {
+            out.push(b',');
+            write(&mut out, name)?;
+            out.push(b':');
+            write(&mut out, value)?;
+        }
+        out.push(b'}');
+        Ok(out)
+    }
+}
+
+/// Appends `value` as JSON.
+fn write(out: &mut Vec<u8>, value: &impl serde::Serialize) -> Result<(), ModelError> {
+    serde_json::to_writer(out, value)
+        .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))
+}
+
+impl OpenAiChatModel {
+    /// A POST of `body` to the endpoint, with the key if there is one.
+    fn post(&self, body: Vec<u8>) -> Result<JsonPost<'_>, ModelError> {
+        let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+}
+
+fn chat_url(base_url: &str) -> String {
+    format!("{}/chat/completions", base_url.trim_end_matches('/'))
+}
+
+/// A Chat Completions message, written straight from the neutral one.
+#[derive(serde::Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(serde::Serialize)]
+struct ChatCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: ChatFunction<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    /// Chat Completions takes the arguments as JSON text.
+    arguments: Cow<'a, str>,
+}
+
+/// One neutral message as a Chat Completions message.
+fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
+    match message {
+        Message::User { text } => ChatMessage::User { content: text },
+        Message::Assistant { text, calls } => ChatMessage::Assistant {
+            content: text.as_deref(),
+            tool_calls: calls
+                .iter()
+                .map(|call| ChatCall {
+                    id: call.id.as_deref().unwrap_or_default(),
+                    r#type: "function",
+                    function: ChatFunction {
+                        name: aliases.provider_name(&call.name),
+                        arguments: match &call.arguments {
+                            Value::String(text) => Cow::Borrowed(text.as_str()),
+                            other => Cow::Owned(other.to_string()),
+                        },
+                    },
+                })
+                .collect(),
+        },
+        Message::Tool { call_id, text, .. } => ChatMessage::Tool {
+            tool_call_id: call_id.as_deref().unwrap_or_default(),
+            content: text,
+        },
+    }
+}
+
+fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Tool(name) => json!({
+            "type": "function",
+            "function": { "name": aliases.provider_name(name) }
+        }),
+    }
+}
+
+/// The usage of a Chat Completions answer (or of a stream's last chunk).
+fn usage(answer: &Value) -> Usage {
+    let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        requests: 1,
+        input_tokens: count("/usage/prompt_tokens"),
+        output_tokens: count("/usage/completion_tokens"),
+        cached_input_tokens: count("/usage/prompt_tokens_details/cached_tokens"),
+        reasoning_tokens: count("/usage/completion_tokens_details/reasoning_tokens"),
+    }
+}
+
+/// The text, calls and usage of a Chat Completions answer.
+fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+    let calls = parse_calls(Format::OpenAiChat, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider: PROVIDER,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider: PROVIDER,
+            message: other.to_string(),
+        },
+    })?;
+    let choice = answer.pointer("/choices/0");
+    let text = choice
+        .and_then(|c| c.pointer("/message/content"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    let finish_reason = choice
+        .and_then(|c| c.get("finish_reason"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(ModelResponse {
+        text,
+        calls,
+        usage: usage(answer),
+        finish_reason,
+    })
+}
+
+impl ChatModel for OpenAiChatModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request)?)?.send().await?;
+            let fallback = Aliases::default();
+            let aliases = request
+                .tools
+                .declarations()
+                .map_or(&fallback, |d| &d.aliases);
+            response(&answer, aliases)
+        })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        stream::respond_stream(self, request)
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::OpenAiChat)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}
+
+impl std::fmt::Debug for OpenAiChatModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiChatModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::ToolCall;
+
+    #[test]
+    fn the_base_url_may_end_with_a_slash() {
+        let model = OpenAiChatModel::new("m").with_base_url("http://localhost:8000/v1/");
+        assert_eq!(model.url(), "http://localhost:8000/v1/chat/completions");
+    }
+
+    #[test]
+    fn the_debug_form_shows_no_key() {
+        let model = OpenAiChatModel::new("m").with_api_key(ApiKey::new("sk-very-secret"));
+        let debug = format!("{model:?}");
+        assert!(!debug.contains("sk-very-secret"), "{debug}");
+        assert!(debug.contains("<hidden>"), "{debug}");
+    }
+
+    #[test]
+    fn messages_become_chat_messages_with_calls_and_results() {
+        let model = OpenAiChatModel::new("gpt-test").without_api_key();
+        let mut request = ModelRequest::new(vec![
+            Message::user("add 1 and 2"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("c1", "add", json!({ "a": 1, "b": 2 }))],
+            },
+            Message::Tool {
+                call_id: Some("c1".into()),
+                name: "add".into(),
+                text: "3".into(),
+                is_error: false,
+            },
+        ]);
+        request.instructions = Some("Be brief.".into());
+        let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "gpt-test",
+                "messages": [
+                    { "role": "system", "content": "Be brief." },
+                    { "role": "user", "content": "add 1 and 2" },
+                    { "role": "assistant", "content": null, "tool_calls": [
+                        { "id": "c1", "type": "function", "function": { "name": "add", "arguments": "{\"a\":1,\"b\":2}" } }
+                    ]},
+                    { "role": "tool", "tool_call_id": "c1", "content": "3" }
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn a_later_request_renders_only_its_new_messages_and_says_the_same() {
+        let model = OpenAiChatModel::new("m").without_api_key();
+        let mut request = ModelRequest::new(vec![Message::user("a")]);
+        request.instructions = Some("Be brief.".into());
+        model.body(&request).unwrap();
+        request.messages.push(Message::assistant("b"));
+        request.messages.push(Message::user("c"));
+        let parse = |bytes: Vec<u8>| serde_json::from_slice::<Value>(&bytes).unwrap();
+        let cached = parse(model.body(&request).unwrap());
+        let mut fresh = ModelRequest::new(request.messages.clone());
+        fresh.instructions = Some("Be brief.".into());
+        assert_eq!(cached, parse(model.body(&fresh).unwrap()));
+        assert_eq!(cached["messages"].as_array().map(Vec::len), Some(4));
+    }
+
+    #[test]
+    fn text_calls_and_usage_are_read_from_the_answer() {
+        let answer = json!({
+            "id": "chatcmpl-1", "object": "chat.completion",
+            "choices": [{ "index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": "Let me add.",
+                "tool_calls": [{ "id": "c1", "type": "function", "function": { "name": "add", "arguments": "{\"a\":1,\"b\":2}" } }]
+            }}],
+            "usage": { "prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62,
+                "prompt_tokens_details": { "cached_tokens": 32 },
+                "completion_tokens_details": { "reasoning_tokens": 4 } }
+        });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(response.text.as_deref(), Some("Let me add."));
+        assert_eq!(
+            response.calls,
+            vec![ToolCall::new("c1", "add", json!({ "a": 1, "b": 2 }))]
+        );
+        assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            response.usage,
+            Usage {
+                requests: 1,
+                input_tokens: 50,
+                output_tokens: 12,
+                cached_input_tokens: 32,
+                reasoning_tokens: 4
+            }
+        );
+    }
+
+    #[test]
+    fn an_error_object_in_a_200_answer_is_a_status_error_with_its_message() {
+        let answer = json!({ "error": { "message": "model overloaded", "type": "server_error" } });
+        let err = response(&answer, &Aliases::default()).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Status { message, .. } if message == "model overloaded"),
+            "{err:?}"
+        );
+    }
+}

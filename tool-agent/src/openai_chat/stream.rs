@@ -1,0 +1,104 @@
+//! A streamed Chat Completions answer: `chat.completion.chunk`s as server-sent events; text
+//! deltas passed on, tool calls assembled, usage asked for with
+//! `stream_options.include_usage` and read from the last chunk, `[DONE]` at the end.
+
+use serde_json::Value;
+use tool_core::provider::Aliases;
+
+use super::{usage, OpenAiChatModel, PROVIDER};
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
+use crate::message::Usage;
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::sse::{self, Decoder};
+
+/// The answer to `request`, streamed.
+pub(super) fn respond_stream<'a>(
+    model: &'a OpenAiChatModel,
+    request: &'a ModelRequest,
+) -> ModelEventStream<'a> {
+    let opening = Box::pin(async move {
+        let body = model.write_body(request, true)?;
+        model.post(body)?.open().await
+    });
+    let aliases = request
+        .tools
+        .declarations()
+        .map(|d| d.aliases.clone())
+        .unwrap_or_default();
+    let decoder = Chunks {
+        aliases,
+        ..Chunks::default()
+    };
+    sse::events(opening, model.url().to_owned(), Box::new(decoder))
+}
+
+/// What the chunks said so far.
+#[derive(Default)]
+struct Chunks {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    finish_reason: Option<String>,
+}
+
+impl Decoder for Chunks {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed chunk is not JSON ({e}): {data}"),
+        })?;
+        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(ModelError::Status {
+                provider: PROVIDER,
+                status: 200,
+                message: message.to_owned(),
+                attempts: 1,
+            });
+        }
+        if chunk.get("usage").is_some_and(Value::is_object) {
+            self.usage = usage(&chunk);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(false);
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(false);
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            if !text.is_empty() {
+                self.text.push_str(text);
+                deltas.push(text.to_owned());
+            }
+        }
+        let calls = delta.get("tool_calls").and_then(Value::as_array);
+        for call in calls.into_iter().flatten() {
+            let function = call.get("function");
+            let field = |name: &str| function.and_then(|f| f.get(name)).and_then(Value::as_str);
+            self.calls.push(
+                call.get("index").and_then(Value::as_u64),
+                call.get("id").and_then(Value::as_str),
+                field("name"),
+                field("arguments"),
+            );
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.finish_reason.take(),
+        }
+    }
+}

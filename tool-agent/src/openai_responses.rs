@@ -1,0 +1,404 @@
+//! OpenAI Responses over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
+//! module; this module writes the input items (`function_call` and `function_call_output`)
+//! and reads the text and usage, whole or streamed. Stateless: the whole transcript is sent
+//! each time.
+
+use reqwest::header::AUTHORIZATION;
+use serde_json::{json, Map, Value};
+use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::message::{Message, Usage};
+use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
+
+const PROVIDER: &str = "OpenAI Responses";
+
+/// A [`ChatModel`] speaking OpenAI Responses (`POST {base_url}/responses`), with the key from
+/// `OPENAI_API_KEY` unless set in code.
+///
+/// ```
+/// use tool_agent::OpenAiResponsesModel;
+///
+/// let model = OpenAiResponsesModel::new("gpt-5-mini");
+/// assert_eq!(model.url(), "https://api.openai.com/v1/responses");
+/// ```
+#[derive(Clone)]
+pub struct OpenAiResponsesModel {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<ApiKey>,
+    retry: RetryPolicy,
+}
+
+impl OpenAiResponsesModel {
+    /// A client for `model` at OpenAI's endpoint, with the key in `OPENAI_API_KEY` if set.
+    pub fn new(model: impl Into<String>) -> Self {
+        OpenAiResponsesModel {
+            client: reqwest::Client::new(),
+            url: responses_url("https://api.openai.com/v1"),
+            model: model.into(),
+            api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The endpoint's base URL, with its version path (`https://api.openai.com/v1`).
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = responses_url(base_url);
+        self
+    }
+
+    /// The API key, instead of `OPENAI_API_KEY`.
+    pub fn with_api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// How failed requests are retried.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The `reqwest` client to send with.
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let fallback;
+        let declarations = match request.tools.declarations() {
+            Some(declared) => declared,
+            None => {
+                fallback = declare(
+                    request.tools.specs(),
+                    Format::OpenAiResponses,
+                    &DeclareOptions::default(),
+                );
+                &fallback
+            }
+        };
+        let aliases = &declarations.aliases;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        if let Some(instructions) = &request.instructions {
+            body.insert("instructions".into(), json!(instructions));
+        }
+        let input: Vec<Value> = request
+            .messages
+            .iter()
+            .flat_map(|m| items(m, aliases))
+            .collect();
+        body.insert("input".into(), Value::Array(input));
+        body.insert("store".into(), json!(false));
+        if request.offers_tools() {
+            body.insert("tools".into(), declarations.tools.clone());
+            let choice = match &request.tool_choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Tool(name) => {
+                    json!({ "type": "function", "name": aliases.provider_name(name) })
+                }
+            };
+            body.insert("tool_choice".into(), choice);
+        }
+        Value::Object(body)
+    }
+
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+}
+
+fn responses_url(base_url: &str) -> String {
+    format!("{}/responses", base_url.trim_end_matches('/'))
+}
+
+/// One neutral message as Responses input items.
+fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
+    match message {
+        Message::User { text } => vec![json!({ "role": "user", "content": text })],
+        Message::Assistant { text, calls } => {
+            let text = text
+                .as_deref()
+                .filter(|t| !t.is_empty())
+                .map(|t| json!({ "role": "assistant", "content": t }));
+            let calls = calls.iter().map(|call| {
+                let arguments = match &call.arguments {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                json!({
+                    "type": "function_call",
+                    "call_id": call.id.as_deref().unwrap_or_default(),
+                    "name": aliases.provider_name(&call.name),
+                    "arguments": arguments,
+                })
+            });
+            text.into_iter().chain(calls).collect()
+        }
+        Message::Tool { call_id, text, .. } => vec![json!({
+            "type": "function_call_output",
+            "call_id": call_id.as_deref().unwrap_or_default(),
+            "output": text,
+        })],
+    }
+}
+
+/// The text, calls and usage of a Responses answer.
+fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+    let calls = parse_calls(Format::OpenAiResponses, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider: PROVIDER,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider: PROVIDER,
+            message: other.to_string(),
+        },
+    })?;
+    let text: String = answer
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let usage = Usage {
+        requests: 1,
+        input_tokens: count("/usage/input_tokens"),
+        output_tokens: count("/usage/output_tokens"),
+        cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
+        reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+    };
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage,
+        finish_reason: answer
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+impl ChatModel for OpenAiResponsesModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request))?.send().await?;
+            let fallback = Aliases::default();
+            let aliases = request
+                .tools
+                .declarations()
+                .map_or(&fallback, |d| &d.aliases);
+            response(&answer, aliases)
+        })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let mut body = self.body(request);
+            body["stream"] = json!(true);
+            self.post(body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.url.clone(), Box::new(decoder))
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::OpenAiResponses)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}
+
+/// What a streamed answer's events said so far: `response.output_text.delta`, function calls
+/// started by `response.output_item.added` and grown by
+/// `response.function_call_arguments.delta`, and the usage of `response.completed`.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    status: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed event is not JSON ({e}): {data}"),
+        })?;
+        let index = event.get("output_index").and_then(Value::as_u64);
+        let field = |pointer: &str| event.pointer(pointer).and_then(Value::as_str);
+        match field("/type") {
+            Some("response.output_text.delta") => {
+                if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
+                    self.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+            }
+            Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
+                self.calls.push(
+                    index,
+                    field("/item/call_id"),
+                    field("/item/name"),
+                    field("/item/arguments"),
+                );
+            }
+            Some("response.function_call_arguments.delta") => {
+                self.calls.push(index, None, None, field("/delta"));
+            }
+            Some("response.completed") | Some("response.incomplete") => {
+                let response = event.get("response").unwrap_or(&Value::Null);
+                let count = |pointer: &str| {
+                    response
+                        .pointer(pointer)
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                self.usage = Usage {
+                    requests: 1,
+                    input_tokens: count("/usage/input_tokens"),
+                    output_tokens: count("/usage/output_tokens"),
+                    cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
+                    reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+                };
+                self.status = response
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                return Ok(true);
+            }
+            Some("response.failed") | Some("error") => {
+                let message = field("/response/error/message")
+                    .or_else(|| field("/message"))
+                    .or_else(|| field("/error/message"))
+                    .unwrap_or("the response failed");
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: message.to_owned(),
+                    attempts: 1,
+                });
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.status.take(),
+        }
+    }
+}
+
+impl std::fmt::Debug for OpenAiResponsesModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponsesModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::ToolCall;
+
+    #[test]
+    fn calls_and_results_become_function_call_items() {
+        let call = Message::Assistant {
+            text: Some("Adding.".into()),
+            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
+        };
+        assert_eq!(
+            items(&call, &Aliases::default()),
+            [
+                json!({ "role": "assistant", "content": "Adding." }),
+                json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
+            ]
+        );
+        let result = Message::Tool {
+            call_id: Some("fc_1".into()),
+            name: "add".into(),
+            text: "1".into(),
+            is_error: false,
+        };
+        assert_eq!(
+            items(&result, &Aliases::default()),
+            [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
+        );
+    }
+
+    #[test]
+    fn text_calls_and_usage_are_read_from_the_answer() {
+        let answer = json!({
+            "id": "resp_1", "object": "response", "status": "completed",
+            "output": [
+                { "type": "reasoning", "id": "rs_1", "summary": [] },
+                { "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "Adding." }] },
+                { "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1,\"b\":2}" }
+            ],
+            "usage": { "input_tokens": 30, "output_tokens": 20,
+                "input_tokens_details": { "cached_tokens": 10 },
+                "output_tokens_details": { "reasoning_tokens": 12 } }
+        });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(response.text.as_deref(), Some("Adding."));
+        assert_eq!(
+            response.calls,
+            vec![ToolCall::new("fc_1", "add", json!({ "a": 1, "b": 2 }))]
+        );
+        assert_eq!(response.usage.reasoning_tokens, 12);
+        assert_eq!(response.usage.cached_input_tokens, 10);
+    }
+}

@@ -1,0 +1,184 @@
+//! How one run goes: its limits, stop conditions, tool selection and cancellation.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::context::RunContext;
+use crate::message::Message;
+use crate::model::ToolChoice;
+use crate::result::Step;
+
+/// A condition checked after every step that ran tools: `true` stops the run.
+pub type StopPredicate = Arc<dyn Fn(&Step) -> bool + Send + Sync>;
+
+/// The options of one run. `RunOptions::default()` is 20 steps, then one last request without
+/// tools for an answer; up to 8 calls at once; a stop after 3 steps in a row whose calls all
+/// failed; a warning at the 3rd identical call in a row and a stop at the 4th.
+///
+/// ```
+/// use tool_agent::{RunOptions, ToolChoice};
+///
+/// let options = RunOptions::default()
+///     .max_steps(5)
+///     .stop_at_tool("submit")
+///     .token_budget(20_000)
+///     .tool_choice(ToolChoice::Required);
+/// assert_eq!(options.max_steps, 5);
+/// ```
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Requests that may offer tools; 20 by default.
+    pub max_steps: usize,
+    /// Whether, once `max_steps` steps have run tools, one more request is made without tools
+    /// so that the run ends with an answer; `true` by default.
+    pub answer_at_limit: bool,
+    /// The run stops after a step that called one of these tools; its output is the final text.
+    pub stop_at_tools: Vec<String>,
+    /// The run stops after the step at which the usage reaches this many tokens (input and
+    /// output).
+    pub token_budget: Option<u64>,
+    /// The run stops after a step for which this returns `true`.
+    pub stop_when: Option<StopPredicate>,
+    /// The tool choice of the first request. `Required` and a named tool apply to the first
+    /// request only (the model would otherwise never stop calling tools); later ones are `Auto`.
+    pub tool_choice: ToolChoice,
+    /// How many calls of one response run at once; destructive tools run one at a time anyway.
+    pub max_concurrency: usize,
+    /// The run stops with [`RunFailure::TooManyFailedSteps`](crate::RunFailure) after this many
+    /// steps in a row whose every call failed; 3 by default, 0 never stops.
+    pub max_failed_steps: usize,
+    /// The same call (name and arguments) made this many times in a row is not run again: the
+    /// model is warned, and one more stops the run with
+    /// [`RunFailure::RepeatedCall`](crate::RunFailure); 3 by default, 0 never stops.
+    pub repeat_limit: usize,
+    /// Cancelling this token ends the model request and the running tools; every call left
+    /// gets a "cancelled" result, so the transcript stays valid.
+    pub cancellation: Option<CancellationToken>,
+    /// Selectable tools offered in this run, by name.
+    pub selected_tools: Vec<String>,
+    /// What the purpose gates read.
+    pub context: RunContext,
+    /// Earlier messages of the conversation, sent before the input.
+    pub history: Vec<Message>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_steps: 20,
+            answer_at_limit: true,
+            stop_at_tools: Vec::new(),
+            token_budget: None,
+            stop_when: None,
+            tool_choice: ToolChoice::Auto,
+            max_concurrency: 8,
+            max_failed_steps: 3,
+            repeat_limit: 3,
+            cancellation: None,
+            selected_tools: Vec::new(),
+            context: RunContext::default(),
+            history: Vec::new(),
+        }
+    }
+}
+
+impl RunOptions {
+    /// Sets [`RunOptions::max_steps`].
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps;
+        self
+    }
+
+    /// Sets [`RunOptions::answer_at_limit`].
+    pub fn answer_at_limit(mut self, answer: bool) -> Self {
+        self.answer_at_limit = answer;
+        self
+    }
+
+    /// Adds a tool to [`RunOptions::stop_at_tools`].
+    pub fn stop_at_tool(mut self, name: impl Into<String>) -> Self {
+        self.stop_at_tools.push(name.into());
+        self
+    }
+
+    /// Sets [`RunOptions::token_budget`].
+    pub fn token_budget(mut self, tokens: u64) -> Self {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Sets [`RunOptions::stop_when`].
+    pub fn stop_when(mut self, predicate: impl Fn(&Step) -> bool + Send + Sync + 'static) -> Self {
+        self.stop_when = Some(Arc::new(predicate));
+        self
+    }
+
+    /// Sets [`RunOptions::tool_choice`].
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
+    /// Sets [`RunOptions::max_concurrency`] (at least 1).
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = calls.max(1);
+        self
+    }
+
+    /// Sets [`RunOptions::max_failed_steps`].
+    pub fn max_failed_steps(mut self, steps: usize) -> Self {
+        self.max_failed_steps = steps;
+        self
+    }
+
+    /// Sets [`RunOptions::repeat_limit`].
+    pub fn repeat_limit(mut self, calls: usize) -> Self {
+        self.repeat_limit = calls;
+        self
+    }
+
+    /// Sets [`RunOptions::cancellation`].
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Offers a selectable tool in this run.
+    pub fn select(mut self, name: impl Into<String>) -> Self {
+        self.selected_tools.push(name.into());
+        self
+    }
+
+    /// Sets [`RunOptions::context`].
+    pub fn context(mut self, context: RunContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Sets [`RunOptions::history`].
+    pub fn history(mut self, messages: Vec<Message>) -> Self {
+        self.history = messages;
+        self
+    }
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("max_steps", &self.max_steps)
+            .field("answer_at_limit", &self.answer_at_limit)
+            .field("stop_at_tools", &self.stop_at_tools)
+            .field("token_budget", &self.token_budget)
+            .field("stop_when", &self.stop_when.is_some())
+            .field("tool_choice", &self.tool_choice)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("max_failed_steps", &self.max_failed_steps)
+            .field("repeat_limit", &self.repeat_limit)
+            .field("cancellation", &self.cancellation)
+            .field("selected_tools", &self.selected_tools)
+            .field("context", &self.context)
+            .field("history", &self.history.len())
+            .finish()
+    }
+}

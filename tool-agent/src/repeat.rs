@@ -1,0 +1,121 @@
+//! The guard against a model repeating one call: the same tool with the same arguments, in a
+//! row, across steps.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::ToolCall;
+
+/// What to do with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Run it.
+    Run,
+    /// It is the `limit`th identical call in a row: warn the model instead of running it.
+    Warn { times: usize },
+    /// One more after the warning: stop the run.
+    Stop { times: usize },
+    /// Another call of the same response stops the run: not run.
+    Skip,
+}
+
+/// Counts identical calls in a row.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct RepeatGuard {
+    last: Option<String>,
+    times: usize,
+}
+
+impl RepeatGuard {
+    /// The verdict on the next call, with `limit` identical calls in a row allowed to warn
+    /// (0: never).
+    pub(crate) fn check(&mut self, call: &ToolCall, limit: usize) -> Verdict {
+        let key = key(call);
+        if self.last.as_ref() == Some(&key) {
+            self.times += 1;
+        } else {
+            self.last = Some(key);
+            self.times = 1;
+        }
+        match self.times {
+            _ if limit == 0 => Verdict::Run,
+            times if times < limit => Verdict::Run,
+            times if times == limit => Verdict::Warn { times },
+            times => Verdict::Stop { times },
+        }
+    }
+}
+
+/// A call's identity: its name and its arguments with object keys sorted, so that `{"a":1,
+/// "b":2}` and `{"b":2,"a":1}` are one call.
+pub(crate) fn key(call: &ToolCall) -> String {
+    let mut key = call.name.clone();
+    key.push('\0');
+    canonical(&call.arguments, &mut key);
+    key
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "{}:", Value::String(k.clone()));
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        // Arguments sent as JSON text that did not parse are compared as the text.
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(arguments: Value) -> ToolCall {
+        ToolCall::new("id", "search", arguments)
+    }
+
+    #[test]
+    fn key_order_does_not_make_calls_different() {
+        assert_eq!(
+            key(&call(json!({ "a": 1, "b": { "y": [1, 2], "x": null } }))),
+            key(&call(json!({ "b": { "x": null, "y": [1, 2] }, "a": 1 })))
+        );
+        assert_ne!(key(&call(json!({ "a": 1 }))), key(&call(json!({ "a": 2 }))));
+    }
+
+    #[test]
+    fn warns_at_the_limit_then_stops_and_another_call_resets_the_count() {
+        let mut guard = RepeatGuard::default();
+        let same = call(json!({ "q": "x" }));
+        assert_eq!(guard.check(&same, 3), Verdict::Run);
+        assert_eq!(guard.check(&same, 3), Verdict::Run);
+        assert_eq!(guard.check(&same, 3), Verdict::Warn { times: 3 });
+        assert_eq!(guard.check(&same, 3), Verdict::Stop { times: 4 });
+        assert_eq!(guard.check(&call(json!({ "q": "y" })), 3), Verdict::Run);
+        assert_eq!(guard.check(&same, 3), Verdict::Run);
+        assert_eq!(guard.check(&same, 0), Verdict::Run);
+    }
+}

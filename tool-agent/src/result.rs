@@ -1,0 +1,192 @@
+//! What a run gives back: its final text, transcript, steps and usage, whether it ended well
+//! or not.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use tool_core::{ToolCall, ToolError, ToolOutput};
+
+use crate::approval::Interruption;
+use crate::citations::Reference;
+use crate::message::{Message, Usage};
+use crate::model::{ModelError, ToolChoice};
+
+/// A finished run.
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    /// The final answer: the model's last text, or the output of the tool that stopped the run
+    /// ([`StopReason::ToolCalled`]).
+    pub text: String,
+    /// The whole conversation: the history given, the input, and every message since, in the
+    /// neutral form each model client translates to its API.
+    pub transcript: Vec<Message>,
+    /// Every model request and the calls it made, in order.
+    pub steps: Vec<Step>,
+    /// Tokens used, summed over all requests.
+    pub usage: Usage,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// The references the tools recorded in the run's
+    /// [`InvocationScope`](crate::InvocationScope), by number: give them with `text` to
+    /// [`citations::finalize`](crate::citations::finalize).
+    pub references: BTreeMap<usize, Reference>,
+    /// For a run stopped by calls waiting for approval ([`StopReason::Interrupted`]): those
+    /// calls, and the state [`Agent::resume`](crate::Agent::resume) goes on from. The
+    /// transcript then ends with the answer whose calls wait.
+    pub interruption: Option<Interruption>,
+}
+
+/// Why a run ended well.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without calling tools.
+    #[default]
+    Finished,
+    /// `max_steps` steps ran tools. With `answer_at_limit`, one more request without tools
+    /// gave the final text.
+    MaxSteps {
+        /// The limit.
+        steps: usize,
+    },
+    /// A step called this tool, one of `stop_at_tools`.
+    ToolCalled {
+        /// The tool.
+        name: String,
+    },
+    /// The tokens used reached the budget.
+    TokenBudget {
+        /// Tokens used.
+        used: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// The `stop_when` predicate said so.
+    Predicate,
+    /// A hook ended the run ([`BeforeTool::Terminate`](crate::BeforeTool::Terminate) or
+    /// [`AfterTool::Terminate`](crate::AfterTool::Terminate)).
+    Terminated {
+        /// The hook's reason.
+        reason: String,
+    },
+    /// Calls wait for approval: see [`RunResult::interruption`]. The other calls of the same
+    /// answer ran.
+    Interrupted,
+}
+
+/// One model request and the calls of its answer.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The step's number, from 0.
+    pub index: usize,
+    /// The tool choice the request was sent with.
+    pub tool_choice: ToolChoice,
+    /// The model's text, if any.
+    pub text: Option<String>,
+    /// The calls and their results, in call order.
+    pub calls: Vec<CallRecord>,
+    /// The tokens of the request.
+    pub usage: Usage,
+    /// How long the model took to answer.
+    pub model_time: Duration,
+    /// How long the calls took, all together.
+    pub tools_time: Duration,
+}
+
+impl Step {
+    /// Whether the step made calls and every one failed (or its output says it is an error).
+    pub fn all_calls_failed(&self) -> bool {
+        !self.calls.is_empty() && self.calls.iter().all(CallRecord::failed)
+    }
+}
+
+/// One tool call, what came of it, and how long it took.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    /// The call, as the model made it.
+    pub call: ToolCall,
+    /// Its output, or why there is none.
+    pub result: Result<ToolOutput, ToolError>,
+    /// How long it took, from the step's start of calls to its end.
+    pub elapsed: Duration,
+}
+
+impl CallRecord {
+    /// Whether the call failed, or its output says it is an error.
+    pub fn failed(&self) -> bool {
+        match &self.result {
+            Ok(output) => output.is_error,
+            Err(_) => true,
+        }
+    }
+}
+
+/// A run that ended before an answer. It keeps everything the run did ([`RunError::partial`]):
+/// the transcript (valid for the API: every call has a result), the steps and the usage.
+#[derive(Debug)]
+pub struct RunError {
+    /// What ended the run.
+    pub failure: RunFailure,
+    /// The run up to that point; its `text` is the model's last text, if any, and its `stop`
+    /// says nothing (`Finished`): the failure is why it stopped.
+    pub partial: Box<RunResult>,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the run stopped after {} step(s): {}",
+            self.partial.steps.len(),
+            self.failure
+        )
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.failure)
+    }
+}
+
+/// Why a run ended before an answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunFailure {
+    /// A model request failed (after the client's retries).
+    #[error("the model request of step {step} failed")]
+    Model {
+        /// The step, from 0.
+        step: usize,
+        /// The client's error.
+        #[source]
+        error: ModelError,
+    },
+    /// Too many steps in a row had only failed calls.
+    #[error("{steps} steps in a row had only failed tool calls; the last error: {last}")]
+    TooManyFailedSteps {
+        /// How many.
+        steps: usize,
+        /// The last failed call's error, for the developer.
+        last: String,
+    },
+    /// The model kept making the same call.
+    #[error("`{name}` was called with the same arguments {times} times in a row")]
+    RepeatedCall {
+        /// The tool.
+        name: String,
+        /// How many times in a row.
+        times: usize,
+    },
+    /// The run's cancellation token was cancelled.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// The decisions given to [`Agent::resume`](crate::Agent::resume) do not fit the pending
+    /// calls (another call id, other arguments, a call left without a decision).
+    #[error("the decisions do not fit the pending calls: {0}")]
+    Approval(String),
+    /// Choosing the tools to offer failed (a retriever's error).
+    #[error("choosing the tools to offer failed: {0}")]
+    ToolSelection(String),
+}

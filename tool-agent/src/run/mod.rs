@@ -1,0 +1,596 @@
+//! The loop: request, run the calls, send the results, until an answer or a stop condition.
+//! Resuming an interrupted run is in `resume`.
+
+mod resume;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::stream::{self, Stream, StreamExt};
+use tokio::sync::mpsc;
+use tool_core::provider::CallResult;
+use tool_core::ToolCall;
+use tool_runtime::CallOptions;
+use tracing::Instrument;
+
+use crate::agent::Agent;
+use crate::approval::{Interruption, PendingApproval, RunState};
+use crate::calls::Calls;
+use crate::events::{ModelEvent, RunEvent};
+use crate::hooks::StepPlan;
+use crate::message::{Message, Usage};
+use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
+use crate::offer::OfferedTools;
+use crate::options::RunOptions;
+use crate::repeat::{RepeatGuard, Verdict};
+use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+use crate::scope::InvocationScope;
+
+impl Agent {
+    /// Runs the model on `input` until it answers without calling tools or a stop condition
+    /// of `options` is met.
+    ///
+    /// Tool errors (invalid arguments, unknown or not offered tools, failures, panics, time
+    /// limits) go back to the model as results; they end the run only after
+    /// [`RunOptions::max_failed_steps`] steps in a row of nothing else. A run that ends without
+    /// an answer is a [`RunError`], which keeps the partial transcript, steps and usage. A run
+    /// whose model calls a tool that needs approval stops with [`StopReason::Interrupted`] and
+    /// [`RunResult::interruption`]; [`Agent::resume`] goes on.
+    pub async fn run(
+        &self,
+        input: impl Into<String>,
+        options: &RunOptions,
+    ) -> Result<RunResult, RunError> {
+        self.run_with_events(input.into(), options, None).await
+    }
+
+    /// [`Agent::run`], yielding what happens as it happens: the model's text as it comes, each
+    /// call as it starts, each result, each step, and last [`RunEvent::Finished`] with what
+    /// `run` would have returned. The model streams through
+    /// [`ChatModel::respond_stream`](crate::ChatModel::respond_stream).
+    ///
+    /// The stream is not `Unpin`: pin it (`std::pin::pin!`) to poll it.
+    pub fn run_stream<'a>(
+        &'a self,
+        input: impl Into<String>,
+        options: &'a RunOptions,
+    ) -> impl Stream<Item = RunEvent> + Send + 'a {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let input = input.into();
+        let run = async move {
+            let result = self
+                .run_with_events(input, options, Some(sender.clone()))
+                .await;
+            let _ = sender.send(RunEvent::Finished(Box::new(result)));
+        };
+        let events = stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|event| (event, receiver))
+        });
+        // The run only sends; its own stream yields nothing and ends when the run does.
+        let driver = stream::once(run).filter_map(|()| async { None });
+        stream::select(events, driver)
+    }
+
+    async fn run_with_events(
+        &self,
+        input: String,
+        options: &RunOptions,
+        events: Option<Events>,
+    ) -> Result<RunResult, RunError> {
+        let mut transcript = options.history.clone();
+        transcript.push(Message::user(input.as_str()));
+        let offered = match self.offered_tools(&input, options).await {
+            Ok(offered) => offered,
+            Err(failure) => return Err(early_failure(failure, transcript)),
+        };
+        let mut run = Run::new(self, options, transcript, offered);
+        run.events = events;
+        run.start().await
+    }
+
+    fn run_span(&self) -> tracing::Span {
+        tracing::info_span!(
+            "gen_ai.run",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.request.model = self.model.model_name(),
+        )
+    }
+}
+
+/// A run that failed before its first request.
+fn early_failure(failure: RunFailure, transcript: Vec<Message>) -> RunError {
+    RunError {
+        failure,
+        partial: Box::new(RunResult {
+            transcript,
+            ..RunResult::default()
+        }),
+    }
+}
+
+/// Where a streamed run's events go.
+type Events = mpsc::UnboundedSender<RunEvent>;
+
+/// One run in progress.
+struct Run<'a> {
+    /// Where events go, when the run is streamed.
+    events: Option<Events>,
+    agent: &'a Agent,
+    options: &'a RunOptions,
+    /// What the calls of the run share.
+    scope: InvocationScope,
+    /// The tools the run offers; a hook may narrow them for one request.
+    offered: Arc<OfferedTools>,
+    /// The next request: its messages are the transcript so far.
+    request: ModelRequest,
+    steps: Vec<Step>,
+    /// Steps before this part of the run (an interrupted run's, when resuming).
+    first_step: usize,
+    usage: Usage,
+    repeats: RepeatGuard,
+    /// Steps in a row whose calls all failed.
+    failed_steps: usize,
+    /// Tools approved for the rest of the run.
+    approved_tools: Vec<String>,
+}
+
+/// How a step ended the run, if it did.
+enum Outcome {
+    Continue,
+    Done(StopReason, String),
+    Failed(RunFailure),
+    Interrupted(Vec<(usize, Message)>, Vec<(usize, PendingApproval)>),
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        agent: &'a Agent,
+        options: &'a RunOptions,
+        messages: Vec<Message>,
+        offered: OfferedTools,
+    ) -> Self {
+        let offered = Arc::new(offered);
+        Run {
+            events: None,
+            agent,
+            options,
+            scope: InvocationScope::new(options.context.clone()),
+            offered: Arc::clone(&offered),
+            request: ModelRequest {
+                instructions: agent.instructions.clone(),
+                messages,
+                tools: offered,
+                tool_choice: ToolChoice::Auto,
+                rendered: Default::default(),
+            },
+            steps: Vec::new(),
+            first_step: 0,
+            usage: Usage::default(),
+            repeats: RepeatGuard::default(),
+            failed_steps: 0,
+            approved_tools: Vec::new(),
+        }
+    }
+
+    /// The whole run, inside its scope and span.
+    async fn start(self) -> Result<RunResult, RunError> {
+        let span = self.agent.run_span();
+        let scope = self.scope.clone();
+        scope.enter(self.go()).instrument(span).await
+    }
+
+    /// The number of the next step, counting those before an interruption.
+    fn step_number(&self) -> usize {
+        self.first_step + self.steps.len()
+    }
+
+    async fn go(mut self) -> Result<RunResult, RunError> {
+        loop {
+            let index = self.step_number();
+            let at_limit = index >= self.options.max_steps;
+            if at_limit && !self.options.answer_at_limit {
+                let text = self.last_text();
+                let steps = self.options.max_steps;
+                return self.done(StopReason::MaxSteps { steps }, text);
+            }
+            self.request.tool_choice = self.tool_choice(index, at_limit);
+            self.plan_step(index);
+            if self.is_cancelled() {
+                return self.fail(RunFailure::Cancelled);
+            }
+            let started = Instant::now();
+            let response = match self.ask(index).await {
+                Ok(response) => response,
+                Err(failure) => return self.fail(failure),
+            };
+            let model_time = started.elapsed();
+            let mut usage = response.usage;
+            usage.requests = 1;
+            self.usage += usage;
+            self.emit(RunEvent::Usage { step: index, usage });
+            // Calls made in a request with tools turned off are not run, and not kept: a call
+            // without a result would make the transcript invalid for the API. Calls made when
+            // no tool was offered are refused like any call of a tool not offered.
+            let calls = if self.request.tool_choice != ToolChoice::None {
+                response.calls
+            } else {
+                Vec::new()
+            };
+            self.request.messages.push(Message::Assistant {
+                text: response.text.clone(),
+                calls: calls.clone(),
+            });
+            let step = Step {
+                index,
+                tool_choice: self.request.tool_choice.clone(),
+                text: response.text,
+                calls: Vec::new(),
+                usage,
+                model_time,
+                tools_time: Default::default(),
+            };
+            if calls.is_empty() {
+                let text = step.text.clone().unwrap_or_default();
+                self.push_step(step);
+                let reason = if at_limit {
+                    StopReason::MaxSteps {
+                        steps: self.options.max_steps,
+                    }
+                } else {
+                    StopReason::Finished
+                };
+                return self.done(reason, text);
+            }
+            match self.act(step, &calls).await {
+                Outcome::Continue => {}
+                Outcome::Done(reason, text) => return self.done(reason, text),
+                Outcome::Failed(failure) => return self.fail(failure),
+                Outcome::Interrupted(done, pending) => return self.interrupt(done, pending),
+            }
+        }
+    }
+
+    /// Runs a step's calls, except those waiting for approval, and judges the step.
+    async fn act(&mut self, mut step: Step, calls: &[ToolCall]) -> Outcome {
+        self.announce(step.index, calls);
+        let limit = self.options.repeat_limit;
+        let mut verdicts: Vec<Verdict> = calls
+            .iter()
+            .map(|call| self.repeats.check(call, limit))
+            .collect();
+        let repeated = calls
+            .iter()
+            .zip(&verdicts)
+            .find_map(|(call, verdict)| match verdict {
+                Verdict::Stop { times } => Some((call.name.clone(), *times)),
+                _ => None,
+            });
+        if repeated.is_some() {
+            for verdict in &mut verdicts {
+                if !matches!(verdict, Verdict::Stop { .. }) {
+                    *verdict = Verdict::Skip;
+                }
+            }
+        }
+        let waiting: Vec<usize> = (0..calls.len())
+            .filter(|&i| verdicts[i] == Verdict::Run && self.needs_approval(&calls[i]))
+            .collect();
+        if !waiting.is_empty() {
+            let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
+                .filter(|i| !waiting.contains(i))
+                .map(|i| (calls[i].clone(), verdicts[i]))
+                .unzip();
+            let runner = self.calls();
+            let ran = runner.run(&ready, &ready_verdicts).await;
+            // A hook's termination is dropped: the calls that wait decide how the run goes on.
+            let _ = runner.take_terminated();
+            let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
+            let done = positions
+                .zip(&ran)
+                .map(|(i, record)| (i, result_message(record)))
+                .collect();
+            step.calls = ran;
+            self.push_step(step);
+            let pending = waiting
+                .into_iter()
+                .map(|i| (i, PendingApproval::new(calls[i].clone())))
+                .collect();
+            return Outcome::Interrupted(done, pending);
+        }
+        let started = Instant::now();
+        let runner = self.calls();
+        let records = runner.run(calls, &verdicts).await;
+        let terminated = runner.take_terminated();
+        step.tools_time = started.elapsed();
+        for record in &records {
+            self.request.messages.push(result_message(record));
+        }
+        step.calls = records;
+        let outcome = self.judge(&step, repeated, terminated);
+        self.push_step(step);
+        outcome
+    }
+
+    /// Lets the hooks change the next request's tool choice and narrow its tools.
+    fn plan_step(&mut self, index: usize) {
+        let Some(hooks) = &self.agent.hooks else {
+            return;
+        };
+        let mut plan = StepPlan {
+            index,
+            tool_choice: self.request.tool_choice.clone(),
+            tools: None,
+        };
+        hooks.prepare_step(&mut plan);
+        self.request.tool_choice = plan.tool_choice;
+        self.request.tools = match plan.tools {
+            Some(names) => Arc::new(self.agent.narrowed(&self.offered, &names)),
+            None => Arc::clone(&self.offered),
+        };
+    }
+
+    /// Whether the call waits for a person: an offered tool the agent's policy names, not
+    /// approved for the run already.
+    fn needs_approval(&self, call: &ToolCall) -> bool {
+        let Some(policy) = &self.agent.approval else {
+            return false;
+        };
+        self.request.tools.contains(&call.name)
+            && !self.approved_tools.contains(&call.name)
+            && self
+                .agent
+                .executor
+                .as_ref()
+                .and_then(|exec| exec.spec(&call.name))
+                .is_some_and(|spec| policy(spec))
+    }
+
+    /// What runs the calls of this run.
+    fn calls(&self) -> Calls<'_> {
+        let mut options = CallOptions::default();
+        options.cancellation = self.options.cancellation.clone();
+        Calls {
+            executor: self.agent.executor.as_ref(),
+            offered: &self.request.tools,
+            options,
+            concurrency: self.options.max_concurrency,
+            hooks: self.agent.hooks.as_deref(),
+            terminated: Default::default(),
+        }
+    }
+
+    /// The tool choice of step `index`: the options' for the first request, `Auto` after it
+    /// (unless tools were turned off), `None` for the last answer at the step limit.
+    fn tool_choice(&self, index: usize, at_limit: bool) -> ToolChoice {
+        match &self.options.tool_choice {
+            _ if at_limit => ToolChoice::None,
+            choice if index == 0 => choice.clone(),
+            ToolChoice::None => ToolChoice::None,
+            _ => ToolChoice::Auto,
+        }
+    }
+
+    fn emit(&self, event: RunEvent) {
+        if let Some(events) = &self.events {
+            // A receiver that went away stops listening; the run goes on.
+            let _ = events.send(event);
+        }
+    }
+
+    /// Records a step, and tells its results and its end.
+    fn push_step(&mut self, step: Step) {
+        if self.events.is_some() {
+            for record in &step.calls {
+                self.emit(RunEvent::ToolResult {
+                    step: step.index,
+                    record: record.clone(),
+                });
+            }
+            self.emit(RunEvent::StepFinished(Box::new(step.clone())));
+        }
+        self.steps.push(step);
+    }
+
+    /// Tells the calls about to run.
+    fn announce(&self, step: usize, calls: &[ToolCall]) {
+        if self.events.is_some() {
+            for call in calls {
+                self.emit(RunEvent::ToolCallStarted {
+                    step,
+                    call: call.clone(),
+                });
+            }
+        }
+    }
+
+    /// The model's answer: streamed when the run is, its text deltas passed on.
+    async fn receive(&self, index: usize) -> Result<ModelResponse, ModelError> {
+        if self.events.is_none() {
+            return self.agent.model.respond(&self.request).await;
+        }
+        let mut answer = self.agent.model.respond_stream(&self.request);
+        while let Some(event) = answer.next().await {
+            match event? {
+                ModelEvent::TextDelta(text) => self.emit(RunEvent::TextDelta { step: index, text }),
+                ModelEvent::Done(response) => return Ok(response),
+            }
+        }
+        Err(ModelError::Malformed {
+            provider: "the model",
+            message: "the stream ended before the answer was complete".into(),
+        })
+    }
+
+    /// Sends the request, ending it when the run is cancelled.
+    async fn ask(&self, index: usize) -> Result<ModelResponse, RunFailure> {
+        let span = tracing::info_span!(
+            "gen_ai.chat",
+            gen_ai.operation.name = "chat",
+            gen_ai.request.model = self.agent.model.model_name(),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
+        let respond = self.receive(index);
+        let answer: Result<ModelResponse, ModelError> = match &self.options.cancellation {
+            Some(token) => tokio::select! {
+                answer = respond.instrument(span.clone()) => answer,
+                () = token.cancelled() => return Err(RunFailure::Cancelled),
+            },
+            None => respond.instrument(span.clone()).await,
+        };
+        match answer {
+            Ok(response) => {
+                span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+                span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+                Ok(response)
+            }
+            Err(error) => Err(RunFailure::Model { step: index, error }),
+        }
+    }
+
+    /// Whether the step that ran calls ends the run.
+    fn judge(
+        &mut self,
+        step: &Step,
+        repeated: Option<(String, usize)>,
+        terminated: Option<String>,
+    ) -> Outcome {
+        if self.is_cancelled() {
+            return Outcome::Failed(RunFailure::Cancelled);
+        }
+        if let Some((name, times)) = repeated {
+            return Outcome::Failed(RunFailure::RepeatedCall { name, times });
+        }
+        if let Some(reason) = terminated {
+            let text = step.text.clone().unwrap_or_default();
+            return Outcome::Done(StopReason::Terminated { reason }, text);
+        }
+        if step.all_calls_failed() {
+            self.failed_steps += 1;
+        } else {
+            self.failed_steps = 0;
+        }
+        let max_failed = self.options.max_failed_steps;
+        if max_failed > 0 && self.failed_steps >= max_failed {
+            let last = step.calls.last().map(describe).unwrap_or_default();
+            return Outcome::Failed(RunFailure::TooManyFailedSteps {
+                steps: self.failed_steps,
+                last,
+            });
+        }
+        let stopper = step
+            .calls
+            .iter()
+            .find(|r| self.options.stop_at_tools.contains(&r.call.name));
+        if let Some(record) = stopper {
+            let text = match &record.result {
+                Ok(output) => output.to_text(),
+                Err(error) => error.to_model_text(),
+            };
+            let name = record.call.name.clone();
+            return Outcome::Done(StopReason::ToolCalled { name }, text);
+        }
+        let text = step.text.clone().unwrap_or_default();
+        if let Some(budget) = self.options.token_budget {
+            let used = self.usage.total_tokens();
+            if used >= budget {
+                return Outcome::Done(StopReason::TokenBudget { used, budget }, text);
+            }
+        }
+        if self
+            .options
+            .stop_when
+            .as_ref()
+            .is_some_and(|stop| stop(step))
+        {
+            return Outcome::Done(StopReason::Predicate, text);
+        }
+        Outcome::Continue
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.options
+            .cancellation
+            .as_ref()
+            .is_some_and(|t| t.is_cancelled())
+    }
+
+    /// The model's last text in this run, if any.
+    fn last_text(&self) -> String {
+        self.steps
+            .iter()
+            .rev()
+            .find_map(|s| s.text.clone())
+            .unwrap_or_default()
+    }
+
+    fn into_result(self, stop: StopReason, text: String) -> RunResult {
+        RunResult {
+            text,
+            transcript: self.request.messages,
+            steps: self.steps,
+            usage: self.usage,
+            stop,
+            references: self.scope.references(),
+            interruption: None,
+        }
+    }
+
+    fn done(self, stop: StopReason, text: String) -> Result<RunResult, RunError> {
+        Ok(self.into_result(stop, text))
+    }
+
+    fn fail(self, failure: RunFailure) -> Result<RunResult, RunError> {
+        let text = self.last_text();
+        let partial = self.into_result(StopReason::Finished, text);
+        Err(RunError {
+            failure,
+            partial: Box::new(partial),
+        })
+    }
+
+    /// Stops with calls waiting for approval.
+    fn interrupt(
+        self,
+        done: Vec<(usize, Message)>,
+        pending: Vec<(usize, PendingApproval)>,
+    ) -> Result<RunResult, RunError> {
+        let state = RunState {
+            messages: self.request.messages.clone(),
+            done,
+            offered: self.offered.names().map(str::to_owned).collect(),
+            approved_tools: self.approved_tools.clone(),
+            steps: self.step_number(),
+            usage: self.usage,
+            failed_steps: self.failed_steps,
+            repeats: self.repeats.clone(),
+            pending,
+        };
+        for pending in state.pending() {
+            self.emit(RunEvent::ApprovalNeeded(pending.clone()));
+        }
+        let text = self.last_text();
+        let mut result = self.into_result(StopReason::Interrupted, text);
+        result.interruption = Some(Interruption {
+            pending: state.pending().cloned().collect(),
+            state,
+        });
+        Ok(result)
+    }
+}
+
+/// The message answering a call.
+fn result_message(record: &CallRecord) -> Message {
+    Message::tool_result(&CallResult {
+        call: record.call.clone(),
+        result: record.result.clone(),
+    })
+}
+
+/// A failed call, for the developer.
+fn describe(record: &CallRecord) -> String {
+    match &record.result {
+        Err(error) => error.to_string(),
+        Ok(output) => format!("`{}`: {}", record.call.name, output.to_text()),
+    }
+}

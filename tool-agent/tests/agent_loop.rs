@@ -1,0 +1,534 @@
+//! The loop against a scripted model: calls, errors going back to the model, stop conditions,
+//! guards and cancellation.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use tool_agent::{
+    Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel, StopReason,
+    ToolChoice, Usage,
+};
+use tool_core::{ToolErrorKind, ToolOutput};
+use tool_runtime::{CancellationToken, DynamicTool, Executor};
+
+fn usage(input: u64, output: u64) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        ..Usage::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn parallel_calls_run_and_their_results_go_back_in_call_order() {
+    let in_flight = Arc::new(InFlight::default());
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(
+                ModelResponse::calling([
+                    call("c1", "wait", json!({ "ms": 300 })),
+                    call("c2", "wait", json!({ "ms": 100 })),
+                    call("c3", "wait", json!({ "ms": 200 })),
+                ])
+                .with_usage(usage(100, 20)),
+            )
+            .then(ModelResponse::answer("All done.").with_usage(usage(150, 5))),
+    );
+    let exec = executor([sleeper("wait", Arc::clone(&in_flight), false)]);
+    let runner = agent(&model, exec).instructions("Be brief.").build();
+    let result = runner
+        .run("wait three times", &RunOptions::default())
+        .await
+        .unwrap();
+
+    assert_eq!(result.text, "All done.");
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(
+        in_flight.most.load(Ordering::SeqCst),
+        3,
+        "the calls overlapped"
+    );
+    assert_eq!(
+        tool_messages(&result.transcript),
+        [
+            ("c1".to_owned(), "slept 300".to_owned(), false),
+            ("c2".to_owned(), "slept 100".to_owned(), false),
+            ("c3".to_owned(), "slept 200".to_owned(), false),
+        ]
+    );
+    assert_every_call_answered(&result.transcript);
+    assert_eq!(result.steps.len(), 2);
+    assert_eq!(result.steps[0].calls.len(), 3);
+    assert_eq!(
+        result.usage,
+        Usage {
+            requests: 2,
+            input_tokens: 250,
+            output_tokens: 25,
+            ..Usage::default()
+        }
+    );
+    let requests = model.requests();
+    assert_eq!(requests[0].instructions.as_deref(), Some("Be brief."));
+    assert_eq!(
+        requests[0].messages,
+        vec![Message::user("wait three times")]
+    );
+    assert_eq!(
+        requests[1].messages.len(),
+        5,
+        "user, assistant, three results"
+    );
+    let offered: Vec<&str> = requests[0].tools.names().collect();
+    assert_eq!(offered, ["wait"]);
+}
+
+#[tokio::test]
+async fn invalid_arguments_go_back_to_the_model_which_corrects_its_call() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": "one", "b": 2 }),
+            )]))
+            .then(ModelResponse::calling([call(
+                "c2",
+                "add",
+                json!({ "a": 1, "b": 2 }),
+            )]))
+            .then(ModelResponse::answer("3")),
+    );
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
+
+    assert_eq!(result.text, "3");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the bad call did not run");
+    let results = tool_messages(&result.transcript);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Invalid arguments for `add`:\n- /a:"),
+        "{}",
+        results[0].1
+    );
+    assert!(results[0].2);
+    assert_eq!(results[1], ("c2".to_owned(), "3".to_owned(), false));
+    let first = &result.steps[0].calls[0];
+    assert_eq!(
+        first.result.as_ref().unwrap_err().kind(),
+        ToolErrorKind::InvalidArguments
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_tool_gets_did_you_mean_among_the_offered_tools() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "ad",
+                json!({ "a": 1, "b": 2 }),
+            )]))
+            .then(ModelResponse::answer("sorry")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
+    let results = tool_messages(&result.transcript);
+    assert_eq!(
+        results[0].1,
+        "There is no tool named `ad`. Did you mean `add`?"
+    );
+    assert_eq!(
+        result.steps[0].calls[0].result.as_ref().unwrap_err().kind(),
+        ToolErrorKind::UnknownTool
+    );
+}
+
+#[tokio::test]
+async fn panics_and_timeouts_go_back_to_the_model_and_the_run_goes_on() {
+    let panics = DynamicTool::new("explode", "Panics", no_arguments(), |_, _| async {
+        panic!("kaboom")
+    });
+    let hangs = DynamicTool::new("hang", "Never ends", no_arguments(), |_, _| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(ToolOutput::text("late"))
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(panics)
+        .tool(hangs)
+        .tool(add(Arc::default()))
+        .default_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([
+                call("c1", "explode", json!({})),
+                call("c2", "hang", json!({})),
+                call("c3", "add", json!({ "a": 2, "b": 2 })),
+            ]))
+            .then(ModelResponse::answer("2 + 2 = 4, the rest failed")),
+    );
+    let result = agent(&model, exec)
+        .build()
+        .run("go", &RunOptions::default())
+        .await
+        .unwrap();
+    let kinds: Vec<_> = result.steps[0]
+        .calls
+        .iter()
+        .map(|r| {
+            r.result
+                .as_ref()
+                .map(ToolOutput::to_text)
+                .map_err(|e| e.kind())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            Err(ToolErrorKind::Panicked),
+            Err(ToolErrorKind::TimedOut),
+            Ok("4".to_owned())
+        ]
+    );
+    assert_eq!(result.text, "2 + 2 = 4, the rest failed");
+    assert_every_call_answered(&result.transcript);
+}
+
+#[tokio::test]
+async fn the_same_call_repeated_is_warned_then_stops_the_run() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let same = || ModelResponse::calling([call("c", "add", json!({ "a": 1, "b": 2 }))]);
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(same())
+            .then(same())
+            .then(same())
+            .then(same())
+            .then(ModelResponse::answer("never asked")),
+    );
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let err = runner
+        .run("loop", &RunOptions::default())
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(&err.failure, RunFailure::RepeatedCall { name, times: 4 } if name == "add"),
+        "{err}"
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the 3rd and 4th calls did not run"
+    );
+    let results = tool_messages(&err.partial.transcript);
+    assert_eq!(results.len(), 4);
+    assert!(
+        results[2].1.contains("3 times in a row"),
+        "{}",
+        results[2].1
+    );
+    assert!(results[3].1.starts_with("Not run"), "{}", results[3].1);
+    assert_eq!(model.remaining(), 1);
+}
+
+#[tokio::test]
+async fn at_the_step_limit_one_last_request_without_tools_gives_the_answer() {
+    let looping =
+        |i: u64| ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 1 }))]);
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(looping(1))
+            .then(looping(2))
+            .then(ModelResponse::answer("I stopped at 3.")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let options = RunOptions::default()
+        .max_steps(2)
+        .tool_choice(ToolChoice::Required);
+    let result = runner.run("count", &options).await.unwrap();
+
+    assert_eq!(result.stop, StopReason::MaxSteps { steps: 2 });
+    assert_eq!(result.text, "I stopped at 3.");
+    let choices: Vec<ToolChoice> = model
+        .requests()
+        .into_iter()
+        .map(|r| r.tool_choice)
+        .collect();
+    assert_eq!(
+        choices,
+        [ToolChoice::Required, ToolChoice::Auto, ToolChoice::None],
+        "required only for the first request, no tools for the last"
+    );
+    assert_eq!(result.steps.len(), 3);
+}
+
+#[tokio::test]
+async fn without_a_last_answer_the_step_limit_stops_with_the_partial_run() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": 1, "b": 1 }),
+            )]))
+            .then(ModelResponse::answer("never asked")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let options = RunOptions::default().max_steps(1).answer_at_limit(false);
+    let result = runner.run("count", &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::MaxSteps { steps: 1 });
+    assert_eq!(model.requests().len(), 1);
+    assert_every_call_answered(&result.transcript);
+}
+
+#[tokio::test]
+async fn steps_of_nothing_but_failures_stop_the_run_with_a_typed_error() {
+    let bad = |i: u64| ModelResponse::calling([call(&format!("c{i}"), "nope", json!({ "i": i }))]);
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(bad(1))
+            .then(bad(2))
+            .then(bad(3))
+            .then(ModelResponse::answer("never asked")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let err = runner.run("go", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::TooManyFailedSteps { steps: 3, last } if last.contains("unknown tool `nope`")),
+        "{err}"
+    );
+    assert_eq!(err.partial.steps.len(), 3);
+    assert_every_call_answered(&err.partial.transcript);
+}
+
+#[tokio::test]
+async fn a_tool_in_stop_at_tools_ends_the_run_with_its_output() {
+    let submit = DynamicTool::new(
+        "submit",
+        "Submits the answer",
+        no_arguments(),
+        |_, _| async { Ok(ToolOutput::text("submitted: 42")) },
+    );
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call("c1", "submit", json!({}))]))
+            .then(ModelResponse::answer("never asked")),
+    );
+    let runner = agent(&model, executor([submit])).build();
+    let result = runner
+        .run("answer", &RunOptions::default().stop_at_tool("submit"))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.stop,
+        StopReason::ToolCalled {
+            name: "submit".into()
+        }
+    );
+    assert_eq!(result.text, "submitted: 42");
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn the_token_budget_and_the_predicate_stop_the_run() {
+    let step = |i: u64| {
+        ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 0 }))])
+            .with_usage(usage(80, 20))
+    };
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(step(1))
+            .then(step(2))
+            .then(step(3)),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner
+        .run("go", &RunOptions::default().token_budget(150))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.stop,
+        StopReason::TokenBudget {
+            used: 200,
+            budget: 150
+        }
+    );
+    assert_eq!(result.steps.len(), 2);
+
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(step(1))
+            .then(step(2))
+            .then(step(3)),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let options = RunOptions::default().stop_when(|step| {
+        step.calls
+            .iter()
+            .any(|c| c.result.as_ref().is_ok_and(|o| o.to_text() == "2"))
+    });
+    let result = runner.run("go", &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::Predicate);
+    assert_eq!(result.steps.len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_run_up_to_the_cap_and_destructive_ones_one_at_a_time_in_call_order() {
+    let free = Arc::new(InFlight::default());
+    let destructive = Arc::new(InFlight::default());
+    let model =
+        Arc::new(
+            ScriptedModel::new()
+                .then(ModelResponse::calling(
+                    (0..6)
+                        .map(|i| call(&format!("w{i}"), "wait", json!({ "ms": 10 + i })))
+                        .chain((0..3).map(|i| {
+                            call(&format!("d{i}"), "delete", json!({ "ms": 30 - 10 * i }))
+                        })),
+                ))
+                .then(ModelResponse::answer("done")),
+        );
+    let exec = executor([
+        sleeper("wait", Arc::clone(&free), false),
+        sleeper("delete", Arc::clone(&destructive), true),
+    ]);
+    let runner = agent(&model, exec).build();
+    let result = runner
+        .run("go", &RunOptions::default().max_concurrency(2))
+        .await
+        .unwrap();
+    assert_eq!(free.most.load(Ordering::SeqCst), 2);
+    assert_eq!(destructive.most.load(Ordering::SeqCst), 1);
+    let ids: Vec<String> = tool_messages(&result.transcript)
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect();
+    assert_eq!(ids, ["w0", "w1", "w2", "w3", "w4", "w5", "d0", "d1", "d2"]);
+    let texts: Vec<String> = result.steps[0].calls[6..]
+        .iter()
+        .map(|r| r.result.as_ref().unwrap().to_text())
+        .collect();
+    assert_eq!(texts, ["slept 30", "slept 20", "slept 10"]);
+}
+
+#[tokio::test]
+async fn cancelling_mid_tool_gives_every_pending_call_a_cancelled_result() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let signal = Arc::clone(&started);
+    let slow = DynamicTool::new("slow", "Takes long", no_arguments(), move |_, _| {
+        let signal = Arc::clone(&signal);
+        async move {
+            signal.notify_one();
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(ToolOutput::text("finished"))
+        }
+    });
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([
+                call("c1", "slow", json!({})),
+                call("c2", "slow", json!({})),
+            ]))
+            .then(ModelResponse::answer("never asked")),
+    );
+    let runner = agent(&model, executor([slow])).build();
+    let token = CancellationToken::new();
+    let options = RunOptions::default()
+        .max_concurrency(1)
+        .cancellation(token.clone());
+    let run = tokio::spawn(async move { runner.run("go", &options).await });
+    started.notified().await;
+    token.cancel();
+    let err = run.await.unwrap().unwrap_err();
+
+    assert!(matches!(err.failure, RunFailure::Cancelled), "{err}");
+    let results = tool_messages(&err.partial.transcript);
+    assert_eq!(
+        results,
+        [
+            (
+                "c1".to_owned(),
+                "The call to `slow` was cancelled.".to_owned(),
+                true
+            ),
+            (
+                "c2".to_owned(),
+                "The call to `slow` was cancelled.".to_owned(),
+                true
+            ),
+        ]
+    );
+    assert_every_call_answered(&err.partial.transcript);
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_during_the_model_request_ends_it() {
+    let model = Arc::new(ScriptedModel::new().then_never());
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let token = CancellationToken::new();
+    let options = RunOptions::default().cancellation(token.clone());
+    let run = tokio::spawn(async move { runner.run("go", &options).await });
+    tokio::task::yield_now().await;
+    token.cancel();
+    let err = run.await.unwrap().unwrap_err();
+    assert!(matches!(err.failure, RunFailure::Cancelled), "{err}");
+    assert_eq!(err.partial.transcript, vec![Message::user("go")]);
+}
+
+#[tokio::test]
+async fn a_failed_model_request_keeps_the_partial_run() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(
+                ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 2 }))])
+                    .with_usage(usage(10, 1)),
+            )
+            .then_error(ModelError::Other("the server went away".into())),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let err = runner.run("go", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { step: 1, error: ModelError::Other(m) } if m == "the server went away"),
+        "{err}"
+    );
+    assert_eq!(err.partial.steps.len(), 1);
+    assert_eq!(err.partial.usage.input_tokens, 10);
+    assert_eq!(tool_messages(&err.partial.transcript).len(), 1);
+    assert_eq!(
+        err.to_string(),
+        "the run stopped after 1 step(s): the model request of step 1 failed"
+    );
+}
+
+#[tokio::test]
+async fn history_comes_before_the_input() {
+    let model = Arc::new(ScriptedModel::new().then(ModelResponse::answer("Lyon")));
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let history = vec![
+        Message::user("I live in Lyon."),
+        Message::assistant("Noted."),
+    ];
+    let result = runner
+        .run(
+            "Where do I live?",
+            &RunOptions::default().history(history.clone()),
+        )
+        .await
+        .unwrap();
+    let mut expected = history;
+    expected.push(Message::user("Where do I live?"));
+    assert_eq!(model.requests()[0].messages, expected);
+    assert_eq!(result.transcript.len(), 4);
+}

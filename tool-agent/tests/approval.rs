@@ -1,0 +1,196 @@
+//! Human in the loop: calls that need approval wait, the state survives serialization, and a
+//! resumed run executes exactly what was approved.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use serde_json::{json, Value};
+use tool_agent::{
+    Agent, ModelResponse, RunFailure, RunOptions, RunResult, RunState, ScriptedModel, StopReason,
+};
+use tool_core::{SafetyHints, ToolMetadata, ToolOutput};
+use tool_runtime::DynamicTool;
+
+/// A destructive `pay`, recording the arguments of every run.
+fn pay(paid: Arc<Mutex<Vec<Value>>>) -> DynamicTool {
+    let schema = json!({
+        "type": "object",
+        "properties": { "to": { "type": "string" }, "amount": { "type": "integer", "maximum": 1000 } },
+        "required": ["to", "amount"]
+    });
+    DynamicTool::new("pay", "Pays someone", schema, move |args, _| {
+        paid.lock().unwrap().push(args.clone());
+        async move { Ok(ToolOutput::text(format!("paid {}", args["amount"]))) }
+    })
+    .with_metadata(ToolMetadata {
+        hints: SafetyHints {
+            destructive: Some(true),
+            ..SafetyHints::default()
+        },
+        ..ToolMetadata::default()
+    })
+}
+
+fn setup(
+    then: Vec<ModelResponse>,
+) -> (
+    Agent,
+    Arc<Mutex<Vec<Value>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let adds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut model = ScriptedModel::new().then(ModelResponse::calling([
+        call("c1", "add", json!({ "a": 1, "b": 2 })),
+        call("c2", "pay", json!({ "to": "bob", "amount": 500 })),
+    ]));
+    for response in then {
+        model = model.then(response);
+    }
+    let agent = Agent::builder(model)
+        .executor(executor([add(Arc::clone(&adds)), pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    (agent, paid, adds)
+}
+
+/// The state through JSON, as it would wait in a database.
+fn stored(result: &RunResult) -> RunState {
+    let state = &result.interruption.as_ref().expect("interrupted").state;
+    let text = serde_json::to_string(state).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn a_call_needing_approval_waits_while_the_others_run() {
+    let (agent, paid, adds) = setup(Vec::new());
+    let result = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.stop, StopReason::Interrupted);
+    assert_eq!(adds.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(paid.lock().unwrap().is_empty(), "pay did not run");
+    let interruption = result.interruption.as_ref().unwrap();
+    assert_eq!(interruption.pending.len(), 1);
+    assert_eq!(interruption.pending[0].call.name, "pay");
+    assert_eq!(
+        interruption.pending[0].call.arguments,
+        json!({ "to": "bob", "amount": 500 })
+    );
+}
+
+#[tokio::test]
+async fn approve_with_edited_arguments_after_serializing_runs_exactly_those() {
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("Paid bob 50.")]);
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    let decision = pending.approve_with(json!({ "to": "bob", "amount": 50 }));
+
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Paid bob 50.");
+    assert_eq!(
+        *paid.lock().unwrap(),
+        [json!({ "to": "bob", "amount": 50 })]
+    );
+    assert_every_call_answered(&result.transcript);
+    let ids: Vec<String> = tool_messages(&result.transcript)
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect();
+    assert_eq!(ids, ["c1", "c2"], "results in call order");
+}
+
+#[tokio::test]
+async fn edited_arguments_are_validated_like_any_call() {
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("Could not pay.")]);
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    let decision = pending.approve_with(json!({ "to": "bob", "amount": 5000 }));
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert!(paid.lock().unwrap().is_empty());
+    let texts = tool_messages(&result.transcript);
+    assert!(
+        texts[1].1.starts_with("Invalid arguments for `pay`"),
+        "{}",
+        texts[1].1
+    );
+}
+
+#[tokio::test]
+async fn a_decision_on_other_arguments_runs_nothing() {
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("never asked")]);
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let state = stored(&first);
+    let mut forged = state.pending().next().unwrap().clone();
+    forged.call.arguments = json!({ "to": "mallory", "amount": 999 });
+    forged.arguments_hash = "0123456789abcdef".into();
+    let err = agent
+        .resume(state, &[forged.approve()], &RunOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err.failure, RunFailure::Approval(_)), "{err}");
+    assert!(paid.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_pending_call_without_a_decision_runs_nothing() {
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("never asked")]);
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let err = agent
+        .resume(stored(&first), &[], &RunOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Approval(why) if why.contains("no decision on pending call `c2`")),
+        "{err}"
+    );
+    assert!(paid.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_rejection_tells_the_model_why() {
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("Not paid.")]);
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().reject("over the limit");
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert!(paid.lock().unwrap().is_empty());
+    let texts = tool_messages(&result.transcript);
+    assert_eq!(
+        texts[1].1,
+        "The user did not allow this call: over the limit"
+    );
+    assert!(texts[1].2);
+}
+
+#[tokio::test]
+async fn approval_for_the_session_lets_later_calls_of_the_tool_run() {
+    let (agent, paid, _) = setup(vec![
+        ModelResponse::calling([call("c3", "pay", json!({ "to": "amy", "amount": 7 }))]),
+        ModelResponse::answer("Paid both."),
+    ]);
+    let first = agent
+        .run("pay bob and amy", &RunOptions::default())
+        .await
+        .unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve_for_session();
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.text, "Paid both.");
+    assert_eq!(paid.lock().unwrap().len(), 2);
+}

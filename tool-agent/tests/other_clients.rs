@@ -1,0 +1,344 @@
+//! The OpenAI Responses, Anthropic Messages and Gemini clients against the mock server: whole runs, headers, errors.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::mock::{serve, Canned};
+use common::*;
+use futures_util::StreamExt;
+use serde_json::json;
+use tool_agent::{
+    Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunEvent, RunFailure, RunOptions,
+};
+
+fn model(base_url: &str) -> AnthropicModel {
+    AnthropicModel::new("claude-test")
+        .with_base_url(base_url)
+        .with_api_key(ApiKey::new("sk-ant-test"))
+        .with_retry(RetryPolicy {
+            max_retries: 1,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(10),
+        })
+}
+
+#[tokio::test]
+async fn a_whole_run_over_http_with_tool_use_and_tool_result_blocks() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [{ "type": "tool_use", "id": "toolu_1", "name": "add", "input": { "a": 2, "b": 40 } }],
+            "usage": { "input_tokens": 30, "output_tokens": 10 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "msg_2", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+            "content": [{ "type": "text", "text": "42." }],
+            "usage": { "input_tokens": 50, "output_tokens": 2 }
+        })),
+    ])
+    .await;
+    let runner = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .instructions("Add.")
+        .build();
+    let result = runner.run("2 + 40?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "42.");
+    assert_eq!(result.usage.input_tokens, 80);
+
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/messages");
+    assert_eq!(seen[0].header("x-api-key").as_deref(), Some("sk-ant-test"));
+    assert_eq!(
+        seen[0].header("anthropic-version").as_deref(),
+        Some("2023-06-01")
+    );
+    assert_eq!(seen[0].header("authorization"), None);
+    let first = &seen[0].body;
+    assert_eq!(first["system"], "Add.");
+    assert_eq!(first["max_tokens"], 4096);
+    assert_eq!(first["tools"][0]["name"], "add");
+    assert!(first["tools"][0].get("input_schema").is_some());
+    assert_eq!(first["tool_choice"], json!({ "type": "auto" }));
+    assert_eq!(
+        seen[1].body["messages"][2],
+        json!({ "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_1", "content": "42" }
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn an_overloaded_error_is_retried_then_typed_with_anthropics_message() {
+    let overloaded = || {
+        Canned::Answer(
+            529,
+            Vec::new(),
+            json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+        )
+    };
+    let (mock, base_url) = serve(vec![overloaded(), overloaded()]).await;
+    let runner = Agent::builder(model(&base_url)).build();
+    let err = runner.run("hi", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Model { error: ModelError::Status { status: 529, message, attempts: 2, .. }, .. } if message == "Overloaded"),
+        "{:?}",
+        err.failure
+    );
+    assert_eq!(mock.seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn gemini_over_http_sends_the_key_in_a_header_and_function_responses_back() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "candidates": [{ "finishReason": "STOP", "content": { "role": "model", "parts": [
+                { "functionCall": { "name": "add", "args": { "a": 1, "b": 1 } } }
+            ]}}],
+            "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 3 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "candidates": [{ "finishReason": "STOP", "content": { "role": "model", "parts": [{ "text": "2" }] } }],
+            "usageMetadata": { "promptTokenCount": 20, "candidatesTokenCount": 1 }
+        })),
+    ])
+    .await;
+    let model = tool_agent::GeminiModel::new("gemini-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("AIza-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let result = runner.run("1 + 1?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "2");
+    assert_eq!(result.usage.input_tokens, 30);
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/models/gemini-test:generateContent");
+    assert_eq!(
+        seen[0].header("x-goog-api-key").as_deref(),
+        Some("AIza-test")
+    );
+    assert_eq!(
+        seen[0].body["toolConfig"],
+        json!({ "functionCallingConfig": { "mode": "AUTO" } })
+    );
+    assert_eq!(
+        seen[1].body["contents"][2],
+        json!({ "role": "user", "parts": [
+            { "functionResponse": { "name": "add", "response": { "output": "2" } } }
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn openai_responses_over_http_sends_function_call_items_back() {
+    let (mock, base_url) = serve(vec![
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "resp_1", "object": "response", "status": "completed",
+            "output": [{ "type": "function_call", "id": "fc_x", "call_id": "call_1", "name": "add", "arguments": "{\"a\":3,\"b\":4}" }],
+            "usage": { "input_tokens": 12, "output_tokens": 5 }
+        })),
+        Canned::Answer(200, Vec::new(), json!({
+            "id": "resp_2", "object": "response", "status": "completed",
+            "output": [{ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "7" }] }],
+            "usage": { "input_tokens": 20, "output_tokens": 1 }
+        })),
+    ])
+    .await;
+    let model = tool_agent::OpenAiResponsesModel::new("gpt-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("sk-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .instructions("Add.")
+        .build();
+    let result = runner.run("3 + 4?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "7");
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/responses");
+    assert_eq!(
+        seen[0].header("authorization").as_deref(),
+        Some("Bearer sk-test")
+    );
+    assert_eq!(seen[0].body["instructions"], "Add.");
+    assert_eq!(seen[0].body["tools"][0]["type"], "function");
+    assert_eq!(
+        seen[1].body["input"],
+        json!([
+            { "role": "user", "content": "3 + 4?" },
+            { "type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\":3,\"b\":4}" },
+            { "type": "function_call_output", "call_id": "call_1", "output": "7" }
+        ])
+    );
+}
+
+/// Anthropic's server-sent events: `event:` lines, then `data:` lines.
+fn anthropic_events(events: &[serde_json::Value]) -> Canned {
+    let text: String = events
+        .iter()
+        .map(|e| {
+            format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap_or("ping")
+            )
+        })
+        .collect();
+    Canned::Events(text)
+}
+
+#[tokio::test]
+async fn anthropic_streams_text_and_assembles_tool_use_from_json_deltas() {
+    let first = anthropic_events(&[
+        json!({ "type": "message_start", "message": { "id": "msg_1", "usage": { "input_tokens": 25, "output_tokens": 1 } } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "Let me " } }),
+        json!({ "type": "ping" }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "add." } }),
+        json!({ "type": "content_block_stop", "index": 0 }),
+        json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "toolu_1", "name": "add", "input": {} } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "{\"a\": 2," } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": " \"b\": 3}" } }),
+        json!({ "type": "content_block_stop", "index": 1 }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 30 } }),
+        json!({ "type": "message_stop" }),
+    ]);
+    let second = anthropic_events(&[
+        json!({ "type": "message_start", "message": { "id": "msg_2", "usage": { "input_tokens": 60, "output_tokens": 1 } } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "5." } }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": 2 } }),
+        json!({ "type": "message_stop" }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let runner = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("2 + 3?", &options).collect().await;
+    let mut deltas = Vec::new();
+    let mut started = Vec::new();
+    let mut finished = None;
+    for event in events {
+        match event {
+            RunEvent::TextDelta { text, .. } => deltas.push(text),
+            RunEvent::ToolCallStarted { call, .. } => started.push(call),
+            RunEvent::Finished(result) => finished = Some(*result),
+            _ => {}
+        }
+    }
+    assert_eq!(deltas, ["Let me ", "add.", "5."]);
+    assert_eq!(
+        started,
+        [tool_core::ToolCall::new(
+            "toolu_1",
+            "add",
+            json!({ "a": 2, "b": 3 })
+        )]
+    );
+    let result = finished.expect("the last event").unwrap();
+    assert_eq!(result.text, "5.");
+    assert_eq!(result.usage.input_tokens, 85);
+    assert_eq!(result.usage.output_tokens, 32);
+    assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
+}
+
+#[tokio::test]
+async fn gemini_streams_text_and_whole_function_calls_over_sse() {
+    let chunk = |parts: serde_json::Value, usage: serde_json::Value| json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }], "usageMetadata": usage });
+    let events = |chunks: &[serde_json::Value]| {
+        Canned::Events(
+            chunks
+                .iter()
+                .map(|c| format!("data: {c}\r\n\r\n"))
+                .collect(),
+        )
+    };
+    let first = events(&[
+        chunk(
+            json!([{ "text": "Adding" }]),
+            json!({ "promptTokenCount": 9 }),
+        ),
+        chunk(
+            json!([{ "text": " now." }, { "functionCall": { "name": "add", "args": { "a": 4, "b": 4 } } }]),
+            json!({ "promptTokenCount": 9, "candidatesTokenCount": 6 }),
+        ),
+    ]);
+    let second = events(&[chunk(
+        json!([{ "text": "8" }]),
+        json!({ "promptTokenCount": 20, "candidatesTokenCount": 1 }),
+    )]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let model = tool_agent::GeminiModel::new("gemini-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("AIza-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("4 + 4?", &options).collect().await;
+    let deltas: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Adding", " now.", "8"]);
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let result = result.unwrap();
+    assert_eq!(result.text, "8");
+    assert_eq!(
+        result.steps[0].calls[0].call.arguments,
+        json!({ "a": 4, "b": 4 })
+    );
+    assert_eq!(result.usage.input_tokens, 29);
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/models/gemini-test:streamGenerateContent");
+}
+
+#[tokio::test]
+async fn openai_responses_streams_text_and_function_call_argument_deltas() {
+    let events = |events: &[serde_json::Value]| {
+        Canned::Events(
+            events
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+                .collect(),
+        )
+    };
+    let first = events(&[
+        json!({ "type": "response.created", "response": { "id": "resp_1", "status": "in_progress" } }),
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "Adding" }),
+        json!({ "type": "response.output_item.added", "output_index": 1, "item": { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": "" } }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"a\":6," }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"b\":1}" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_1", "status": "completed", "usage": { "input_tokens": 10, "output_tokens": 4 } } }),
+    ]);
+    let second = events(&[
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "7" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_2", "status": "completed", "usage": { "input_tokens": 20, "output_tokens": 1 } } }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let model = tool_agent::OpenAiResponsesModel::new("gpt-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("sk-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("6 + 1?", &options).collect().await;
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let result = result.unwrap();
+    assert_eq!(result.text, "7");
+    assert_eq!(
+        result.steps[0].calls[0].call,
+        tool_core::ToolCall::new("call_1", "add", json!({ "a": 6, "b": 1 }))
+    );
+    assert_eq!(result.usage.input_tokens, 30);
+    assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
+}
