@@ -385,6 +385,7 @@ async fn a_closure_takes_the_same_fluent_metadata() {
         .category("Text")
         .selectable()
         .read_only()
+        .requires_approval()
         .tool(Shout)
         .title("Shout")
         .build()
@@ -394,6 +395,7 @@ async fn a_closure_takes_the_same_fluent_metadata() {
     assert_eq!(spec.metadata.category.as_deref(), Some("Text"));
     assert!(spec.metadata.selectable);
     assert_eq!(spec.metadata.hints.read_only, Some(true));
+    assert!(spec.metadata.requires_approval);
     assert_eq!(spec.metadata.source, Some(ToolSource::Dynamic));
     assert_eq!(
         exec.spec("shout").unwrap().metadata.title.as_deref(),

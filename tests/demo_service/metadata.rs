@@ -46,6 +46,8 @@ fn metadata_from_the_attribute_is_in_the_spec() {
     assert_eq!(m.hints.idempotent, Some(true));
     assert_eq!(m.hints.destructive, Some(false));
     assert_eq!(m.hints.open_world, Some(false));
+    assert!(m.requires_approval);
+    assert!(!spec(&exec, "add").metadata.requires_approval);
     assert!(
         !spec(&exec, "add").metadata.selectable,
         "tools are system tools unless selectable"

@@ -194,3 +194,23 @@ async fn approval_for_the_session_lets_later_calls_of_the_tool_run() {
     assert_eq!(result.text, "Paid both.");
     assert_eq!(paid.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn a_tool_marked_requires_approval_waits_without_any_policy() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let marked = pay(Arc::clone(&paid)).with_metadata(ToolMetadata {
+        requires_approval: true,
+        ..ToolMetadata::default()
+    });
+    let model = ScriptedModel::new().then(ModelResponse::calling([call(
+        "c1",
+        "pay",
+        json!({ "to": "ann", "amount": 5 }),
+    )]));
+    let agent = Agent::builder(model).executor(executor([marked])).build();
+    let result = agent.run("pay ann", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.stop, StopReason::Interrupted);
+    assert!(paid.lock().unwrap().is_empty(), "pay did not run");
+    let pending = &result.interruption.as_ref().unwrap().pending;
+    assert_eq!(pending[0].call.name, "pay");
+}

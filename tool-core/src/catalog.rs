@@ -4,6 +4,7 @@
 //! `{"type":"function","function":{...}}`. Blank lines are skipped. Optional fields that
 //! retrieval uses (`title`, `keywords`, `examples`, `category`, `selectable`) are read when
 //! present; catalog tools are selectable unless the line says `"selectable": false`.
+//! `"requires_approval": true` marks a tool whose calls a person approves (in the agent loop).
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +72,8 @@ struct Declaration {
     examples: Vec<String>,
     #[serde(default)]
     selectable: Option<bool>,
+    #[serde(default)]
+    requires_approval: bool,
 }
 
 /// Which names a catalog may use.
@@ -184,6 +187,7 @@ fn declaration_to_spec(
             examples: d.examples,
             // A catalog is there to be selected from.
             selectable: d.selectable.unwrap_or(true),
+            requires_approval: d.requires_approval,
             source: Some(ToolSource::Catalog {
                 file: file.display().to_string(),
                 line,

@@ -108,6 +108,10 @@ pub struct ToolMetadata {
     /// The longest a call may run, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A person approves each call before it runs: the agent loop stops with the call pending
+    /// (`#[ai_tool(requires_approval)]`). The executor itself runs what it is asked to.
+    #[serde(skip_serializing_if = "is_false")]
+    pub requires_approval: bool,
     /// Where the tool was defined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<ToolSource>,

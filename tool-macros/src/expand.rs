@@ -382,7 +382,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let title = opt_str(&a.title);
     let category = opt_str(&a.category);
     let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
-    let selectable = a.selectable;
+    let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
     let timeout = match tool.timeout_ms() {
@@ -404,6 +404,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
                 open_world: #open_world,
             },
             timeout_ms: #timeout,
+            requires_approval: #requires_approval,
         }
     }
 }

@@ -149,6 +149,8 @@ pub struct StaticMetadata {
     pub hints: SafetyHints,
     /// `timeout = ".."`, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `requires_approval`.
+    pub requires_approval: bool,
 }
 
 /// One tool registered by `#[ai_tool]`.

@@ -329,12 +329,10 @@ impl<'a> Run<'a> {
         };
     }
 
-    /// Whether the call waits for a person: an offered tool the agent's policy names, not
-    /// approved for the run already.
+    /// Whether the call waits for a person: an offered tool marked `requires_approval` or named
+    /// by the agent's policy, not approved for the run already.
     fn needs_approval(&self, call: &ToolCall) -> bool {
-        let Some(policy) = &self.agent.approval else {
-            return false;
-        };
+        let policy = self.agent.approval.as_deref();
         self.request.tools.contains(&call.name)
             && !self.approved_tools.contains(&call.name)
             && self
@@ -342,7 +340,9 @@ impl<'a> Run<'a> {
                 .executor
                 .as_ref()
                 .and_then(|exec| exec.spec(&call.name))
-                .is_some_and(|spec| policy(spec))
+                .is_some_and(|spec| {
+                    spec.metadata.requires_approval || policy.is_some_and(|p| p(spec))
+                })
     }
 
     /// What runs the calls of this run.

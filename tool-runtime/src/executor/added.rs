@@ -236,6 +236,11 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.hints.read_only = Some(true))
     }
 
+    /// A person approves each call before the agent loop runs it (`requires_approval`).
+    pub fn requires_approval(self) -> Self {
+        self.metadata(|spec| spec.metadata.requires_approval = true)
+    }
+
     /// The tool may destroy or overwrite data (`destructive`).
     pub fn destructive(self) -> Self {
         self.metadata(|spec| spec.metadata.hints.destructive = Some(true))

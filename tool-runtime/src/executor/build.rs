@@ -455,6 +455,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             input_examples: Vec::new(),
             hints: m.hints,
             timeout_ms: m.timeout_ms,
+            requires_approval: m.requires_approval,
             source: Some(source_of_location(&reg.location)),
         },
     }
