@@ -38,7 +38,7 @@ pub mod cli;
 pub use tool_mcp as mcp;
 
 pub use tool_core::{
-    catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
+    catalog, name, nesting, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
     SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
     ToolSource, ToolSpec, Violation,
 };

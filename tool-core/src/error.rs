@@ -40,7 +40,7 @@ impl fmt::Debug for FailureSource {
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool has this name.
-    #[error("unknown tool `{name}`{}", did_you_mean(suggestions))]
+    #[error("unknown tool `{}`{}", crate::name::shown(.name), did_you_mean(suggestions))]
     UnknownTool {
         /// The name that was called.
         name: String,
@@ -278,11 +278,13 @@ impl ToolError {
     /// ```
     pub fn to_model_text_within(&self, limits: ModelTextLimits) -> String {
         match self {
-            ToolError::UnknownTool { name, suggestions } if suggestions.is_empty() => {
-                format!("There is no tool named `{name}`. Use one of the tools you were given.")
-            }
+            ToolError::UnknownTool { name, suggestions } if suggestions.is_empty() => format!(
+                "There is no tool named `{}`. Use one of the tools you were given.",
+                crate::name::shown(name)
+            ),
             ToolError::UnknownTool { name, suggestions } => format!(
-                "There is no tool named `{name}`. Did you mean {}?",
+                "There is no tool named `{}`. Did you mean {}?",
+                crate::name::shown(name),
                 suggestions
                     .iter()
                     .map(|s| format!("`{s}`"))

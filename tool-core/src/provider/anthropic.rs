@@ -238,6 +238,7 @@ pub fn anthropic_strict(schema: &Value) -> Result<Value, ProfileError> {
 /// arguments (maps as `{"key", "value"}` pairs, untyped values as JSON text): decode the model's
 /// arguments with it. `declare` does this for you, through `Declarations::aliases`.
 pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
+    super::profile::within_limits(PROFILE, schema)?;
     let mut out = schema.clone();
     if let Value::Object(root) = &out {
         if encoding::map_place(root).is_some() {
@@ -389,6 +390,7 @@ fn transform(
 
 /// Checks that a schema obeys Anthropic strict mode's rules; returns every finding.
 pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<Finding>> {
+    super::profile::findings_within_limits(schema)?;
     let mut findings = Vec::new();
     walk_with_pointer(schema, "", &mut |node, at| {
         let mut found = |problem| findings.push(Finding::new(at, problem));

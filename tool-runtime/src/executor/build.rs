@@ -3,6 +3,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tool_core::catalog::CatalogLimits;
+use tool_core::schema::SchemaLimits;
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
 use super::{Callable, Entry, Executor, Inner, NameIndex};
@@ -24,6 +26,8 @@ pub struct ExecutorBuilder {
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
     require_all_services: bool,
+    schema_limits: SchemaLimits,
+    catalog_line_bytes: usize,
 }
 
 impl Default for ExecutorBuilder {
@@ -36,6 +40,8 @@ impl Default for ExecutorBuilder {
             default_timeout: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
             require_all_services: false,
+            schema_limits: SchemaLimits::default(),
+            catalog_line_bytes: CatalogLimits::default().line_bytes,
         }
     }
 }
@@ -213,6 +219,21 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Limits on every tool's arguments schema, checked before it is compiled: how deep it
+    /// nests and how large it is with its refs followed (default [`SchemaLimits::default`]). A
+    /// schema over them is a [`BuildProblem::BadSchema`] naming the limit.
+    pub fn schema_limits(mut self, limits: SchemaLimits) -> Self {
+        self.schema_limits = limits;
+        self
+    }
+
+    /// The longest line a catalog file read at `build()` may have, in bytes (default 1 MiB,
+    /// [`tool_core::catalog::DEFAULT_CATALOG_LINE_BYTES`]).
+    pub fn catalog_line_bytes(mut self, limit: usize) -> Self {
+        self.catalog_line_bytes = limit;
+        self
+    }
+
     /// Makes a registered tool whose service was not provided a build error, rather than
     /// leaving the tool out.
     pub fn require_all_services(mut self) -> Self {
@@ -230,7 +251,11 @@ impl ExecutorBuilder {
         }
         let mut dynamic = self.dynamic;
         for file in &self.catalog_files {
-            match tool_core::catalog::read_path(file) {
+            let limits = CatalogLimits {
+                line_bytes: self.catalog_line_bytes,
+                schema: self.schema_limits,
+            };
+            match tool_core::catalog::read_path_within(file, Default::default(), &limits) {
                 Ok(found) => {
                     dynamic.extend(found.into_iter().map(|e| DynamicTool::declared(e.spec)))
                 }
@@ -240,7 +265,7 @@ impl ExecutorBuilder {
         entries.extend(
             dynamic
                 .into_iter()
-                .filter_map(|tool| dynamic_entry(tool, &mut problems)),
+                .filter_map(|tool| dynamic_entry(tool, &self.schema_limits, &mut problems)),
         );
 
         let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
@@ -324,7 +349,9 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
-        let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
+        let compiled = (reg.schema)().and_then(|s| {
+            ArgumentValidator::compile(&s, &self.schema_limits).map(|c| (s, c))
+        });
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
             Err(message) => {
@@ -439,7 +466,11 @@ fn source_of_location(location: &Location) -> ToolSource {
     }
 }
 
-fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<Entry> {
+fn dynamic_entry(
+    tool: DynamicTool,
+    limits: &SchemaLimits,
+    problems: &mut Vec<BuildProblem>,
+) -> Option<Entry> {
     let DynamicTool { spec, invoke } = tool;
     if let Err(e) = tool_core::name::check_wide(&spec.name) {
         problems.push(BuildProblem::BadName {
@@ -448,7 +479,7 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
         });
         return None;
     }
-    let schema = match ArgumentValidator::compile(&spec.parameters) {
+    let schema = match ArgumentValidator::compile(&spec.parameters, limits) {
         Ok(schema) => schema,
         Err(message) => {
             problems.push(BuildProblem::BadSchema {
@@ -456,6 +487,8 @@ fn dynamic_entry(tool: DynamicTool, problems: &mut Vec<BuildProblem>) -> Option<
                 source_: source_of(&spec),
                 message,
             });
+            // A schema refused for its depth may be deeper than dropping it recursively allows.
+            tool_core::nesting::dismantle(spec.parameters);
             return None;
         }
     };
