@@ -22,7 +22,7 @@ pub enum NameError {
         max: usize,
     },
     /// The name has a character outside the alphabet.
-    #[error("tool name `{}` has `{}` at position {pos}; allowed are {allowed}", shown(.name), .ch.escape_debug())]
+    #[error("tool name `{}` has `{ch}` at position {pos}; allowed are {allowed}", shown(.name))]
     BadChar {
         /// The refused name.
         name: String,
