@@ -101,6 +101,13 @@ pub enum SchemaError {
         /// The limit.
         limit: u64,
     },
+    /// Refs lead back to a schema they started from without going into the value, so that
+    /// validating would never end.
+    #[error("`$ref` to `{at}` leads back to where it started without going into the value; validating would never end")]
+    RefLoop {
+        /// The ref that closes the loop.
+        at: String,
+    },
     /// A ref points outside the schema (another file, a URL): nothing is fetched.
     #[error("`$ref` to `{reference}` points outside the schema; only refs within it (`#...`) are followed, and nothing is fetched")]
     RefOutside {

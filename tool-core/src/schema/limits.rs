@@ -55,6 +55,9 @@ pub(super) fn check(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaE
     if let Some(reference) = outside_reference(schema) {
         return Err(SchemaError::RefOutside { reference });
     }
+    if let Some(at) = loop_in_place(schema) {
+        return Err(SchemaError::RefLoop { at });
+    }
     if expanded_size(schema, limits.expanded_subschemas) > limits.expanded_subschemas {
         return Err(SchemaError::TooLarge {
             limit: limits.expanded_subschemas,
@@ -97,6 +100,90 @@ fn outside_reference(schema: &Value) -> Option<String> {
             }
         }
         pending.extend(subschemas(node));
+    }
+    None
+}
+
+/// The keywords whose subschemas apply to the same value as the schema holding them (not to an
+/// item or property of it).
+const IN_PLACE: &[&str] = &[
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+];
+
+/// The subschemas applied to the same value as `node`: its in-place keywords' and its refs'
+/// targets.
+fn in_place<'s>(root: &'s Value, node: &'s Value) -> Vec<&'s Value> {
+    let mut found = Vec::new();
+    let Value::Object(map) = node else {
+        return found;
+    };
+    for keyword in IN_PLACE {
+        match map.get(*keyword) {
+            Some(Value::Array(items)) => found.extend(items),
+            Some(Value::Object(entries)) if *keyword == "dependentSchemas" => {
+                found.extend(entries.values())
+            }
+            Some(schema) if *keyword != "dependentSchemas" => found.push(schema),
+            _ => {}
+        }
+    }
+    for keyword in REFERENCES {
+        let reference = map.get(*keyword).and_then(Value::as_str);
+        found.extend(reference.and_then(|r| target(root, r)));
+    }
+    found
+}
+
+/// A ref that leads back to a schema it started from without going into the value
+/// (`{"$ref": "#"}` at the root, `A: {"$ref": "B"}` with `B: {"allOf": [{"$ref": "A"}]}`):
+/// validating would apply the schema to the same value forever. Returns where the loop was
+/// found. Depth first with a stack of its own, each schema visited once.
+fn loop_in_place(root: &Value) -> Option<String> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        OnPath,
+        Done,
+    }
+    let mut marks: HashMap<*const Value, Mark> = HashMap::new();
+    // Every schema of the document may start a loop: walk them all.
+    let mut starts = vec![root];
+    let mut all = Vec::new();
+    while let Some(node) = starts.pop() {
+        all.push(node);
+        starts.extend(subschemas(node));
+    }
+    for start in all {
+        if marks.contains_key(&(start as *const Value)) {
+            continue;
+        }
+        let mut path: Vec<(&Value, Vec<&Value>, usize)> = vec![(start, in_place(root, start), 0)];
+        marks.insert(start as *const Value, Mark::OnPath);
+        while let Some((node, children, next)) = path.last_mut() {
+            let Some(&child) = children.get(*next) else {
+                marks.insert(*node as *const Value, Mark::Done);
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            match marks.get(&(child as *const Value)) {
+                Some(Mark::OnPath) => {
+                    let reference = node.get("$ref").or_else(|| child.get("$ref"));
+                    return Some(reference.and_then(Value::as_str).unwrap_or("#").to_owned());
+                }
+                Some(Mark::Done) => {}
+                None => {
+                    marks.insert(child as *const Value, Mark::OnPath);
+                    path.push((child, in_place(root, child), 0));
+                }
+            }
+        }
     }
     None
 }
@@ -205,6 +292,25 @@ mod tests {
         ] {
             let size = expanded_size(&schema, u64::MAX);
             assert!(size < 10, "{schema}: {size}");
+        }
+    }
+
+    #[test]
+    fn refs_that_lead_back_without_going_into_the_value_are_a_loop() {
+        for schema in [
+            json!({ "type": "object", "$ref": "#" }),
+            json!({ "allOf": [{ "$ref": "#" }] }),
+            json!({ "properties": { "a": { "$ref": "#/$defs/A" } }, "$defs": { "A": { "$ref": "#/$defs/B" }, "B": { "anyOf": [{ "$ref": "#/$defs/A" }] } } }),
+            json!({ "$defs": { "A": { "not": { "$ref": "#/$defs/A" } } } }),
+        ] {
+            assert!(loop_in_place(&schema).is_some(), "{schema}");
+        }
+        for schema in [
+            json!({ "type": "object", "properties": { "next": { "$ref": "#" } } }),
+            json!({ "items": { "$ref": "#" }, "anyOf": [{ "type": "array" }] }),
+            json!({ "properties": { "a": { "$ref": "#/$defs/A" }, "b": { "$ref": "#/$defs/A" } }, "$defs": { "A": { "type": "string" } } }),
+        ] {
+            assert_eq!(loop_in_place(&schema), None, "{schema}");
         }
     }
 
