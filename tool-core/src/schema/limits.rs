@@ -291,7 +291,7 @@ mod tests {
             json!({ "$defs": { "A": { "$ref": "#/$defs/B" }, "B": { "$ref": "#/$defs/A" } }, "$ref": "#/$defs/A" }),
         ] {
             let size = expanded_size(&schema, u64::MAX);
-            assert!(size < 10, "{schema}: {size}");
+            assert!(size < 20, "{schema}: {size}");
         }
     }
 
