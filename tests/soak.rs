@@ -11,7 +11,9 @@
 //! AI_TOOL_SOAK_CALLS=1000000 AI_TOOL_SOAK_TASKS=64 cargo test --release --test soak -- --nocapture
 //! ```
 //!
-//! Defaults: 20,000 calls from 64 tasks, after a warm-up of a fifth as many (at least 10,000).
+//! Defaults: 20,000 calls from 64 tasks, after a warm-up of a fifth as many, at least 50,000
+//! (`AI_TOOL_SOAK_WARM_UP` sets it): the allocator's arenas and the blocking pool's threads
+//! reach their steady size in the warm-up, so that what the run adds is what it leaks.
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -205,12 +207,14 @@ fn slow_sync_case() -> Case {
     }
 }
 
-/// The case of call `id`.
+/// The case of call `id`: picked by a hash of the id, so that each task (which takes every
+/// `tasks`-th id) gets a mix of every case, the slow ones spread evenly.
 fn case_of(id: u64, cases: &[Case]) -> Case {
-    if id % SLOW_SYNC_EVERY == SLOW_SYNC_EVERY - 1 {
+    let hash = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    if hash % SLOW_SYNC_EVERY == 0 {
         slow_sync_case()
     } else {
-        cases[(id % cases.len() as u64) as usize]
+        cases[(hash / SLOW_SYNC_EVERY % cases.len() as u64) as usize]
     }
 }
 
@@ -316,7 +320,7 @@ async fn a_long_mix_of_calls_loses_none_and_leaks_nothing() {
     ai_tool::silence_caught_panics();
     let calls = env_or("AI_TOOL_SOAK_CALLS", 20_000);
     let tasks = env_or("AI_TOOL_SOAK_TASKS", 64);
-    let warm_up = (calls / 5).max(10_000);
+    let warm_up = env_or("AI_TOOL_SOAK_WARM_UP", (calls / 5).max(50_000));
     RAN.get_or_init(|| (0..warm_up + calls).map(|_| AtomicU8::new(0)).collect());
     let exec = Arc::new(
         Executor::builder()
