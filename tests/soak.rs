@@ -321,7 +321,13 @@ async fn a_long_mix_of_calls_loses_none_and_leaks_nothing() {
     let calls = env_or("AI_TOOL_SOAK_CALLS", 20_000);
     let tasks = env_or("AI_TOOL_SOAK_TASKS", 64);
     let warm_up = env_or("AI_TOOL_SOAK_WARM_UP", (calls / 5).max(50_000));
-    RAN.get_or_init(|| (0..warm_up + calls).map(|_| AtomicU8::new(0)).collect());
+    let ran = RAN.get_or_init(|| (0..warm_up + calls).map(|_| AtomicU8::new(0)).collect());
+    // Written once now, so that its pages are resident before memory is first read: the
+    // allocator may hand out fresh zeroed pages, which become resident only when first written,
+    // and that would look like a leak of a byte per call.
+    for slot in ran {
+        slot.store(0, Ordering::Relaxed);
+    }
     let exec = Arc::new(
         Executor::builder()
             .tool(dynamic_tool("soak_dynamic", None))
