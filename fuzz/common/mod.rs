@@ -136,6 +136,29 @@ pub fn executor() -> &'static Executor {
     })
 }
 
+/// The aliases and strict encodings of the executor's declarations in `format`, made once per
+/// format and strictness (declaring every tool for every input would be most of the work).
+pub fn aliases(format: Format, strict: bool) -> &'static ai_tool::provider::Aliases {
+    static ALIASES: OnceLock<Vec<(Format, bool, ai_tool::provider::Aliases)>> = OnceLock::new();
+    let all = ALIASES.get_or_init(|| {
+        let mut all = Vec::new();
+        for format in Format::ALL {
+            for strict in [false, true] {
+                let options = DeclareOptions {
+                    strict,
+                    ..DeclareOptions::default()
+                };
+                all.push((format, strict, executor().declarations(format, &options).aliases));
+            }
+        }
+        all
+    });
+    all.iter()
+        .find(|(f, s, _)| *f == format && *s == strict)
+        .map(|(_, _, aliases)| aliases)
+        .expect("every format and strictness")
+}
+
 /// A runtime to run calls on, made once.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();

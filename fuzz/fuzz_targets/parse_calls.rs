@@ -21,20 +21,16 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         for strict in [false, true] {
-            let options = DeclareOptions {
-                strict,
-                ..DeclareOptions::default()
-            };
-            let aliases = exec.declarations(format, &options).aliases;
+            let aliases = common::aliases(format, strict);
             let _ = provider::parse_hosted_results(format, &response);
-            let Ok(calls) = provider::parse_calls(format, &response, &aliases) else {
+            let Ok(calls) = provider::parse_calls(format, &response, aliases) else {
                 continue;
             };
             let results = common::block_on(exec.execute_calls(&calls));
             for result in &results {
                 common::check_result(&result.call.name, &result.result);
             }
-            let rendered = provider::render_results(format, &results, &aliases);
+            let rendered = provider::render_results(format, &results, aliases);
             let _ = serde_json::to_string(&rendered).expect("results serialize");
         }
     }

@@ -97,15 +97,10 @@ fuzz_target!(|data: &[u8]| {
             result,
         });
     }
-    let exec = common::executor();
     for format in Format::ALL {
         for strict in [false, true] {
-            let options = DeclareOptions {
-                strict,
-                ..DeclareOptions::default()
-            };
-            let aliases = exec.declarations(format, &options).aliases;
-            let rendered = provider::render_results(format, &results, &aliases);
+            let aliases = common::aliases(format, strict);
+            let rendered = provider::render_results(format, &results, aliases);
             let _ = serde_json::to_string(&rendered).expect("results serialize");
         }
     }
