@@ -124,7 +124,9 @@ fn a_dynamic_tools_schema_nested_100_000_deep_is_a_build_error_naming_the_limit(
             _ => unreachable!(),
         };
         schema.insert("properties".into(), object("a", deep));
-        let err = dynamic_executor(Value::Object(schema)).unwrap_err().to_string();
+        let err = dynamic_executor(Value::Object(schema))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("SchemaLimits::depth"), "{err}");
         assert!(err.contains("`t`"), "{err}");
         let exec = dynamic_executor(json!({ "type": "object" })).expect("the next build works");
@@ -138,10 +140,16 @@ fn a_provider_response_nested_100_000_deep_is_refused_naming_the_limit() {
         for format in Format::ALL {
             let response = object("content", nested_arrays(100_000));
             let err = parse_calls(format, &response, &Aliases::default()).unwrap_err();
-            assert!(matches!(err, ParseError::TooDeep { limit: 128, .. }), "{format}: {err:?}");
+            assert!(
+                matches!(err, ParseError::TooDeep { limit: 128, .. }),
+                "{format}: {err:?}"
+            );
             assert!(err.to_string().contains("ResponseLimits::depth"), "{err}");
             let err = provider::parse_hosted_results(format, &response).unwrap_err();
-            assert!(matches!(err, ParseError::TooDeep { .. }), "{format}: {err:?}");
+            assert!(
+                matches!(err, ParseError::TooDeep { .. }),
+                "{format}: {err:?}"
+            );
             dismantle(response);
         }
         let text = format!(
@@ -152,7 +160,8 @@ fn a_provider_response_nested_100_000_deep_is_refused_naming_the_limit() {
         let err = read_response(Format::Anthropic, &text, &ResponseLimits::default()).unwrap_err();
         assert!(matches!(err, ParseError::TooDeep { .. }), "{err:?}");
         // The next response is read.
-        let fine = r#"{"content":[{"type":"tool_use","id":"a","name":"add","input":{"a":1,"b":2}}]}"#;
+        let fine =
+            r#"{"content":[{"type":"tool_use","id":"a","name":"add","input":{"a":1,"b":2}}]}"#;
         let response = read_response(Format::Anthropic, fine, &ResponseLimits::default()).unwrap();
         let calls = parse_calls(Format::Anthropic, &response, &Aliases::default()).unwrap();
         assert_eq!(calls[0].arguments, json!({ "a": 1, "b": 2 }));
@@ -171,7 +180,11 @@ fn arguments_text_nested_100_000_deep_in_a_response_is_refused_when_executed() {
     let results = block_on(exec.execute_calls(&calls));
     let err = results[0].result.as_ref().unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
-    assert!(err.to_model_text().len() < 1_000, "{}", err.to_model_text().len());
+    assert!(
+        err.to_model_text().len() < 1_000,
+        "{}",
+        err.to_model_text().len()
+    );
     assert_eq!(results[1].result.as_ref().unwrap().to_text(), "3");
 }
 
@@ -186,9 +199,16 @@ fn a_catastrophic_pattern_against_40_as_and_a_bang_finishes_with_a_verdict() {
             &json!({ "type": "object", "properties": { "s": { "type": "string", "pattern": pattern } } }),
         )]);
         let err = exec.validate("p", &json!({ "s": hostile })).unwrap_err();
-        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{pattern}: {err}");
+        assert_eq!(
+            err.kind(),
+            ToolErrorKind::InvalidArguments,
+            "{pattern}: {err}"
+        );
         if !pattern.ends_with('b') {
-            assert!(exec.validate("p", &json!({ "s": "aaaa" })).is_ok(), "{pattern}");
+            assert!(
+                exec.validate("p", &json!({ "s": "aaaa" })).is_ok(),
+                "{pattern}"
+            );
         }
         next_call_works(&exec);
     }
@@ -262,7 +282,10 @@ fn ref_cycles_and_a_ref_to_the_root_give_a_verdict_and_the_next_call_works() {
     // would apply the schema to the same value forever. Refused at load, naming the ref.
     let loops = [
         (json!({ "type": "object", "$ref": "#" }), "`#`"),
-        (json!({ "type": "object", "allOf": [{ "$ref": "#" }] }), "`#`"),
+        (
+            json!({ "type": "object", "allOf": [{ "$ref": "#" }] }),
+            "`#`",
+        ),
         (
             json!({
                 "type": "object",
@@ -282,7 +305,10 @@ fn ref_cycles_and_a_ref_to_the_root_give_a_verdict_and_the_next_call_works() {
     ];
     for (schema, named) in loops {
         let err = parse(&line("loop", &schema)).unwrap_err().to_string();
-        assert!(err.contains("leads back to where it started"), "{schema}: {err}");
+        assert!(
+            err.contains("leads back to where it started"),
+            "{schema}: {err}"
+        );
         assert!(err.contains(named), "{schema}: {err}");
         let err = dynamic_executor(schema.clone()).unwrap_err().to_string();
         assert!(err.contains("leads back"), "{schema}: {err}");
@@ -346,7 +372,9 @@ fn an_enum_of_50_000_members_gives_a_verdict_and_a_short_message() {
         &json!({ "type": "object", "properties": { "m": { "enum": members } }, "required": ["m"] }),
     )]);
     assert!(exec.validate("pick", &json!({ "m": "m49999" })).is_ok());
-    let err = exec.validate("pick", &json!({ "m": "m50000" })).unwrap_err();
+    let err = exec
+        .validate("pick", &json!({ "m": "m50000" }))
+        .unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
     let text = err.to_model_text();
     assert!(text.contains("/m"), "{text}");
@@ -409,7 +437,10 @@ fn numbers_beyond_f64_and_u64_are_refused_or_judged_exactly() {
     assert_eq!(out.to_text(), "9223372036854775806");
     // In a catalog: a bound beyond f64 is malformed JSON; one at u64's edge is kept exactly.
     let beyond = r#"{"name":"n","description":"N","parameters":{"type":"object","properties":{"x":{"maximum":1e400}}}}"#;
-    assert!(parse(beyond).unwrap_err().to_string().contains("malformed JSON"));
+    assert!(parse(beyond)
+        .unwrap_err()
+        .to_string()
+        .contains("malformed JSON"));
     let edge = catalog_executor(&[line(
         "u",
         &json!({ "type": "object", "properties": { "x": { "type": "integer", "maximum": u64::MAX } } }),
@@ -437,7 +468,8 @@ fn lone_surrogates_are_malformed_json_wherever_they_come() {
     let catalog_line = r#"{"name":"s","description":"\udc00 tool"}"#;
     let err = parse(catalog_line).unwrap_err().to_string();
     assert!(names_the_escape(&err), "{err}");
-    let response = r#"{"content":[{"type":"tool_use","id":"a","name":"add","input":{"a":"\ud800"}}]}"#;
+    let response =
+        r#"{"content":[{"type":"tool_use","id":"a","name":"add","input":{"a":"\ud800"}}]}"#;
     let err = read_response(Format::Anthropic, response, &ResponseLimits::default()).unwrap_err();
     assert!(names_the_escape(&err.to_string()), "{err}");
     // OpenAI sends arguments as JSON text: the call keeps it, and executing it says why.
@@ -474,7 +506,11 @@ fn a_megabyte_long_tool_name_gets_a_short_error_everywhere() {
     let exec = Executor::builder().build().unwrap();
     let err = block_on(exec.execute(&long, json!({}))).unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::UnknownTool);
-    assert!(err.to_string().len() < 300, "{} bytes", err.to_string().len());
+    assert!(
+        err.to_string().len() < 300,
+        "{} bytes",
+        err.to_string().len()
+    );
     assert!(err.to_model_text().len() < 300);
     assert!(err.to_string().contains("more characters"), "{err}");
     let err = parse(&line(&long, &json!({ "type": "object" })))
@@ -495,9 +531,12 @@ fn a_megabyte_long_tool_name_gets_a_short_error_everywhere() {
 }
 
 fn dynamic_executor_named(name: &str) -> Result<Executor, ai_tool::BuildError> {
-    let tool = DynamicTool::new(name, "Echoes", json!({ "type": "object" }), |a, _| async move {
-        Ok(ToolOutput::json(a))
-    });
+    let tool = DynamicTool::new(
+        name,
+        "Echoes",
+        json!({ "type": "object" }),
+        |a, _| async move { Ok(ToolOutput::json(a)) },
+    );
     Executor::builder().tool(tool).build()
 }
 
@@ -507,7 +546,11 @@ fn a_100_000_character_property_name_gets_a_short_error() {
     let key = "k".repeat(100_000);
     let err = block_on(exec.execute("add", object(&key, json!(1)))).unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
-    assert!(err.to_model_text().len() < 5_000, "{}", err.to_model_text().len());
+    assert!(
+        err.to_model_text().len() < 5_000,
+        "{}",
+        err.to_model_text().len()
+    );
     next_call_works(&exec);
 }
 
@@ -515,7 +558,10 @@ fn a_100_000_character_property_name_gets_a_short_error() {
 
 #[test]
 fn a_catalog_line_over_the_line_limit_is_refused_naming_the_limit() {
-    let long = line("big", &json!({ "type": "object", "description": "x".repeat(2_000) }));
+    let long = line(
+        "big",
+        &json!({ "type": "object", "description": "x".repeat(2_000) }),
+    );
     let limits = CatalogLimits {
         line_bytes: 1_000,
         ..CatalogLimits::default()
@@ -524,7 +570,10 @@ fn a_catalog_line_over_the_line_limit_is_refused_naming_the_limit() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("t.jsonl:1: the line is "), "{err}");
-    assert!(err.contains("CatalogLimits::line_bytes allows 1000"), "{err}");
+    assert!(
+        err.contains("CatalogLimits::line_bytes allows 1000"),
+        "{err}"
+    );
     let file = TempFile::with_lines("long-line.jsonl", &[&long]);
     let err = Executor::builder()
         .catalog_file(file.path())
@@ -542,7 +591,10 @@ fn a_catalog_line_over_the_line_limit_is_refused_naming_the_limit() {
 
 #[test]
 fn a_response_over_the_size_limit_is_refused_unparsed_naming_the_limit() {
-    let text = format!(r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#, "x".repeat(5_000));
+    let text = format!(
+        r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+        "x".repeat(5_000)
+    );
     let limits = ResponseLimits {
         bytes: 4_096,
         ..ResponseLimits::default()
@@ -559,7 +611,10 @@ fn a_response_over_the_size_limit_is_refused_unparsed_naming_the_limit() {
         ..ResponseLimits::default()
     };
     let err = read_response(Format::Anthropic, r#"{"content":[[[]]]}"#, &shallow).unwrap_err();
-    assert!(matches!(err, ParseError::TooDeep { limit: 3, .. }), "{err:?}");
+    assert!(
+        matches!(err, ParseError::TooDeep { limit: 3, .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -577,7 +632,10 @@ fn schema_limits_are_configurable_and_named_in_the_build_error() {
         .build()
         .unwrap_err()
         .to_string();
-    assert!(err.contains("SchemaLimits::depth allows fewer than 4"), "{err}");
+    assert!(
+        err.contains("SchemaLimits::depth allows fewer than 4"),
+        "{err}"
+    );
     let err = Executor::builder()
         .tool(tool.clone())
         .schema_limits(SchemaLimits {

@@ -161,35 +161,179 @@ fn cases() -> Vec<Case> {
     };
     vec![
         // Sync, Exact stage.
-        case("soak_sync", |id| json!({ "id": id, "panic": false }), Cancel::No, Ok(()), 1),
-        case("soak_sync", |id| json!({ "id": id, "panic": true }), Cancel::No, Err(K::Panicked), 1),
-        case("soak_sync", |id| json!({ "id": id.to_string(), "panic": false }), Cancel::No, Err(K::InvalidArguments), 0),
-        case("soak_sync", |id| json!({ "id": id, "panic": false, "extra": 1 }), Cancel::No, Err(K::InvalidArguments), 0),
+        case(
+            "soak_sync",
+            |id| json!({ "id": id, "panic": false }),
+            Cancel::No,
+            Ok(()),
+            1,
+        ),
+        case(
+            "soak_sync",
+            |id| json!({ "id": id, "panic": true }),
+            Cancel::No,
+            Err(K::Panicked),
+            1,
+        ),
+        case(
+            "soak_sync",
+            |id| json!({ "id": id.to_string(), "panic": false }),
+            Cancel::No,
+            Err(K::InvalidArguments),
+            0,
+        ),
+        case(
+            "soak_sync",
+            |id| json!({ "id": id, "panic": false, "extra": 1 }),
+            Cancel::No,
+            Err(K::InvalidArguments),
+            0,
+        ),
         // Sync, Validating stage.
-        case("soak_sync_mode", |id| json!({ "id": id, "mode": "answer" }), Cancel::No, Ok(()), 1),
-        case("soak_sync_mode", |id| json!({ "id": id, "mode": "fail" }), Cancel::No, Err(K::Failed), 1),
-        case("soak_sync_mode", |id| json!({ "id": id, "mode": "panic" }), Cancel::No, Err(K::Panicked), 1),
-        case("soak_sync_mode", |id| json!({ "id": id, "mode": "swim" }), Cancel::No, Err(K::InvalidArguments), 0),
-        case("soak_sync_mode", |id| json!({ "id": id, "mode": "answer" }), Cancel::Before, Err(K::Cancelled), 0),
+        case(
+            "soak_sync_mode",
+            |id| json!({ "id": id, "mode": "answer" }),
+            Cancel::No,
+            Ok(()),
+            1,
+        ),
+        case(
+            "soak_sync_mode",
+            |id| json!({ "id": id, "mode": "fail" }),
+            Cancel::No,
+            Err(K::Failed),
+            1,
+        ),
+        case(
+            "soak_sync_mode",
+            |id| json!({ "id": id, "mode": "panic" }),
+            Cancel::No,
+            Err(K::Panicked),
+            1,
+        ),
+        case(
+            "soak_sync_mode",
+            |id| json!({ "id": id, "mode": "swim" }),
+            Cancel::No,
+            Err(K::InvalidArguments),
+            0,
+        ),
+        case(
+            "soak_sync_mode",
+            |id| json!({ "id": id, "mode": "answer" }),
+            Cancel::Before,
+            Err(K::Cancelled),
+            0,
+        ),
         // Sync on the blocking pool, with a time limit.
-        case("soak_sync_limited", |id| json!({ "id": id, "sleep_ms": 0 }), Cancel::No, Ok(()), 1),
+        case(
+            "soak_sync_limited",
+            |id| json!({ "id": id, "sleep_ms": 0 }),
+            Cancel::No,
+            Ok(()),
+            1,
+        ),
         // Async.
-        case("soak_async", |id| json!({ "id": id, "mode": "answer" }), Cancel::No, Ok(()), 1),
-        case("soak_async", |id| json!({ "id": id, "mode": "fail" }), Cancel::No, Err(K::Failed), 1),
-        case("soak_async", |id| json!({ "id": id, "mode": "panic" }), Cancel::No, Err(K::Panicked), 1),
-        case("soak_async", |id| json!({ "id": id, "mode": 7 }), Cancel::No, Err(K::InvalidArguments), 0),
-        case("soak_async", |id| json!({ "id": id, "mode": "hang" }), Cancel::During, Err(K::Cancelled), 1),
-        case("soak_async", |id| json!({ "id": id, "mode": "answer" }), Cancel::Before, Err(K::Cancelled), 0),
-        case("soak_async_slow", |id| json!({ "id": id }), Cancel::No, Err(K::TimedOut), 1),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": "answer" }),
+            Cancel::No,
+            Ok(()),
+            1,
+        ),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": "fail" }),
+            Cancel::No,
+            Err(K::Failed),
+            1,
+        ),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": "panic" }),
+            Cancel::No,
+            Err(K::Panicked),
+            1,
+        ),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": 7 }),
+            Cancel::No,
+            Err(K::InvalidArguments),
+            0,
+        ),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": "hang" }),
+            Cancel::During,
+            Err(K::Cancelled),
+            1,
+        ),
+        case(
+            "soak_async",
+            |id| json!({ "id": id, "mode": "answer" }),
+            Cancel::Before,
+            Err(K::Cancelled),
+            0,
+        ),
+        case(
+            "soak_async_slow",
+            |id| json!({ "id": id }),
+            Cancel::No,
+            Err(K::TimedOut),
+            1,
+        ),
         // Dynamic.
-        case("soak_dynamic", |id| json!({ "id": id, "mode": "answer" }), Cancel::No, Ok(()), 1),
-        case("soak_dynamic", |id| json!({ "id": id, "mode": "fail" }), Cancel::No, Err(K::Failed), 1),
-        case("soak_dynamic", |id| json!({ "id": id, "mode": "panic" }), Cancel::No, Err(K::Panicked), 1),
-        case("soak_dynamic", |id| json!({ "id": -1, "mode": "answer", "n": id }), Cancel::No, Err(K::InvalidArguments), 0),
-        case("soak_dynamic", |id| json!({ "id": id, "mode": "hang" }), Cancel::During, Err(K::Cancelled), 1),
-        case("soak_dynamic_slow", |id| json!({ "id": id, "mode": "hang" }), Cancel::No, Err(K::TimedOut), 1),
+        case(
+            "soak_dynamic",
+            |id| json!({ "id": id, "mode": "answer" }),
+            Cancel::No,
+            Ok(()),
+            1,
+        ),
+        case(
+            "soak_dynamic",
+            |id| json!({ "id": id, "mode": "fail" }),
+            Cancel::No,
+            Err(K::Failed),
+            1,
+        ),
+        case(
+            "soak_dynamic",
+            |id| json!({ "id": id, "mode": "panic" }),
+            Cancel::No,
+            Err(K::Panicked),
+            1,
+        ),
+        case(
+            "soak_dynamic",
+            |id| json!({ "id": -1, "mode": "answer", "n": id }),
+            Cancel::No,
+            Err(K::InvalidArguments),
+            0,
+        ),
+        case(
+            "soak_dynamic",
+            |id| json!({ "id": id, "mode": "hang" }),
+            Cancel::During,
+            Err(K::Cancelled),
+            1,
+        ),
+        case(
+            "soak_dynamic_slow",
+            |id| json!({ "id": id, "mode": "hang" }),
+            Cancel::No,
+            Err(K::TimedOut),
+            1,
+        ),
         // No such tool.
-        case("soak_nothing", |id| json!({ "id": id }), Cancel::No, Err(K::UnknownTool), 0),
+        case(
+            "soak_nothing",
+            |id| json!({ "id": id }),
+            Cancel::No,
+            Err(K::UnknownTool),
+            0,
+        ),
     ]
 }
 
@@ -309,10 +453,18 @@ fn check_runs(first: u64, count: u64) {
         let case = case_of(id, &cases);
         let runs = ran[id as usize].load(Ordering::Relaxed);
         if runs != case.runs {
-            wrong.push(format!("call {id} to {}: ran {runs} times, not {}", case.tool, case.runs));
+            wrong.push(format!(
+                "call {id} to {}: ran {runs} times, not {}",
+                case.tool, case.runs
+            ));
         }
     }
-    assert!(wrong.is_empty(), "{} wrong: {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -338,7 +490,12 @@ async fn a_long_mix_of_calls_loses_none_and_leaks_nothing() {
     );
 
     let wrong = run(&exec, 0, warm_up, tasks).await;
-    assert!(wrong.is_empty(), "warm-up: {} wrong: {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+    assert!(
+        wrong.is_empty(),
+        "warm-up: {} wrong: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
     // Let the blocking pool's sleepers finish, as they will after the run.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = resident_bytes();
@@ -350,14 +507,22 @@ async fn a_long_mix_of_calls_loses_none_and_leaks_nothing() {
     for round in 1..=10 {
         let end = calls * round / 10;
         let wrong = run(&exec, warm_up + done, end - done, tasks).await;
-        assert!(wrong.is_empty(), "{} wrong: {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+        assert!(
+            wrong.is_empty(),
+            "{} wrong: {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
         done = end;
         rounds.push(format!("{:.1}", resident_bytes() as f64 / (1 << 20) as f64));
     }
     let took = started.elapsed();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = resident_bytes();
-    println!("soak: resident memory after each tenth of the run, MiB: {}", rounds.join(", "));
+    println!(
+        "soak: resident memory after each tenth of the run, MiB: {}",
+        rounds.join(", ")
+    );
     check_runs(0, warm_up + calls);
 
     // The executor serves correctly afterwards.

@@ -95,7 +95,14 @@ fn full(shape: Shape, either: Either, extra: Option<HashMap<String, Shape>>) -> 
 }
 
 /// The tools a call may name, the first byte of an input choosing one.
-pub const TOOLS: &[&str] = &["exact", "validating", "full", "dynamic", "declared", "nothing"];
+pub const TOOLS: &[&str] = &[
+    "exact",
+    "validating",
+    "full",
+    "dynamic",
+    "declared",
+    "nothing",
+];
 
 /// The executor of every target: the tools above, a dynamic tool whose schema has patterns,
 /// formats and combinators, and a declared one.
@@ -148,7 +155,11 @@ pub fn aliases(format: Format, strict: bool) -> &'static ai_tool::provider::Alia
                     strict,
                     ..DeclareOptions::default()
                 };
-                all.push((format, strict, executor().declarations(format, &options).aliases));
+                all.push((
+                    format,
+                    strict,
+                    executor().declarations(format, &options).aliases,
+                ));
             }
         }
         all
@@ -192,15 +203,55 @@ pub fn check_result(tool: &str, result: &Result<ToolOutput, ToolError>) {
 
 /// Keys worth trying: the tools' own property names, and a few others.
 const KEYS: &[&str] = &[
-    "flag", "small", "count", "name", "maybe", "list", "labels", "any", "booking", "nights",
-    "title", "unit", "addresses", "street", "zip", "note", "ratio", "shape", "kind", "radius",
-    "side", "either", "extra", "code", "when", "n", "tags", "pick", "tree", "kids", "", "$ref",
+    "flag",
+    "small",
+    "count",
+    "name",
+    "maybe",
+    "list",
+    "labels",
+    "any",
+    "booking",
+    "nights",
+    "title",
+    "unit",
+    "addresses",
+    "street",
+    "zip",
+    "note",
+    "ratio",
+    "shape",
+    "kind",
+    "radius",
+    "side",
+    "either",
+    "extra",
+    "code",
+    "when",
+    "n",
+    "tags",
+    "pick",
+    "tree",
+    "kids",
+    "",
+    "$ref",
 ];
 
 /// Strings worth trying: enum members, tags, and edge cases.
 const STRINGS: &[&str] = &[
-    "Celsius", "Fahrenheit", "circle", "square", "a", "AB-12", "2024-02-30", "", "null",
-    "\u{0}", "é", "🦀", "0123456789a",
+    "Celsius",
+    "Fahrenheit",
+    "circle",
+    "square",
+    "a",
+    "AB-12",
+    "2024-02-30",
+    "",
+    "null",
+    "\u{0}",
+    "é",
+    "🦀",
+    "0123456789a",
 ];
 
 /// An arbitrary JSON value, nested up to `depth` levels.

@@ -35,7 +35,10 @@ fuzz_target!(|data: &[u8]| {
                 "{err:?}"
             );
         }
-        assert!(from_text.is_err() || text.trim().is_empty(), "{tool}: {text:?} ran");
+        assert!(
+            from_text.is_err() || text.trim().is_empty(),
+            "{tool}: {text:?} ran"
+        );
         return;
     };
     let from_value = common::block_on(exec.execute(tool, &value));
@@ -43,8 +46,14 @@ fuzz_target!(|data: &[u8]| {
     let validated = exec.validate(tool, &value);
     if text.len() <= 4096 {
         assert_eq!(
-            from_text.as_ref().map(|o| o.to_text()).map_err(|e| e.kind()),
-            from_value.as_ref().map(|o| o.to_text()).map_err(|e| e.kind()),
+            from_text
+                .as_ref()
+                .map(|o| o.to_text())
+                .map_err(|e| e.kind()),
+            from_value
+                .as_ref()
+                .map(|o| o.to_text())
+                .map_err(|e| e.kind()),
             "{tool}: {text:?}"
         );
     }

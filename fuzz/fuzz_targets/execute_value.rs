@@ -33,8 +33,14 @@ fuzz_target!(|data: &[u8]| {
     let given = common::block_on(exec.execute(tool, args));
     common::check_result(tool, &given);
     assert_eq!(
-        borrowed.as_ref().map(|o| o.to_text()).map_err(|e| e.to_string()),
-        given.as_ref().map(|o| o.to_text()).map_err(|e| e.to_string()),
+        borrowed
+            .as_ref()
+            .map(|o| o.to_text())
+            .map_err(|e| e.to_string()),
+        given
+            .as_ref()
+            .map(|o| o.to_text())
+            .map_err(|e| e.to_string()),
         "{tool}"
     );
     match (&validated, &borrowed) {

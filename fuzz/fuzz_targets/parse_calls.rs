@@ -16,8 +16,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let exec = common::executor();
     for format in Format::ALL {
-        let Ok(response) = provider::read_response(format, text, &ResponseLimits::default())
-        else {
+        let Ok(response) = provider::read_response(format, text, &ResponseLimits::default()) else {
             continue;
         };
         for strict in [false, true] {

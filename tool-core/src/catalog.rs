@@ -182,8 +182,7 @@ pub fn parse_str_within(
                 limits.line_bytes
             )));
         }
-        let value: Value =
-            serde_json::from_str(raw).map_err(|e| fail(malformed(&e)))?;
+        let value: Value = serde_json::from_str(raw).map_err(|e| fail(malformed(&e)))?;
         let declaration = match serde_json::from_value::<Line>(value) {
             Ok(Line::Wrapped { kind, function }) if kind == "function" => function,
             Ok(Line::Wrapped { kind, .. }) => {

@@ -503,7 +503,11 @@ mod tests {
             "$defs": { "Node": { "type": "object", "properties": { "kids": { "type": "array", "items": { "$ref": "#$/defs/Node" } } } } }
         });
         let err = anthropic_strict(&schema).unwrap_err();
-        assert!(err.to_string().contains("is not a JSON pointer into the schema"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is not a JSON pointer into the schema"),
+            "{err}"
+        );
         for reference in ["#", "#anchor"] {
             let schema = json!({ "type": "object", "properties": { "a": { "$ref": reference } } });
             assert!(anthropic_strict(&schema).is_err(), "{reference}");

@@ -122,12 +122,8 @@ pub(crate) fn within_limits(profile: &'static str, schema: &Value) -> Result<(),
 /// A checker's finding for a schema over the default
 /// [`SchemaLimits`](crate::schema::SchemaLimits), which it does not walk.
 pub(crate) fn findings_within_limits(schema: &Value) -> Result<(), Vec<Finding>> {
-    crate::schema::check_limits(schema, &Default::default()).map_err(|e| {
-        vec![Finding::new(
-            "",
-            Problem::OverLimit { why: e.to_string() },
-        )]
-    })
+    crate::schema::check_limits(schema, &Default::default())
+        .map_err(|e| vec![Finding::new("", Problem::OverLimit { why: e.to_string() })])
 }
 
 /// Appends `text` to the schema's description, as its own sentence.

@@ -349,9 +349,8 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
-        let compiled = (reg.schema)().and_then(|s| {
-            ArgumentValidator::compile(&s, &self.schema_limits).map(|c| (s, c))
-        });
+        let compiled = (reg.schema)()
+            .and_then(|s| ArgumentValidator::compile(&s, &self.schema_limits).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
             Err(message) => {
