@@ -42,9 +42,9 @@ pub use tool_mcp as mcp;
 pub use tool_agent as agent;
 
 pub use tool_core::{
-    catalog, name, profile, provider, schema, CatalogEntry, CatalogError, Content, ModelTextLimits,
-    SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput,
-    ToolSource, ToolSpec, Violation,
+    catalog, name, nesting, profile, provider, schema, CatalogEntry, CatalogError, Content,
+    ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata,
+    ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

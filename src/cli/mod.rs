@@ -618,8 +618,8 @@ fn parse(
 ) -> Result<Vec<ToolCall>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let response: Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::input(format!("{}: malformed JSON: {e}", path.display())))?;
+    let response = provider::read_response(format, &text, &Default::default())
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let aliases = declarations(tools, format, strict).aliases;
     provider::parse_calls(format, &response, &aliases)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))

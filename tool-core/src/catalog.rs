@@ -12,7 +12,30 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::name;
+use crate::schema::SchemaLimits;
 use crate::spec::{ToolMetadata, ToolSource, ToolSpec};
+
+/// The default of [`CatalogLimits::line_bytes`]: 1 MiB.
+pub const DEFAULT_CATALOG_LINE_BYTES: usize = 1 << 20;
+
+/// Limits on what a catalog may hold, each named in the error that refuses a line over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogLimits {
+    /// The longest a line may be, in bytes (default [`DEFAULT_CATALOG_LINE_BYTES`]). A longer
+    /// line is refused before it is parsed.
+    pub line_bytes: usize,
+    /// What each tool's `parameters` schema may be.
+    pub schema: SchemaLimits,
+}
+
+impl Default for CatalogLimits {
+    fn default() -> Self {
+        CatalogLimits {
+            line_bytes: DEFAULT_CATALOG_LINE_BYTES,
+            schema: SchemaLimits::default(),
+        }
+    }
+}
 
 /// One tool declared by a catalog line.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,11 +128,20 @@ pub fn read_path(path: &Path) -> Result<Vec<CatalogEntry>, CatalogError> {
 
 /// Reads a catalog file whose names follow `rule`.
 pub fn read_path_with(path: &Path, rule: NameRule) -> Result<Vec<CatalogEntry>, CatalogError> {
+    read_path_within(path, rule, &CatalogLimits::default())
+}
+
+/// Reads a catalog file whose names follow `rule`, within `limits`.
+pub fn read_path_within(
+    path: &Path,
+    rule: NameRule,
+    limits: &CatalogLimits,
+) -> Result<Vec<CatalogEntry>, CatalogError> {
     let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Io {
         file: path.to_owned(),
         source,
     })?;
-    parse_str_with(&text, path, rule)
+    parse_str_within(&text, path, rule, limits)
 }
 
 /// Parses catalog text; `file` names it in errors and sources.
@@ -124,6 +156,16 @@ pub fn parse_str_with(
     file: &Path,
     rule: NameRule,
 ) -> Result<Vec<CatalogEntry>, CatalogError> {
+    parse_str_within(text, file, rule, &CatalogLimits::default())
+}
+
+/// Parses catalog text whose names follow `rule`, within `limits`.
+pub fn parse_str_within(
+    text: &str,
+    file: &Path,
+    rule: NameRule,
+    limits: &CatalogLimits,
+) -> Result<Vec<CatalogEntry>, CatalogError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut entries = Vec::new();
     for (index, raw) in text.lines().enumerate() {
@@ -134,10 +176,16 @@ pub fn parse_str_with(
         let fail = |message: String| CatalogError::Line {
             file: file.to_owned(),
             line,
-            message,
+            message: bounded(message),
         };
-        let value: Value =
-            serde_json::from_str(raw).map_err(|e| fail(format!("malformed JSON: {e}")))?;
+        if raw.len() > limits.line_bytes {
+            return Err(fail(format!(
+                "the line is {} bytes long; CatalogLimits::line_bytes allows {}",
+                raw.len(),
+                limits.line_bytes
+            )));
+        }
+        let value: Value = serde_json::from_str(raw).map_err(|e| fail(malformed(&e)))?;
         let declaration = match serde_json::from_value::<Line>(value) {
             Ok(Line::Wrapped { kind, function }) if kind == "function" => function,
             Ok(Line::Wrapped { kind, .. }) => {
@@ -151,10 +199,41 @@ pub fn parse_str_with(
                 ))
             }
         };
-        let spec = declaration_to_spec(declaration, file, line, rule).map_err(fail)?;
+        let spec =
+            declaration_to_spec(declaration, file, line, rule, &limits.schema).map_err(fail)?;
         entries.push(CatalogEntry { spec });
     }
     Ok(entries)
+}
+
+/// A line that is not JSON, or nests deeper than JSON text may.
+fn malformed(e: &serde_json::Error) -> String {
+    if e.to_string().starts_with("recursion limit exceeded") {
+        format!(
+            "malformed JSON: the line nests {} or more levels deep, deeper than JSON text may ({e})",
+            crate::nesting::DEFAULT_NESTING_LIMIT
+        )
+    } else {
+        format!("malformed JSON: {e}")
+    }
+}
+
+/// The most bytes of a line's error message kept: a message quoting a huge value from the line
+/// (a schema's 50,000-member `required`, say) is cut, and says how much was left out.
+const MESSAGE_BYTES: usize = 1_000;
+
+fn bounded(mut message: String) -> String {
+    if message.len() <= MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let rest = message.len() - end;
+    message.truncate(end);
+    message.push_str(&format!("... ({rest} more bytes)"));
+    message
 }
 
 fn declaration_to_spec(
@@ -162,6 +241,7 @@ fn declaration_to_spec(
     file: &Path,
     line: usize,
     rule: NameRule,
+    limits: &SchemaLimits,
 ) -> Result<ToolSpec, String> {
     rule.table().check(&d.name).map_err(|e| e.to_string())?;
     let parameters = match d.parameters {
@@ -169,12 +249,13 @@ fn declaration_to_spec(
         Some(schema @ Value::Object(_)) => schema,
         Some(other) => {
             return Err(format!(
-                "`parameters` of `{}` must be a JSON Schema object, not {other}",
-                d.name
+                "`parameters` of `{}` must be a JSON Schema object, not {}",
+                d.name,
+                crate::schema::json_kind(&other)
             ))
         }
     };
-    crate::schema::check_is_schema(&parameters)
+    crate::schema::check_is_schema_within(&parameters, limits)
         .map_err(|e| format!("`parameters` of `{}` is not a usable schema: {e}", d.name))?;
     let spec = ToolSpec {
         description: d.description.unwrap_or_default(),

@@ -42,7 +42,7 @@ impl fmt::Debug for FailureSource {
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool has this name.
-    #[error("unknown tool `{name}`{}", did_you_mean(suggestions))]
+    #[error("unknown tool `{}`{}", crate::name::shown(.name), did_you_mean(suggestions))]
     UnknownTool {
         /// The name that was called.
         name: String,
@@ -301,11 +301,15 @@ impl ToolError {
             | ToolError::NotOffered { name, suggestions }
                 if suggestions.is_empty() =>
             {
-                format!("There is no tool named `{name}`. Use one of the tools you were given.")
+                format!(
+                    "There is no tool named `{}`. Use one of the tools you were given.",
+                    crate::name::shown(name)
+                )
             }
             ToolError::UnknownTool { name, suggestions }
             | ToolError::NotOffered { name, suggestions } => format!(
-                "There is no tool named `{name}`. Did you mean {}?",
+                "There is no tool named `{}`. Did you mean {}?",
+                crate::name::shown(name),
                 suggestions
                     .iter()
                     .map(|s| format!("`{s}`"))

@@ -12,6 +12,7 @@ mod call;
 pub mod catalog;
 mod error;
 pub mod name;
+pub mod nesting;
 mod output;
 pub mod profile;
 pub mod provider;

@@ -12,7 +12,7 @@ pub enum NameError {
     #[error("a tool name cannot be empty")]
     Empty,
     /// The name is longer than the rule allows.
-    #[error("tool name `{name}` is {len} characters long; at most {max} are allowed")]
+    #[error("tool name `{}` is {len} characters long; at most {max} are allowed", shown(.name))]
     TooLong {
         /// The refused name.
         name: String,
@@ -22,7 +22,7 @@ pub enum NameError {
         max: usize,
     },
     /// The name has a character outside the alphabet.
-    #[error("tool name `{name}` has `{ch}` at position {pos}; allowed are {allowed}")]
+    #[error("tool name `{}` has `{ch}` at position {pos}; allowed are {allowed}", shown(.name))]
     BadChar {
         /// The refused name.
         name: String,
@@ -126,6 +126,28 @@ impl NameRule {
     /// Whether the rule accepts a name.
     pub fn accepts(&self, name: &str) -> bool {
         self.check(name).is_ok()
+    }
+}
+
+/// How many characters of a name a message shows; the rest is counted.
+const SHOWN_CHARS: usize = 64;
+
+/// A name as a message shows it: whole when it is at most 64 characters (every name a rule
+/// accepts is at most 128), otherwise its first 64 characters and a count of the rest, so that a
+/// megabyte-long name in a call or a catalog never makes a megabyte-long error.
+///
+/// ```
+/// assert_eq!(tool_core::name::shown("get_weather"), "get_weather");
+/// let long = "a".repeat(1_000);
+/// assert_eq!(tool_core::name::shown(&long), format!("{}... (936 more characters)", "a".repeat(64)));
+/// ```
+pub fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(SHOWN_CHARS) {
+        None => name.into(),
+        Some((end, _)) => {
+            let rest = name[end..].chars().count();
+            format!("{}... ({rest} more characters)", &name[..end]).into()
+        }
     }
 }
 

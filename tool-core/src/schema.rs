@@ -22,6 +22,16 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+mod limits;
+
+pub use limits::SchemaLimits;
+
+/// How many steps a `pattern` with backreferences or lookaround may take against one string
+/// before the match gives up (and the value is refused, naming the pattern). A pattern without
+/// them runs on the `regex` crate's automata, which never backtrack: `^(a+)+$` takes time linear
+/// in the string.
+pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
+
 /// The keywords whose value is one subschema.
 const SINGLE: &[&str] = &[
     "items",
@@ -77,6 +87,32 @@ pub enum SchemaError {
     Uncompilable {
         /// What the validator's compiler says.
         message: String,
+    },
+    /// The schema nests deeper than [`SchemaLimits::depth`].
+    #[error("the schema nests {limit} or more levels deep; SchemaLimits::depth allows fewer than {limit}")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// With its refs followed, the schema has more subschemas than
+    /// [`SchemaLimits::expanded_subschemas`].
+    #[error("with its `$ref`s followed, the schema has more than {limit} subschemas (SchemaLimits::expanded_subschemas)")]
+    TooLarge {
+        /// The limit.
+        limit: u64,
+    },
+    /// Refs lead back to a schema they started from without going into the value, so that
+    /// validating would never end.
+    #[error("`$ref` to `{at}` leads back to where it started without going into the value; validating would never end")]
+    RefLoop {
+        /// The ref that closes the loop.
+        at: String,
+    },
+    /// A ref points outside the schema (another file, a URL): nothing is fetched.
+    #[error("`$ref` to `{reference}` points outside the schema; only refs within it (`#...`) are followed, and nothing is fetched")]
+    RefOutside {
+        /// The ref as written.
+        reference: String,
     },
 }
 
@@ -221,7 +257,8 @@ fn for_each_subschema_of(keyword: &str, value: &mut Value, visit: &mut dyn FnMut
 }
 
 /// Inlines non-recursive refs, removes `$schema` and `title`, and turns integer formats into
-/// bounds. Works on any schema; the root is not required to be an object.
+/// bounds. Works on any schema; the root is not required to be an object. A schema over the
+/// default [`SchemaLimits`] is returned as it is, for [`check_is_schema`] to refuse.
 pub fn canonicalize(schema: Value) -> Value {
     canonicalize_as(schema, Purpose::Arguments)
 }
@@ -236,6 +273,9 @@ enum Purpose {
 }
 
 fn canonicalize_as(mut schema: Value, purpose: Purpose) -> Value {
+    if limits::check(&schema, &SchemaLimits::default()).is_err() {
+        return schema;
+    }
     let defs = take_defs(&mut schema);
     let mut kept = BTreeSet::new();
     inline_refs(&mut schema, &defs, &mut Vec::new(), &mut kept);
@@ -461,18 +501,56 @@ fn tighten(
     map.insert(keyword.into(), number);
 }
 
+/// Checks `schema` against `limits` alone (depth, size with refs followed, refs within the
+/// schema), without recursion: what must hold before anything walks a schema recursively.
+pub fn check_limits(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+    limits::check(schema, limits)
+}
+
 /// Checks that `schema` is a valid JSON Schema (against its meta-schema) that can be compiled
-/// into a validator.
+/// into a validator, within the default [`SchemaLimits`].
 pub fn check_is_schema(schema: &Value) -> Result<(), SchemaError> {
+    check_is_schema_within(schema, &SchemaLimits::default())
+}
+
+/// Checks that `schema` is within `limits`, has no ref outside itself, obeys its meta-schema and
+/// can be compiled into a validator (with [`validator_options`]). The limits come first, so
+/// nothing walks a schema deeper or larger than they allow.
+pub fn check_is_schema_within(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+    limits::check(schema, limits)?;
     jsonschema::meta::validate(schema).map_err(|e| SchemaError::Invalid {
         at: e.instance_path().as_str().to_owned(),
         message: e.to_string(),
     })?;
-    jsonschema::validator_for(schema)
+    validator_options()
+        .build(schema)
         .map(drop)
         .map_err(|e| SchemaError::Uncompilable {
             message: e.to_string(),
         })
+}
+
+/// The `jsonschema` options every validator of a tool's schema is built with: no retrieval of
+/// any kind (a ref outside the schema fails to compile, even if a dependency turns on
+/// `jsonschema`'s HTTP or file features), and a `pattern` that needs backtracking gives up after
+/// [`PATTERN_BACKTRACK_LIMIT`] steps.
+pub fn validator_options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options().offline().with_pattern_options(
+        jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+    )
+}
+
+/// What kind of JSON value `value` is, in words: `null`, `a boolean`, `a number`, `a string`,
+/// `an array`, `an object`.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn at_pointer(pointer: &str, message: &str) -> String {

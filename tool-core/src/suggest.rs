@@ -4,20 +4,31 @@
 ///
 /// Closeness is the edit distance, compared case-insensitively; a candidate is only offered when
 /// it is within a third of the longer name's length (at least 2 edits), or when one name
-/// contains the other.
+/// contains the other. A name longer than 512 bytes, four times the longest name any rule
+/// accepts, gets no suggestions: it is not a misspelt tool name.
 pub fn closest_names<'a>(
     wanted: &str,
     candidates: impl IntoIterator<Item = &'a str>,
     limit: usize,
 ) -> Vec<String> {
+    if wanted.len() > 4 * crate::name::WIDE.max_chars {
+        return Vec::new();
+    }
     let wanted_lower = wanted.to_lowercase();
     let mut scored: Vec<(usize, &str)> = candidates
         .into_iter()
         .filter_map(|candidate| {
             let lower = candidate.to_lowercase();
-            let distance = edit_distance(&wanted_lower, &lower);
-            let longest = wanted_lower.chars().count().max(lower.chars().count());
-            let near = distance <= (longest / 3).max(2);
+            let (wanted_len, len) = (wanted_lower.chars().count(), lower.chars().count());
+            let allowed = (wanted_len.max(len) / 3).max(2);
+            // The distance is at least the difference in length: a name far longer or shorter
+            // is never near, and its distance (quadratic to compute) is not needed.
+            let distance = if wanted_len.abs_diff(len) > allowed {
+                usize::MAX
+            } else {
+                edit_distance(&wanted_lower, &lower)
+            };
+            let near = distance <= allowed;
             let contains = !wanted_lower.is_empty()
                 && (lower.contains(&wanted_lower) || wanted_lower.contains(&lower));
             (near || contains).then_some((distance, candidate))

@@ -238,6 +238,7 @@ pub fn anthropic_strict(schema: &Value) -> Result<Value, ProfileError> {
 /// arguments (maps as `{"key", "value"}` pairs, untyped values as JSON text): decode the model's
 /// arguments with it. `declare` does this for you, through `Declarations::aliases`.
 pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
+    super::profile::within_limits(PROFILE, schema)?;
     let mut out = schema.clone();
     if let Value::Object(root) = &out {
         if encoding::map_place(root).is_some() {
@@ -274,6 +275,17 @@ fn transform(
             "a schema that is `false` accepts nothing",
         ));
     };
+    if let Some(Value::String(reference)) = map.get("$ref") {
+        // Strict mode follows JSON pointers into the schema only (`#/$defs/...`): not `#`,
+        // anchors, or text after `#` that is not a pointer (found by the catalog_line fuzz
+        // target: `#$/defs/Node`).
+        if !reference.starts_with("#/") {
+            return Err(inexpressible(
+                at,
+                &format!("`$ref` to `{reference}` is not a JSON pointer into the schema (`#/...`)"),
+            ));
+        }
+    }
     if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }
@@ -352,6 +364,7 @@ fn transform(
 
 /// Checks that a schema obeys Anthropic strict mode's rules; returns every finding.
 pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<Finding>> {
+    super::profile::findings_within_limits(schema)?;
     let mut findings = Vec::new();
     walk_with_pointer(schema, "", &mut |node, at| {
         let mut found = |problem| findings.push(Finding::new(at, problem));
@@ -441,5 +454,26 @@ mod tests {
             json!("At least 0. At most 255.")
         );
         check_anthropic_strict(&strict).unwrap();
+    }
+
+    #[test]
+    fn a_ref_that_is_not_a_pointer_into_the_schema_is_inexpressible() {
+        // The catalog_line fuzz target's first find: `#$/defs/Node` was kept, and the checker
+        // refused the profile's own output.
+        let schema = json!({
+            "type": "object",
+            "properties": { "root": {} },
+            "$defs": { "Node": { "type": "object", "properties": { "kids": { "type": "array", "items": { "$ref": "#$/defs/Node" } } } } }
+        });
+        let err = anthropic_strict(&schema).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not a JSON pointer into the schema"),
+            "{err}"
+        );
+        for reference in ["#", "#anchor"] {
+            let schema = json!({ "type": "object", "properties": { "a": { "$ref": reference } } });
+            assert!(anthropic_strict(&schema).is_err(), "{reference}");
+        }
     }
 }

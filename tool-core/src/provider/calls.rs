@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::limits::{check_depth, ResponseLimits};
 use super::{api, Aliases, Format};
 use crate::ToolCall;
 
@@ -35,6 +36,24 @@ pub enum ParseError {
         format: Format,
         /// What is wrong.
         why: String,
+    },
+    /// The response's text is longer than [`ResponseLimits::bytes`].
+    #[error("the {format} response is {bytes} bytes long; ResponseLimits::bytes allows {limit}")]
+    TooLarge {
+        /// The format that was expected.
+        format: Format,
+        /// The text's length.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The response nests deeper than [`ResponseLimits::depth`].
+    #[error("the {format} response nests {limit} or more levels deep; ResponseLimits::depth allows fewer than {limit}")]
+    TooDeep {
+        /// The format that was expected.
+        format: Format,
+        /// The limit.
+        limit: usize,
     },
 }
 
@@ -88,11 +107,25 @@ fn with_article(name: impl std::fmt::Display) -> String {
 /// Arguments the API sends as JSON text (OpenAI) are parsed. Text that is not valid JSON does
 /// not fail the response: that call keeps the raw text as its arguments, and executing it
 /// reports `InvalidArguments` to the model, naming the JSON error.
+///
+/// A response nested deeper than [`ResponseLimits::depth`]'s default is refused
+/// ([`ParseError::TooDeep`]) before anything walks it; [`parse_calls_within`] takes other limits.
 pub fn parse_calls(
     format: Format,
     response: &Value,
     aliases: &Aliases,
 ) -> Result<Vec<ToolCall>, ParseError> {
+    parse_calls_within(format, response, aliases, &ResponseLimits::default())
+}
+
+/// [`parse_calls`] within `limits`.
+pub fn parse_calls_within(
+    format: Format,
+    response: &Value,
+    aliases: &Aliases,
+    limits: &ResponseLimits,
+) -> Result<Vec<ToolCall>, ParseError> {
+    check_depth(format, response, limits)?;
     check_shape(format, response)?;
     let mut calls = Calls {
         format,

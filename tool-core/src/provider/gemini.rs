@@ -227,6 +227,7 @@ const SILENT: &[&str] = &[
 
 /// The canonical schema as Gemini's `parameters` takes it.
 pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
+    super::profile::within_limits(PROFILE, schema)?;
     let mut out = schema.clone();
     let defs = match &mut out {
         Value::Object(root) => root.shift_remove("$defs").unwrap_or(Value::Null),
@@ -386,6 +387,7 @@ fn null_unions_to_nullable(map: &mut Map<String, Value>) {
 
 /// Checks that a schema obeys Gemini's subset; returns every finding.
 pub fn check_gemini(schema: &Value) -> Result<(), Vec<Finding>> {
+    super::profile::findings_within_limits(schema)?;
     let mut findings = Vec::new();
     walk_with_pointer(schema, "", &mut |node, at| {
         let mut found = |problem| findings.push(Finding::new(at, problem));

@@ -72,6 +72,7 @@ pub fn parse_hosted_results(
     format: Format,
     response: &Value,
 ) -> Result<Vec<HostedResult>, ParseError> {
+    super::limits::check_depth(format, response, &super::ResponseLimits::default())?;
     check_shape(format, response)?;
     Ok(api(format).hosted_results(response))
 }

@@ -19,6 +19,7 @@ mod gemini;
 pub mod hosted;
 mod hosted_results;
 mod json;
+mod limits;
 mod mcp;
 mod openai_chat;
 mod openai_responses;
@@ -35,9 +36,10 @@ use crate::name::NameRule;
 use crate::ToolSpec;
 
 pub use aliases::Aliases;
-pub use calls::{parse_calls, ParseError, Provider};
+pub use calls::{parse_calls, parse_calls_within, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
 pub use hosted_results::{parse_hosted_results, HostedResult};
+pub use limits::{read_response, ResponseLimits, DEFAULT_RESPONSE_BYTES};
 pub use results::{render_results, CallResult};
 
 /// What [`crate::profile`] shows: the strict profiles live with their APIs.

@@ -99,6 +99,7 @@ pub fn openai_strict(schema: &Value) -> Result<Value, ProfileError> {
 /// as `{"key", "value"}` pairs, untyped values as JSON text): decode the model's arguments with
 /// it. `declare` does this for you, through `Declarations::aliases`.
 pub fn openai_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
+    super::profile::within_limits(PROFILE, schema)?;
     let mut out = schema.clone();
     let Value::Object(root) = &out else {
         return Err(inexpressible("", "the root must be an object schema"));
@@ -328,6 +329,7 @@ fn check_limits(schema: &Value) -> Result<(), String> {
 
 /// Checks that a schema obeys OpenAI strict mode's rules; returns every finding.
 pub fn check_openai_strict(schema: &Value) -> Result<(), Vec<Finding>> {
+    super::profile::findings_within_limits(schema)?;
     let mut findings = Vec::new();
     if schema.get("type") != Some(&json!("object")) {
         findings.push(Finding::new("", Problem::RootNotObject));

@@ -110,6 +110,22 @@ pub enum Problem {
     },
 }
 
+/// Refuses a schema over the default [`SchemaLimits`](crate::schema::SchemaLimits) before a
+/// profile walks it.
+pub(crate) fn within_limits(profile: &'static str, schema: &Value) -> Result<(), ProfileError> {
+    crate::schema::check_limits(schema, &Default::default()).map_err(|e| ProfileError::TooLarge {
+        profile,
+        why: e.to_string(),
+    })
+}
+
+/// A checker's finding for a schema over the default
+/// [`SchemaLimits`](crate::schema::SchemaLimits), which it does not walk.
+pub(crate) fn findings_within_limits(schema: &Value) -> Result<(), Vec<Finding>> {
+    crate::schema::check_limits(schema, &Default::default())
+        .map_err(|e| vec![Finding::new("", Problem::OverLimit { why: e.to_string() })])
+}
+
 /// Appends `text` to the schema's description, as its own sentence.
 pub(crate) fn note(map: &mut Map<String, Value>, text: &str) {
     let description = match map.get("description").and_then(Value::as_str) {

@@ -2,7 +2,7 @@
 //! a tool's compiled checkers for every stage.
 
 use serde_json::Value;
-use tool_core::schema::SchemaError;
+use tool_core::schema::{SchemaError, SchemaLimits};
 use tool_core::ToolError;
 
 use super::raw::fits;
@@ -19,9 +19,9 @@ pub(crate) struct ArgumentValidator {
 }
 
 impl ArgumentValidator {
-    /// Compiles `schema`, checking it against its meta-schema first.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
-        tool_core::schema::check_is_schema(schema)?;
+    /// Compiles `schema`, checking it against `limits` and its meta-schema first.
+    pub(crate) fn compile(schema: &Value, limits: &SchemaLimits) -> Result<Self, SchemaError> {
+        tool_core::schema::check_is_schema_within(schema, limits)?;
         let validator = validator_for(schema)?;
         Ok(ArgumentValidator {
             validator,
@@ -60,7 +60,7 @@ impl ArgumentValidator {
 /// integer is written as one (`1`, not `1.0` or `1e3`), as serde's integer types require, so
 /// that what the schema admits is what the tool's types take.
 pub(crate) fn validator_for(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
-    jsonschema::options()
+    tool_core::schema::validator_options()
         .with_keyword("type", |_, value, _| {
             let types = subset::type_set(value)
                 .ok_or_else(|| jsonschema::ValidationError::schema("`type` names no JSON type"))?;

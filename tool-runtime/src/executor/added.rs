@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tool_core::name::NameRule;
+use tool_core::schema::SchemaLimits;
 use tool_core::{CatalogEntry, SafetyHints, ToolSpec};
 
 use super::build::{source_of, BuildError, BuildProblem, ExecutorBuilder};
@@ -72,11 +73,15 @@ impl NewTool {
 
     /// The executor's entry for the tool, or the problems that keep it out: a name its rule
     /// refuses, a schema that cannot be used, or a spec that breaks `ToolSpec::check`.
-    pub(super) fn into_entry(self, problems: &mut Vec<BuildProblem>) -> Option<Entry> {
+    pub(super) fn into_entry(
+        self,
+        limits: &SchemaLimits,
+        problems: &mut Vec<BuildProblem>,
+    ) -> Option<Entry> {
         match self {
             NewTool::Dynamic(DynamicTool { spec, invoke }) => {
                 let callable = invoke.map_or(Callable::Declared, Callable::Dynamic);
-                checked_entry(spec, tool_core::name::WIDE, callable, problems)
+                checked_entry(spec, tool_core::name::WIDE, callable, limits, problems)
             }
             NewTool::Typed(tool) => {
                 let spec = tool.spec;
@@ -93,7 +98,7 @@ impl NewTool {
                     service: Some(Service::new(tool.value)),
                     external: None,
                 };
-                checked_entry(spec, tool_core::name::PORTABLE, callable, problems)
+                checked_entry(spec, tool_core::name::PORTABLE, callable, limits, problems)
             }
         }
     }
@@ -103,6 +108,7 @@ fn checked_entry(
     spec: ToolSpec,
     names: NameRule,
     callable: Callable,
+    limits: &SchemaLimits,
     problems: &mut Vec<BuildProblem>,
 ) -> Option<Entry> {
     if let Err(e) = names.check(&spec.name) {
@@ -112,7 +118,7 @@ fn checked_entry(
         });
         return None;
     }
-    let schema = match ArgumentValidator::compile(&spec.parameters) {
+    let schema = match ArgumentValidator::compile(&spec.parameters, limits) {
         Ok(schema) => schema,
         Err(problem) => {
             problems.push(BuildProblem::BadSchema {
@@ -120,6 +126,8 @@ fn checked_entry(
                 defined_in: source_of(&spec),
                 problem,
             });
+            // A schema refused for its depth may be deeper than dropping it recursively allows.
+            tool_core::nesting::dismantle(spec.parameters);
             return None;
         }
     };
@@ -329,6 +337,16 @@ impl AddedTool {
     /// [`ExecutorBuilder::max_argument_bytes`].
     pub fn max_argument_bytes(self, limit: usize) -> ExecutorBuilder {
         self.done().max_argument_bytes(limit)
+    }
+
+    /// [`ExecutorBuilder::schema_limits`].
+    pub fn schema_limits(self, limits: SchemaLimits) -> ExecutorBuilder {
+        self.done().schema_limits(limits)
+    }
+
+    /// [`ExecutorBuilder::catalog_line_bytes`].
+    pub fn catalog_line_bytes(self, limit: usize) -> ExecutorBuilder {
+        self.done().catalog_line_bytes(limit)
     }
 
     /// [`ExecutorBuilder::require_all_services`].

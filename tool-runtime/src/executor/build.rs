@@ -3,6 +3,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tool_core::catalog::CatalogLimits;
+use tool_core::schema::SchemaLimits;
 use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
 use super::added::{AddedTool, IntoTool, NewTool};
@@ -26,6 +28,8 @@ pub struct ExecutorBuilder {
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
     require_all_services: bool,
+    schema_limits: SchemaLimits,
+    catalog_line_bytes: usize,
 }
 
 impl Default for ExecutorBuilder {
@@ -38,6 +42,8 @@ impl Default for ExecutorBuilder {
             default_timeout: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
             require_all_services: false,
+            schema_limits: SchemaLimits::default(),
+            catalog_line_bytes: CatalogLimits::default().line_bytes,
         }
     }
 }
@@ -236,6 +242,21 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Limits on every tool's arguments schema, checked before it is compiled: how deep it
+    /// nests and how large it is with its refs followed (default [`SchemaLimits::default`]). A
+    /// schema over them is a [`BuildProblem::BadSchema`] naming the limit.
+    pub fn schema_limits(mut self, limits: SchemaLimits) -> Self {
+        self.schema_limits = limits;
+        self
+    }
+
+    /// The longest line a catalog file read at `build()` may have, in bytes (default 1 MiB,
+    /// [`tool_core::catalog::DEFAULT_CATALOG_LINE_BYTES`]).
+    pub fn catalog_line_bytes(mut self, limit: usize) -> Self {
+        self.catalog_line_bytes = limit;
+        self
+    }
+
     /// Makes a registered tool whose service was not provided a build error, rather than
     /// leaving the tool out.
     pub fn require_all_services(mut self) -> Self {
@@ -253,7 +274,11 @@ impl ExecutorBuilder {
         }
         let mut added = self.added;
         for file in &self.catalog_files {
-            match tool_core::catalog::read_path(file) {
+            let limits = CatalogLimits {
+                line_bytes: self.catalog_line_bytes,
+                schema: self.schema_limits,
+            };
+            match tool_core::catalog::read_path_within(file, Default::default(), &limits) {
                 Ok(found) => added.extend(
                     found
                         .into_iter()
@@ -265,7 +290,7 @@ impl ExecutorBuilder {
         entries.extend(
             added
                 .into_iter()
-                .filter_map(|tool| tool.into_entry(&mut problems)),
+                .filter_map(|tool| tool.into_entry(&self.schema_limits, &mut problems)),
         );
 
         let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
@@ -349,7 +374,8 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
-        let compiled = (reg.schema)().and_then(|s| ArgumentValidator::compile(&s).map(|c| (s, c)));
+        let compiled = (reg.schema)()
+            .and_then(|s| ArgumentValidator::compile(&s, &self.schema_limits).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
             Err(problem) => {

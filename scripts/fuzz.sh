@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets of fuzz/ (cargo-fuzz, libFuzzer) and runs each for SECONDS (default
+# 60), one after the other. On the stable toolchain: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its
+# nightly flags. Exits non-zero at the first crash, leaving the input in fuzz/artifacts/TARGET/.
+#
+#   scripts/fuzz.sh [SECONDS]
+#
+# AI_TOOL_FUZZ_SANITIZER=address builds with AddressSanitizer (default: none, which is much
+# faster to build and run; the project's code has no `unsafe` of its own to check).
+# AI_TOOL_FUZZ_CORPUS is where each target's corpus grows (default fuzz/corpus), seeded from
+# fuzz/seeds and the golden files by scripts/fuzz-seeds.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+PATH="$(bash scripts/cargo-fuzz.sh):$PATH"
+export PATH RUSTC_BOOTSTRAP=1
+# The fuzz crate is its own workspace with flags of its own: its own target directory.
+unset CARGO_TARGET_DIR
+sanitizer="${AI_TOOL_FUZZ_SANITIZER:-none}"
+corpus="${AI_TOOL_FUZZ_CORPUS:-$PWD/fuzz/corpus}"
+targets=(execute_text execute_value catalog_line parse_calls render_results)
+bash scripts/fuzz-seeds.sh "$corpus"
+cargo fuzz build --sanitizer "$sanitizer"
+for target in "${targets[@]}"; do
+  echo "fuzzing $target for ${seconds}s" >&2
+  cargo fuzz run --sanitizer "$sanitizer" "$target" "$corpus/$target" -- \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+    -print_final_stats=1
+done
