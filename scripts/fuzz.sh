@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh [SECONDS]
 #
 # AI_TOOL_FUZZ_SANITIZER=address builds with AddressSanitizer (default: none, which is much
-# faster to build and run; the project's code has no `unsafe` of its own to check).
+# faster to build and run; the project's one `unsafe` block, the guard's result slot in
+# tool-runtime, has its own unit test).
 # AI_TOOL_FUZZ_CORPUS is where each target's corpus grows (default fuzz/corpus), seeded from
 # fuzz/seeds and the golden files by scripts/fuzz-seeds.sh.
 set -euo pipefail
