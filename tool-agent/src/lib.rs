@@ -45,6 +45,8 @@ mod result;
 mod run;
 mod scope;
 mod scripted;
+mod structured;
+pub mod router;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;
@@ -65,3 +67,4 @@ pub use options::{RunOptions, StopPredicate};
 pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 pub use scope::InvocationScope;
 pub use scripted::ScriptedModel;
+pub use structured::ResponseFormat;

@@ -222,6 +222,8 @@ impl<'a> Run<'a> {
                 messages,
                 tools: offered,
                 tool_choice: ToolChoice::Auto,
+                response_format: None,
+                temperature: None,
             },
             steps: Vec::new(),
             first_step: 0,

@@ -128,6 +128,12 @@ impl OpenAiChatModel {
                 tool_choice(&request.tool_choice, aliases),
             );
         }
+        if let Some(format) = &request.response_format {
+            body.insert("response_format".into(), format.openai_chat());
+        }
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
         for (name, value) in &self.extra {
             body.insert(name.clone(), value.clone());
         }
