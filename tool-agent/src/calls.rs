@@ -34,7 +34,7 @@ impl Calls<'_> {
     pub(crate) async fn run(&self, calls: &[ToolCall], verdicts: &[Verdict]) -> Vec<CallRecord> {
         let (serial, parallel): (Vec<usize>, Vec<usize>) =
             (0..calls.len()).partition(|&i| self.is_destructive(&calls[i].name));
-        let concurrent = stream::iter(parallel.iter().map(|&i| self.one(&calls[i], verdicts[i])))
+        let concurrent = stream::iter(parallel.iter().copied().map(|i| self.one(&calls[i], verdicts[i])))
             .buffered(self.concurrency.max(1))
             .collect::<Vec<_>>();
         let one_by_one = async {

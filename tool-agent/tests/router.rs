@@ -480,21 +480,41 @@ async fn the_cache_reuses_an_evaluation_of_the_same_query_and_tool() {
 async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
     let scorer = Scorer::new()
         .on("pairing", [score(90)])
-        .on("substitution", [score(95)])
-        .on("nutrition", [score(99)]);
-    let pairing = tool("pairing", "Recipe").with_example("which wine goes with lasagna");
-    let substitution = tool("substitution", "Recipe").with_example("replace eggs in a cake");
-    let nutrition = tool("nutrition", "Recipe").with_example("calories of a pizza");
+        .on("substitution", [score(50)])
+        .on("nutrition", [score(50)]);
+    let tools = || {
+        declarations([
+            tool("substitution", "Recipe").with_example("replace eggs in a cake"),
+            tool("nutrition", "Recipe").with_example("calories of a pizza"),
+            tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
+        ])
+    };
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([substitution, nutrition, pairing]))
-        .prefilter(1)
+        .declarations(tools())
+        .prefilter(2)
         .build()
         .unwrap();
     let route = router.route("a wine to go with my lasagna", "Recipe").await;
     assert_eq!(routed_name(&route), Some("pairing"));
-    assert_eq!(score_of(&route, "nutrition"), (0, ScoreSource::Prefiltered));
-    assert_eq!(score_of(&route, "substitution"), (0, ScoreSource::Prefiltered));
-    assert_eq!(scorer.asked(), 1);
+    assert_eq!(score_of(&route, "pairing"), (90, ScoreSource::Model));
+    let left_out = route
+        .candidates()
+        .iter()
+        .filter(|c| c.source == ScoreSource::Prefiltered)
+        .count();
+    assert_eq!(left_out, 1);
+    assert_eq!(scorer.asked(), 2);
+
+    // Down to one candidate, the prefilter's pick is a lone candidate: no model request.
+    let one = Router::builder(Arc::clone(&scorer))
+        .declarations(tools())
+        .prefilter(1)
+        .build()
+        .unwrap();
+    let route = one.route("a wine to go with my lasagna", "Recipe").await;
+    assert_eq!(routed_name(&route), Some("pairing"));
+    assert_eq!(score_of(&route, "pairing").1, ScoreSource::LoneCandidate);
+    assert_eq!(scorer.asked(), 2);
 }
 
 #[test]
@@ -615,7 +635,7 @@ fn xml_toml_and_json_say_the_same_thing() {
     assert_eq!(xml.warnings.len(), 1);
     assert_eq!(
         xml.warnings[0].to_string(),
-        "tools.xml:22: <colour>: unknown element <colour> in tool `details`, ignored"
+        "tools.xml:23: <colour>: unknown element <colour> in tool `details`, ignored"
     );
     assert_eq!(toml.warnings.len(), 1);
     assert!(toml.warnings[0].to_string().contains("unknown field `colour`"), "{}", toml.warnings[0]);

@@ -60,6 +60,7 @@ impl EvaluationCache {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.inner
             .lock()

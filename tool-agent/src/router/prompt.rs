@@ -82,7 +82,9 @@ impl RouteRequest {
     /// `{request.query}` is, as in NLWeb, the decontextualized query when there is one, else
     /// the query followed by the previous queries when there are some, else the query.
     pub fn value(&self, name: &str) -> Option<Cow<'_, str>> {
-        let text = |value: &Option<String>| Cow::Borrowed(value.as_deref().unwrap_or_default());
+        fn text(value: &Option<String>) -> Cow<'_, str> {
+            Cow::Borrowed(value.as_deref().unwrap_or_default())
+        }
         Some(match name {
             "request.query" => match (&self.decontextualized_query, self.previous_queries.is_empty()) {
                 (Some(query), _) => Cow::Borrowed(query.as_str()),

@@ -119,7 +119,7 @@ pub struct Ran {
 }
 
 /// Why [`Router::run`](crate::router::Router::run) has no output.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RouterRunError {
     /// No tool for the query.
