@@ -109,22 +109,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .fallback("search") // below the threshold (75), the search tool takes the query
         .max_concurrency(if scripted { 1 } else { 8 })
         .build()?;
-    let result = router.run(&query, "Recipe").await;
-
-    let routed = match &result {
-        Ok(ran) => &ran.routed,
-        Err(RouterRunError::Tool { routed, .. }) => routed,
-        Err(other) => return Err(other.to_string().into()),
+    let (routed, output) = match router.run(&query, "Recipe").await {
+        Ok(ran) => (ran.routed, ran.output.to_text()),
+        Err(RouterRunError::Tool { routed, error }) => (*routed, error.to_string()),
+        Err(other) => return Err(other.into()),
     };
     for candidate in &routed.candidates {
         let error = candidate.error.as_deref().unwrap_or_default();
         println!("{:>3}  {:<14} {error}", candidate.score, candidate.tool);
     }
     println!("== {} ({}) with {}", routed.tool, routed.handler, json!(routed.params));
-    match result {
-        Ok(ran) => println!("{}", ran.output.to_text()),
-        Err(error) => println!("{error}"),
-    }
+    println!("{output}");
     println!("({} requests, {} tokens in)", routed.usage.requests, routed.usage.input_tokens);
     Ok(())
 }
