@@ -34,7 +34,13 @@ impl Calls<'_> {
     pub(crate) async fn run(&self, calls: &[ToolCall], verdicts: &[Verdict]) -> Vec<CallRecord> {
         let (serial, parallel): (Vec<usize>, Vec<usize>) =
             (0..calls.len()).partition(|&i| self.is_destructive(&calls[i].name));
-        let concurrent = stream::iter(parallel.iter().copied().map(|i| self.one(&calls[i], verdicts[i])))
+        // The futures are made here, not in the stream: a stream holding the closure would
+        // make the run's future lose `Send` (the closure is not general over lifetimes).
+        let started: Vec<_> = parallel
+            .iter()
+            .map(|&i| self.one(&calls[i], verdicts[i]))
+            .collect();
+        let concurrent = stream::iter(started)
             .buffered(self.concurrency.max(1))
             .collect::<Vec<_>>();
         let one_by_one = async {

@@ -270,9 +270,10 @@ impl<'a> Run<'a> {
             usage.requests = 1;
             self.usage += usage;
             self.emit(RunEvent::Usage { step: index, usage });
-            // Calls made in a request without tools are not run, and not kept: a call without
-            // a result would make the transcript invalid for the API.
-            let calls = if self.request.offers_tools() {
+            // Calls made in a request with tools turned off are not run, and not kept: a call
+            // without a result would make the transcript invalid for the API. Calls made when
+            // no tool was offered are refused like any call of a tool not offered.
+            let calls = if self.request.tool_choice != ToolChoice::None {
                 response.calls
             } else {
                 Vec::new()
