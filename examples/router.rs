@@ -37,7 +37,12 @@ impl RecipeService {
 
     /// Compares two recipes.
     #[ai_tool(read_only)]
-    fn compare_recipes(&self, item1: String, item2: String, details_requested: Option<String>) -> String {
+    fn compare_recipes(
+        &self,
+        item1: String,
+        item2: String,
+        details_requested: Option<String>,
+    ) -> String {
         let on = details_requested.unwrap_or_else(|| "everything".into());
         format!("{item1} vs {item2}, on {on}: ...")
     }
@@ -99,7 +104,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| "Which wine goes with an eggplant lasagna?".into());
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tools.xml");
-    let exec = Executor::builder().service(Arc::new(RecipeService)).build()?;
+    let exec = Executor::builder()
+        .service(Arc::new(RecipeService))
+        .build()?;
 
     let declared = ToolDeclarations::from_path(&file)?;
     let scripted = std::env::var("OPENAI_BASE_URL").is_err();
@@ -118,8 +125,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let error = candidate.error.as_deref().unwrap_or_default();
         println!("{:>3}  {:<14} {error}", candidate.score, candidate.tool);
     }
-    println!("== {} ({}) with {}", routed.tool, routed.handler, json!(routed.params));
+    println!(
+        "== {} ({}) with {}",
+        routed.tool,
+        routed.handler,
+        json!(routed.params)
+    );
     println!("{output}");
-    println!("({} requests, {} tokens in)", routed.usage.requests, routed.usage.input_tokens);
+    println!(
+        "({} requests, {} tokens in)",
+        routed.usage.requests, routed.usage.input_tokens
+    );
     Ok(())
 }

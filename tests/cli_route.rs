@@ -85,7 +85,9 @@ fn serve(stream: TcpStream, count: &AtomicUsize) {
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             response.len()
         );
-        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(response.as_bytes()).is_err() {
+        if writer.write_all(head.as_bytes()).is_err()
+            || writer.write_all(response.as_bytes()).is_err()
+        {
             return;
         }
     }
@@ -112,16 +114,37 @@ fn text(bytes: &[u8]) -> String {
 fn route_prints_one_json_object_with_the_winner_and_every_candidate() {
     let (url, count) = mock_server();
     let query = "Which wine goes with a pear tart?";
-    let output = ai_tool(&["route", "--tools", TOOLS, "--type", "Recipe", "--json", query], Some(&url));
+    let output = ai_tool(
+        &[
+            "route", "--tools", TOOLS, "--type", "Recipe", "--json", query,
+        ],
+        Some(&url),
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed["tool"], "accompaniment");
     assert_eq!(printed["score"], 91);
-    assert_eq!(printed["params"], json!({ "search_query": "wine", "main_item": "pear tart" }));
+    assert_eq!(
+        printed["params"],
+        json!({ "search_query": "wine", "main_item": "pear tart" })
+    );
     let candidates = printed["candidates"].as_array().unwrap();
-    let names: Vec<&str> = candidates.iter().map(|c| c["tool"].as_str().unwrap()).collect();
+    let names: Vec<&str> = candidates
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
     // Recipe's tools, its own `search` overriding Thing's; the disabled one never offered.
-    assert_eq!(names, ["search", "details", "compare", "ensemble", "substitution", "accompaniment"]);
+    assert_eq!(
+        names,
+        [
+            "search",
+            "details",
+            "compare",
+            "ensemble",
+            "substitution",
+            "accompaniment"
+        ]
+    );
     assert_eq!(candidates[0]["score"], 60);
     assert_eq!(candidates[0]["error"], Value::Null);
     assert_eq!(count.load(Ordering::SeqCst), 6);
@@ -131,7 +154,18 @@ fn route_prints_one_json_object_with_the_winner_and_every_candidate() {
 fn route_prints_the_scores_and_falls_back_below_the_threshold() {
     let (url, _count) = mock_server();
     let output = ai_tool(
-        &["route", "--tools", TOOLS, "--type", "Recipe", "--threshold", "95", "--fallback", "search", "pear tart"],
+        &[
+            "route",
+            "--tools",
+            TOOLS,
+            "--type",
+            "Recipe",
+            "--threshold",
+            "95",
+            "--fallback",
+            "search",
+            "pear tart",
+        ],
         Some(&url),
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -147,13 +181,20 @@ fn route_prints_the_scores_and_falls_back_below_the_threshold() {
 fn route_without_a_model_or_with_a_bad_file_exits_with_2() {
     let output = ai_tool(&["route", "--tools", TOOLS, "q"], None);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("set OPENAI_BASE_URL"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("set OPENAI_BASE_URL"),
+        "{}",
+        text(&output.stderr)
+    );
 
     let dir = std::env::temp_dir().join(format!("ai-tool-route-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("tools.xml");
     std::fs::write(&bad, "<Tools>\n  <Thing>\n    <Tool name=\"a\" enabled=\"perhaps\"><prompt>p</prompt></Tool>\n  </Thing>\n</Tools>\n").unwrap();
-    let output = ai_tool(&["route", "--tools", bad.to_str().unwrap(), "q"], Some("http://127.0.0.1:9/v1"));
+    let output = ai_tool(
+        &["route", "--tools", bad.to_str().unwrap(), "q"],
+        Some("http://127.0.0.1:9/v1"),
+    );
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert_eq!(

@@ -24,10 +24,16 @@ fn read(file: &Path, err: &mut dyn Write) -> Result<ToolDeclarations, Failure> {
 
 /// `tools --tools FILE`: one line per declared tool (`Type/name  handler`), or the
 /// declarations as JSON.
-pub(crate) fn list(file: &Path, as_json: bool, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn list(
+    file: &Path,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
     let declared = read(file, err)?;
     if as_json {
-        let text = serde_json::to_string_pretty(&declared).map_err(|e| Failure::input(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&declared).map_err(|e| Failure::input(e.to_string()))?;
         return write_line(out, &text);
     }
     if declared.tools.is_empty() {
@@ -42,7 +48,10 @@ pub(crate) fn list(file: &Path, as_json: bool, out: &mut dyn Write, err: &mut dy
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for (name, tool) in names.iter().zip(&declared.tools) {
         let disabled = if tool.enabled { "" } else { "  (disabled)" };
-        write_line(out, &format!("{name:width$}  -> {}{disabled}", tool.handler_name()))?;
+        write_line(
+            out,
+            &format!("{name:width$}  -> {}{disabled}", tool.handler_name()),
+        )?;
     }
     Ok(())
 }
@@ -59,15 +68,23 @@ pub(crate) struct RouteArgs<'a> {
 
 /// `route`: scores the declared tools for the query and prints the candidates and the winner,
 /// without running anything (so the handlers need not exist).
-pub(crate) async fn route(args: RouteArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) async fn route(
+    args: RouteArgs<'_>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
     let declared = read(args.file, err)?;
-    let Some(base_url) = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.is_empty()) else {
+    let Some(base_url) = std::env::var("OPENAI_BASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
         return Err(Failure::input(
             "route needs a model: set OPENAI_BASE_URL (with its /v1), and OPENAI_API_KEY and AI_TOOL_MODEL as needed",
         ));
     };
     let name = std::env::var("AI_TOOL_MODEL").unwrap_or_else(|_| DEFAULT_MODEL.to_owned());
-    let mut builder = Router::builder(OpenAiChatModel::new(name).with_base_url(&base_url)).declarations(declared);
+    let mut builder =
+        Router::builder(OpenAiChatModel::new(name).with_base_url(&base_url)).declarations(declared);
     if let Some(threshold) = args.threshold {
         builder = builder.threshold(threshold);
     }
@@ -79,9 +96,17 @@ pub(crate) async fn route(args: RouteArgs<'_>, out: &mut dyn Write, err: &mut dy
     if args.as_json {
         return write_line(out, &as_json(&route).to_string());
     }
-    let width = route.candidates().iter().map(|c| c.tool.len()).max().unwrap_or(0);
+    let width = route
+        .candidates()
+        .iter()
+        .map(|c| c.tool.len())
+        .max()
+        .unwrap_or(0);
     for candidate in route.candidates() {
-        let mut line = format!("{:>3}  {:width$}  ({})", candidate.score, candidate.tool, candidate.schema_type);
+        let mut line = format!(
+            "{:>3}  {:width$}  ({})",
+            candidate.score, candidate.tool, candidate.schema_type
+        );
         if let Some(error) = &candidate.error {
             line.push_str(&format!("  {error}"));
         }
@@ -118,6 +143,8 @@ fn as_json(route: &Route) -> Value {
             "params": routed.params,
             "candidates": candidates,
         }),
-        Route::NoMatch(_) => json!({ "tool": null, "score": null, "params": null, "candidates": candidates }),
+        Route::NoMatch(_) => {
+            json!({ "tool": null, "score": null, "params": null, "candidates": candidates })
+        }
     }
 }

@@ -33,7 +33,13 @@ impl ResponseFormat {
         let name: String = self
             .name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(64)
             .collect();
         if name.is_empty() {
@@ -122,7 +128,10 @@ mod tests {
         assert_eq!(chat["json_schema"]["name"], "tool_search");
         assert_eq!(chat["json_schema"]["strict"], true);
         assert_eq!(chat["json_schema"]["schema"]["additionalProperties"], false);
-        assert_eq!(chat["json_schema"]["schema"]["required"], json!(["score", "query"]));
+        assert_eq!(
+            chat["json_schema"]["schema"]["required"],
+            json!(["score", "query"])
+        );
         let responses = format.openai_responses();
         assert_eq!(responses["format"]["type"], "json_schema");
         assert_eq!(responses["format"]["strict"], true);
@@ -146,7 +155,10 @@ mod tests {
         assert_eq!(fields[0], ("responseMimeType", json!("application/json")));
         assert_eq!(fields[1].0, "responseSchema");
         let system = format.anthropic_system(Some("Be brief."));
-        assert!(system.starts_with("Be brief.\n\nAnswer with one JSON object"), "{system}");
+        assert!(
+            system.starts_with("Be brief.\n\nAnswer with one JSON object"),
+            "{system}"
+        );
         assert!(system.contains("\"score\""), "{system}");
     }
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tool_agent::router::{
-    DeclarationFormat, DeclaredTool, Route, Router, RouterBuildError, RouterRunError,
-    ScoreSource, ToolDeclarations,
+    DeclarationFormat, DeclaredTool, Route, Router, RouterBuildError, RouterRunError, ScoreSource,
+    ToolDeclarations,
 };
 use tool_agent::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Usage};
 use tool_core::ToolOutput;
@@ -104,7 +104,9 @@ impl ChatModel for Scorer {
                     Ok(ModelResponse::answer(text).with_usage(usage))
                 }
                 Some(Answer::Fail) => Err(ModelError::Other("overloaded".into())),
-                None => Err(ModelError::Other(format!("no answer scripted for `{tool}`"))),
+                None => Err(ModelError::Other(format!(
+                    "no answer scripted for `{tool}`"
+                ))),
             }
         })
     }
@@ -187,13 +189,19 @@ async fn the_best_score_at_or_above_the_threshold_wins() {
         .unwrap();
     let route = router.route("what is in a carbonara?", "Recipe").await;
     let routed = route.routed().expect("a tool");
-    assert_eq!((routed.tool.as_str(), routed.score, routed.fallback), ("details", 80, false));
+    assert_eq!(
+        (routed.tool.as_str(), routed.score, routed.fallback),
+        ("details", 80, false)
+    );
     assert_eq!(route.candidates().len(), 3);
     assert_eq!(route.usage().requests, 3);
     assert_eq!(route.usage().input_tokens, 30);
 
     let strict = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing"), tool("details", "Thing")]))
+        .declarations(declarations([
+            tool("search", "Thing"),
+            tool("details", "Thing"),
+        ]))
         .threshold(85)
         .build()
         .unwrap();
@@ -205,16 +213,25 @@ async fn the_best_score_at_or_above_the_threshold_wins() {
 #[tokio::test]
 async fn below_the_threshold_the_fallback_takes_the_query() {
     let scorer = Scorer::new()
-        .on("search", [answer(json!({ "score": 40, "search_query": "pasta" }))])
+        .on(
+            "search",
+            [answer(json!({ "score": 40, "search_query": "pasta" }))],
+        )
         .on("details", [score(30)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing"), tool("details", "Thing")]))
+        .declarations(declarations([
+            tool("search", "Thing"),
+            tool("details", "Thing"),
+        ]))
         .fallback("search")
         .build()
         .unwrap();
     let route = router.route("pasta", "Thing").await;
     let routed = route.routed().expect("the fallback");
-    assert_eq!((routed.tool.as_str(), routed.fallback, routed.score), ("search", true, 40));
+    assert_eq!(
+        (routed.tool.as_str(), routed.fallback, routed.score),
+        ("search", true, 40)
+    );
     assert_eq!(routed.params["search_query"], "pasta");
 
     let err = Router::builder(Arc::clone(&scorer))
@@ -229,7 +246,9 @@ async fn below_the_threshold_the_fallback_takes_the_query() {
 async fn a_subtype_tool_overrides_the_parents_tool_of_the_same_name() {
     let mut recipe_search = tool("search", "Recipe");
     recipe_search.prompt = "Recipe search for {request.query}?".into();
-    let scorer = Scorer::new().on("search", [score(90)]).on("details", [score(10)]);
+    let scorer = Scorer::new()
+        .on("search", [score(90)])
+        .on("details", [score(10)]);
     let router = Router::builder(Arc::clone(&scorer))
         .declarations(declarations([
             tool("search", "Item"),
@@ -248,10 +267,19 @@ async fn a_subtype_tool_overrides_the_parents_tool_of_the_same_name() {
     };
     assert_eq!(
         names("Recipe"),
-        [("details".into(), "Thing".into()), ("search".into(), "Recipe".into())]
+        [
+            ("details".into(), "Thing".into()),
+            ("search".into(), "Recipe".into())
+        ]
     );
     assert_eq!(names("Movie").len(), 3);
-    assert_eq!(names("Spaceship"), [("search".into(), "Item".into()), ("details".into(), "Thing".into())]);
+    assert_eq!(
+        names("Spaceship"),
+        [
+            ("search".into(), "Item".into()),
+            ("details".into(), "Thing".into())
+        ]
+    );
 
     let route = router.route("tiramisu", "Recipe").await;
     assert_eq!(route.routed().unwrap().schema_type, "Recipe");
@@ -270,12 +298,20 @@ async fn ties_go_to_the_tool_declared_first() {
         .on("b", [score(90)])
         .on("c", [score(90)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("a", "Thing"), tool("b", "Thing"), tool("c", "Thing")]))
+        .declarations(declarations([
+            tool("a", "Thing"),
+            tool("b", "Thing"),
+            tool("c", "Thing"),
+        ]))
         .build()
         .unwrap();
     assert_eq!(routed_name(&router.route("q", "Thing").await), Some("b"));
     let reversed = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("c", "Thing"), tool("b", "Thing"), tool("a", "Thing")]))
+        .declarations(declarations([
+            tool("c", "Thing"),
+            tool("b", "Thing"),
+            tool("a", "Thing"),
+        ]))
         .build()
         .unwrap();
     assert_eq!(routed_name(&reversed.route("q", "Thing").await), Some("c"));
@@ -284,8 +320,16 @@ async fn ties_go_to_the_tool_declared_first() {
 #[tokio::test]
 async fn answers_are_read_tolerantly_and_a_failed_evaluation_never_fails_the_route() {
     let scorer = Scorer::new()
-        .on("fenced", [Answer::Text("```json\n{\"score\": \"85\", \"q\": \"x\"}\n```".into())])
-        .on("chatty", [Answer::Text("Score: {\"score\": 88.0} as asked".into())])
+        .on(
+            "fenced",
+            [Answer::Text(
+                "```json\n{\"score\": \"85\", \"q\": \"x\"}\n```".into(),
+            )],
+        )
+        .on(
+            "chatty",
+            [Answer::Text("Score: {\"score\": 88.0} as asked".into())],
+        )
         .on("high", [score(250)])
         .on("garbage", [Answer::Text("I am not sure.".into())])
         .on("noscore", [answer(json!({ "q": "x" }))])
@@ -309,7 +353,11 @@ async fn answers_are_read_tolerantly_and_a_failed_evaluation_never_fails_the_rou
             .unwrap_or_default()
     };
     assert_eq!(score_of(&route, "garbage").0, 0);
-    assert!(error("garbage").starts_with("no JSON object in the answer"), "{}", error("garbage"));
+    assert!(
+        error("garbage").starts_with("no JSON object in the answer"),
+        "{}",
+        error("garbage")
+    );
     assert_eq!(error("noscore"), "the answer has no score");
     assert_eq!(error("down"), "the model failed: overloaded");
     assert_eq!(error("fenced"), "");
@@ -319,14 +367,36 @@ async fn answers_are_read_tolerantly_and_a_failed_evaluation_never_fails_the_rou
 async fn early_stop_takes_the_first_tool_to_reach_the_mark() {
     let scorer = || {
         Scorer::new()
-            .on("slow_best", [Answer::Late(Duration::from_secs(5), json!({ "score": 99 }).to_string())])
-            .on("fast_good", [Answer::Late(Duration::from_millis(10), json!({ "score": 92 }).to_string())])
+            .on(
+                "slow_best",
+                [Answer::Late(
+                    Duration::from_secs(5),
+                    json!({ "score": 99 }).to_string(),
+                )],
+            )
+            .on(
+                "fast_good",
+                [Answer::Late(
+                    Duration::from_millis(10),
+                    json!({ "score": 92 }).to_string(),
+                )],
+            )
     };
     let tools = || declarations([tool("slow_best", "Thing"), tool("fast_good", "Thing")]);
-    let best_of_all = Router::builder(scorer()).declarations(tools()).build().unwrap();
-    assert_eq!(routed_name(&best_of_all.route("q", "Thing").await), Some("slow_best"));
+    let best_of_all = Router::builder(scorer())
+        .declarations(tools())
+        .build()
+        .unwrap();
+    assert_eq!(
+        routed_name(&best_of_all.route("q", "Thing").await),
+        Some("slow_best")
+    );
 
-    let early = Router::builder(scorer()).declarations(tools()).early_stop(90).build().unwrap();
+    let early = Router::builder(scorer())
+        .declarations(tools())
+        .early_stop(90)
+        .build()
+        .unwrap();
     let route = early.route("q", "Thing").await;
     assert_eq!(routed_name(&route), Some("fast_good"));
     assert_eq!(score_of(&route, "slow_best"), (0, ScoreSource::EarlyStop));
@@ -335,16 +405,29 @@ async fn early_stop_takes_the_first_tool_to_reach_the_mark() {
 #[tokio::test(start_paused = true)]
 async fn an_evaluation_past_its_time_limit_scores_zero() {
     let scorer = Scorer::new()
-        .on("slow", [Answer::Late(Duration::from_secs(60), json!({ "score": 99 }).to_string())])
+        .on(
+            "slow",
+            [Answer::Late(
+                Duration::from_secs(60),
+                json!({ "score": 99 }).to_string(),
+            )],
+        )
         .on("quick", [score(80)]);
     let router = Router::builder(scorer)
-        .declarations(declarations([tool("slow", "Thing"), tool("quick", "Thing")]))
+        .declarations(declarations([
+            tool("slow", "Thing"),
+            tool("quick", "Thing"),
+        ]))
         .evaluation_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
     let route = router.route("q", "Thing").await;
     assert_eq!(routed_name(&route), Some("quick"));
-    let slow = route.candidates().iter().find(|c| c.tool == "slow").unwrap();
+    let slow = route
+        .candidates()
+        .iter()
+        .find(|c| c.tool == "slow")
+        .unwrap();
     assert_eq!(slow.score, 0);
     assert_eq!(slow.error.as_deref(), Some("no answer within 2000 ms"));
 }
@@ -352,7 +435,11 @@ async fn an_evaluation_past_its_time_limit_scores_zero() {
 #[tokio::test(start_paused = true)]
 async fn evaluations_run_concurrently_up_to_the_cap() {
     let late = |s: u8| Answer::Late(Duration::from_secs(1), json!({ "score": s }).to_string());
-    let scorer = Scorer::new().on("a", [late(10)]).on("b", [late(20)]).on("c", [late(80)]).on("d", [late(30)]);
+    let scorer = Scorer::new()
+        .on("a", [late(10)])
+        .on("b", [late(20)])
+        .on("c", [late(80)])
+        .on("d", [late(30)]);
     let router = Router::builder(scorer)
         .declarations(declarations(["a", "b", "c", "d"].map(|n| tool(n, "Thing"))))
         .max_concurrency(2)
@@ -385,14 +472,20 @@ async fn invalid_parameters_get_one_retry_with_the_errors() {
         );
     let router = Router::builder(Arc::clone(&scorer))
         .declarations(declarations([tool("search", "Thing"), details]))
-        .executor(executor([echo("search", open()), echo("details", recipe_details_schema())]))
+        .executor(executor([
+            echo("search", open()),
+            echo("details", recipe_details_schema()),
+        ]))
         .build()
         .unwrap();
     let route = router.route("lasagna for four: how long?", "Recipe").await;
     let routed = route.routed().expect("details, after a retry");
     assert_eq!(routed.tool, "details");
     // Only what the handler takes: `details_requested` is not one of its parameters.
-    assert_eq!(Value::Object(routed.params.clone()), json!({ "item_name": "lasagna", "servings": 4 }));
+    assert_eq!(
+        Value::Object(routed.params.clone()),
+        json!({ "item_name": "lasagna", "servings": 4 })
+    );
     let asked = scorer.requests_for("details");
     assert_eq!(asked.len(), 2);
     let tool_agent::Message::User { text } = asked[1].messages.last().unwrap() else {
@@ -410,7 +503,10 @@ async fn invalid_parameters_get_one_retry_with_the_errors() {
 async fn parameters_still_invalid_after_the_retry_fall_to_the_next_best() {
     let scorer = Scorer::new()
         .on("details", [answer(json!({ "score": 95, "item_name": "" }))])
-        .on("compare", [answer(json!({ "score": 80, "first": "a", "second": "b" }))])
+        .on(
+            "compare",
+            [answer(json!({ "score": 80, "first": "a", "second": "b" }))],
+        )
         .on("search", [score(10)]);
     let compare_schema = json!({
         "type": "object",
@@ -418,7 +514,11 @@ async fn parameters_still_invalid_after_the_retry_fall_to_the_next_best() {
         "required": ["first", "second"]
     });
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing"), tool("details", "Thing"), tool("compare", "Thing")]))
+        .declarations(declarations([
+            tool("search", "Thing"),
+            tool("details", "Thing"),
+            tool("compare", "Thing"),
+        ]))
         .executor(executor([
             echo("search", open()),
             echo("details", recipe_details_schema()),
@@ -428,10 +528,22 @@ async fn parameters_still_invalid_after_the_retry_fall_to_the_next_best() {
         .unwrap();
     let ran = router.run("a or b?", "Thing").await.unwrap();
     assert_eq!(ran.routed.tool, "compare");
-    assert_eq!(ran.output.to_text(), r#"compare {"first":"a","second":"b"}"#);
-    let details = ran.routed.candidates.iter().find(|c| c.tool == "details").unwrap();
+    assert_eq!(
+        ran.output.to_text(),
+        r#"compare {"first":"a","second":"b"}"#
+    );
+    let details = ran
+        .routed
+        .candidates
+        .iter()
+        .find(|c| c.tool == "details")
+        .unwrap();
     assert!(
-        details.error.as_deref().unwrap_or_default().starts_with("invalid parameters after one retry"),
+        details
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("invalid parameters after one retry"),
         "{details:?}"
     );
     assert_eq!(scorer.requests_for("details").len(), 2);
@@ -446,7 +558,10 @@ async fn a_lone_candidate_without_parameters_skips_the_model() {
         .build()
         .unwrap();
     let ran = router.run("anything", "Recipe").await.unwrap();
-    assert_eq!((ran.routed.tool.as_str(), ran.routed.score), ("search", 100));
+    assert_eq!(
+        (ran.routed.tool.as_str(), ran.routed.score),
+        ("search", 100)
+    );
     assert_eq!(ran.routed.candidates[0].source, ScoreSource::LoneCandidate);
     assert_eq!(scorer.asked(), 0);
 }
@@ -525,16 +640,36 @@ fn every_enabled_handler_must_be_an_executor_tool() {
     let mut disabled = tool("ghost", "Recipe");
     disabled.enabled = false;
     let err = Router::builder(scorer)
-        .declarations(declarations([tool("search", "Thing"), substitution, disabled]))
-        .executor(executor([echo("search", open()), echo("recipes.substitution", open())]))
+        .declarations(declarations([
+            tool("search", "Thing"),
+            substitution,
+            disabled,
+        ]))
+        .executor(executor([
+            echo("search", open()),
+            echo("recipes.substitution", open()),
+        ]))
         .build()
         .unwrap_err();
-    let RouterBuildError::MissingHandler { tool, handler, suggestions, .. } = &err else {
+    let RouterBuildError::MissingHandler {
+        tool,
+        handler,
+        suggestions,
+        ..
+    } = &err
+    else {
         panic!("{err:?}");
     };
-    assert_eq!((tool.as_str(), handler.as_str()), ("substitution", "recipes.substitute"));
+    assert_eq!(
+        (tool.as_str(), handler.as_str()),
+        ("substitution", "recipes.substitute")
+    );
     assert_eq!(suggestions, &["recipes.substitution"]);
-    assert!(err.to_string().contains("did you mean `recipes.substitution`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("did you mean `recipes.substitution`"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -547,7 +682,10 @@ async fn a_disabled_tool_is_never_offered_and_run_without_executor_is_an_error()
         .build()
         .unwrap();
     assert_eq!(router.candidates("Thing").len(), 1);
-    assert!(matches!(router.run("q", "Thing").await, Err(RouterRunError::NoExecutor)));
+    assert!(matches!(
+        router.run("q", "Thing").await,
+        Err(RouterRunError::NoExecutor)
+    ));
 }
 
 const XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -627,7 +765,10 @@ fn xml_toml_and_json_say_the_same_thing() {
     assert_eq!(xml.site.as_deref(), Some("recipes.example"));
     assert_eq!(xml.types["Dessert"], "Recipe");
     let search = &xml.tools[0];
-    assert_eq!(search.prompt, "Query: {request.query}.\nScore the search tool.");
+    assert_eq!(
+        search.prompt,
+        "Query: {request.query}.\nScore the search tool."
+    );
     assert_eq!(search.handler_name(), "recipes.search");
     assert_eq!(search.origin.line, Some(5));
     assert!(!xml.tools[1].enabled);
@@ -638,7 +779,13 @@ fn xml_toml_and_json_say_the_same_thing() {
         "tools.xml:23: <colour>: unknown element <colour> in tool `details`, ignored"
     );
     assert_eq!(toml.warnings.len(), 1);
-    assert!(toml.warnings[0].to_string().contains("unknown field `colour`"), "{}", toml.warnings[0]);
+    assert!(
+        toml.warnings[0]
+            .to_string()
+            .contains("unknown field `colour`"),
+        "{}",
+        toml.warnings[0]
+    );
 }
 
 fn xml_error(text: &str) -> String {
@@ -650,7 +797,8 @@ fn xml_error(text: &str) -> String {
 #[test]
 fn malformed_files_are_errors_naming_the_file_line_and_element() {
     assert!(
-        xml_error("<Tools>\n  <Thing>\n    <Tool name=\"a\">\n  </Thing>\n</Tools>").starts_with("tools.xml:4:"),
+        xml_error("<Tools>\n  <Thing>\n    <Tool name=\"a\">\n  </Thing>\n</Tools>")
+            .starts_with("tools.xml:4:"),
         "{}",
         xml_error("<Tools>\n  <Thing>\n    <Tool name=\"a\">\n  </Thing>\n</Tools>")
     );
@@ -667,7 +815,9 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
         "tools.xml:5: <returnStruc>: <returnStruc> is not JSON: trailing comma at line 1 column 13"
     );
     assert_eq!(
-        xml_error("<Thing>\n<Tool name=\"a\"><method>shell</method><prompt>p</prompt></Tool>\n</Thing>"),
+        xml_error(
+            "<Thing>\n<Tool name=\"a\"><method>shell</method><prompt>p</prompt></Tool>\n</Thing>"
+        ),
         "tools.xml:2: <method>: unknown method \"shell\": write builtin, code or url"
     );
     assert_eq!(
@@ -676,18 +826,38 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
     );
     assert!(xml_error("<Thing>\n<Tool name=\"a\"><prompt>p</prompt></Tool>\n<Tool name=\"a\"><prompt>q</prompt></Tool>\n</Thing>")
         .starts_with("tools.xml:3: <Tool name=\"a\">: tool `a` of type `Thing` is declared twice (first at tools.xml:2"));
-    let toml = ToolDeclarations::parse("[[tools]]\nname = \"a\"\nprompt = \n", DeclarationFormat::Toml, "t.toml")
-        .unwrap_err()
-        .to_string();
+    let toml = ToolDeclarations::parse(
+        "[[tools]]\nname = \"a\"\nprompt = \n",
+        DeclarationFormat::Toml,
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(toml.starts_with("t.toml:3:"), "{toml}");
-    let json = ToolDeclarations::parse("{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\"}]}", DeclarationFormat::Json, "t.json")
-        .unwrap_err()
-        .to_string();
-    assert_eq!(json, "t.json: tools[0] (`a`): tool `a` has no prompt: the router scores a tool with its prompt");
-    let json = ToolDeclarations::parse("{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\", \"enabled\": \"yes\"}]}", DeclarationFormat::Json, "t.json")
-        .unwrap_err()
-        .to_string();
-    assert!(json.starts_with("t.json: tools[0] (`a`): invalid type: string \"yes\", expected a boolean"), "{json}");
+    let json = ToolDeclarations::parse(
+        "{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\"}]}",
+        DeclarationFormat::Json,
+        "t.json",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        json,
+        "t.json: tools[0] (`a`): tool `a` has no prompt: the router scores a tool with its prompt"
+    );
+    let json = ToolDeclarations::parse(
+        "{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\", \"enabled\": \"yes\"}]}",
+        DeclarationFormat::Json,
+        "t.json",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        json.starts_with(
+            "t.json: tools[0] (`a`): invalid type: string \"yes\", expected a boolean"
+        ),
+        "{json}"
+    );
 }
 
 #[test]
@@ -696,7 +866,14 @@ fn the_example_file_reads_without_warnings() {
     let declared = ToolDeclarations::from_path(path).unwrap();
     assert!(declared.warnings.is_empty(), "{:?}", declared.warnings);
     let names: Vec<&str> = declared.enabled().map(|t| t.name.as_str()).collect();
-    for name in ["search", "details", "compare", "ensemble", "substitution", "accompaniment"] {
+    for name in [
+        "search",
+        "details",
+        "compare",
+        "ensemble",
+        "substitution",
+        "accompaniment",
+    ] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
 }

@@ -33,7 +33,10 @@ fn openai_chat_sends_a_strict_json_schema_response_format() {
     assert_eq!(format["json_schema"]["name"], "search_answer");
     assert_eq!(format["json_schema"]["strict"], true);
     // Strict: every property required, the optional one nullable.
-    assert_eq!(format["json_schema"]["schema"]["required"], json!(["score", "search_query"]));
+    assert_eq!(
+        format["json_schema"]["schema"]["required"],
+        json!(["score", "search_query"])
+    );
     assert_eq!(body["temperature"], 0.0);
 }
 
@@ -50,8 +53,14 @@ fn openai_responses_sends_text_format() {
 fn anthropic_writes_the_schema_into_the_system_prompt() {
     let body = AnthropicModel::new("m").body(&request());
     let system = body["system"].as_str().unwrap();
-    assert!(system.starts_with("You score tools.\n\nAnswer with one JSON object"), "{system}");
-    assert!(system.contains(r#""search_query":{"type":"string"}"#), "{system}");
+    assert!(
+        system.starts_with("You score tools.\n\nAnswer with one JSON object"),
+        "{system}"
+    );
+    assert!(
+        system.contains(r#""search_query":{"type":"string"}"#),
+        "{system}"
+    );
     assert_eq!(body["temperature"], 0.0);
 }
 
@@ -61,7 +70,10 @@ fn gemini_sets_the_response_mime_type_and_schema() {
     let config = &body["generationConfig"];
     assert_eq!(config["responseMimeType"], "application/json");
     assert_eq!(config["responseSchema"]["type"], "object");
-    assert_eq!(config["responseSchema"]["properties"]["score"]["type"], "integer");
+    assert_eq!(
+        config["responseSchema"]["properties"]["score"]["type"],
+        "integer"
+    );
     assert_eq!(config["temperature"], 0.0);
 }
 

@@ -40,7 +40,10 @@ pub(crate) fn answer_schema(tool: &DeclaredTool, handler: Option<&ToolSpec>) -> 
     if tool.return_struc.is_none() && tool.arguments.is_empty() {
         // Nothing says what to extract: ask for the handler's parameters.
         for (name, schema) in handler_props.into_iter().flatten() {
-            let description = schema.get("description").and_then(Value::as_str).unwrap_or_default();
+            let description = schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             fields.push((name.clone(), description.to_owned()));
         }
     }
@@ -126,7 +129,12 @@ pub(crate) fn read_answer(text: &str) -> ReadAnswer {
 fn score_of(value: &Value) -> Option<u8> {
     let number = match value {
         Value::Number(n) => n.as_f64()?,
-        Value::String(text) => text.trim().trim_end_matches('%').trim().parse::<f64>().ok()?,
+        Value::String(text) => text
+            .trim()
+            .trim_end_matches('%')
+            .trim()
+            .parse::<f64>()
+            .ok()?,
         _ => return None,
     };
     if !number.is_finite() {
@@ -188,7 +196,10 @@ mod tests {
         assert_eq!(read_answer(r#"{"score": 140}"#).score, 100);
         assert_eq!(read_answer(r#"{"score": -3}"#).score, 0);
         let missing = read_answer(r#"{"query": "x"}"#);
-        assert_eq!((missing.score, missing.problem.as_deref()), (0, Some("the answer has no score")));
+        assert_eq!(
+            (missing.score, missing.problem.as_deref()),
+            (0, Some("the answer has no score"))
+        );
         let unreadable = read_answer(r#"{"score": "high"}"#);
         assert_eq!(unreadable.score, 0);
         assert!(unreadable.problem.unwrap().contains("\"high\""));
@@ -199,7 +210,10 @@ mod tests {
     #[test]
     fn nulls_are_absent() {
         let read = read_answer(r#"{"score": 80, "a": null, "b": "x"}"#);
-        assert_eq!(read.params, json!({ "b": "x" }).as_object().unwrap().clone());
+        assert_eq!(
+            read.params,
+            json!({ "b": "x" }).as_object().unwrap().clone()
+        );
     }
 
     #[test]

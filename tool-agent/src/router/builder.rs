@@ -190,7 +190,10 @@ impl RouterBuilder {
             for name in unknown_placeholders(&tool.prompt) {
                 warnings.push(DeclarationWarning {
                     origin: tool.origin.clone(),
-                    message: format!("unknown placeholder {{{name}}} in the prompt of `{}`, left as written", tool.name),
+                    message: format!(
+                        "unknown placeholder {{{name}}} in the prompt of `{}`, left as written",
+                        tool.name
+                    ),
                 });
             }
             let handler = executor.as_ref().and_then(|e| e.spec(tool.handler_name()));

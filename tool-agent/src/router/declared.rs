@@ -75,7 +75,11 @@ fn enabled_by_default() -> bool {
 
 impl DeclaredTool {
     /// A tool of this name under this type, enabled, with this prompt.
-    pub fn new(name: impl Into<String>, schema_type: impl Into<String>, prompt: impl Into<String>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        schema_type: impl Into<String>,
+        prompt: impl Into<String>,
+    ) -> Self {
         DeclaredTool {
             name: name.into(),
             schema_type: schema_type.into(),

@@ -60,7 +60,10 @@ impl DeclarationError {
 #[non_exhaustive]
 pub enum RouterBuildError {
     /// An enabled declared tool's handler is not a tool the executor can run.
-    #[error("{origin}: the handler `{handler}` of tool `{tool}` is not a tool of the executor{}", did_you_mean(suggestions))]
+    #[error(
+        "{origin}: the handler `{handler}` of tool `{tool}` is not a tool of the executor{}",
+        did_you_mean(suggestions)
+    )]
     MissingHandler {
         /// The declared tool.
         tool: String,

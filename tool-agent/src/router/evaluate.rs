@@ -107,7 +107,10 @@ impl Router {
                     slot.params = cached.params;
                     slot.raw = Some(cached.raw);
                     slot.source = ScoreSource::Cache;
-                    stopped = self.settings.early_stop.is_some_and(|mark| slot.score >= mark);
+                    stopped = self
+                        .settings
+                        .early_stop
+                        .is_some_and(|mark| slot.score >= mark);
                 }
                 _ => to_ask.push(i),
             }
@@ -122,10 +125,11 @@ impl Router {
             .iter()
             .map(|&i| (i, slots[i].tool, slots[i].prompt.clone()))
             .collect();
-        let jobs = asks.into_iter().map(|(i, tool, prompt)| async move {
-            (i, self.evaluate(tool, &prompt, None).await)
-        });
-        let mut running = futures_util::stream::iter(jobs).buffer_unordered(self.settings.max_concurrency);
+        let jobs = asks
+            .into_iter()
+            .map(|(i, tool, prompt)| async move { (i, self.evaluate(tool, &prompt, None).await) });
+        let mut running =
+            futures_util::stream::iter(jobs).buffer_unordered(self.settings.max_concurrency);
         let mut done: Vec<usize> = Vec::new();
         while let Some((i, evaluation)) = running.next().await {
             done.push(i);
@@ -231,7 +235,10 @@ impl Router {
         let fallback = self.settings.fallback.as_deref().and_then(|name| {
             (0..slots.len()).find(|&i| self.tools[slots[i].tool].tool.name == name)
         });
-        let tries = order.into_iter().map(|i| (i, false)).chain(fallback.map(|i| (i, true)));
+        let tries = order
+            .into_iter()
+            .map(|i| (i, false))
+            .chain(fallback.map(|i| (i, true)));
         for (i, is_fallback) in tries {
             if slots[i].tried {
                 continue;
@@ -270,8 +277,13 @@ impl Router {
             Ok(()) => return Some(arguments),
             Err(error) => error.to_model_text(),
         };
-        let previous = slot.raw.clone().unwrap_or_else(|| Value::Object(slot.params.clone()).to_string());
-        let retry = self.evaluate(slot.tool, &slot.prompt, Some((&previous, &problems))).await;
+        let previous = slot
+            .raw
+            .clone()
+            .unwrap_or_else(|| Value::Object(slot.params.clone()).to_string());
+        let retry = self
+            .evaluate(slot.tool, &slot.prompt, Some((&previous, &problems)))
+            .await;
         *usage += retry.usage;
         if retry.error.is_none() {
             let arguments = self.arguments(slot.tool, &retry.params);
@@ -281,7 +293,10 @@ impl Router {
                     return Some(arguments);
                 }
                 Err(error) => {
-                    slot.error = Some(format!("invalid parameters after one retry: {}", one_line(&error.to_model_text())));
+                    slot.error = Some(format!(
+                        "invalid parameters after one retry: {}",
+                        one_line(&error.to_model_text())
+                    ));
                     return None;
                 }
             }

@@ -161,10 +161,19 @@ mod tests {
         let types = TypeHierarchy::schema_org();
         assert_eq!(
             types.lineage("Restaurant"),
-            ["Restaurant", "FoodEstablishment", "LocalBusiness", "Place", "Thing"]
+            [
+                "Restaurant",
+                "FoodEstablishment",
+                "LocalBusiness",
+                "Place",
+                "Thing"
+            ]
         );
         assert_eq!(types.lineage("Item"), ["Thing"]);
-        assert_eq!(types.lineage("{http://schema.org/}Movie"), ["Movie", "CreativeWork", "Thing"]);
+        assert_eq!(
+            types.lineage("{http://schema.org/}Movie"),
+            ["Movie", "CreativeWork", "Thing"]
+        );
         assert_eq!(types.parent("Thing"), None);
         assert!(types.knows("Event"));
         assert!(!types.knows("Spaceship"));
@@ -174,7 +183,10 @@ mod tests {
     fn a_link_that_would_make_a_cycle_is_ignored() {
         let mut types = TypeHierarchy::schema_org();
         types.add("CreativeWork", "Recipe");
-        assert_eq!(types.lineage("Recipe"), ["Recipe", "HowTo", "CreativeWork", "Thing"]);
+        assert_eq!(
+            types.lineage("Recipe"),
+            ["Recipe", "HowTo", "CreativeWork", "Thing"]
+        );
         types.add("Thing", "Recipe");
         assert_eq!(types.parent("Thing"), None);
     }

@@ -59,7 +59,11 @@ impl ToolDeclarations {
     }
 
     /// Reads declarations from text; `file` names it in messages.
-    pub fn parse(text: &str, format: DeclarationFormat, file: &str) -> Result<Self, DeclarationError> {
+    pub fn parse(
+        text: &str,
+        format: DeclarationFormat,
+        file: &str,
+    ) -> Result<Self, DeclarationError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let declared = match format {
             DeclarationFormat::Xml => xml::read(text, file)?,
@@ -86,13 +90,14 @@ impl ToolDeclarations {
                 from_value(value, file)?
             }
             DeclarationFormat::Json => {
-                let value: Value = serde_json::from_str(text).map_err(|e| DeclarationError::Syntax {
-                    file: file.to_owned(),
-                    syntax: "JSON",
-                    line: e.line(),
-                    column: e.column(),
-                    message: e.to_string(),
-                })?;
+                let value: Value =
+                    serde_json::from_str(text).map_err(|e| DeclarationError::Syntax {
+                        file: file.to_owned(),
+                        syntax: "JSON",
+                        line: e.line(),
+                        column: e.column(),
+                        message: e.to_string(),
+                    })?;
                 from_value(value, file)?
             }
         };
@@ -151,7 +156,10 @@ fn from_value(value: Value, file: &str) -> Result<ToolDeclarations, DeclarationE
         None | Some(Value::Null) => {}
         Some(Value::String(site)) => out.site = Some(site),
         Some(_) => {
-            return Err(DeclarationError::invalid(&at("`site`".into()), "`site` must be a string"))
+            return Err(DeclarationError::invalid(
+                &at("`site`".into()),
+                "`site` must be a string",
+            ))
         }
     }
     if let Some(types) = root.remove("types") {
@@ -180,7 +188,10 @@ fn from_value(value: Value, file: &str) -> Result<ToolDeclarations, DeclarationE
         };
         let origin = at(element);
         let Value::Object(fields) = entry else {
-            return Err(DeclarationError::invalid(&origin, "a tool must be an object"));
+            return Err(DeclarationError::invalid(
+                &origin,
+                "a tool must be an object",
+            ));
         };
         warn_unknown(&fields, &origin, &mut out.warnings);
         let mut tool: DeclaredTool = serde_json::from_value(Value::Object(fields))
@@ -192,7 +203,11 @@ fn from_value(value: Value, file: &str) -> Result<ToolDeclarations, DeclarationE
     Ok(out)
 }
 
-fn warn_unknown(fields: &Map<String, Value>, origin: &Origin, warnings: &mut Vec<DeclarationWarning>) {
+fn warn_unknown(
+    fields: &Map<String, Value>,
+    origin: &Origin,
+    warnings: &mut Vec<DeclarationWarning>,
+) {
     for key in fields.keys().filter(|k| !TOOL_FIELDS.contains(&k.as_str())) {
         warnings.push(DeclarationWarning {
             origin: origin.clone(),
@@ -206,18 +221,27 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
     let mut seen: HashMap<(&str, &str), &Origin> = HashMap::new();
     for tool in &declared.tools {
         if tool.name.trim().is_empty() {
-            return Err(DeclarationError::invalid(&tool.origin, "a tool needs a name"));
+            return Err(DeclarationError::invalid(
+                &tool.origin,
+                "a tool needs a name",
+            ));
         }
         if tool.schema_type.trim().is_empty() {
             return Err(DeclarationError::invalid(
                 &tool.origin,
-                format!("tool `{}` needs a `type` (a schema.org type such as Thing or Recipe)", tool.name),
+                format!(
+                    "tool `{}` needs a `type` (a schema.org type such as Thing or Recipe)",
+                    tool.name
+                ),
             ));
         }
         if tool.enabled && tool.prompt.trim().is_empty() {
             return Err(DeclarationError::invalid(
                 &tool.origin,
-                format!("tool `{}` has no prompt: the router scores a tool with its prompt", tool.name),
+                format!(
+                    "tool `{}` has no prompt: the router scores a tool with its prompt",
+                    tool.name
+                ),
             ));
         }
         if let Some(first) = seen.insert((&tool.schema_type, &tool.name), &tool.origin) {

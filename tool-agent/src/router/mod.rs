@@ -155,7 +155,8 @@ impl Router {
 
     /// Routes a query of this schema.org type (unknown types are read as `Thing`).
     pub async fn route(&self, query: &str, schema_type: &str) -> Route {
-        self.route_request(&RouteRequest::new(query, schema_type)).await
+        self.route_request(&RouteRequest::new(query, schema_type))
+            .await
     }
 
     /// Routes a request that says more: the site and the conversation, for the prompts.
@@ -171,7 +172,8 @@ impl Router {
     /// Routes, then runs the chosen tool's handler through the executor (validation, time
     /// limits, panic isolation and all).
     pub async fn run(&self, query: &str, schema_type: &str) -> Result<Ran, RouterRunError> {
-        self.run_request(&RouteRequest::new(query, schema_type)).await
+        self.run_request(&RouteRequest::new(query, schema_type))
+            .await
     }
 
     /// [`Router::run`] for a request that says more.

@@ -66,7 +66,10 @@ impl RouteRequest {
     }
 
     /// The same request, after these queries of the conversation.
-    pub fn with_previous_queries<S: Into<String>>(mut self, queries: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_previous_queries<S: Into<String>>(
+        mut self,
+        queries: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.previous_queries = queries.into_iter().map(Into::into).collect();
         self
     }
@@ -86,7 +89,10 @@ impl RouteRequest {
             Cow::Borrowed(value.as_deref().unwrap_or_default())
         }
         Some(match name {
-            "request.query" => match (&self.decontextualized_query, self.previous_queries.is_empty()) {
+            "request.query" => match (
+                &self.decontextualized_query,
+                self.previous_queries.is_empty(),
+            ) {
                 (Some(query), _) => Cow::Borrowed(query.as_str()),
                 (None, true) => Cow::Borrowed(self.query.as_str()),
                 (None, false) => Cow::Owned(format!(
@@ -144,9 +150,9 @@ pub(crate) fn unknown_placeholders(prompt: &str) -> Vec<String> {
         let Some(close) = after.find('}') else { break };
         let name = after[..close].trim();
         let dotted = name.contains('.')
-            && name
-                .split('.')
-                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            && name.split('.').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
         if dotted && !PLACEHOLDERS.contains(&name) && !unknown.iter().any(|u| u == name) {
             unknown.push(name.to_owned());
         }
@@ -166,7 +172,8 @@ mod tests {
     #[test]
     fn fills_known_placeholders_and_keeps_other_braces() {
         let request = RouteRequest::new("vegan lasagna", "Recipe");
-        let prompt = "Query: {request.query} of {request.type}. Answer {\"score\": 0} {unknown.thing} {";
+        let prompt =
+            "Query: {request.query} of {request.type}. Answer {\"score\": 0} {unknown.thing} {";
         assert_eq!(
             request.fill(prompt),
             "Query: vegan lasagna of Recipe. Answer {\"score\": 0} {unknown.thing} {"
@@ -175,8 +182,12 @@ mod tests {
 
     #[test]
     fn the_query_carries_previous_queries_unless_decontextualized() {
-        let request = RouteRequest::new("and without eggs?", "Recipe").with_previous_queries(["pancakes"]);
-        assert_eq!(request.fill("{request.query}"), "and without eggs? previous queries: [\"pancakes\"]");
+        let request =
+            RouteRequest::new("and without eggs?", "Recipe").with_previous_queries(["pancakes"]);
+        assert_eq!(
+            request.fill("{request.query}"),
+            "and without eggs? previous queries: [\"pancakes\"]"
+        );
         let request = request.with_decontextualized_query("pancakes without eggs");
         assert_eq!(request.fill("{request.query}"), "pancakes without eggs");
         assert_eq!(request.fill("{request.rawQuery}"), "and without eggs?");

@@ -81,7 +81,9 @@ impl Reader<'_, '_> {
     fn warn(&mut self, node: Node<'_, '_>, message: String) {
         let origin = self.element_origin(node);
         tracing::warn!(%origin, "{message}");
-        self.out.warnings.push(DeclarationWarning { origin, message });
+        self.out
+            .warnings
+            .push(DeclarationWarning { origin, message });
     }
 
     fn unknown_attributes(&mut self, node: Node<'_, '_>, known: &[&str]) {
@@ -117,7 +119,9 @@ impl Reader<'_, '_> {
                     "`parent` is empty: name the schema.org type this one is a kind of",
                 ));
             }
-            self.out.types.insert(schema_type.clone(), parent.to_owned());
+            self.out
+                .types
+                .insert(schema_type.clone(), parent.to_owned());
         }
         for child in elements(node) {
             if child.tag_name().name() == "Tool" {
@@ -131,7 +135,11 @@ impl Reader<'_, '_> {
         Ok(())
     }
 
-    fn tool(&mut self, node: Node<'_, '_>, schema_type: &str) -> Result<DeclaredTool, DeclarationError> {
+    fn tool(
+        &mut self,
+        node: Node<'_, '_>,
+        schema_type: &str,
+    ) -> Result<DeclaredTool, DeclarationError> {
         let origin = self.element_origin(node);
         self.unknown_attributes(node, &["name", "enabled"]);
         let name = node.attribute("name").map(str::trim).unwrap_or_default();
@@ -175,7 +183,10 @@ impl Reader<'_, '_> {
                     tool.method = Some(ToolMethod::parse(&text).ok_or_else(|| {
                         DeclarationError::invalid(
                             &at,
-                            format!("unknown method \"{}\": write builtin, code or url", text.trim()),
+                            format!(
+                                "unknown method \"{}\": write builtin, code or url",
+                                text.trim()
+                            ),
                         )
                     })?);
                 }
@@ -203,7 +214,10 @@ impl Reader<'_, '_> {
                     tool.return_struc = Some(return_struc(&text, &at, line)?);
                 }
                 other => {
-                    self.warn(child, format!("unknown element <{other}> in tool `{name}`, ignored"));
+                    self.warn(
+                        child,
+                        format!("unknown element <{other}> in tool `{name}`, ignored"),
+                    );
                 }
             }
         }
@@ -257,12 +271,19 @@ pub(crate) fn dedent(text: &str) -> String {
 }
 
 /// A `returnStruc`: a JSON object, its errors placed on the file's lines.
-fn return_struc(text: &str, at: &Origin, element_line: usize) -> Result<Map<String, Value>, DeclarationError> {
+fn return_struc(
+    text: &str,
+    at: &Origin,
+    element_line: usize,
+) -> Result<Map<String, Value>, DeclarationError> {
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(Value::Object(fields)) => Ok(fields),
         Ok(other) => Err(DeclarationError::invalid(
             at,
-            format!("<returnStruc> must be a JSON object of field -> description, not {}", kind(&other)),
+            format!(
+                "<returnStruc> must be a JSON object of field -> description, not {}",
+                kind(&other)
+            ),
         )),
         Err(e) => {
             let leading = text.len() - text.trim_start().len();
@@ -295,7 +316,10 @@ mod tests {
     #[test]
     fn dedent_removes_shared_indentation_and_blank_edges() {
         let text = "\n        The user asked {request.query}.\n\n          - one\n        Score it.\n      ";
-        assert_eq!(dedent(text), "The user asked {request.query}.\n\n  - one\nScore it.");
+        assert_eq!(
+            dedent(text),
+            "The user asked {request.query}.\n\n  - one\nScore it."
+        );
     }
 
     #[test]
