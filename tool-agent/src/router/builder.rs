@@ -168,7 +168,7 @@ impl RouterBuilder {
                     return Err(RouterBuildError::MissingHandler {
                         tool: tool.name.clone(),
                         handler: handler.to_owned(),
-                        origin: tool.origin.clone(),
+                        origin: Box::new(tool.origin.clone()),
                         suggestions: tool_core::closest_names(handler, names, 3),
                     });
                 }
@@ -219,10 +219,8 @@ impl RouterBuilder {
             tracing::warn!(%warning, "tool declarations");
         }
         #[cfg(feature = "retrieval")]
-        let prefilter = match prefilter {
-            Some(setting) => Some(crate::router::prefilter::Prefilter::new(setting, &tools)),
-            None => None,
-        };
+        let prefilter =
+            prefilter.map(|setting| crate::router::prefilter::Prefilter::new(setting, &tools));
         Ok(Router {
             model,
             executor,

@@ -70,7 +70,7 @@ pub enum RouterBuildError {
         /// The executor tool it names.
         handler: String,
         /// Where the tool was declared.
-        origin: Origin,
+        origin: Box<Origin>,
         /// Close names among the executor's tools.
         suggestions: Vec<String>,
     },
