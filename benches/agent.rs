@@ -80,16 +80,20 @@ impl ChatModel for Instant {
             .count();
         let answer = self.calls.get(done).unwrap_or(&self.answer);
         let aliases = request.tools.declarations().map(|d| &d.aliases);
-        let result = parse_calls(Format::OpenAiChat, answer, aliases.unwrap_or(&Default::default()))
-            .map(|calls| ModelResponse {
-                text: answer
-                    .pointer("/choices/0/message/content")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                calls,
-                ..ModelResponse::default()
-            })
-            .map_err(|e| ModelError::Other(e.to_string()));
+        let result = parse_calls(
+            Format::OpenAiChat,
+            answer,
+            aliases.unwrap_or(&Default::default()),
+        )
+        .map(|calls| ModelResponse {
+            text: answer
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            calls,
+            ..ModelResponse::default()
+        })
+        .map_err(|e| ModelError::Other(e.to_string()));
         Box::pin(async move { result })
     }
 
@@ -108,15 +112,23 @@ fn bench(c: &mut Criterion) {
         .tools(tools())
         .build()
         .expect("the tools build");
-    let agent = Agent::builder(Instant::new()).executor(exec.clone()).build();
+    let agent = Agent::builder(Instant::new())
+        .executor(exec.clone())
+        .build();
     let options = RunOptions::default();
-    let run = runtime.block_on(agent.run("go", &options)).expect("the run ends");
+    let run = runtime
+        .block_on(agent.run("go", &options))
+        .expect("the run ends");
     assert_eq!(run.steps.len(), STEPS + 1);
     assert_eq!(run.text, "done");
 
     let mut group = c.benchmark_group("agent");
     group.bench_function("run of 10 steps, 20 tools (per step: / 11)", |b| {
-        b.iter(|| runtime.block_on(agent.run("go", &options)).map(|r| r.steps.len()))
+        b.iter(|| {
+            runtime
+                .block_on(agent.run("go", &options))
+                .map(|r| r.steps.len())
+        })
     });
     let calls: Vec<ToolCall> = (0..STEPS)
         .map(|step| {

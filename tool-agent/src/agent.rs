@@ -103,11 +103,7 @@ impl Agent {
             .filter(|spec| self.offers(spec, options, &retrieved))
             .cloned()
             .collect();
-        Ok(OfferedTools::new(
-            specs,
-            self.model.format(),
-            &self.declare,
-        ))
+        Ok(OfferedTools::new(specs, self.model.format(), &self.declare))
     }
 
     /// The tools of these names, as an interrupted run offered them.

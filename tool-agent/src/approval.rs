@@ -144,9 +144,21 @@ mod tests {
 
     #[test]
     fn the_hash_ignores_key_order_and_sees_every_value() {
-        let a = PendingApproval::new(ToolCall::new("c", "pay", json!({ "to": "bob", "amount": 5 })));
-        let b = PendingApproval::new(ToolCall::new("c", "pay", json!({ "amount": 5, "to": "bob" })));
-        let c = PendingApproval::new(ToolCall::new("c", "pay", json!({ "amount": 500, "to": "bob" })));
+        let a = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "to": "bob", "amount": 5 }),
+        ));
+        let b = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "amount": 5, "to": "bob" }),
+        ));
+        let c = PendingApproval::new(ToolCall::new(
+            "c",
+            "pay",
+            json!({ "amount": 500, "to": "bob" }),
+        ));
         assert_eq!(a.arguments_hash, b.arguments_hash);
         assert_ne!(a.arguments_hash, c.arguments_hash);
         assert_eq!(a.arguments_hash.len(), 16);

@@ -114,7 +114,10 @@ impl Calls<'_> {
     }
 
     fn terminate(&self, reason: String) {
-        let mut terminated = self.terminated.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut terminated = self
+            .terminated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         terminated.get_or_insert(reason);
     }
 

@@ -61,7 +61,9 @@ pub fn finalize(text: &str, references: &BTreeMap<usize, Reference>) -> Cited {
         let after = &rest[at + "[doc:".len()..];
         let digits = after.bytes().take_while(u8::is_ascii_digit).count();
         let closed = digits > 0 && after.as_bytes().get(digits) == Some(&b']');
-        let index = closed.then(|| after[..digits].parse::<usize>().ok()).flatten();
+        let index = closed
+            .then(|| after[..digits].parse::<usize>().ok())
+            .flatten();
         match index {
             Some(index) => {
                 if let Some(reference) = references.get(&index) {

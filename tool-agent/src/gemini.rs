@@ -49,7 +49,8 @@ impl GeminiModel {
             client: reqwest::Client::new(),
             url: content_url(Self::DEFAULT_BASE_URL, &model),
             model,
-            api_key: ApiKey::from_env("GEMINI_API_KEY").or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
+            api_key: ApiKey::from_env("GEMINI_API_KEY")
+                .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
             retry: RetryPolicy::default(),
         }
     }
@@ -363,7 +364,10 @@ mod tests {
         let model = GeminiModel::new("m")
             .with_base_url("http://127.0.0.1:1/v1beta/")
             .with_api_key(ApiKey::new("AIza-secret"));
-        assert_eq!(model.url(), "http://127.0.0.1:1/v1beta/models/m:generateContent");
+        assert_eq!(
+            model.url(),
+            "http://127.0.0.1:1/v1beta/models/m:generateContent"
+        );
         assert!(!format!("{model:?}").contains("AIza-secret"));
     }
 }

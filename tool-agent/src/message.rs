@@ -142,7 +142,9 @@ mod tests {
             call: ToolCall::new("c2", "add", json!({})),
             result: Ok(ToolOutput::text("3")),
         };
-        assert!(matches!(Message::tool_result(&ok), Message::Tool { text, is_error: false, .. } if text == "3"));
+        assert!(
+            matches!(Message::tool_result(&ok), Message::Tool { text, is_error: false, .. } if text == "3")
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@ use crate::offer::OfferedTools;
 use crate::structured::ResponseFormat;
 
 /// The future a [`ChatModel`] returns.
-pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
+pub type ModelFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
 
 /// A model: one request in, one response out.
 ///

@@ -194,12 +194,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
-    let count = |pointer: &str| {
-        answer
-            .pointer(pointer)
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
     let usage = Usage {
         requests: 1,
         input_tokens: count("/usage/input_tokens"),

@@ -103,10 +103,7 @@ mod tests {
             key(&call(json!({ "a": 1, "b": { "y": [1, 2], "x": null } }))),
             key(&call(json!({ "b": { "x": null, "y": [1, 2] }, "a": 1 })))
         );
-        assert_ne!(
-            key(&call(json!({ "a": 1 }))),
-            key(&call(json!({ "a": 2 })))
-        );
+        assert_ne!(key(&call(json!({ "a": 1 }))), key(&call(json!({ "a": 2 }))));
     }
 
     #[test]

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tool_core::provider::CallResult;
-use tool_core::{ToolCall, ToolOutput};
 use futures_util::stream::{self, Stream, StreamExt};
 use tokio::sync::mpsc;
+use tool_core::provider::CallResult;
+use tool_core::{ToolCall, ToolOutput};
 use tool_runtime::CallOptions;
 use tracing::Instrument;
 
@@ -164,7 +164,12 @@ fn match_decisions(
                 .iter()
                 .find(|d| d.call_id == id && d.arguments_hash == pending.arguments_hash)
                 .map(|d| (*index, pending.clone(), d.verdict.clone()))
-                .ok_or_else(|| format!("no decision on pending call `{id}` to `{}`", pending.call.name))
+                .ok_or_else(|| {
+                    format!(
+                        "no decision on pending call `{id}` to `{}`",
+                        pending.call.name
+                    )
+                })
         })
         .collect()
 }
@@ -627,7 +632,12 @@ impl<'a> Run<'a> {
                 return Outcome::Done(StopReason::TokenBudget { used, budget }, text);
             }
         }
-        if self.options.stop_when.as_ref().is_some_and(|stop| stop(step)) {
+        if self
+            .options
+            .stop_when
+            .as_ref()
+            .is_some_and(|stop| stop(step))
+        {
             return Outcome::Done(StopReason::Predicate, text);
         }
         Outcome::Continue

@@ -134,7 +134,10 @@ mod tests {
                 current.insert(String::from("shared"));
             })
             .await;
-        assert_eq!(scope.get::<String>().as_deref().map(String::as_str), Some("shared"));
+        assert_eq!(
+            scope.get::<String>().as_deref().map(String::as_str),
+            Some("shared")
+        );
         assert_eq!(scope.next_reference_index(), 1);
         let n = scope.add_reference(Reference {
             title: "t".into(),

@@ -41,11 +41,18 @@ async fn parallel_calls_run_and_their_results_go_back_in_call_order() {
     );
     let exec = executor([sleeper("wait", Arc::clone(&in_flight), false)]);
     let runner = agent(&model, exec).instructions("Be brief.").build();
-    let result = runner.run("wait three times", &RunOptions::default()).await.unwrap();
+    let result = runner
+        .run("wait three times", &RunOptions::default())
+        .await
+        .unwrap();
 
     assert_eq!(result.text, "All done.");
     assert_eq!(result.stop, StopReason::Finished);
-    assert_eq!(in_flight.most.load(Ordering::SeqCst), 3, "the calls overlapped");
+    assert_eq!(
+        in_flight.most.load(Ordering::SeqCst),
+        3,
+        "the calls overlapped"
+    );
     assert_eq!(
         tool_messages(&result.transcript),
         [
@@ -68,8 +75,15 @@ async fn parallel_calls_run_and_their_results_go_back_in_call_order() {
     );
     let requests = model.requests();
     assert_eq!(requests[0].instructions.as_deref(), Some("Be brief."));
-    assert_eq!(requests[0].messages, vec![Message::user("wait three times")]);
-    assert_eq!(requests[1].messages.len(), 5, "user, assistant, three results");
+    assert_eq!(
+        requests[0].messages,
+        vec![Message::user("wait three times")]
+    );
+    assert_eq!(
+        requests[1].messages.len(),
+        5,
+        "user, assistant, three results"
+    );
     let offered: Vec<&str> = requests[0].tools.names().collect();
     assert_eq!(offered, ["wait"]);
 }
@@ -79,8 +93,16 @@ async fn invalid_arguments_go_back_to_the_model_which_corrects_its_call() {
     let calls = Arc::new(AtomicUsize::new(0));
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "add", json!({ "a": "one", "b": 2 }))]))
-            .then(ModelResponse::calling([call("c2", "add", json!({ "a": 1, "b": 2 }))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": "one", "b": 2 }),
+            )]))
+            .then(ModelResponse::calling([call(
+                "c2",
+                "add",
+                json!({ "a": 1, "b": 2 }),
+            )]))
             .then(ModelResponse::answer("3")),
     );
     let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
@@ -89,7 +111,13 @@ async fn invalid_arguments_go_back_to_the_model_which_corrects_its_call() {
     assert_eq!(result.text, "3");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the bad call did not run");
     let results = tool_messages(&result.transcript);
-    assert!(results[0].1.starts_with("Invalid arguments for `add`:\n- /a:"), "{}", results[0].1);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Invalid arguments for `add`:\n- /a:"),
+        "{}",
+        results[0].1
+    );
     assert!(results[0].2);
     assert_eq!(results[1], ("c2".to_owned(), "3".to_owned(), false));
     let first = &result.steps[0].calls[0];
@@ -103,13 +131,20 @@ async fn invalid_arguments_go_back_to_the_model_which_corrects_its_call() {
 async fn an_unknown_tool_gets_did_you_mean_among_the_offered_tools() {
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "ad", json!({ "a": 1, "b": 2 }))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "ad",
+                json!({ "a": 1, "b": 2 }),
+            )]))
             .then(ModelResponse::answer("sorry")),
     );
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
     let results = tool_messages(&result.transcript);
-    assert_eq!(results[0].1, "There is no tool named `ad`. Did you mean `add`?");
+    assert_eq!(
+        results[0].1,
+        "There is no tool named `ad`. Did you mean `add`?"
+    );
     assert_eq!(
         result.steps[0].calls[0].result.as_ref().unwrap_err().kind(),
         ToolErrorKind::UnknownTool
@@ -150,7 +185,12 @@ async fn panics_and_timeouts_go_back_to_the_model_and_the_run_goes_on() {
     let kinds: Vec<_> = result.steps[0]
         .calls
         .iter()
-        .map(|r| r.result.as_ref().map(ToolOutput::to_text).map_err(|e| e.kind()))
+        .map(|r| {
+            r.result
+                .as_ref()
+                .map(ToolOutput::to_text)
+                .map_err(|e| e.kind())
+        })
         .collect();
     assert_eq!(
         kinds,
@@ -177,25 +217,35 @@ async fn the_same_call_repeated_is_warned_then_stops_the_run() {
             .then(ModelResponse::answer("never asked")),
     );
     let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
-    let err = runner.run("loop", &RunOptions::default()).await.unwrap_err();
+    let err = runner
+        .run("loop", &RunOptions::default())
+        .await
+        .unwrap_err();
 
     assert!(
         matches!(&err.failure, RunFailure::RepeatedCall { name, times: 4 } if name == "add"),
         "{err}"
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "the 3rd and 4th calls did not run");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the 3rd and 4th calls did not run"
+    );
     let results = tool_messages(&err.partial.transcript);
     assert_eq!(results.len(), 4);
-    assert!(results[2].1.contains("3 times in a row"), "{}", results[2].1);
+    assert!(
+        results[2].1.contains("3 times in a row"),
+        "{}",
+        results[2].1
+    );
     assert!(results[3].1.starts_with("Not run"), "{}", results[3].1);
     assert_eq!(model.remaining(), 1);
 }
 
 #[tokio::test]
 async fn at_the_step_limit_one_last_request_without_tools_gives_the_answer() {
-    let looping = |i: u64| {
-        ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 1 }))])
-    };
+    let looping =
+        |i: u64| ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 1 }))]);
     let model = Arc::new(
         ScriptedModel::new()
             .then(looping(1))
@@ -210,7 +260,11 @@ async fn at_the_step_limit_one_last_request_without_tools_gives_the_answer() {
 
     assert_eq!(result.stop, StopReason::MaxSteps { steps: 2 });
     assert_eq!(result.text, "I stopped at 3.");
-    let choices: Vec<ToolChoice> = model.requests().into_iter().map(|r| r.tool_choice).collect();
+    let choices: Vec<ToolChoice> = model
+        .requests()
+        .into_iter()
+        .map(|r| r.tool_choice)
+        .collect();
     assert_eq!(
         choices,
         [ToolChoice::Required, ToolChoice::Auto, ToolChoice::None],
@@ -223,7 +277,11 @@ async fn at_the_step_limit_one_last_request_without_tools_gives_the_answer() {
 async fn without_a_last_answer_the_step_limit_stops_with_the_partial_run() {
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 1 }))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": 1, "b": 1 }),
+            )]))
             .then(ModelResponse::answer("never asked")),
     );
     let runner = agent(&model, executor([add(Arc::default())])).build();
@@ -256,9 +314,12 @@ async fn steps_of_nothing_but_failures_stop_the_run_with_a_typed_error() {
 
 #[tokio::test]
 async fn a_tool_in_stop_at_tools_ends_the_run_with_its_output() {
-    let submit = DynamicTool::new("submit", "Submits the answer", no_arguments(), |_, _| async {
-        Ok(ToolOutput::text("submitted: 42"))
-    });
+    let submit = DynamicTool::new(
+        "submit",
+        "Submits the answer",
+        no_arguments(),
+        |_, _| async { Ok(ToolOutput::text("submitted: 42")) },
+    );
     let model = Arc::new(
         ScriptedModel::new()
             .then(ModelResponse::calling([call("c1", "submit", json!({}))]))
@@ -285,7 +346,12 @@ async fn the_token_budget_and_the_predicate_stop_the_run() {
         ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 0 }))])
             .with_usage(usage(80, 20))
     };
-    let model = Arc::new(ScriptedModel::new().then(step(1)).then(step(2)).then(step(3)));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(step(1))
+            .then(step(2))
+            .then(step(3)),
+    );
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let result = runner
         .run("go", &RunOptions::default().token_budget(150))
@@ -300,7 +366,12 @@ async fn the_token_budget_and_the_predicate_stop_the_run() {
     );
     assert_eq!(result.steps.len(), 2);
 
-    let model = Arc::new(ScriptedModel::new().then(step(1)).then(step(2)).then(step(3)));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(step(1))
+            .then(step(2))
+            .then(step(3)),
+    );
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().stop_when(|step| {
         step.calls
@@ -316,15 +387,18 @@ async fn the_token_budget_and_the_predicate_stop_the_run() {
 async fn calls_run_up_to_the_cap_and_destructive_ones_one_at_a_time_in_call_order() {
     let free = Arc::new(InFlight::default());
     let destructive = Arc::new(InFlight::default());
-    let model = Arc::new(
-        ScriptedModel::new()
-            .then(ModelResponse::calling(
-                (0..6).map(|i| call(&format!("w{i}"), "wait", json!({ "ms": 10 + i }))).chain(
-                    (0..3).map(|i| call(&format!("d{i}"), "delete", json!({ "ms": 30 - 10 * i }))),
-                ),
-            ))
-            .then(ModelResponse::answer("done")),
-    );
+    let model =
+        Arc::new(
+            ScriptedModel::new()
+                .then(ModelResponse::calling(
+                    (0..6)
+                        .map(|i| call(&format!("w{i}"), "wait", json!({ "ms": 10 + i })))
+                        .chain((0..3).map(|i| {
+                            call(&format!("d{i}"), "delete", json!({ "ms": 30 - 10 * i }))
+                        })),
+                ))
+                .then(ModelResponse::answer("done")),
+        );
     let exec = executor([
         sleeper("wait", Arc::clone(&free), false),
         sleeper("delete", Arc::clone(&destructive), true),
@@ -383,8 +457,16 @@ async fn cancelling_mid_tool_gives_every_pending_call_a_cancelled_result() {
     assert_eq!(
         results,
         [
-            ("c1".to_owned(), "The call to `slow` was cancelled.".to_owned(), true),
-            ("c2".to_owned(), "The call to `slow` was cancelled.".to_owned(), true),
+            (
+                "c1".to_owned(),
+                "The call to `slow` was cancelled.".to_owned(),
+                true
+            ),
+            (
+                "c2".to_owned(),
+                "The call to `slow` was cancelled.".to_owned(),
+                true
+            ),
         ]
     );
     assert_every_call_answered(&err.partial.transcript);
@@ -434,9 +516,15 @@ async fn a_failed_model_request_keeps_the_partial_run() {
 async fn history_comes_before_the_input() {
     let model = Arc::new(ScriptedModel::new().then(ModelResponse::answer("Lyon")));
     let runner = agent(&model, executor([add(Arc::default())])).build();
-    let history = vec![Message::user("I live in Lyon."), Message::assistant("Noted.")];
+    let history = vec![
+        Message::user("I live in Lyon."),
+        Message::assistant("Noted."),
+    ];
     let result = runner
-        .run("Where do I live?", &RunOptions::default().history(history.clone()))
+        .run(
+            "Where do I live?",
+            &RunOptions::default().history(history.clone()),
+        )
         .await
         .unwrap();
     let mut expected = history;

@@ -33,7 +33,13 @@ fn pay(paid: Arc<Mutex<Vec<Value>>>) -> DynamicTool {
     })
 }
 
-fn setup(then: Vec<ModelResponse>) -> (Agent, Arc<Mutex<Vec<Value>>>, Arc<std::sync::atomic::AtomicUsize>) {
+fn setup(
+    then: Vec<ModelResponse>,
+) -> (
+    Agent,
+    Arc<Mutex<Vec<Value>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
     let paid = Arc::new(Mutex::new(Vec::new()));
     let adds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut model = ScriptedModel::new().then(ModelResponse::calling([
@@ -86,7 +92,10 @@ async fn approve_with_edited_arguments_after_serializing_runs_exactly_those() {
         .await
         .unwrap();
     assert_eq!(result.text, "Paid bob 50.");
-    assert_eq!(*paid.lock().unwrap(), [json!({ "to": "bob", "amount": 50 })]);
+    assert_eq!(
+        *paid.lock().unwrap(),
+        [json!({ "to": "bob", "amount": 50 })]
+    );
     assert_every_call_answered(&result.transcript);
     let ids: Vec<String> = tool_messages(&result.transcript)
         .into_iter()
@@ -108,7 +117,11 @@ async fn edited_arguments_are_validated_like_any_call() {
         .unwrap();
     assert!(paid.lock().unwrap().is_empty());
     let texts = tool_messages(&result.transcript);
-    assert!(texts[1].1.starts_with("Invalid arguments for `pay`"), "{}", texts[1].1);
+    assert!(
+        texts[1].1.starts_with("Invalid arguments for `pay`"),
+        "{}",
+        texts[1].1
+    );
 }
 
 #[tokio::test]
@@ -154,7 +167,10 @@ async fn a_rejection_tells_the_model_why() {
         .unwrap();
     assert!(paid.lock().unwrap().is_empty());
     let texts = tool_messages(&result.transcript);
-    assert_eq!(texts[1].1, "The user did not allow this call: over the limit");
+    assert_eq!(
+        texts[1].1,
+        "The user did not allow this call: over the limit"
+    );
     assert!(texts[1].2);
 }
 
@@ -164,7 +180,10 @@ async fn approval_for_the_session_lets_later_calls_of_the_tool_run() {
         ModelResponse::calling([call("c3", "pay", json!({ "to": "amy", "amount": 7 }))]),
         ModelResponse::answer("Paid both."),
     ]);
-    let first = agent.run("pay bob and amy", &RunOptions::default()).await.unwrap();
+    let first = agent
+        .run("pay bob and amy", &RunOptions::default())
+        .await
+        .unwrap();
     let state = stored(&first);
     let decision = state.pending().next().unwrap().approve_for_session();
     let result = agent

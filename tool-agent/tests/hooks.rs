@@ -68,7 +68,11 @@ async fn before_tool_rewrites_skips_and_denies_and_after_tool_changes_results() 
         .map(|(_, text, _)| text)
         .collect();
     assert_eq!(texts, ["101", "cached: 22", "Not with 30.", "seven"]);
-    assert_eq!(runs.load(Ordering::SeqCst), 2, "the skipped and denied calls did not run");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "the skipped and denied calls did not run"
+    );
 }
 
 #[tokio::test]
@@ -97,9 +101,10 @@ async fn a_hook_ending_the_run_stops_it_after_the_step() {
 
 #[tokio::test]
 async fn prepare_step_narrows_the_tools_and_a_call_outside_them_is_refused() {
-    let clock = tool_runtime::DynamicTool::new("clock", "Tells the time", no_arguments(), |_, _| async {
-        Ok(ToolOutput::text("noon"))
-    });
+    let clock =
+        tool_runtime::DynamicTool::new("clock", "Tells the time", no_arguments(), |_, _| async {
+            Ok(ToolOutput::text("noon"))
+        });
     let model = Arc::new(
         ScriptedModel::new()
             .then(ModelResponse::calling([call("c1", "clock", json!({}))]))
@@ -111,10 +116,16 @@ async fn prepare_step_narrows_the_tools_and_a_call_outside_them_is_refused() {
         .build();
     let result = runner.run("go", &RunOptions::default()).await.unwrap();
     let requests = model.requests();
-    assert_eq!(requests[0].tools.names().collect::<Vec<_>>(), ["add", "clock"]);
+    assert_eq!(
+        requests[0].tools.names().collect::<Vec<_>>(),
+        ["add", "clock"]
+    );
     assert_eq!(requests[1].tools.names().collect::<Vec<_>>(), ["add"]);
     assert_eq!(requests[1].tool_choice, ToolChoice::Required);
-    assert_eq!(requests[2].tools.names().collect::<Vec<_>>(), ["add", "clock"]);
+    assert_eq!(
+        requests[2].tools.names().collect::<Vec<_>>(),
+        ["add", "clock"]
+    );
     assert!(result.steps[0].calls[0].result.is_ok());
     assert_eq!(
         result.steps[1].calls[0].result.as_ref().unwrap_err().kind(),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::mock::{serve, Canned};
 use common::*;
-use serde_json::{json, Value};
 use futures_util::StreamExt;
+use serde_json::{json, Value};
 use tool_agent::{
     Agent, ApiKey, ModelError, OpenAiChatModel, RetryPolicy, RunEvent, RunFailure, RunOptions,
     StopReason,
@@ -62,7 +62,10 @@ async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
         .executor(executor([add(Arc::default())]))
         .instructions("You add numbers.")
         .build();
-    let result = runner.run("What is 2 + 40?", &RunOptions::default()).await.unwrap();
+    let result = runner
+        .run("What is 2 + 40?", &RunOptions::default())
+        .await
+        .unwrap();
 
     assert_eq!(result.text, "2 + 40 = 42");
     assert_eq!(result.stop, StopReason::Finished);
@@ -75,7 +78,10 @@ async fn a_whole_run_over_http_declares_tools_sends_results_and_sums_usage() {
     assert_eq!(seen.len(), 2);
     let first = &seen[0].body;
     assert_eq!(seen[0].path, "/v1/chat/completions");
-    assert_eq!(seen[0].header("authorization").as_deref(), Some("Bearer sk-test"));
+    assert_eq!(
+        seen[0].header("authorization").as_deref(),
+        Some("Bearer sk-test")
+    );
     assert_eq!(first["model"], "test-model");
     assert_eq!(first["tool_choice"], "auto");
     assert_eq!(first["tools"][0]["type"], "function");
@@ -109,7 +115,10 @@ async fn a_429_is_retried_after_the_time_the_server_asks() {
     );
     let (mock, base_url) = serve(vec![
         limited,
-        ok(completion(json!({ "role": "assistant", "content": "hi" }), json!({}))),
+        ok(completion(
+            json!({ "role": "assistant", "content": "hi" }),
+            json!({}),
+        )),
     ])
     .await;
     let runner = Agent::builder(model(&base_url)).build();
@@ -129,7 +138,10 @@ async fn server_errors_past_the_retries_are_a_typed_error_with_the_providers_mes
     };
     let (mock, base_url) = serve(vec![failing(), failing(), failing(), failing()]).await;
     let runner = Agent::builder(model(&base_url)).build();
-    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
+    let err = runner
+        .run("hello", &RunOptions::default())
+        .await
+        .unwrap_err();
     match &err.failure {
         RunFailure::Model {
             step: 0,
@@ -143,7 +155,11 @@ async fn server_errors_past_the_retries_are_a_typed_error_with_the_providers_mes
         } => assert_eq!(message, "The engine is currently overloaded"),
         other => panic!("unexpected: {other:?}"),
     }
-    assert_eq!(mock.seen.lock().unwrap().len(), 3, "one try and two retries");
+    assert_eq!(
+        mock.seen.lock().unwrap().len(),
+        3,
+        "one try and two retries"
+    );
 }
 
 #[tokio::test]
@@ -155,9 +171,22 @@ async fn a_client_error_is_not_retried() {
     );
     let (mock, base_url) = serve(vec![refused]).await;
     let runner = Agent::builder(model(&base_url)).build();
-    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
+    let err = runner
+        .run("hello", &RunOptions::default())
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&err.failure, RunFailure::Model { error: ModelError::Status { status: 401, attempts: 1, .. }, .. }),
+        matches!(
+            &err.failure,
+            RunFailure::Model {
+                error: ModelError::Status {
+                    status: 401,
+                    attempts: 1,
+                    ..
+                },
+                ..
+            }
+        ),
         "{:?}",
         err.failure
     );
@@ -170,9 +199,18 @@ async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
     let address = listener.local_addr().unwrap();
     drop(listener);
     let runner = Agent::builder(model(&format!("http://{address}/v1"))).build();
-    let err = runner.run("hello", &RunOptions::default()).await.unwrap_err();
+    let err = runner
+        .run("hello", &RunOptions::default())
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&err.failure, RunFailure::Model { error: ModelError::Transport { attempts: 3, .. }, .. }),
+        matches!(
+            &err.failure,
+            RunFailure::Model {
+                error: ModelError::Transport { attempts: 3, .. },
+                ..
+            }
+        ),
         "{:?}",
         err.failure
     );
@@ -205,7 +243,10 @@ async fn without_a_key_no_authorization_header_is_sent() {
     runner.run("hello", &RunOptions::default()).await.unwrap();
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].header("authorization"), None);
-    assert!(seen[0].body.get("tools").is_none(), "no tools, no tools field");
+    assert!(
+        seen[0].body.get("tools").is_none(),
+        "no tools, no tools field"
+    );
 }
 
 /// Server-sent events of these chunks, then `[DONE]`.
@@ -224,9 +265,15 @@ async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
     let first = events(&[
         delta(json!({ "role": "assistant", "content": "Adding" })),
         delta(json!({ "content": " now." })),
-        delta(json!({ "tool_calls": [{ "index": 0, "id": "call_a", "type": "function", "function": { "name": "add", "arguments": "" } }] })),
-        delta(json!({ "tool_calls": [{ "index": 1, "id": "call_b", "type": "function", "function": { "name": "add", "arguments": "{\"a\": 5," } }] })),
-        delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"a\": 1, " } }] })),
+        delta(
+            json!({ "tool_calls": [{ "index": 0, "id": "call_a", "type": "function", "function": { "name": "add", "arguments": "" } }] }),
+        ),
+        delta(
+            json!({ "tool_calls": [{ "index": 1, "id": "call_b", "type": "function", "function": { "name": "add", "arguments": "{\"a\": 5," } }] }),
+        ),
+        delta(
+            json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"a\": 1, " } }] }),
+        ),
         delta(json!({ "tool_calls": [{ "index": 1, "function": { "arguments": " \"b\": 5}" } }] })),
         delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "\"b\": 2}" } }] })),
         json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] }),
@@ -274,7 +321,10 @@ async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
     assert_eq!(result.usage.output_tokens, 13);
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].body["stream"], true);
-    assert_eq!(seen[0].body["stream_options"], json!({ "include_usage": true }));
+    assert_eq!(
+        seen[0].body["stream_options"],
+        json!({ "include_usage": true })
+    );
 }
 
 #[tokio::test]
@@ -289,7 +339,13 @@ async fn a_stream_that_breaks_off_is_a_typed_error() {
     };
     let err = result.unwrap_err();
     assert!(
-        matches!(&err.failure, RunFailure::Model { error: ModelError::Malformed { .. }, .. }),
+        matches!(
+            &err.failure,
+            RunFailure::Model {
+                error: ModelError::Malformed { .. },
+                ..
+            }
+        ),
         "{:?}",
         err.failure
     );

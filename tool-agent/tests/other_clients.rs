@@ -8,9 +8,7 @@ use std::time::Duration;
 use common::mock::{serve, Canned};
 use common::*;
 use serde_json::json;
-use tool_agent::{
-    Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunFailure, RunOptions,
-};
+use tool_agent::{Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunFailure, RunOptions};
 
 fn model(base_url: &str) -> AnthropicModel {
     AnthropicModel::new("claude-test")
@@ -49,7 +47,10 @@ async fn a_whole_run_over_http_with_tool_use_and_tool_result_blocks() {
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].path, "/v1/messages");
     assert_eq!(seen[0].header("x-api-key").as_deref(), Some("sk-ant-test"));
-    assert_eq!(seen[0].header("anthropic-version").as_deref(), Some("2023-06-01"));
+    assert_eq!(
+        seen[0].header("anthropic-version").as_deref(),
+        Some("2023-06-01")
+    );
     assert_eq!(seen[0].header("authorization"), None);
     let first = &seen[0].body;
     assert_eq!(first["system"], "Add.");
@@ -111,7 +112,10 @@ async fn gemini_over_http_sends_the_key_in_a_header_and_function_responses_back(
     assert_eq!(result.usage.input_tokens, 30);
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].path, "/v1/models/gemini-test:generateContent");
-    assert_eq!(seen[0].header("x-goog-api-key").as_deref(), Some("AIza-test"));
+    assert_eq!(
+        seen[0].header("x-goog-api-key").as_deref(),
+        Some("AIza-test")
+    );
     assert_eq!(
         seen[0].body["toolConfig"],
         json!({ "functionCallingConfig": { "mode": "AUTO" } })
@@ -150,7 +154,10 @@ async fn openai_responses_over_http_sends_function_call_items_back() {
     assert_eq!(result.text, "7");
     let seen = mock.seen.lock().unwrap();
     assert_eq!(seen[0].path, "/v1/responses");
-    assert_eq!(seen[0].header("authorization").as_deref(), Some("Bearer sk-test"));
+    assert_eq!(
+        seen[0].header("authorization").as_deref(),
+        Some("Bearer sk-test")
+    );
     assert_eq!(seen[0].body["instructions"], "Add.");
     assert_eq!(seen[0].body["tools"][0]["type"], "function");
     assert_eq!(

@@ -39,9 +39,9 @@ async fn concurrent_runs_are_isolated_and_the_calls_of_a_run_share_its_counter()
     let mut runs = Vec::new();
     for run in 0..40 {
         let model = ScriptedModel::new()
-            .then(ModelResponse::calling(
-                (0..10).map(|page| call(&format!("c{page}"), "cite", json!({ "page": page }))),
-            ))
+            .then(ModelResponse::calling((0..10).map(|page| {
+                call(&format!("c{page}"), "cite", json!({ "page": page }))
+            })))
             .then(ModelResponse::answer("done"));
         let runner = Agent::builder(model).executor(exec.clone()).build();
         runs.push(tokio::spawn(async move {
@@ -54,10 +54,16 @@ async fn concurrent_runs_are_isolated_and_the_calls_of_a_run_share_its_counter()
         let result = result.unwrap();
         let numbers: Vec<usize> = result.references.keys().copied().collect();
         assert_eq!(numbers, (1..=10).collect::<Vec<_>>(), "run {run}");
-        let titles: BTreeSet<String> = result.references.values().map(|r| r.title.clone()).collect();
+        let titles: BTreeSet<String> = result
+            .references
+            .values()
+            .map(|r| r.title.clone())
+            .collect();
         assert_eq!(titles.len(), 10);
         assert!(
-            titles.iter().all(|t| t.starts_with(&format!("run {run} page"))),
+            titles
+                .iter()
+                .all(|t| t.starts_with(&format!("run {run} page"))),
             "run {run} saw another run's references: {titles:?}"
         );
         let answers: BTreeSet<String> = tool_messages(&result.transcript)
@@ -76,17 +82,14 @@ async fn the_answers_citations_are_renumbered_from_the_runs_references() {
             call("c2", "cite", json!({ "page": 2 })),
         ]))
         .then(ModelResponse::answer("Second [doc:2], then first [doc:1]."));
-    let runner = Agent::builder(model)
-        .executor(executor([cite()]))
-        .build();
+    let runner = Agent::builder(model).executor(executor([cite()])).build();
     let options = RunOptions::default().context(RunContext::new().with(RunId(0)));
     let result = runner.run("cite", &options).await.unwrap();
     let cited = finalize(&result.text, &result.references);
     assert_eq!(cited.text, "Second [1], then first [2].");
     assert_eq!(cited.references.len(), 2);
     assert_eq!(
-        cited.references[0].title,
-        result.references[&2].title,
+        cited.references[0].title, result.references[&2].title,
         "[1] is the reference first cited"
     );
 }
@@ -94,6 +97,9 @@ async fn the_answers_citations_are_renumbered_from_the_runs_references() {
 #[tokio::test]
 async fn outside_a_run_there_is_no_scope() {
     let exec = executor([cite()]);
-    let err = exec.execute("cite", json!({ "page": 1 })).await.unwrap_err();
+    let err = exec
+        .execute("cite", json!({ "page": 1 }))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("no invocation scope"), "{err}");
 }

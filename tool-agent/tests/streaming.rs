@@ -13,7 +13,11 @@ use tool_agent::{ModelResponse, RunEvent, RunOptions, ScriptedModel};
 async fn a_streamed_run_yields_each_step_in_order_then_the_result() {
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 2 }))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": 1, "b": 2 }),
+            )]))
             .then(ModelResponse::answer("3")),
     );
     let runner = agent(&model, executor([add(Arc::default())])).build();
@@ -26,13 +30,24 @@ async fn a_streamed_run_yields_each_step_in_order_then_the_result() {
             RunEvent::ToolCallStarted { step, call } => format!("call {step} {}", call.name),
             RunEvent::ToolResult { step, record } => format!(
                 "result {step} {}",
-                record.result.as_ref().map(|o| o.to_text()).unwrap_or_default()
+                record
+                    .result
+                    .as_ref()
+                    .map(|o| o.to_text())
+                    .unwrap_or_default()
             ),
             RunEvent::ApprovalNeeded(p) => format!("approval {}", p.call.name),
             RunEvent::Usage { step, .. } => format!("usage {step}"),
             RunEvent::StepFinished(step) => format!("step {}", step.index),
             RunEvent::Finished(result) => {
-                format!("finished {}", result.as_ref().as_ref().map(|r| r.text.as_str()).unwrap_or("error"))
+                format!(
+                    "finished {}",
+                    result
+                        .as_ref()
+                        .as_ref()
+                        .map(|r| r.text.as_str())
+                        .unwrap_or("error")
+                )
             }
             _ => "other".to_owned(),
         })

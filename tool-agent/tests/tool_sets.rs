@@ -42,7 +42,11 @@ async fn a_tool_not_offered_is_refused_even_though_the_executor_has_it() {
     let runs = Arc::new(AtomicUsize::new(0));
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "delete_all", json!({}))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "delete_all",
+                json!({}),
+            )]))
             .then(ModelResponse::answer("I could not.")),
     );
     let exec = executor([
@@ -51,7 +55,10 @@ async fn a_tool_not_offered_is_refused_even_though_the_executor_has_it() {
     ]);
     assert!(exec.spec("delete_all").is_some(), "the executor has it");
     let runner = agent(&model, exec).build();
-    let result = runner.run("clean up", &RunOptions::default()).await.unwrap();
+    let result = runner
+        .run("clean up", &RunOptions::default())
+        .await
+        .unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
     let refused = result.steps[0].calls[0].result.as_ref().unwrap_err();
@@ -60,7 +67,11 @@ async fn a_tool_not_offered_is_refused_even_though_the_executor_has_it() {
         matches!(refused, ToolError::NotOffered { suggestions, .. } if suggestions == &["delete_one"]),
         "suggestions come from the offered tools only: {refused:?}"
     );
-    let offered: Vec<String> = model.requests()[0].tools.names().map(str::to_owned).collect();
+    let offered: Vec<String> = model.requests()[0]
+        .tools
+        .names()
+        .map(str::to_owned)
+        .collect();
     assert_eq!(offered, ["delete_one"]);
     let text = &tool_messages(&result.transcript)[0].1;
     assert_eq!(
@@ -74,7 +85,11 @@ async fn a_selectable_tool_selected_by_name_is_offered_and_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
     let model = Arc::new(
         ScriptedModel::new()
-            .then(ModelResponse::calling([call("c1", "delete_all", json!({}))]))
+            .then(ModelResponse::calling([call(
+                "c1",
+                "delete_all",
+                json!({}),
+            )]))
             .then(ModelResponse::answer("Done.")),
     );
     let exec = executor([counted("delete_all", selectable(), Arc::clone(&runs))]);
@@ -91,7 +106,11 @@ async fn a_selectable_tool_selected_by_name_is_offered_and_runs() {
 async fn system_tools_are_offered_by_their_purposes_gate_and_tools_without_purpose_always() {
     let exec = executor([
         counted("summarize", purpose("document_processing"), Arc::default()),
-        counted("search_source", purpose("data_source_search"), Arc::default()),
+        counted(
+            "search_source",
+            purpose("data_source_search"),
+            Arc::default(),
+        ),
         counted("ungated", purpose("described_only"), Arc::default()),
         counted("clock", ToolMetadata::default(), Arc::default()),
     ]);
@@ -134,7 +153,10 @@ async fn a_gated_tool_called_without_its_gate_is_refused() {
             context.get::<Documents>().is_some()
         })
         .build();
-    let result = runner.run("summarize", &RunOptions::default()).await.unwrap();
+    let result = runner
+        .run("summarize", &RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(
         result.steps[0].calls[0].result.as_ref().unwrap_err().kind(),
@@ -194,7 +216,10 @@ async fn the_retriever_picks_selectable_tools_for_the_input() {
         .retriever(retriever, options)
         .build();
     let offered = runner
-        .offered_tools("will it rain tomorrow? what is the forecast", &RunOptions::default())
+        .offered_tools(
+            "will it rain tomorrow? what is the forecast",
+            &RunOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(offered.names().collect::<Vec<_>>(), ["get_weather"]);

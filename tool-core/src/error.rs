@@ -50,7 +50,10 @@ pub enum ToolError {
     /// The tool exists, but was not offered to the model in this request, so the call is refused.
     /// The model reads it as it reads [`ToolError::UnknownTool`]: a name it was not given, with the
     /// close names among those it was given.
-    #[error("tool `{name}` was not offered in this request{}", did_you_mean(suggestions))]
+    #[error(
+        "tool `{name}` was not offered in this request{}",
+        did_you_mean(suggestions)
+    )]
     NotOffered {
         /// The name that was called.
         name: String,

@@ -9,9 +9,9 @@ use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
+use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
-use crate::events::ModelEventStream;
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 
 const PROVIDER: &str = "OpenAI Chat";
@@ -214,12 +214,7 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
 
 /// The usage of a Chat Completions answer (or of a stream's last chunk).
 fn usage(answer: &Value) -> Usage {
-    let count = |pointer: &str| {
-        answer
-            .pointer(pointer)
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
     Usage {
         requests: 1,
         input_tokens: count("/usage/prompt_tokens"),

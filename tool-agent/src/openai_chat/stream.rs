@@ -177,7 +177,8 @@ impl Reading<'_> {
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
                 self.answer.text.push_str(text);
-                self.ready.push_back(Ok(ModelEvent::TextDelta(text.to_owned())));
+                self.ready
+                    .push_back(Ok(ModelEvent::TextDelta(text.to_owned())));
             }
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array);

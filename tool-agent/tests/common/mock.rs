@@ -67,9 +67,7 @@ async fn answer(
             )
                 .into_response();
             for (name, value) in extra {
-                response
-                    .headers_mut()
-                    .insert(name, value.parse().unwrap());
+                response.headers_mut().insert(name, value.parse().unwrap());
             }
             response
         }
@@ -93,12 +91,9 @@ pub async fn serve(answers: Vec<Canned>) -> (Arc<Mock>, String) {
         answers: Mutex::new(answers.into()),
         ..Mock::default()
     });
-    let app = Router::new()
-        .fallback(answer)
-        .with_state(Arc::clone(&mock));
+    let app = Router::new().fallback(answer).with_state(Arc::clone(&mock));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (mock, format!("http://{address}/v1"))
 }
-

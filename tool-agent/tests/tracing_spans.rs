@@ -1,0 +1,109 @@
+//! The spans of a run carry OpenTelemetry's GenAI attribute names.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use serde_json::json;
+use tool_agent::{ModelResponse, RunOptions, ScriptedModel, Usage};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Every span made: its name and its fields, as text.
+#[derive(Default)]
+struct Spans {
+    next: AtomicU64,
+    seen: Mutex<Vec<(String, Vec<(String, String)>)>>,
+}
+
+struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl Subscriber for SharedSpans {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        let mut fields = Vec::new();
+        span.record(&mut Fields(&mut fields));
+        let mut seen = self.0.seen.lock().unwrap();
+        seen.push((span.metadata().name().to_owned(), fields));
+        Id::from_u64(self.0.next.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        let mut seen = self.0.seen.lock().unwrap();
+        let index = span.into_u64() as usize - 1;
+        values.record(&mut Fields(&mut seen[index].1));
+    }
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[derive(Clone, Default)]
+struct SharedSpans(Arc<Spans>);
+
+#[tokio::test]
+async fn a_run_has_spans_for_itself_each_request_and_each_call() {
+    let spans = SharedSpans::default();
+    let _guard = tracing::subscriber::set_default(spans.clone());
+    let usage = Usage {
+        input_tokens: 11,
+        output_tokens: 3,
+        ..Usage::default()
+    };
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(
+                ModelResponse::calling([call("call_7", "add", json!({ "a": 1, "b": 2 }))])
+                    .with_usage(usage),
+            )
+            .then(ModelResponse::answer("3")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
+
+    let seen = spans.0.seen.lock().unwrap();
+    let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "gen_ai.run",
+            "gen_ai.chat",
+            "gen_ai.execute_tool",
+            "gen_ai.chat"
+        ]
+    );
+    let field = |span: usize, name: &str| {
+        seen[span]
+            .1
+            .iter()
+            .find(|(field, _)| field == name)
+            .map(|(_, value)| value.clone())
+    };
+    assert_eq!(
+        field(0, "gen_ai.operation.name").as_deref(),
+        Some("invoke_agent")
+    );
+    assert_eq!(field(1, "gen_ai.operation.name").as_deref(), Some("chat"));
+    assert_eq!(field(1, "gen_ai.usage.input_tokens").as_deref(), Some("11"));
+    assert_eq!(field(1, "gen_ai.usage.output_tokens").as_deref(), Some("3"));
+    assert_eq!(field(2, "gen_ai.tool.name").as_deref(), Some("add"));
+    assert_eq!(field(2, "gen_ai.tool.call.id").as_deref(), Some("call_7"));
+}
