@@ -877,3 +877,29 @@ fn the_example_file_reads_without_warnings() {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
 }
+
+#[tokio::test]
+async fn the_files_site_and_the_conversation_fill_the_prompts() {
+    let mut ask = tool("search", "Thing");
+    ask.prompt =
+        "{request.site}: {request.query} | {request.rawQuery} | {request.previousQueries}".into();
+    let scorer = Scorer::new()
+        .on("search", [score(80)])
+        .on("details", [score(10)]);
+    let mut declared = declarations([ask, tool("details", "Thing")]);
+    declared.site = Some("recipes.example".into());
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declared)
+        .build()
+        .unwrap();
+    let request = tool_agent::router::RouteRequest::new("and vegan?", "Recipe")
+        .with_previous_queries(["brownies"]);
+    let route = router.route_request(&request).await;
+    assert_eq!(routed_name(&route), Some("search"));
+    assert_eq!(
+        scorer.requests_for("search")[0].messages,
+        vec![tool_agent::Message::user(
+            "recipes.example: and vegan? previous queries: [\"brownies\"] | and vegan? | [\"brownies\"]"
+        )]
+    );
+}
