@@ -61,7 +61,7 @@ impl DeclarationError {
 pub enum RouterBuildError {
     /// An enabled declared tool's handler is not a tool the executor can run.
     #[error(
-        "{origin}: the handler `{handler}` of tool `{tool}` is not a tool of the executor{}",
+        "{origin}: the handler `{handler}` of tool `{tool}` is not a tool the executor can run{}",
         did_you_mean(suggestions)
     )]
     MissingHandler {
