@@ -843,7 +843,7 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
     .to_string();
     assert_eq!(
         json,
-        "t.json: tools[0] (`a`): tool `a` has no prompt: the router scores a tool with its prompt"
+        "t.json:1: tools[0] (`a`): tool `a` has no prompt: the router scores a tool with its prompt"
     );
     let json = ToolDeclarations::parse(
         "{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\", \"enabled\": \"yes\"}]}",
@@ -854,7 +854,7 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
     .to_string();
     assert!(
         json.starts_with(
-            "t.json: tools[0] (`a`): invalid type: string \"yes\", expected a boolean"
+            "t.json:1: tools[0] (`a`): invalid type: string \"yes\", expected a boolean"
         ),
         "{json}"
     );
@@ -901,5 +901,21 @@ async fn the_files_site_and_the_conversation_fill_the_prompts() {
         vec![tool_agent::Message::user(
             "recipes.example: and vegan? previous queries: [\"brownies\"] | and vegan? | [\"brownies\"]"
         )]
+    );
+}
+
+#[test]
+fn toml_and_json_entries_are_named_with_their_line() {
+    let toml = "site = \"s\"\n\n[[tools]]\nname = \"a\"\ntype = \"Thing\"\nprompt = \"p\"\n\n[[tools]]\nname = \"b\"\ntype = \"Thing\"\n";
+    let err = ToolDeclarations::parse(toml, DeclarationFormat::Toml, "t.toml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "t.toml:8: tools[1] (`b`): tool `b` has no prompt: the router scores a tool with its prompt"
+    );
+    let json = "{\n  \"site\": \"tools\",\n  \"tools\": [\n    { \"name\": \"a\", \"type\": \"Thing\", \"prompt\": \"p [x] {y}, \\\" z\" },\n    {\n      \"name\": \"b\", \"type\": \"Thing\"\n    }\n  ]\n}";
+    let err = ToolDeclarations::parse(json, DeclarationFormat::Json, "t.json").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "t.json:5: tools[1] (`b`): tool `b` has no prompt: the router scores a tool with its prompt"
     );
 }

@@ -87,7 +87,7 @@ impl ToolDeclarations {
                     column: 1,
                     message: e.to_string(),
                 })?;
-                from_value(value, file)?
+                from_value(value, file, &toml_tool_lines(text))?
             }
             DeclarationFormat::Json => {
                 let value: Value =
@@ -98,7 +98,7 @@ impl ToolDeclarations {
                         column: e.column(),
                         message: e.to_string(),
                     })?;
-                from_value(value, file)?
+                from_value(value, file, &json_tool_lines(text))?
             }
         };
         check(&declared)?;
@@ -133,7 +133,86 @@ const TOOL_FIELDS: &[&str] = &[
 ];
 
 /// Declarations from a TOML or JSON document, as a JSON value.
-fn from_value(value: Value, file: &str) -> Result<ToolDeclarations, DeclarationError> {
+/// The line each entry of `tools` starts on, in a TOML document.
+fn toml_tool_lines(text: &str) -> Vec<usize> {
+    #[derive(serde::Deserialize)]
+    struct Tools {
+        #[serde(default)]
+        tools: Vec<toml::Spanned<toml::Value>>,
+    }
+    toml::from_str::<Tools>(text)
+        .map(|t| {
+            t.tools
+                .iter()
+                .map(|entry| line_and_column(text, entry.span().start).0)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The line each entry of the top-level `tools` array starts on, in a JSON document.
+fn json_tool_lines(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let (mut depth, mut line) = (0usize, 1usize);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut last_key = String::new();
+    let mut key_start = None;
+    // Inside the top-level `tools` array (depth 2), waiting for an entry to start.
+    let mut in_tools = false;
+    let mut expect_entry = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_string = false;
+                    if let Some(start) = key_start.take() {
+                        last_key = text[start..i].to_owned();
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if expect_entry && !b.is_ascii_whitespace() && b != b']' {
+            lines.push(line);
+            expect_entry = false;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                key_start = (depth == 1).then_some(i + 1);
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 2 && b == b'[' && last_key == "tools" {
+                    in_tools = true;
+                    expect_entry = true;
+                }
+            }
+            b'}' | b']' => {
+                if depth == 2 {
+                    in_tools = false;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if in_tools && depth == 2 => expect_entry = true,
+            _ => {}
+        }
+    }
+    lines
+}
+
+fn from_value(
+    value: Value,
+    file: &str,
+    lines: &[usize],
+) -> Result<ToolDeclarations, DeclarationError> {
     let at = |element: String| Origin {
         file: Some(file.to_owned()),
         line: None,
@@ -186,7 +265,8 @@ fn from_value(value: Value, file: &str) -> Result<ToolDeclarations, DeclarationE
             Some(name) => format!("tools[{index}] (`{name}`)"),
             None => format!("tools[{index}]"),
         };
-        let origin = at(element);
+        let mut origin = at(element);
+        origin.line = lines.get(index).copied();
         let Value::Object(fields) = entry else {
             return Err(DeclarationError::invalid(
                 &origin,
