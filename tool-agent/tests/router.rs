@@ -919,3 +919,16 @@ fn toml_and_json_entries_are_named_with_their_line() {
         "t.json:5: tools[1] (`b`): tool `b` has no prompt: the router scores a tool with its prompt"
     );
 }
+
+#[test]
+fn a_router_is_shared_across_tasks_and_its_futures_are_send() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: T) {}
+    let router = Router::builder(Scorer::new())
+        .declarations(declarations([tool("a", "Thing")]))
+        .build()
+        .unwrap();
+    send_sync(&router);
+    send(router.route("q", "Thing"));
+    send(router.run("q", "Thing"));
+}
