@@ -148,6 +148,12 @@ impl Router {
                     );
                 }
             }
+            tracing::debug!(
+                tool = %self.tools[slot.tool].tool.name,
+                score = evaluation.score,
+                error = evaluation.error.as_deref().unwrap_or_default(),
+                "evaluated"
+            );
             slot.score = evaluation.score;
             slot.params = evaluation.params;
             slot.raw = evaluation.raw;

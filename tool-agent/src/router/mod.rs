@@ -45,6 +45,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tool_runtime::Executor;
+use tracing::Instrument;
 
 use crate::model::ChatModel;
 use crate::structured::ResponseFormat;
@@ -161,12 +162,17 @@ impl Router {
 
     /// Routes a request that says more: the site and the conversation, for the prompts.
     pub async fn route_request(&self, request: &RouteRequest) -> Route {
+        let span = tracing::info_span!(
+            "ai_tool.route",
+            schema_type = %request.schema_type,
+            gen_ai.request.model = self.model.model_name(),
+        );
         if request.site.is_none() && self.site.is_some() {
             let mut request = request.clone();
             request.site = self.site.clone();
-            return self.route_filled(&request).await;
+            return self.route_filled(&request).instrument(span).await;
         }
-        self.route_filled(request).await
+        self.route_filled(request).instrument(span).await
     }
 
     /// Routes, then runs the chosen tool's handler through the executor (validation, time
