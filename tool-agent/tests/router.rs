@@ -932,3 +932,41 @@ fn a_router_is_shared_across_tasks_and_its_futures_are_send() {
     send(router.route("q", "Thing"));
     send(router.run("q", "Thing"));
 }
+
+#[test]
+fn types_a_file_or_the_builder_adds_collect_their_parents_tools() {
+    let mut declared = declarations([tool("details", "Recipe"), tool("showtimes", "Movie")]);
+    declared.types.insert("Dessert".into(), "Recipe".into());
+    let router = Router::builder(Scorer::new())
+        .declarations(declared)
+        .subtype("Sequel", "Movie")
+        .build()
+        .unwrap();
+    let names = |t: &str| -> Vec<String> {
+        router
+            .candidates(t)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    assert_eq!(names("Dessert"), ["details"]);
+    assert_eq!(names("Sequel"), ["showtimes"]);
+    assert!(names("Thing").is_empty());
+    assert_eq!(router.types().lineage("Dessert")[1], "Recipe");
+}
+
+#[test]
+fn item_and_thing_are_one_type_for_duplicates() {
+    let err = Router::builder(Scorer::new())
+        .declarations(declarations([
+            tool("search", "Item"),
+            tool("search", "Thing"),
+        ]))
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tool `search` of type `Thing` is declared twice"),
+        "{err}"
+    );
+}

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::router::declared::{DeclarationWarning, DeclaredTool, Origin, ToolDeclarations};
 use crate::router::error::DeclarationError;
+use crate::router::hierarchy::canonical;
 use crate::router::xml;
 
 /// The syntax of a declarations file.
@@ -324,7 +325,7 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
                 ),
             ));
         }
-        if let Some(first) = seen.insert((&tool.schema_type, &tool.name), &tool.origin) {
+        if let Some(first) = seen.insert((canonical(&tool.schema_type), &tool.name), &tool.origin) {
             return Err(DeclarationError::invalid(
                 &tool.origin,
                 format!(
