@@ -4,7 +4,8 @@
 //! the declarations the run made once) and parses a canned answer with the provider module, so
 //! a step is declare (once per run) + render + parse + execute + the loop's bookkeeping, with no
 //! network. A run is 10 steps of one call each, then the answer; the figure per step is the
-//! run's time divided by 11. Beside it, the same 10 calls made directly with `execute_call`.
+//! run's time divided by 11. Beside it, the loop alone (a model that neither renders nor
+//! parses) and the same 10 calls made directly with `execute_call`.
 //!
 //! `cargo bench --features agent --bench agent`
 
@@ -102,6 +103,42 @@ impl ChatModel for Instant {
     }
 }
 
+/// A model that answers at once without rendering or parsing: the loop alone.
+struct Bare {
+    calls: Vec<ModelResponse>,
+    answer: ModelResponse,
+}
+
+impl Bare {
+    fn new() -> Self {
+        let calls = (0..STEPS)
+            .map(|step| {
+                ModelResponse::calling([ToolCall::new(
+                    format!("call_{step}"),
+                    format!("tool_{}", step % 20),
+                    json!({ "a": step, "b": 1 }),
+                )])
+            })
+            .collect();
+        Bare {
+            calls,
+            answer: ModelResponse::answer("done"),
+        }
+    }
+}
+
+impl ChatModel for Bare {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        let done = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool { .. }))
+            .count();
+        let answer = self.calls.get(done).unwrap_or(&self.answer).clone();
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -127,6 +164,14 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             runtime
                 .block_on(agent.run("go", &options))
+                .map(|r| r.steps.len())
+        })
+    });
+    let bare = Agent::builder(Bare::new()).executor(exec.clone()).build();
+    group.bench_function("the loop alone: 10 steps, no rendering or parsing", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(bare.run("go", &options))
                 .map(|r| r.steps.len())
         })
     });

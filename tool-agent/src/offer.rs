@@ -1,6 +1,7 @@
 //! The tools one run offers the model, and the rule that only those can be called.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use tool_core::provider::{declare, Declarations, DeclareOptions, Format};
 use tool_core::{ToolError, ToolSpec};
@@ -15,6 +16,8 @@ pub struct OfferedTools {
     specs: Vec<ToolSpec>,
     names: HashSet<String>,
     declarations: Option<Declarations>,
+    /// The declarations' tools as JSON text, written on first use and sent by every request.
+    tools_json: OnceLock<String>,
 }
 
 impl OfferedTools {
@@ -31,6 +34,7 @@ impl OfferedTools {
             specs,
             names,
             declarations,
+            tools_json: OnceLock::new(),
         }
     }
 
@@ -43,6 +47,15 @@ impl OfferedTools {
     /// ([`ChatModel::format`](crate::ChatModel::format)).
     pub fn declarations(&self) -> Option<&Declarations> {
         self.declarations.as_ref()
+    }
+
+    /// The declarations' tools as JSON text (`[]` without declarations), written once for all
+    /// the requests of a run.
+    pub fn tools_json(&self) -> &str {
+        self.tools_json.get_or_init(|| match &self.declarations {
+            Some(declared) => declared.tools.to_string(),
+            None => "[]".to_owned(),
+        })
     }
 
     /// Whether the tool was offered.

@@ -5,6 +5,8 @@
 
 mod stream;
 
+use std::borrow::Cow;
+
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
@@ -87,7 +89,8 @@ impl OpenAiChatModel {
         self
     }
 
-    /// A field added to every request body (`temperature`, `max_completion_tokens`...).
+    /// A field added to every request body (`temperature`, `max_completion_tokens`...), other
+    /// than those the client writes (`model`, `messages`, `tools`, `tool_choice`, `stream`).
     pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
         self.extra.insert(name.into(), value);
         self
@@ -98,35 +101,48 @@ impl OpenAiChatModel {
         &self.url
     }
 
-    /// The request body for `request`.
-    pub fn body(&self, request: &ModelRequest) -> Value {
+    /// The request body for `request`, as JSON. The tools' declarations are written once per
+    /// run and copied into every request as they are.
+    pub fn body(&self, request: &ModelRequest) -> Result<Vec<u8>, ModelError> {
+        self.write_body(request, false)
+    }
+
+    /// The request body, streamed or not.
+    fn write_body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
         let fallback;
-        let declarations = match request.tools.declarations() {
-            Some(declared) => declared,
+        let fallback_json;
+        let (aliases, tools_json) = match request.tools.declarations() {
+            Some(declared) => (&declared.aliases, request.tools.tools_json()),
             None => {
                 fallback = declare(
                     request.tools.specs(),
                     Format::OpenAiChat,
                     &DeclareOptions::default(),
                 );
-                &fallback
+                fallback_json = fallback.tools.to_string();
+                (&fallback.aliases, fallback_json.as_str())
             }
         };
-        let aliases = &declarations.aliases;
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(instructions) = &request.instructions {
-            messages.push(json!({ "role": "system", "content": instructions }));
+            messages.push(ChatMessage::System {
+                content: instructions,
+            });
         }
         messages.extend(request.messages.iter().map(|m| message(m, aliases)));
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        body.insert("messages".into(), Value::Array(messages));
+        let mut out = Vec::with_capacity(tools_json.len() + 256 * (messages.len() + 1));
+        out.extend_from_slice(b"{\"model\":");
+        write(&mut out, &self.model)?;
+        out.extend_from_slice(b",\"messages\":");
+        write(&mut out, &messages)?;
         if request.offers_tools() {
-            body.insert("tools".into(), declarations.tools.clone());
-            body.insert(
-                "tool_choice".into(),
-                tool_choice(&request.tool_choice, aliases),
-            );
+            out.extend_from_slice(b",\"tools\":");
+            out.extend_from_slice(tools_json.as_bytes());
+            out.extend_from_slice(b",\"tool_choice\":");
+            write(&mut out, &tool_choice(&request.tool_choice, aliases))?;
+        }
+        if stream {
+            out.extend_from_slice(br#","stream":true,"stream_options":{"include_usage":true}"#);
         }
         if let Some(format) = &request.response_format {
             body.insert("response_format".into(), format.openai_chat());
@@ -135,17 +151,25 @@ impl OpenAiChatModel {
             body.insert("temperature".into(), json!(temperature));
         }
         for (name, value) in &self.extra {
-            body.insert(name.clone(), value.clone());
+            out.push(b',');
+            write(&mut out, name)?;
+            out.push(b':');
+            write(&mut out, value)?;
         }
-        Value::Object(body)
+        out.push(b'}');
+        Ok(out)
     }
+}
+
+/// Appends `value` as JSON.
+fn write(out: &mut Vec<u8>, value: &impl serde::Serialize) -> Result<(), ModelError> {
+    serde_json::to_writer(out, value)
+        .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))
 }
 
 impl OpenAiChatModel {
     /// A POST of `body` to the endpoint, with the key if there is one.
-    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+    fn post(&self, body: Vec<u8>) -> Result<JsonPost<'_>, ModelError> {
         let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
         Ok(JsonPost {
             client: &self.client,
@@ -162,41 +186,66 @@ fn chat_url(base_url: &str) -> String {
     format!("{}/chat/completions", base_url.trim_end_matches('/'))
 }
 
+/// A Chat Completions message, written straight from the neutral one.
+#[derive(serde::Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(serde::Serialize)]
+struct ChatCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: ChatFunction<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    /// Chat Completions takes the arguments as JSON text.
+    arguments: Cow<'a, str>,
+}
+
 /// One neutral message as a Chat Completions message.
-fn message(message: &Message, aliases: &Aliases) -> Value {
+fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
     match message {
-        Message::User { text } => json!({ "role": "user", "content": text }),
-        Message::Assistant { text, calls } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("assistant"));
-            m.insert("content".into(), json!(text));
-            if !calls.is_empty() {
-                let calls: Vec<Value> = calls
-                    .iter()
-                    .map(|call| {
-                        let arguments = match &call.arguments {
-                            Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({
-                            "id": call.id.as_deref().unwrap_or_default(),
-                            "type": "function",
-                            "function": {
-                                "name": aliases.provider_name(&call.name),
-                                "arguments": arguments,
-                            }
-                        })
-                    })
-                    .collect();
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(m)
-        }
-        Message::Tool { call_id, text, .. } => json!({
-            "role": "tool",
-            "tool_call_id": call_id.as_deref().unwrap_or_default(),
-            "content": text,
-        }),
+        Message::User { text } => ChatMessage::User { content: text },
+        Message::Assistant { text, calls } => ChatMessage::Assistant {
+            content: text.as_deref(),
+            tool_calls: calls
+                .iter()
+                .map(|call| ChatCall {
+                    id: call.id.as_deref().unwrap_or_default(),
+                    r#type: "function",
+                    function: ChatFunction {
+                        name: aliases.provider_name(&call.name),
+                        arguments: match &call.arguments {
+                            Value::String(text) => Cow::Borrowed(text.as_str()),
+                            other => Cow::Owned(other.to_string()),
+                        },
+                    },
+                })
+                .collect(),
+        },
+        Message::Tool { call_id, text, .. } => ChatMessage::Tool {
+            tool_call_id: call_id.as_deref().unwrap_or_default(),
+            content: text,
+        },
     }
 }
 
@@ -259,7 +308,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
 impl ChatModel for OpenAiChatModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self.post(self.body(request))?.send().await?;
+            let answer = self.post(self.body(request)?)?.send().await?;
             let fallback = Aliases::default();
             let aliases = request
                 .tools
@@ -329,8 +378,9 @@ mod tests {
             },
         ]);
         request.instructions = Some("Be brief.".into());
+        let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
         assert_eq!(
-            model.body(&request),
+            body,
             json!({
                 "model": "gpt-test",
                 "messages": [

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use futures_util::stream;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tool_core::provider::Aliases;
 
 use super::{usage, OpenAiChatModel, PROVIDER};
@@ -95,9 +95,7 @@ impl Reading<'_> {
     }
 
     async fn open(&self) -> Result<reqwest::Response, ModelError> {
-        let mut body = self.model.body(self.request);
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({ "include_usage": true });
+        let body = self.model.write_body(self.request, true)?;
         self.model.post(body)?.open().await
     }
 
