@@ -27,7 +27,8 @@ fn request() -> ModelRequest {
 
 #[test]
 fn openai_chat_sends_a_strict_json_schema_response_format() {
-    let body = OpenAiChatModel::new("m").body(&request());
+    let body: Value =
+        serde_json::from_slice(&OpenAiChatModel::new("m").body(&request()).unwrap()).unwrap();
     let format = &body["response_format"];
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["json_schema"]["name"], "search_answer");
@@ -80,7 +81,8 @@ fn gemini_sets_the_response_mime_type_and_schema() {
 #[test]
 fn without_a_response_format_nothing_is_added() {
     let plain = ModelRequest::new(vec![Message::user("hi")]);
-    let chat = OpenAiChatModel::new("m").body(&plain);
+    let chat: Value =
+        serde_json::from_slice(&OpenAiChatModel::new("m").body(&plain).unwrap()).unwrap();
     assert_eq!(chat.get("response_format"), None);
     assert_eq!(chat.get("temperature"), None);
     let gemini = GeminiModel::new("m").body(&plain);

@@ -145,10 +145,12 @@ impl OpenAiChatModel {
             out.extend_from_slice(br#","stream":true,"stream_options":{"include_usage":true}"#);
         }
         if let Some(format) = &request.response_format {
-            body.insert("response_format".into(), format.openai_chat());
+            out.extend_from_slice(b",\"response_format\":");
+            write(&mut out, &format.openai_chat())?;
         }
         if let Some(temperature) = request.temperature {
-            body.insert("temperature".into(), json!(temperature));
+            out.extend_from_slice(b",\"temperature\":");
+            write(&mut out, &temperature)?;
         }
         for (name, value) in &self.extra {
             out.push(b',');
