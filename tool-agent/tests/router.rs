@@ -970,3 +970,19 @@ fn item_and_thing_are_one_type_for_duplicates() {
         "{err}"
     );
 }
+
+#[test]
+fn the_tools_and_site_wrappers_are_optional() {
+    let bare = "<Recipe>\n  <Tool name=\"a\" colour=\"red\"><prompt>p</prompt></Tool>\n</Recipe>";
+    let declared = ToolDeclarations::parse(bare, DeclarationFormat::Xml, "t.xml").unwrap();
+    assert_eq!(declared.tools[0].schema_type, "Recipe");
+    assert_eq!(
+        declared.warnings[0].to_string(),
+        "t.xml:2: <Tool name=\"a\">: unknown attribute `colour`, ignored"
+    );
+    let site = "<Site ref=\"s\"><Thing><Tool name=\"a\"><prompt>p</prompt></Tool></Thing></Site>";
+    let declared = ToolDeclarations::parse(site, DeclarationFormat::Xml, "t.xml").unwrap();
+    assert_eq!(declared.site.as_deref(), Some("s"));
+    assert_eq!(declared.tools[0].schema_type, "Thing");
+    assert!(declared.warnings.is_empty());
+}
