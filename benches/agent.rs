@@ -2,10 +2,10 @@
 //!
 //! The model renders each request as OpenAI Chat Completions would send it (the messages and
 //! the declarations the run made once) and parses a canned answer with the provider module, so
-//! a step is declare (once per run) + render + parse + execute + the loop's bookkeeping, with no
-//! network. A run is 10 steps of one call each, then the answer; the figure per step is the
-//! run's time divided by 11. Beside it, the loop alone (a model that neither renders nor
-//! parses) and the same 10 calls made directly with `execute_call`.
+//! a step is render + parse + execute + the loop's bookkeeping, with no network, and a run adds
+//! the declarations, made once. Runs of 1 and of 10 steps of one call each (then the answer):
+//! a step's own cost is the difference divided by 9. Beside them, the loop alone (a model that
+//! neither renders nor parses) and the same 10 calls made directly with `execute_call`.
 //!
 //! `cargo bench --features agent --bench agent`
 
@@ -45,7 +45,7 @@ fn tools() -> Vec<DynamicTool> {
         .collect()
 }
 
-/// A model that answers at once: a call for each of the first `STEPS` requests, then text.
+/// A model that answers at once: a call for each of the first `steps` requests, then text.
 struct Instant {
     wire: OpenAiChatModel,
     calls: Vec<Value>,
@@ -53,9 +53,9 @@ struct Instant {
 }
 
 impl Instant {
-    fn new() -> Self {
+    fn new(steps: usize) -> Self {
         let completion = |message: Value| json!({ "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }] });
-        let calls = (0..STEPS)
+        let calls = (0..steps)
             .map(|step| {
                 completion(json!({ "role": "assistant", "content": null, "tool_calls": [{
                     "id": format!("call_{step}"), "type": "function",
@@ -73,7 +73,11 @@ impl Instant {
 
 impl ChatModel for Instant {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
-        black_box(self.wire.body(request));
+        let body = match self.wire.body(request) {
+            Ok(body) => body,
+            Err(error) => return Box::pin(async move { Err(error) }),
+        };
+        black_box(body);
         let done = request
             .messages
             .iter()
@@ -110,8 +114,8 @@ struct Bare {
 }
 
 impl Bare {
-    fn new() -> Self {
-        let calls = (0..STEPS)
+    fn new(steps: usize) -> Self {
+        let calls = (0..steps)
             .map(|step| {
                 ModelResponse::calling([ToolCall::new(
                     format!("call_{step}"),
@@ -149,32 +153,43 @@ fn bench(c: &mut Criterion) {
         .tools(tools())
         .build()
         .expect("the tools build");
-    let agent = Agent::builder(Instant::new())
+    let options = RunOptions::default();
+    let check = Agent::builder(Instant::new(STEPS))
         .executor(exec.clone())
         .build();
-    let options = RunOptions::default();
     let run = runtime
-        .block_on(agent.run("go", &options))
+        .block_on(check.run("go", &options))
         .expect("the run ends");
     assert_eq!(run.steps.len(), STEPS + 1);
     assert_eq!(run.text, "done");
 
     let mut group = c.benchmark_group("agent");
-    group.bench_function("run of 10 steps, 20 tools (per step: / 11)", |b| {
-        b.iter(|| {
-            runtime
-                .block_on(agent.run("go", &options))
-                .map(|r| r.steps.len())
-        })
-    });
-    let bare = Agent::builder(Bare::new()).executor(exec.clone()).build();
-    group.bench_function("the loop alone: 10 steps, no rendering or parsing", |b| {
-        b.iter(|| {
-            runtime
-                .block_on(bare.run("go", &options))
-                .map(|r| r.steps.len())
-        })
-    });
+    for steps in [1, STEPS] {
+        let agent = Agent::builder(Instant::new(steps))
+            .executor(exec.clone())
+            .build();
+        let name = format!("run of {steps} step(s) with a call, then the answer; 20 tools");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                runtime
+                    .block_on(agent.run("go", &options))
+                    .map(|r| r.steps.len())
+            })
+        });
+    }
+    for steps in [1, STEPS] {
+        let bare = Agent::builder(Bare::new(steps))
+            .executor(exec.clone())
+            .build();
+        let name = format!("the loop alone, {steps} step(s): no rendering or parsing");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                runtime
+                    .block_on(bare.run("go", &options))
+                    .map(|r| r.steps.len())
+            })
+        });
+    }
     let calls: Vec<ToolCall> = (0..STEPS)
         .map(|step| {
             ToolCall::new(

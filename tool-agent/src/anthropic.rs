@@ -1,14 +1,17 @@
 //! Anthropic Messages over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
 //! module; this module writes the messages (a call's results go back as one user message of
-//! `tool_result` blocks) and reads the text and usage.
+//! `tool_result` blocks) and reads the text and usage, whole or streamed.
 
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
 
 const PROVIDER: &str = "Anthropic";
 
@@ -282,12 +285,135 @@ impl ChatModel for AnthropicModel {
         })
     }
 
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let mut body = self.body(request);
+            body["stream"] = json!(true);
+            self.post(body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.url.clone(), Box::new(decoder))
+    }
+
     fn format(&self) -> Option<Format> {
         Some(Format::Anthropic)
     }
 
     fn model_name(&self) -> &str {
         &self.model
+    }
+}
+
+/// What a streamed answer's events said so far: `message_start`, content blocks started and
+/// grown by deltas (`text_delta`, `input_json_delta`), `message_delta`, `message_stop`.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed event is not JSON ({e}): {data}"),
+        })?;
+        let index = event.get("index").and_then(Value::as_u64);
+        let text =
+            |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or_default().to_owned();
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                let count = |name: &str| {
+                    event
+                        .pointer(&format!("/message/usage/{name}"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                let cached = count("cache_read_input_tokens");
+                self.usage.input_tokens =
+                    count("input_tokens") + cached + count("cache_creation_input_tokens");
+                self.usage.cached_input_tokens = cached;
+            }
+            Some("content_block_start") => {
+                let block = event.get("content_block");
+                match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
+                    Some("tool_use") => self.calls.push(
+                        index,
+                        block.and_then(|b| b.get("id")).and_then(Value::as_str),
+                        block.and_then(|b| b.get("name")).and_then(Value::as_str),
+                        None,
+                    ),
+                    Some("text") => {
+                        let start = text(block.and_then(|b| b.get("text")));
+                        if !start.is_empty() {
+                            self.text.push_str(&start);
+                            deltas.push(start);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("content_block_delta") => {
+                let delta = event.get("delta");
+                match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        let piece = text(delta.and_then(|d| d.get("text")));
+                        self.text.push_str(&piece);
+                        deltas.push(piece);
+                    }
+                    Some("input_json_delta") => {
+                        let piece = delta
+                            .and_then(|d| d.get("partial_json"))
+                            .and_then(Value::as_str);
+                        self.calls.push(index, None, None, piece);
+                    }
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(output) = event
+                    .pointer("/usage/output_tokens")
+                    .and_then(Value::as_u64)
+                {
+                    self.usage.output_tokens = output;
+                }
+            }
+            Some("message_stop") => return Ok(true),
+            Some("error") => {
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: text(event.pointer("/error/message")),
+                    attempts: 1,
+                })
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.stop_reason.take(),
+        }
     }
 }
 

@@ -1,14 +1,18 @@
 //! Gemini `generateContent` over HTTP. Tools are declared and calls parsed by `tool-core`'s
 //! provider module; this module writes the contents (a call's results go back as one user
-//! content of `functionResponse` parts) and reads the text and usage.
+//! content of `functionResponse` parts) and reads the text and usage, whole or streamed
+//! (`streamGenerateContent` with `alt=sse`).
 
 use reqwest::header::HeaderName;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
 
 const PROVIDER: &str = "Gemini";
 
@@ -32,6 +36,7 @@ const PROVIDER: &str = "Gemini";
 pub struct GeminiModel {
     client: reqwest::Client,
     url: String,
+    stream_url: String,
     model: String,
     api_key: Option<ApiKey>,
     retry: RetryPolicy,
@@ -48,6 +53,7 @@ impl GeminiModel {
         GeminiModel {
             client: reqwest::Client::new(),
             url: content_url(Self::DEFAULT_BASE_URL, &model),
+            stream_url: stream_url(Self::DEFAULT_BASE_URL, &model),
             model,
             api_key: ApiKey::from_env("GEMINI_API_KEY")
                 .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
@@ -58,6 +64,7 @@ impl GeminiModel {
     /// The endpoint's base URL, with its version path (`.../v1beta`).
     pub fn with_base_url(mut self, base_url: &str) -> Self {
         self.url = content_url(base_url, &self.model);
+        self.stream_url = stream_url(base_url, &self.model);
         self
     }
 
@@ -128,6 +135,10 @@ impl GeminiModel {
     }
 
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        self.post_to(&self.url, body)
+    }
+
+    fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let headers = json_headers(
@@ -137,7 +148,7 @@ impl GeminiModel {
         )?;
         Ok(JsonPost {
             client: &self.client,
-            url: &self.url,
+            url,
             headers,
             body,
             retry: self.retry,
@@ -149,6 +160,13 @@ impl GeminiModel {
 fn content_url(base_url: &str, model: &str) -> String {
     format!(
         "{}/models/{model}:generateContent",
+        base_url.trim_end_matches('/')
+    )
+}
+
+fn stream_url(base_url: &str, model: &str) -> String {
+    format!(
+        "{}/models/{model}:streamGenerateContent?alt=sse",
         base_url.trim_end_matches('/')
     )
 }
@@ -251,20 +269,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter(|part| part.get("thought").and_then(Value::as_bool) != Some(true))
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
-    let count = |name: &str| {
-        answer
-            .pointer(&format!("/usageMetadata/{name}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let thoughts = count("thoughtsTokenCount");
-    let usage = Usage {
-        requests: 1,
-        input_tokens: count("promptTokenCount"),
-        output_tokens: count("candidatesTokenCount") + thoughts,
-        cached_input_tokens: count("cachedContentTokenCount"),
-        reasoning_tokens: thoughts,
-    };
+    let usage = usage(answer);
     Ok(ModelResponse {
         text: (!text.is_empty()).then_some(text),
         calls,
@@ -289,12 +294,117 @@ impl ChatModel for GeminiModel {
         })
     }
 
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let body = self.body(request);
+            self.post_to(&self.stream_url, body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.stream_url.clone(), Box::new(decoder))
+    }
+
     fn format(&self) -> Option<Format> {
         Some(Format::Gemini)
     }
 
     fn model_name(&self) -> &str {
         &self.model
+    }
+}
+
+/// What a streamed answer's chunks said so far: each chunk is a partial answer whose text
+/// parts continue the text and whose function calls come whole; the last usage counts.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    count: u64,
+    usage: Usage,
+    finish_reason: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed chunk is not JSON ({e}): {data}"),
+        })?;
+        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(ModelError::Status {
+                provider: PROVIDER,
+                status: 200,
+                message: message.to_owned(),
+                attempts: 1,
+            });
+        }
+        if chunk.get("usageMetadata").is_some() {
+            self.usage = usage(&chunk);
+        }
+        let candidate = chunk.pointer("/candidates/0");
+        if let Some(reason) = candidate
+            .and_then(|c| c.get("finishReason"))
+            .and_then(Value::as_str)
+        {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        let parts = candidate
+            .and_then(|c| c.pointer("/content/parts"))
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            if let Some(call) = part.get("functionCall") {
+                self.count += 1;
+                let arguments = call.get("args").map(Value::to_string);
+                self.calls.push(
+                    Some(self.count),
+                    call.get("id").and_then(Value::as_str),
+                    call.get("name").and_then(Value::as_str),
+                    arguments.as_deref(),
+                );
+            } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    self.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.finish_reason.take(),
+        }
+    }
+}
+
+/// The usage of an answer (or of a stream's chunk).
+fn usage(answer: &Value) -> Usage {
+    let count = |name: &str| {
+        answer
+            .pointer(&format!("/usageMetadata/{name}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let thoughts = count("thoughtsTokenCount");
+    Usage {
+        requests: 1,
+        input_tokens: count("promptTokenCount"),
+        output_tokens: count("candidatesTokenCount") + thoughts,
+        cached_input_tokens: count("cachedContentTokenCount"),
+        reasoning_tokens: thoughts,
     }
 }
 

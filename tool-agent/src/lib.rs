@@ -45,6 +45,7 @@ mod result;
 mod run;
 mod scope;
 mod scripted;
+mod sse;
 mod structured;
 pub mod router;
 

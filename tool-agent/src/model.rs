@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -108,6 +108,10 @@ pub enum ToolChoice {
 }
 
 /// One request to a model, in no provider's format.
+///
+/// A run sends one request per step, its messages growing by appending. A client may keep
+/// what it rendered of the messages for the next request of the same `ModelRequest`: change a
+/// request's messages only by appending to them, or make a new request.
 #[derive(Debug, Clone)]
 pub struct ModelRequest {
     /// The system prompt.
@@ -122,6 +126,39 @@ pub struct ModelRequest {
     pub response_format: Option<ResponseFormat>,
     /// The sampling temperature, if not the model's default.
     pub temperature: Option<f32>,
+    /// What a client rendered of `messages`, for the next request.
+    pub(crate) rendered: RenderCache,
+}
+
+/// The messages a client rendered for an earlier request of a run, in its API's format.
+#[derive(Clone, Default)]
+pub(crate) struct RenderCache(Arc<Mutex<Option<Rendered>>>);
+
+/// Rendered messages: how many, and their JSON, comma-separated.
+pub(crate) struct Rendered {
+    pub format: Format,
+    pub messages: usize,
+    pub json: Vec<u8>,
+}
+
+impl RenderCache {
+    /// What was rendered in `format` of at most `messages` messages; taken out, to be put back.
+    pub(crate) fn take(&self, format: Format, messages: usize) -> Option<Rendered> {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.take()
+            .filter(|r| r.format == format && r.messages <= messages)
+    }
+
+    /// Keeps what was rendered for the next request.
+    pub(crate) fn put(&self, rendered: Rendered) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(rendered);
+    }
+}
+
+impl std::fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenderCache")
+    }
 }
 
 impl ModelRequest {
@@ -134,6 +171,7 @@ impl ModelRequest {
             tool_choice: ToolChoice::Auto,
             response_format: None,
             temperature: None,
+            rendered: RenderCache::default(),
         }
     }
 

@@ -1,14 +1,18 @@
 //! OpenAI Responses over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
 //! module; this module writes the input items (`function_call` and `function_call_output`)
-//! and reads the text and usage. Stateless: the whole transcript is sent each time.
+//! and reads the text and usage, whole or streamed. Stateless: the whole transcript is sent
+//! each time.
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
 
+use crate::assemble::CallAssembler;
+use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse::{self, Decoder};
 
 const PROVIDER: &str = "OpenAI Responses";
 
@@ -226,12 +230,117 @@ impl ChatModel for OpenAiResponsesModel {
         })
     }
 
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let mut body = self.body(request);
+            body["stream"] = json!(true);
+            self.post(body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .declarations()
+            .map(|d| d.aliases.clone())
+            .unwrap_or_default();
+        let decoder = Streamed {
+            aliases,
+            ..Streamed::default()
+        };
+        sse::events(opening, self.url.clone(), Box::new(decoder))
+    }
+
     fn format(&self) -> Option<Format> {
         Some(Format::OpenAiResponses)
     }
 
     fn model_name(&self) -> &str {
         &self.model
+    }
+}
+
+/// What a streamed answer's events said so far: `response.output_text.delta`, function calls
+/// started by `response.output_item.added` and grown by
+/// `response.function_call_arguments.delta`, and the usage of `response.completed`.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    status: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed event is not JSON ({e}): {data}"),
+        })?;
+        let index = event.get("output_index").and_then(Value::as_u64);
+        let field = |pointer: &str| event.pointer(pointer).and_then(Value::as_str);
+        match field("/type") {
+            Some("response.output_text.delta") => {
+                if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
+                    self.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+            }
+            Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
+                self.calls.push(
+                    index,
+                    field("/item/call_id"),
+                    field("/item/name"),
+                    field("/item/arguments"),
+                );
+            }
+            Some("response.function_call_arguments.delta") => {
+                self.calls.push(index, None, None, field("/delta"));
+            }
+            Some("response.completed") | Some("response.incomplete") => {
+                let response = event.get("response").unwrap_or(&Value::Null);
+                let count = |pointer: &str| {
+                    response
+                        .pointer(pointer)
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                self.usage = Usage {
+                    requests: 1,
+                    input_tokens: count("/usage/input_tokens"),
+                    output_tokens: count("/usage/output_tokens"),
+                    cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
+                    reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+                };
+                self.status = response
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                return Ok(true);
+            }
+            Some("response.failed") | Some("error") => {
+                let message = field("/response/error/message")
+                    .or_else(|| field("/message"))
+                    .or_else(|| field("/error/message"))
+                    .unwrap_or("the response failed");
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: message.to_owned(),
+                    attempts: 1,
+                });
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.status.take(),
+        }
     }
 }
 

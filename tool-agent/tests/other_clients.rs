@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use common::mock::{serve, Canned};
 use common::*;
+use futures_util::StreamExt;
 use serde_json::json;
-use tool_agent::{Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunFailure, RunOptions};
+use tool_agent::{
+    Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunEvent, RunFailure, RunOptions,
+};
 
 fn model(base_url: &str) -> AnthropicModel {
     AnthropicModel::new("claude-test")
@@ -168,4 +171,174 @@ async fn openai_responses_over_http_sends_function_call_items_back() {
             { "type": "function_call_output", "call_id": "call_1", "output": "7" }
         ])
     );
+}
+
+/// Anthropic's server-sent events: `event:` lines, then `data:` lines.
+fn anthropic_events(events: &[serde_json::Value]) -> Canned {
+    let text: String = events
+        .iter()
+        .map(|e| {
+            format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap_or("ping")
+            )
+        })
+        .collect();
+    Canned::Events(text)
+}
+
+#[tokio::test]
+async fn anthropic_streams_text_and_assembles_tool_use_from_json_deltas() {
+    let first = anthropic_events(&[
+        json!({ "type": "message_start", "message": { "id": "msg_1", "usage": { "input_tokens": 25, "output_tokens": 1 } } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "Let me " } }),
+        json!({ "type": "ping" }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "add." } }),
+        json!({ "type": "content_block_stop", "index": 0 }),
+        json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "toolu_1", "name": "add", "input": {} } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "{\"a\": 2," } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": " \"b\": 3}" } }),
+        json!({ "type": "content_block_stop", "index": 1 }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 30 } }),
+        json!({ "type": "message_stop" }),
+    ]);
+    let second = anthropic_events(&[
+        json!({ "type": "message_start", "message": { "id": "msg_2", "usage": { "input_tokens": 60, "output_tokens": 1 } } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "5." } }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": 2 } }),
+        json!({ "type": "message_stop" }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let runner = Agent::builder(model(&base_url))
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("2 + 3?", &options).collect().await;
+    let mut deltas = Vec::new();
+    let mut started = Vec::new();
+    let mut finished = None;
+    for event in events {
+        match event {
+            RunEvent::TextDelta { text, .. } => deltas.push(text),
+            RunEvent::ToolCallStarted { call, .. } => started.push(call),
+            RunEvent::Finished(result) => finished = Some(*result),
+            _ => {}
+        }
+    }
+    assert_eq!(deltas, ["Let me ", "add.", "5."]);
+    assert_eq!(
+        started,
+        [tool_core::ToolCall::new(
+            "toolu_1",
+            "add",
+            json!({ "a": 2, "b": 3 })
+        )]
+    );
+    let result = finished.expect("the last event").unwrap();
+    assert_eq!(result.text, "5.");
+    assert_eq!(result.usage.input_tokens, 85);
+    assert_eq!(result.usage.output_tokens, 32);
+    assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
+}
+
+#[tokio::test]
+async fn gemini_streams_text_and_whole_function_calls_over_sse() {
+    let chunk = |parts: serde_json::Value, usage: serde_json::Value| json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }], "usageMetadata": usage });
+    let events = |chunks: &[serde_json::Value]| {
+        Canned::Events(
+            chunks
+                .iter()
+                .map(|c| format!("data: {c}\r\n\r\n"))
+                .collect(),
+        )
+    };
+    let first = events(&[
+        chunk(
+            json!([{ "text": "Adding" }]),
+            json!({ "promptTokenCount": 9 }),
+        ),
+        chunk(
+            json!([{ "text": " now." }, { "functionCall": { "name": "add", "args": { "a": 4, "b": 4 } } }]),
+            json!({ "promptTokenCount": 9, "candidatesTokenCount": 6 }),
+        ),
+    ]);
+    let second = events(&[chunk(
+        json!([{ "text": "8" }]),
+        json!({ "promptTokenCount": 20, "candidatesTokenCount": 1 }),
+    )]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let model = tool_agent::GeminiModel::new("gemini-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("AIza-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("4 + 4?", &options).collect().await;
+    let deltas: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Adding", " now.", "8"]);
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let result = result.unwrap();
+    assert_eq!(result.text, "8");
+    assert_eq!(
+        result.steps[0].calls[0].call.arguments,
+        json!({ "a": 4, "b": 4 })
+    );
+    assert_eq!(result.usage.input_tokens, 29);
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/models/gemini-test:streamGenerateContent");
+}
+
+#[tokio::test]
+async fn openai_responses_streams_text_and_function_call_argument_deltas() {
+    let events = |events: &[serde_json::Value]| {
+        Canned::Events(
+            events
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+                .collect(),
+        )
+    };
+    let first = events(&[
+        json!({ "type": "response.created", "response": { "id": "resp_1", "status": "in_progress" } }),
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "Adding" }),
+        json!({ "type": "response.output_item.added", "output_index": 1, "item": { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": "" } }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"a\":6," }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"b\":1}" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_1", "status": "completed", "usage": { "input_tokens": 10, "output_tokens": 4 } } }),
+    ]);
+    let second = events(&[
+        json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "7" }),
+        json!({ "type": "response.completed", "response": { "id": "resp_2", "status": "completed", "usage": { "input_tokens": 20, "output_tokens": 1 } } }),
+    ]);
+    let (mock, base_url) = serve(vec![first, second]).await;
+    let model = tool_agent::OpenAiResponsesModel::new("gpt-test")
+        .with_base_url(&base_url)
+        .with_api_key(ApiKey::new("sk-test"));
+    let runner = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = runner.run_stream("6 + 1?", &options).collect().await;
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("the last event is Finished");
+    };
+    let result = result.unwrap();
+    assert_eq!(result.text, "7");
+    assert_eq!(
+        result.steps[0].calls[0].call,
+        tool_core::ToolCall::new("call_1", "add", json!({ "a": 6, "b": 1 }))
+    );
+    assert_eq!(result.usage.input_tokens, 30);
+    assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
 }

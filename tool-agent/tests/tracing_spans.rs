@@ -12,11 +12,14 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-/// Every span made: its name and its fields, as text.
+/// A span's name and its fields, as text.
+type SpanRecord = (String, Vec<(String, String)>);
+
+/// Every span made.
 #[derive(Default)]
 struct Spans {
     next: AtomicU64,
-    seen: Mutex<Vec<(String, Vec<(String, String)>)>>,
+    seen: Mutex<Vec<SpanRecord>>,
 }
 
 struct Fields<'a>(&'a mut Vec<(String, String)>);

@@ -14,7 +14,9 @@ use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format,
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
-use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::model::{
+    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Rendered, ToolChoice,
+};
 
 const PROVIDER: &str = "OpenAI Chat";
 
@@ -123,18 +125,40 @@ impl OpenAiChatModel {
                 (&fallback.aliases, fallback_json.as_str())
             }
         };
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if let Some(instructions) = &request.instructions {
-            messages.push(ChatMessage::System {
-                content: instructions,
+        // The messages rendered for the run's earlier requests are kept: only the new ones
+        // are written.
+        let count = request.messages.len();
+        let mut rendered = request
+            .rendered
+            .take(Format::OpenAiChat, count)
+            .unwrap_or(Rendered {
+                format: Format::OpenAiChat,
+                messages: 0,
+                json: Vec::new(),
             });
+        for m in &request.messages[rendered.messages..] {
+            if !rendered.json.is_empty() {
+                rendered.json.push(b',');
+            }
+            write(&mut rendered.json, &message(m, aliases))?;
         }
-        messages.extend(request.messages.iter().map(|m| message(m, aliases)));
-        let mut out = Vec::with_capacity(tools_json.len() + 256 * (messages.len() + 1));
+        rendered.messages = count;
+        let mut out = Vec::with_capacity(tools_json.len() + rendered.json.len() + 256);
         out.extend_from_slice(b"{\"model\":");
         write(&mut out, &self.model)?;
-        out.extend_from_slice(b",\"messages\":");
-        write(&mut out, &messages)?;
+        out.extend_from_slice(b",\"messages\":[");
+        if let Some(instructions) = &request.instructions {
+            let system = ChatMessage::System {
+                content: instructions,
+            };
+            write(&mut out, &system)?;
+            if !rendered.json.is_empty() {
+                out.push(b',');
+            }
+        }
+        out.extend_from_slice(&rendered.json);
+        out.push(b']');
+        request.rendered.put(rendered);
         if request.offers_tools() {
             out.extend_from_slice(b",\"tools\":");
             out.extend_from_slice(tools_json.as_bytes());
@@ -395,6 +419,22 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn a_later_request_renders_only_its_new_messages_and_says_the_same() {
+        let model = OpenAiChatModel::new("m").without_api_key();
+        let mut request = ModelRequest::new(vec![Message::user("a")]);
+        request.instructions = Some("Be brief.".into());
+        model.body(&request).unwrap();
+        request.messages.push(Message::assistant("b"));
+        request.messages.push(Message::user("c"));
+        let parse = |bytes: Vec<u8>| serde_json::from_slice::<Value>(&bytes).unwrap();
+        let cached = parse(model.body(&request).unwrap());
+        let mut fresh = ModelRequest::new(request.messages.clone());
+        fresh.instructions = Some("Be brief.".into());
+        assert_eq!(cached, parse(model.body(&fresh).unwrap()));
+        assert_eq!(cached["messages"].as_array().map(Vec::len), Some(4));
     }
 
     #[test]

@@ -1,0 +1,157 @@
+//! Going on with an interrupted run: the decisions matched to the pending calls, the decided
+//! calls run or refused, then the loop.
+
+use std::time::Instant;
+
+use tool_core::{ToolCall, ToolOutput};
+use tracing::Instrument;
+
+use super::{early_failure, result_message, Outcome, Run};
+use crate::agent::Agent;
+use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
+use crate::message::{Message, Usage};
+use crate::model::ToolChoice;
+use crate::options::RunOptions;
+use crate::repeat::Verdict;
+use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step};
+
+impl Agent {
+    /// Goes on with an interrupted run, with a decision on each pending call.
+    ///
+    /// Each decision must name a pending call by id and by the hash of the arguments it
+    /// approved; a decision that matches no pending call, or a pending call without a
+    /// decision, is [`RunFailure::Approval`] and nothing runs. Approved calls run (with the
+    /// edited arguments, validated like any call's), rejected ones give the model the reason,
+    /// and the loop goes on with the same tools offered. The options are this part's: its
+    /// `max_steps` counts the steps before the interruption.
+    pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: &[Decision],
+        options: &RunOptions,
+    ) -> Result<RunResult, RunError> {
+        let decided = match match_decisions(&state, decisions) {
+            Ok(decided) => decided,
+            Err(why) => return Err(early_failure(RunFailure::Approval(why), state.messages)),
+        };
+        let offered = self.offered_by_name(&state.offered);
+        let mut run = Run::new(self, options, state.messages, offered);
+        run.usage = state.usage;
+        run.failed_steps = state.failed_steps;
+        run.repeats = state.repeats;
+        run.approved_tools = state.approved_tools;
+        run.first_step = state.steps;
+        let scope = run.scope.clone();
+        scope
+            .enter(run.resume_calls(state.done, decided))
+            .instrument(self.run_span())
+            .await
+    }
+}
+
+/// Each pending call with its decision, or why the decisions do not fit the calls.
+fn match_decisions(
+    state: &RunState,
+    decisions: &[Decision],
+) -> Result<Vec<(usize, PendingApproval, ApprovalVerdict)>, String> {
+    for decision in decisions {
+        let fits = state.pending.iter().any(|(_, p)| {
+            p.call.id.as_deref().unwrap_or_default() == decision.call_id
+                && p.arguments_hash == decision.arguments_hash
+        });
+        if !fits {
+            return Err(format!(
+                "the decision on call `{}` (arguments hash {}) matches no pending call; \
+                 a decision applies only to the arguments it was made on",
+                decision.call_id, decision.arguments_hash
+            ));
+        }
+    }
+    state
+        .pending
+        .iter()
+        .map(|(index, pending)| {
+            let id = pending.call.id.as_deref().unwrap_or_default();
+            decisions
+                .iter()
+                .find(|d| d.call_id == id && d.arguments_hash == pending.arguments_hash)
+                .map(|d| (*index, pending.clone(), d.verdict.clone()))
+                .ok_or_else(|| {
+                    format!(
+                        "no decision on pending call `{id}` to `{}`",
+                        pending.call.name
+                    )
+                })
+        })
+        .collect()
+}
+
+impl Run<'_> {
+    /// The decided calls of an interrupted run, then the loop.
+    async fn resume_calls(
+        mut self,
+        done: Vec<(usize, Message)>,
+        decided: Vec<(usize, PendingApproval, ApprovalVerdict)>,
+    ) -> Result<RunResult, RunError> {
+        let mut approved = Vec::new();
+        let mut messages = done;
+        let mut records = Vec::new();
+        for (index, pending, verdict) in decided {
+            let mut call = pending.call;
+            match verdict {
+                ApprovalVerdict::Approve => approved.push((index, call)),
+                ApprovalVerdict::ApproveWith(arguments) => {
+                    call.arguments = arguments;
+                    approved.push((index, call));
+                }
+                ApprovalVerdict::ApproveForSession => {
+                    self.approved_tools.push(call.name.clone());
+                    approved.push((index, call));
+                }
+                ApprovalVerdict::Reject(reason) => {
+                    let record = CallRecord {
+                        result: Ok(ToolOutput::error(format!(
+                            "The user did not allow this call: {reason}"
+                        ))),
+                        call,
+                        elapsed: Default::default(),
+                    };
+                    messages.push((index, result_message(&record)));
+                    records.push(record);
+                }
+            }
+        }
+        let started = Instant::now();
+        let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
+        let verdicts = vec![Verdict::Run; calls.len()];
+        self.announce(self.step_number(), &calls);
+        let runner = self.calls();
+        let ran = runner.run(&calls, &verdicts).await;
+        let terminated = runner.take_terminated();
+        for (index, record) in positions.into_iter().zip(&ran) {
+            messages.push((index, result_message(record)));
+        }
+        records.extend(ran);
+        messages.sort_by_key(|(index, _)| *index);
+        self.request
+            .messages
+            .extend(messages.into_iter().map(|(_, message)| message));
+        let step = Step {
+            index: self.step_number(),
+            tool_choice: ToolChoice::Auto,
+            text: None,
+            calls: records,
+            usage: Usage::default(),
+            model_time: Default::default(),
+            tools_time: started.elapsed(),
+        };
+        let outcome = self.judge(&step, None, terminated);
+        self.push_step(step);
+        match outcome {
+            Outcome::Continue => self.go().await,
+            Outcome::Done(reason, text) => self.done(reason, text),
+            Outcome::Failed(failure) => self.fail(failure),
+            Outcome::Interrupted(done, pending) => self.interrupt(done, pending),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Streamed answers over server-sent events, the part every API shares: the request opened
+//! (with the client's retries, before anything is read), the body read as it comes and cut
+//! into `data:` payloads, errors and the end. Each API's [`Decoder`] reads the payloads.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::stream;
+
+use crate::events::{ModelEvent, ModelEventStream};
+use crate::http::error_chain;
+use crate::model::{ModelError, ModelResponse};
+
+/// What one API's payloads mean.
+pub(crate) trait Decoder: Send {
+    /// One `data:` payload. Text deltas go to `deltas`. `Ok(true)` when the answer is complete.
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError>;
+
+    /// The whole answer, from what the payloads said.
+    fn finish(&mut self) -> ModelResponse;
+}
+
+/// The opening of the request: the response whose body is the stream.
+pub(crate) type Opening<'a> =
+    Pin<Box<dyn Future<Output = Result<reqwest::Response, ModelError>> + Send + 'a>>;
+
+/// The answer read from the stream `opening` opens, as events.
+pub(crate) fn events<'a>(
+    opening: Opening<'a>,
+    url: String,
+    decoder: Box<dyn Decoder + 'a>,
+) -> ModelEventStream<'a> {
+    let reading = Reading {
+        opening: Some(opening),
+        url,
+        response: None,
+        buffer: Vec::new(),
+        decoder,
+        ready: VecDeque::new(),
+        over: false,
+    };
+    Box::pin(stream::unfold(reading, |mut reading| async move {
+        let event = reading.next().await?;
+        Some((event, reading))
+    }))
+}
+
+/// A streamed answer being read.
+struct Reading<'a> {
+    opening: Option<Opening<'a>>,
+    url: String,
+    /// The open response, once the request is sent.
+    response: Option<reqwest::Response>,
+    /// Bytes of a line not complete yet.
+    buffer: Vec<u8>,
+    decoder: Box<dyn Decoder + 'a>,
+    /// Events read and not yet given.
+    ready: VecDeque<Result<ModelEvent, ModelError>>,
+    /// Whether the last event is in `ready`.
+    over: bool,
+}
+
+impl Reading<'_> {
+    async fn next(&mut self) -> Option<Result<ModelEvent, ModelError>> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(event);
+            }
+            if self.over {
+                return None;
+            }
+            if let Some(opening) = self.opening.take() {
+                match opening.await {
+                    Ok(response) => self.response = Some(response),
+                    Err(error) => {
+                        self.fail(error);
+                        continue;
+                    }
+                }
+            }
+            let response = self.response.as_mut()?;
+            match response.chunk().await {
+                Ok(Some(bytes)) => self.feed(&bytes),
+                Ok(None) => {
+                    // A stream that ends without its end marker: what came is the answer.
+                    let rest = std::mem::take(&mut self.buffer);
+                    if !rest.is_empty() {
+                        self.line(&rest);
+                    }
+                    self.finish();
+                }
+                Err(error) => self.fail(ModelError::Transport {
+                    url: self.url.clone(),
+                    message: format!("the stream broke: {}", error_chain(&error)),
+                    attempts: 1,
+                }),
+            }
+        }
+    }
+
+    /// Ends the stream with `error`, dropping what was not given yet.
+    fn fail(&mut self, error: ModelError) {
+        self.over = true;
+        self.ready.clear();
+        self.ready.push_back(Err(error));
+    }
+
+    /// Reads the complete lines of `bytes` (and what was left of the last ones).
+    fn feed(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            self.line(&line);
+            if self.over {
+                return;
+            }
+        }
+    }
+
+    /// One line of the event stream: only `data:` lines matter.
+    fn line(&mut self, line: &[u8]) {
+        let line = String::from_utf8_lossy(line);
+        let Some(data) = line.trim_end().strip_prefix("data:") else {
+            return;
+        };
+        let mut deltas = Vec::new();
+        let complete = self.decoder.data(data.trim(), &mut deltas);
+        self.ready.extend(
+            deltas
+                .into_iter()
+                .map(|text| Ok(ModelEvent::TextDelta(text))),
+        );
+        match complete {
+            Ok(true) => self.finish(),
+            Ok(false) => {}
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// The answer is complete: its last event.
+    fn finish(&mut self) {
+        if self.over {
+            return;
+        }
+        self.over = true;
+        let mut response = self.decoder.finish();
+        response.usage.requests = 1;
+        self.ready.push_back(Ok(ModelEvent::Done(response)));
+    }
+}
