@@ -41,6 +41,11 @@ pub use tool_mcp as mcp;
 #[cfg(feature = "agent")]
 pub use tool_agent as agent;
 
+/// Declared tools (NLWeb's `tools.xml`) and LLM-scored routing of a query to one of them
+/// (feature `agent`).
+#[cfg(feature = "agent")]
+pub use tool_agent::router;
+
 pub use tool_core::{
     catalog, name, nesting, profile, provider, schema, CatalogEntry, CatalogError, Content,
     ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata,

@@ -19,7 +19,9 @@
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
 //! feature, `serve --stdio | --http ADDR [--token-env VAR] [--upstream stdio:CMD|http:URL ..]
 //! [--header 'K: V' ..] [--search]`, and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL
-//! [--header 'K: V' ..]` on `tools` and `call`.
+//! [--header 'K: V' ..]` on `tools` and `call`; with the `agent` feature, `route --tools FILE
+//! [--type T] [--json] "query"` and `tools --tools FILE` for declared tools (NLWeb's
+//! `tools.xml`).
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
 //! (its error, panic or time limit); `2` unusable input (a missing file, a malformed line, an
@@ -35,6 +37,8 @@ use clap::{Parser, Subcommand};
 #[cfg(feature = "mcp")]
 mod mcp;
 mod retrieve;
+#[cfg(feature = "agent")]
+mod route;
 use serde_json::{json, Value};
 
 use crate::provider::{self, DeclareOptions, Format};
@@ -71,6 +75,32 @@ enum Command {
         #[cfg(feature = "mcp")]
         #[command(flatten)]
         mcp: mcp::Sources,
+        /// List the tools a declarations file (tools.xml, .toml or .json) declares instead.
+        #[cfg(feature = "agent")]
+        #[arg(long = "tools", value_name = "FILE", conflicts_with_all = ["catalog", "format"])]
+        declared: Option<PathBuf>,
+    },
+    /// Route a query to one declared tool: score every candidate with the model of
+    /// OPENAI_BASE_URL (OPENAI_API_KEY, AI_TOOL_MODEL) and print the scores; runs nothing.
+    #[cfg(feature = "agent")]
+    Route {
+        /// The user's query.
+        query: String,
+        /// The declarations: NLWeb's tools.xml, or the same as .toml or .json.
+        #[arg(long = "tools", value_name = "FILE")]
+        declared: PathBuf,
+        /// The query's schema.org type.
+        #[arg(long = "type", default_value = "Thing")]
+        schema_type: String,
+        /// The lowest score a tool is chosen with (default 75).
+        #[arg(long)]
+        threshold: Option<u8>,
+        /// The tool that takes the query when nothing reaches the threshold.
+        #[arg(long)]
+        fallback: Option<String>,
+        /// Print one JSON object: {"tool","score","params","candidates":[{"tool","score","error"}]}.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the tool calls in a model's response as neutral JSON lines.
     ParseCalls {
@@ -347,7 +377,13 @@ async fn dispatch(
             strict,
             #[cfg(feature = "mcp")]
             mcp,
+            #[cfg(feature = "agent")]
+            declared,
         } => {
+            #[cfg(feature = "agent")]
+            if let Some(file) = declared {
+                return route::list(&file, json, out, err);
+            }
             #[cfg(feature = "mcp")]
             let tools = mcp.add_to(tools).await?;
             let tools = open(tools, catalog.as_deref())?;
@@ -462,6 +498,25 @@ async fn dispatch(
                 search,
             };
             mcp::serve(tools, how, err).await
+        }
+        #[cfg(feature = "agent")]
+        Command::Route {
+            query,
+            declared,
+            schema_type,
+            threshold,
+            fallback,
+            json,
+        } => {
+            let args = route::RouteArgs {
+                file: &declared,
+                query: &query,
+                schema_type: &schema_type,
+                threshold,
+                fallback,
+                as_json: json,
+            };
+            route::route(args, out, err).await
         }
         Command::Validate { catalog, calls } => {
             let tools = open(tools, catalog.as_deref())?;

@@ -109,8 +109,15 @@ impl AnthropicModel {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
-        if let Some(instructions) = &request.instructions {
+        if let Some(format) = &request.response_format {
+            // No JSON mode in Messages: the schema goes into the system prompt.
+            let system = format.anthropic_system(request.instructions.as_deref());
+            body.insert("system".into(), json!(system));
+        } else if let Some(instructions) = &request.instructions {
             body.insert("system".into(), json!(instructions));
+        }
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
         }
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {

@@ -114,6 +114,16 @@ impl GeminiModel {
             );
         }
         body.insert("contents".into(), contents(&request.messages, aliases));
+        let mut generation = Map::new();
+        if let Some(format) = &request.response_format {
+            generation.extend(format.gemini().into_iter().map(|(k, v)| (k.to_owned(), v)));
+        }
+        if let Some(temperature) = request.temperature {
+            generation.insert("temperature".into(), json!(temperature));
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".into(), Value::Object(generation));
+        }
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
             body.insert(

@@ -46,6 +46,8 @@ mod run;
 mod scope;
 mod scripted;
 mod sse;
+mod structured;
+pub mod router;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;
@@ -66,3 +68,4 @@ pub use options::{RunOptions, StopPredicate};
 pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 pub use scope::InvocationScope;
 pub use scripted::ScriptedModel;
+pub use structured::ResponseFormat;

@@ -12,6 +12,7 @@ use tool_core::ToolCall;
 use crate::events::{ModelEvent, ModelEventStream};
 use crate::message::{Message, Usage};
 use crate::offer::OfferedTools;
+use crate::structured::ResponseFormat;
 
 /// The future a [`ChatModel`] returns.
 pub type ModelFuture<'a> =
@@ -121,6 +122,10 @@ pub struct ModelRequest {
     pub tools: Arc<OfferedTools>,
     /// Which tools the model may or must call.
     pub tool_choice: ToolChoice,
+    /// A JSON Schema the answer's text must follow (structured output), if any.
+    pub response_format: Option<ResponseFormat>,
+    /// The sampling temperature, if not the model's default.
+    pub temperature: Option<f32>,
     /// What a client rendered of `messages`, for the next request.
     pub(crate) rendered: RenderCache,
 }
@@ -164,6 +169,8 @@ impl ModelRequest {
             messages,
             tools: Arc::new(OfferedTools::none()),
             tool_choice: ToolChoice::Auto,
+            response_format: None,
+            temperature: None,
             rendered: RenderCache::default(),
         }
     }

@@ -102,6 +102,12 @@ impl OpenAiResponsesModel {
             .collect();
         body.insert("input".into(), Value::Array(input));
         body.insert("store".into(), json!(false));
+        if let Some(format) = &request.response_format {
+            body.insert("text".into(), format.openai_responses());
+        }
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
             let choice = match &request.tool_choice {

@@ -168,6 +168,14 @@ impl OpenAiChatModel {
         if stream {
             out.extend_from_slice(br#","stream":true,"stream_options":{"include_usage":true}"#);
         }
+        if let Some(format) = &request.response_format {
+            out.extend_from_slice(b",\"response_format\":");
+            write(&mut out, &format.openai_chat())?;
+        }
+        if let Some(temperature) = request.temperature {
+            out.extend_from_slice(b",\"temperature\":");
+            write(&mut out, &temperature)?;
+        }
         for (name, value) in &self.extra {
             out.push(b',');
             write(&mut out, name)?;

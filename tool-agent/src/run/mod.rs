@@ -161,6 +161,8 @@ impl<'a> Run<'a> {
                 messages,
                 tools: offered,
                 tool_choice: ToolChoice::Auto,
+                response_format: None,
+                temperature: None,
                 rendered: Default::default(),
             },
             steps: Vec::new(),

@@ -1,0 +1,339 @@
+//! Reading declarations: the format from the file's extension, XML by [`super::xml`], TOML and
+//! JSON by one schema (the fields of [`DeclaredTool`]), then the checks every format shares.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::router::declared::{DeclarationWarning, DeclaredTool, Origin, ToolDeclarations};
+use crate::router::error::DeclarationError;
+use crate::router::hierarchy::canonical;
+use crate::router::xml;
+
+/// The syntax of a declarations file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeclarationFormat {
+    /// NLWeb's `tools.xml`.
+    Xml,
+    /// The same content as TOML: `site`, `[types]`, `[[tools]]`.
+    Toml,
+    /// The same content as JSON: `{"site", "types", "tools": [..]}`.
+    Json,
+}
+
+impl DeclarationFormat {
+    /// The format a file's extension names (`.xml`, `.toml`, `.json`).
+    pub fn of_path(path: &Path) -> Option<Self> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "xml" => Some(DeclarationFormat::Xml),
+            "toml" => Some(DeclarationFormat::Toml),
+            "json" => Some(DeclarationFormat::Json),
+            _ => None,
+        }
+    }
+}
+
+impl ToolDeclarations {
+    /// Reads a declarations file, in the format its extension names.
+    ///
+    /// ```no_run
+    /// use tool_agent::router::ToolDeclarations;
+    ///
+    /// let declared = ToolDeclarations::from_path("examples/tools.xml")?;
+    /// for warning in &declared.warnings {
+    ///     eprintln!("warning: {warning}");
+    /// }
+    /// # Ok::<(), tool_agent::router::DeclarationError>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, DeclarationError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let format = DeclarationFormat::of_path(path)
+            .ok_or_else(|| DeclarationError::UnknownFormat { file: file.clone() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| DeclarationError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, format, &file)
+    }
+
+    /// Reads declarations from text; `file` names it in messages.
+    pub fn parse(
+        text: &str,
+        format: DeclarationFormat,
+        file: &str,
+    ) -> Result<Self, DeclarationError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let declared = match format {
+            DeclarationFormat::Xml => xml::read(text, file)?,
+            DeclarationFormat::Toml => {
+                let table: toml::Table = toml::from_str(text).map_err(|e| {
+                    let (line, column) = e
+                        .span()
+                        .map_or((1, 1), |span| line_and_column(text, span.start));
+                    DeclarationError::Syntax {
+                        file: file.to_owned(),
+                        syntax: "TOML",
+                        line,
+                        column,
+                        message: e.message().to_owned(),
+                    }
+                })?;
+                let value = serde_json::to_value(table).map_err(|e| DeclarationError::Syntax {
+                    file: file.to_owned(),
+                    syntax: "TOML",
+                    line: 1,
+                    column: 1,
+                    message: e.to_string(),
+                })?;
+                from_value(value, file, &toml_tool_lines(text))?
+            }
+            DeclarationFormat::Json => {
+                let value: Value =
+                    serde_json::from_str(text).map_err(|e| DeclarationError::Syntax {
+                        file: file.to_owned(),
+                        syntax: "JSON",
+                        line: e.line(),
+                        column: e.column(),
+                        message: e.to_string(),
+                    })?;
+                from_value(value, file, &json_tool_lines(text))?
+            }
+        };
+        check(&declared)?;
+        Ok(declared)
+    }
+
+    /// The tools the router may offer: the enabled ones.
+    pub fn enabled(&self) -> impl Iterator<Item = &DeclaredTool> {
+        self.tools.iter().filter(|t| t.enabled)
+    }
+}
+
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+const FILE_FIELDS: &[&str] = &["site", "types", "tools"];
+const TOOL_FIELDS: &[&str] = &[
+    "name",
+    "type",
+    "enabled",
+    "method",
+    "path",
+    "handler",
+    "arguments",
+    "examples",
+    "prompt",
+    "returnStruc",
+];
+
+/// Declarations from a TOML or JSON document, as a JSON value.
+/// The line each entry of `tools` starts on, in a TOML document.
+fn toml_tool_lines(text: &str) -> Vec<usize> {
+    #[derive(serde::Deserialize)]
+    struct Tools {
+        #[serde(default)]
+        tools: Vec<toml::Spanned<toml::Value>>,
+    }
+    toml::from_str::<Tools>(text)
+        .map(|t| {
+            t.tools
+                .iter()
+                .map(|entry| line_and_column(text, entry.span().start).0)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The line each entry of the top-level `tools` array starts on, in a JSON document.
+fn json_tool_lines(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let (mut depth, mut line) = (0usize, 1usize);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut last_key = String::new();
+    let mut key_start = None;
+    // Inside the top-level `tools` array (depth 2), waiting for an entry to start.
+    let mut in_tools = false;
+    let mut expect_entry = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_string = false;
+                    if let Some(start) = key_start.take() {
+                        last_key = text[start..i].to_owned();
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if expect_entry && !b.is_ascii_whitespace() && b != b']' {
+            lines.push(line);
+            expect_entry = false;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                key_start = (depth == 1).then_some(i + 1);
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 2 && b == b'[' && last_key == "tools" {
+                    in_tools = true;
+                    expect_entry = true;
+                }
+            }
+            b'}' | b']' => {
+                if depth == 2 {
+                    in_tools = false;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if in_tools && depth == 2 => expect_entry = true,
+            _ => {}
+        }
+    }
+    lines
+}
+
+fn from_value(
+    value: Value,
+    file: &str,
+    lines: &[usize],
+) -> Result<ToolDeclarations, DeclarationError> {
+    let at = |element: String| Origin {
+        file: Some(file.to_owned()),
+        line: None,
+        element,
+    };
+    let Value::Object(mut root) = value else {
+        return Err(DeclarationError::invalid(
+            &at("the document".into()),
+            "the document must be an object with `tools` (and optionally `site` and `types`)",
+        ));
+    };
+    let mut out = ToolDeclarations::default();
+    for key in root.keys().filter(|k| !FILE_FIELDS.contains(&k.as_str())) {
+        out.warnings.push(DeclarationWarning {
+            origin: at(format!("`{key}`")),
+            message: format!("unknown field `{key}`, ignored"),
+        });
+    }
+    match root.remove("site") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(site)) => out.site = Some(site),
+        Some(_) => {
+            return Err(DeclarationError::invalid(
+                &at("`site`".into()),
+                "`site` must be a string",
+            ))
+        }
+    }
+    if let Some(types) = root.remove("types") {
+        out.types = serde_json::from_value(types).map_err(|e| {
+            DeclarationError::invalid(
+                &at("`types`".into()),
+                format!("`types` must map each type to its parent type's name: {e}"),
+            )
+        })?;
+    }
+    let tools = match root.remove("tools") {
+        None => Vec::new(),
+        Some(Value::Array(tools)) => tools,
+        Some(_) => {
+            return Err(DeclarationError::invalid(
+                &at("`tools`".into()),
+                "`tools` must be an array of tools",
+            ))
+        }
+    };
+    for (index, entry) in tools.into_iter().enumerate() {
+        let name = entry.get("name").and_then(Value::as_str).map(str::to_owned);
+        let element = match &name {
+            Some(name) => format!("tools[{index}] (`{name}`)"),
+            None => format!("tools[{index}]"),
+        };
+        let mut origin = at(element);
+        origin.line = lines.get(index).copied();
+        let Value::Object(fields) = entry else {
+            return Err(DeclarationError::invalid(
+                &origin,
+                "a tool must be an object",
+            ));
+        };
+        warn_unknown(&fields, &origin, &mut out.warnings);
+        let mut tool: DeclaredTool = serde_json::from_value(Value::Object(fields))
+            .map_err(|e| DeclarationError::invalid(&origin, e.to_string()))?;
+        tool.prompt = xml::dedent(&tool.prompt);
+        tool.origin = origin;
+        out.tools.push(tool);
+    }
+    Ok(out)
+}
+
+fn warn_unknown(
+    fields: &Map<String, Value>,
+    origin: &Origin,
+    warnings: &mut Vec<DeclarationWarning>,
+) {
+    for key in fields.keys().filter(|k| !TOOL_FIELDS.contains(&k.as_str())) {
+        warnings.push(DeclarationWarning {
+            origin: origin.clone(),
+            message: format!("unknown field `{key}`, ignored"),
+        });
+    }
+}
+
+/// The checks every format shares: names, prompts, and one declaration per (type, name).
+pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError> {
+    let mut seen: HashMap<(&str, &str), &Origin> = HashMap::new();
+    for tool in &declared.tools {
+        if tool.name.trim().is_empty() {
+            return Err(DeclarationError::invalid(
+                &tool.origin,
+                "a tool needs a name",
+            ));
+        }
+        if tool.schema_type.trim().is_empty() {
+            return Err(DeclarationError::invalid(
+                &tool.origin,
+                format!(
+                    "tool `{}` needs a `type` (a schema.org type such as Thing or Recipe)",
+                    tool.name
+                ),
+            ));
+        }
+        if tool.enabled && tool.prompt.trim().is_empty() {
+            return Err(DeclarationError::invalid(
+                &tool.origin,
+                format!(
+                    "tool `{}` has no prompt: the router scores a tool with its prompt",
+                    tool.name
+                ),
+            ));
+        }
+        if let Some(first) = seen.insert((canonical(&tool.schema_type), &tool.name), &tool.origin) {
+            return Err(DeclarationError::invalid(
+                &tool.origin,
+                format!(
+                    "tool `{}` of type `{}` is declared twice (first at {first})",
+                    tool.name, tool.schema_type
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

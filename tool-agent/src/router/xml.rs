@@ -1,0 +1,336 @@
+//! NLWeb's `tools.xml`, read as NLWeb writes it: type elements (`<Item>`, `<Recipe>`, ...),
+//! optionally inside `<Tools>` and `<Site ref="..">`, each holding `<Tool name enabled>`
+//! elements with `path`, `method`, `handler`, `argument name=".."`, `example`, `prompt` and
+//! `returnStruc`.
+//!
+//! A type element may say `parent="Recipe"` to add itself to the type hierarchy (our
+//! extension). Anything else the reader does not know is a warning, never a failure.
+
+use roxmltree::{Document, Node};
+use serde_json::{Map, Value};
+
+use crate::router::declared::{
+    DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
+};
+use crate::router::error::DeclarationError;
+
+/// The declarations in `text`, an XML document; `file` names it in messages.
+pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, DeclarationError> {
+    let document = Document::parse(text).map_err(|e| {
+        let pos = e.pos();
+        DeclarationError::Syntax {
+            file: file.to_owned(),
+            syntax: "XML",
+            line: pos.row as usize,
+            column: pos.col as usize,
+            message: e.to_string(),
+        }
+    })?;
+    let mut reader = Reader {
+        document: &document,
+        file,
+        out: ToolDeclarations::default(),
+    };
+    let root = document.root_element();
+    match root.tag_name().name() {
+        "Tools" => {
+            reader.unknown_attributes(root, &[]);
+            for child in elements(root) {
+                if child.tag_name().name() == "Site" {
+                    reader.site(child)?;
+                } else {
+                    reader.schema_type(child)?;
+                }
+            }
+        }
+        "Site" => reader.site(root)?,
+        _ => reader.schema_type(root)?,
+    }
+    Ok(reader.out)
+}
+
+struct Reader<'a, 'input> {
+    document: &'a Document<'input>,
+    file: &'a str,
+    out: ToolDeclarations,
+}
+
+fn elements<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a, 'input>> {
+    node.children().filter(Node::is_element)
+}
+
+impl Reader<'_, '_> {
+    fn origin(&self, node: Node<'_, '_>, element: String) -> Origin {
+        let line = self.document.text_pos_at(node.range().start).row as usize;
+        Origin {
+            file: Some(self.file.to_owned()),
+            line: Some(line),
+            element,
+        }
+    }
+
+    fn element_origin(&self, node: Node<'_, '_>) -> Origin {
+        let name = node.tag_name().name();
+        let element = match node.attribute("name") {
+            Some(n) => format!("<{name} name=\"{n}\">"),
+            None => format!("<{name}>"),
+        };
+        self.origin(node, element)
+    }
+
+    fn warn(&mut self, node: Node<'_, '_>, message: String) {
+        let origin = self.element_origin(node);
+        tracing::warn!(%origin, "{message}");
+        self.out
+            .warnings
+            .push(DeclarationWarning { origin, message });
+    }
+
+    fn unknown_attributes(&mut self, node: Node<'_, '_>, known: &[&str]) {
+        let unknown: Vec<String> = node
+            .attributes()
+            .filter(|a| a.namespace().is_none() && !known.contains(&a.name()))
+            .map(|a| a.name().to_owned())
+            .collect();
+        for name in unknown {
+            self.warn(node, format!("unknown attribute `{name}`, ignored"));
+        }
+    }
+
+    fn site(&mut self, node: Node<'_, '_>) -> Result<(), DeclarationError> {
+        self.unknown_attributes(node, &["ref", "name"]);
+        if let Some(site) = node.attribute("ref").or_else(|| node.attribute("name")) {
+            self.out.site = Some(site.to_owned());
+        }
+        for child in elements(node) {
+            self.schema_type(child)?;
+        }
+        Ok(())
+    }
+
+    fn schema_type(&mut self, node: Node<'_, '_>) -> Result<(), DeclarationError> {
+        let schema_type = node.tag_name().name().to_owned();
+        self.unknown_attributes(node, &["parent"]);
+        if let Some(parent) = node.attribute("parent") {
+            let parent = parent.trim();
+            if parent.is_empty() {
+                return Err(DeclarationError::invalid(
+                    &self.element_origin(node),
+                    "`parent` is empty: name the schema.org type this one is a kind of",
+                ));
+            }
+            self.out
+                .types
+                .insert(schema_type.clone(), parent.to_owned());
+        }
+        for child in elements(node) {
+            if child.tag_name().name() == "Tool" {
+                let tool = self.tool(child, &schema_type)?;
+                self.out.tools.push(tool);
+            } else {
+                let name = child.tag_name().name();
+                self.warn(child, format!("unknown element <{name}> in <{schema_type}> (only <Tool> is read), ignored"));
+            }
+        }
+        Ok(())
+    }
+
+    fn tool(
+        &mut self,
+        node: Node<'_, '_>,
+        schema_type: &str,
+    ) -> Result<DeclaredTool, DeclarationError> {
+        let origin = self.element_origin(node);
+        self.unknown_attributes(node, &["name", "enabled"]);
+        let name = node.attribute("name").map(str::trim).unwrap_or_default();
+        if name.is_empty() {
+            return Err(DeclarationError::invalid(
+                &origin,
+                "a <Tool> needs a `name` attribute",
+            ));
+        }
+        let enabled = match node.attribute("enabled") {
+            None => true,
+            Some(text) => parse_bool(text).ok_or_else(|| {
+                DeclarationError::invalid(
+                    &origin,
+                    format!("`enabled` is \"{text}\": write \"true\" or \"false\""),
+                )
+            })?,
+        };
+        let mut tool = DeclaredTool::new(name, schema_type, "");
+        tool.enabled = enabled;
+        tool.origin = origin.clone();
+        let mut seen: Vec<&str> = Vec::new();
+        for child in elements(node) {
+            let element = child.tag_name().name();
+            let at = self.element_origin(child);
+            let single = ["path", "method", "handler", "prompt", "returnStruc"];
+            if single.contains(&element) {
+                if seen.contains(&element) {
+                    return Err(DeclarationError::invalid(
+                        &at,
+                        format!("a second <{element}> in tool `{name}`: a tool has one"),
+                    ));
+                }
+                seen.push(element);
+            }
+            let text = text_of(child);
+            match element {
+                "path" => tool.path = non_empty(text),
+                "handler" => tool.handler = non_empty(text),
+                "method" => {
+                    tool.method = Some(ToolMethod::parse(&text).ok_or_else(|| {
+                        DeclarationError::invalid(
+                            &at,
+                            format!(
+                                "unknown method \"{}\": write builtin, code or url",
+                                text.trim()
+                            ),
+                        )
+                    })?);
+                }
+                "argument" => {
+                    let arg = child.attribute("name").map(str::trim).unwrap_or_default();
+                    if arg.is_empty() {
+                        return Err(DeclarationError::invalid(
+                            &at,
+                            "an <argument> needs a `name` attribute",
+                        ));
+                    }
+                    tool.arguments.push(ToolArgument {
+                        name: arg.to_owned(),
+                        description: text.trim().to_owned(),
+                    });
+                }
+                "example" => {
+                    if let Some(example) = non_empty(text) {
+                        tool.examples.push(example);
+                    }
+                }
+                "prompt" => tool.prompt = dedent(&text),
+                "returnStruc" => {
+                    let line = at.line.unwrap_or(1);
+                    tool.return_struc = Some(return_struc(&text, &at, line)?);
+                }
+                other => {
+                    self.warn(
+                        child,
+                        format!("unknown element <{other}> in tool `{name}`, ignored"),
+                    );
+                }
+            }
+        }
+        Ok(tool)
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" => Some(true),
+        "false" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// All the text inside an element (CDATA included), in document order.
+fn text_of(node: Node<'_, '_>) -> String {
+    node.descendants()
+        .filter(Node::is_text)
+        .filter_map(|n| n.text())
+        .collect()
+}
+
+fn non_empty(text: String) -> Option<String> {
+    let trimmed = text.trim();
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+}
+
+/// The text without the blank lines around it and without the indentation its lines share
+/// (the first line, often on the tag's line, is left out of the count).
+pub(crate) fn dedent(text: &str) -> String {
+    let lines: Vec<&str> = text.trim_matches(['\n', '\r']).lines().collect();
+    let indent = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let cut = if i == 0 {
+            line.trim_start()
+        } else {
+            let spaces = line.len() - line.trim_start().len();
+            &line[spaces.min(indent)..]
+        };
+        out.push(cut.trim_end());
+    }
+    out.join("\n").trim().to_owned()
+}
+
+/// A `returnStruc`: a JSON object, its errors placed on the file's lines.
+fn return_struc(
+    text: &str,
+    at: &Origin,
+    element_line: usize,
+) -> Result<Map<String, Value>, DeclarationError> {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(other) => Err(DeclarationError::invalid(
+            at,
+            format!(
+                "<returnStruc> must be a JSON object of field -> description, not {}",
+                kind(&other)
+            ),
+        )),
+        Err(e) => {
+            let leading = text.len() - text.trim_start().len();
+            let skipped_lines = text[..leading].matches('\n').count();
+            let mut origin = at.clone();
+            origin.line = Some(element_line + skipped_lines + e.line().saturating_sub(1));
+            Err(DeclarationError::invalid(
+                &origin,
+                format!("<returnStruc> is not JSON: {e}"),
+            ))
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedent_removes_shared_indentation_and_blank_edges() {
+        let text = "\n        The user asked {request.query}.\n\n          - one\n        Score it.\n      ";
+        assert_eq!(
+            dedent(text),
+            "The user asked {request.query}.\n\n  - one\nScore it."
+        );
+    }
+
+    #[test]
+    fn a_return_struc_error_names_the_line_in_the_file() {
+        let at = Origin {
+            file: Some("t.xml".into()),
+            line: Some(10),
+            element: "<returnStruc>".into(),
+        };
+        let err = return_struc("\n  {\n \"score\": \"x\",\n }\n", &at, 10).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("t.xml:13: <returnStruc>"), "{text}");
+    }
+}

@@ -1,0 +1,164 @@
+//! Structured output: a JSON Schema the model's answer must follow
+//! ([`ModelRequest::response_format`](crate::ModelRequest::response_format)), and how each API
+//! is asked for it.
+//!
+//! The schema is canonical (as validation reads it); each client renders it with its API's
+//! profile from `tool-core`. When the profile cannot say it as it is (it would encode maps or
+//! untyped values, which the answer would then carry encoded), the schema is sent as written,
+//! not strict.
+
+use serde_json::{json, Value};
+use tool_core::profile::{gemini, openai_strict_encoded};
+
+/// A JSON Schema for the answer's text: the model answers with one JSON object that follows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFormat {
+    /// A name for the schema (OpenAI requires one: letters, digits, `_` and `-`).
+    pub name: String,
+    /// The schema, canonical: its root is an object.
+    pub schema: Value,
+}
+
+impl ResponseFormat {
+    /// A response format of this name and schema.
+    pub fn new(name: impl Into<String>, schema: Value) -> Self {
+        ResponseFormat {
+            name: name.into(),
+            schema,
+        }
+    }
+
+    /// The name as OpenAI takes it: other characters become `_`, at most 64.
+    fn openai_name(&self) -> String {
+        let name: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        if name.is_empty() {
+            "answer".to_owned()
+        } else {
+            name
+        }
+    }
+
+    /// The schema under OpenAI's strict profile, when it says the same thing; `None` when the
+    /// schema must go non-strict.
+    fn openai_strict(&self) -> Option<Value> {
+        match openai_strict_encoded(&self.schema) {
+            Ok((strict, encoding)) if encoding.is_identity() => Some(strict),
+            _ => None,
+        }
+    }
+
+    /// Chat Completions' `response_format`.
+    pub(crate) fn openai_chat(&self) -> Value {
+        let (schema, strict) = match self.openai_strict() {
+            Some(strict) => (strict, true),
+            None => (self.schema.clone(), false),
+        };
+        json!({
+            "type": "json_schema",
+            "json_schema": { "name": self.openai_name(), "schema": schema, "strict": strict }
+        })
+    }
+
+    /// Responses' `text` (`{"format": {..}}`).
+    pub(crate) fn openai_responses(&self) -> Value {
+        let (schema, strict) = match self.openai_strict() {
+            Some(strict) => (strict, true),
+            None => (self.schema.clone(), false),
+        };
+        json!({
+            "format": { "type": "json_schema", "name": self.openai_name(), "schema": schema, "strict": strict }
+        })
+    }
+
+    /// Anthropic Messages has no JSON mode: the schema is written into the system prompt.
+    pub(crate) fn anthropic_system(&self, instructions: Option<&str>) -> String {
+        let schema = serde_json::to_string(&self.schema).unwrap_or_default();
+        let ask = format!(
+            "Answer with one JSON object and nothing else (no code fence, no text around it). \
+             It must follow this JSON Schema:\n{schema}"
+        );
+        match instructions {
+            Some(instructions) => format!("{instructions}\n\n{ask}"),
+            None => ask,
+        }
+    }
+
+    /// Gemini's `generationConfig` fields: `responseMimeType` and `responseSchema` (the OpenAPI
+    /// subset), or `responseJsonSchema` when the subset cannot say it.
+    pub(crate) fn gemini(&self) -> Vec<(&'static str, Value)> {
+        let mime = ("responseMimeType", json!("application/json"));
+        match gemini(&self.schema) {
+            Ok(schema) => vec![mime, ("responseSchema", schema)],
+            Err(_) => vec![mime, ("responseJsonSchema", self.schema.clone())],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "score": { "type": "integer", "minimum": 0, "maximum": 100 },
+                "query": { "type": "string" }
+            },
+            "required": ["score"]
+        })
+    }
+
+    #[test]
+    fn openai_gets_a_strict_schema_with_every_property_required() {
+        let format = ResponseFormat::new("tool search", score_schema());
+        let chat = format.openai_chat();
+        assert_eq!(chat["type"], "json_schema");
+        assert_eq!(chat["json_schema"]["name"], "tool_search");
+        assert_eq!(chat["json_schema"]["strict"], true);
+        assert_eq!(chat["json_schema"]["schema"]["additionalProperties"], false);
+        assert_eq!(
+            chat["json_schema"]["schema"]["required"],
+            json!(["score", "query"])
+        );
+        let responses = format.openai_responses();
+        assert_eq!(responses["format"]["type"], "json_schema");
+        assert_eq!(responses["format"]["strict"], true);
+    }
+
+    #[test]
+    fn a_map_in_the_schema_goes_non_strict_as_written() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "score": { "type": "integer" }, "tags": { "type": "object" } }
+        });
+        let chat = ResponseFormat::new("t", schema.clone()).openai_chat();
+        assert_eq!(chat["json_schema"]["strict"], false);
+        assert_eq!(chat["json_schema"]["schema"], schema);
+    }
+
+    #[test]
+    fn gemini_and_anthropic_renderings() {
+        let format = ResponseFormat::new("t", score_schema());
+        let fields = format.gemini();
+        assert_eq!(fields[0], ("responseMimeType", json!("application/json")));
+        assert_eq!(fields[1].0, "responseSchema");
+        let system = format.anthropic_system(Some("Be brief."));
+        assert!(
+            system.starts_with("Be brief.\n\nAnswer with one JSON object"),
+            "{system}"
+        );
+        assert!(system.contains("\"score\""), "{system}");
+    }
+}
