@@ -42,12 +42,12 @@ mod openai_responses;
 mod options;
 mod repeat;
 mod result;
+pub mod router;
 mod run;
 mod scope;
 mod scripted;
 mod sse;
 mod structured;
-pub mod router;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;

@@ -1,9 +1,10 @@
 //! The tools one run offers the model, and the rule that only those can be called.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use tool_core::provider::{declare, Declarations, DeclareOptions, Format};
+use tool_core::provider::{declare, Aliases, Declarations, DeclareOptions, Format};
 use tool_core::{ToolError, ToolSpec};
 
 /// The tools offered to the model in one run, declared once in the model's format.
@@ -47,6 +48,24 @@ impl OfferedTools {
     /// ([`ChatModel::format`](crate::ChatModel::format)).
     pub fn declarations(&self) -> Option<&Declarations> {
         self.declarations.as_ref()
+    }
+
+    /// The declarations made for the run, or, when the model named no format, these tools
+    /// declared in `format` now (with the default options).
+    pub fn declarations_or_declare(&self, format: Format) -> Cow<'_, Declarations> {
+        match &self.declarations {
+            Some(declared) => Cow::Borrowed(declared),
+            None => Cow::Owned(declare(&self.specs, format, &DeclareOptions::default())),
+        }
+    }
+
+    /// The aliases that map the model's tool names back to the tools' (none without
+    /// declarations).
+    pub fn aliases(&self) -> Cow<'_, Aliases> {
+        match &self.declarations {
+            Some(declared) => Cow::Borrowed(&declared.aliases),
+            None => Cow::Owned(Aliases::default()),
+        }
     }
 
     /// The declarations' tools as JSON text (`[]` without declarations), written once for all

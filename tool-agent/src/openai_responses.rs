@@ -5,7 +5,7 @@
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+use tool_core::provider::{parse_calls, Aliases, Format, ParseError};
 
 use crate::assemble::CallAssembler;
 use crate::events::ModelEventStream;
@@ -77,18 +77,9 @@ impl OpenAiResponsesModel {
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let fallback;
-        let declarations = match request.tools.declarations() {
-            Some(declared) => declared,
-            None => {
-                fallback = declare(
-                    request.tools.specs(),
-                    Format::OpenAiResponses,
-                    &DeclareOptions::default(),
-                );
-                &fallback
-            }
-        };
+        let declarations = request
+            .tools
+            .declarations_or_declare(Format::OpenAiResponses);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -221,12 +212,8 @@ impl ChatModel for OpenAiResponsesModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self.post(self.body(request))?.send().await?;
-            let fallback = Aliases::default();
-            let aliases = request
-                .tools
-                .declarations()
-                .map_or(&fallback, |d| &d.aliases);
-            response(&answer, aliases)
+            let aliases = request.tools.aliases();
+            response(&answer, &aliases)
         })
     }
 

@@ -335,12 +335,8 @@ impl ChatModel for OpenAiChatModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self.post(self.body(request)?)?.send().await?;
-            let fallback = Aliases::default();
-            let aliases = request
-                .tools
-                .declarations()
-                .map_or(&fallback, |d| &d.aliases);
-            response(&answer, aliases)
+            let aliases = request.tools.aliases();
+            response(&answer, &aliases)
         })
     }
 
