@@ -289,11 +289,7 @@ impl ChatModel for GeminiModel {
             .declarations()
             .map(|d| d.aliases.clone())
             .unwrap_or_default();
-        let decoder = Streamed {
-            aliases,
-            ..Streamed::default()
-        };
-        sse::events(opening, self.stream_url.clone(), Box::new(decoder))
+        sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
     }
 
     fn format(&self) -> Option<Format> {
@@ -303,6 +299,14 @@ impl ChatModel for GeminiModel {
     fn model_name(&self) -> &str {
         &self.model
     }
+}
+
+/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+    Box::new(Streamed {
+        aliases,
+        ..Streamed::default()
+    })
 }
 
 /// What a streamed answer's chunks said so far: each chunk is a partial answer whose text

@@ -31,6 +31,8 @@ mod calls;
 pub mod citations;
 mod context;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gemini;
 mod hooks;
 mod http;

@@ -228,11 +228,7 @@ impl ChatModel for OpenAiResponsesModel {
             .declarations()
             .map(|d| d.aliases.clone())
             .unwrap_or_default();
-        let decoder = Streamed {
-            aliases,
-            ..Streamed::default()
-        };
-        sse::events(opening, self.url.clone(), Box::new(decoder))
+        sse::events(opening, self.url.clone(), stream_decoder(aliases))
     }
 
     fn format(&self) -> Option<Format> {
@@ -242,6 +238,14 @@ impl ChatModel for OpenAiResponsesModel {
     fn model_name(&self) -> &str {
         &self.model
     }
+}
+
+/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+    Box::new(Streamed {
+        aliases,
+        ..Streamed::default()
+    })
 }
 
 /// What a streamed answer's events said so far: `response.output_text.delta`, function calls

@@ -35,10 +35,7 @@ pub(crate) fn events<'a>(
         opening: Some(opening),
         url,
         response: None,
-        buffer: Vec::new(),
-        decoder,
-        ready: VecDeque::new(),
-        over: false,
+        events: EventReader::new(decoder),
     };
     Box::pin(stream::unfold(reading, |mut reading| async move {
         let event = reading.next().await?;
@@ -46,51 +43,38 @@ pub(crate) fn events<'a>(
     }))
 }
 
-/// A streamed answer being read.
+/// A streamed answer being read: the request, then the body's bytes as they come.
 struct Reading<'a> {
     opening: Option<Opening<'a>>,
     url: String,
     /// The open response, once the request is sent.
     response: Option<reqwest::Response>,
-    /// Bytes of a line not complete yet.
-    buffer: Vec<u8>,
-    decoder: Box<dyn Decoder + 'a>,
-    /// Events read and not yet given.
-    ready: VecDeque<Result<ModelEvent, ModelError>>,
-    /// Whether the last event is in `ready`.
-    over: bool,
+    events: EventReader<'a>,
 }
 
 impl Reading<'_> {
     async fn next(&mut self) -> Option<Result<ModelEvent, ModelError>> {
         loop {
-            if let Some(event) = self.ready.pop_front() {
+            if let Some(event) = self.events.pop() {
                 return Some(event);
             }
-            if self.over {
+            if self.events.is_over() {
                 return None;
             }
             if let Some(opening) = self.opening.take() {
                 match opening.await {
                     Ok(response) => self.response = Some(response),
                     Err(error) => {
-                        self.fail(error);
+                        self.events.fail(error);
                         continue;
                     }
                 }
             }
             let response = self.response.as_mut()?;
             match response.chunk().await {
-                Ok(Some(bytes)) => self.feed(&bytes),
-                Ok(None) => {
-                    // A stream that ends without its end marker: what came is the answer.
-                    let rest = std::mem::take(&mut self.buffer);
-                    if !rest.is_empty() {
-                        self.line(&rest);
-                    }
-                    self.finish();
-                }
-                Err(error) => self.fail(ModelError::Transport {
+                Ok(Some(bytes)) => self.events.feed(&bytes),
+                Ok(None) => self.events.end(),
+                Err(error) => self.events.fail(ModelError::Transport {
                     url: self.url.clone(),
                     message: format!("the stream broke: {}", error_chain(&error)),
                     attempts: 1,
@@ -98,24 +82,77 @@ impl Reading<'_> {
             }
         }
     }
+}
+
+/// The events of a stream's body, from its bytes however they are cut: lines, their `data:`
+/// payloads given to the decoder, and the end. Knows nothing of HTTP.
+pub(crate) struct EventReader<'a> {
+    /// Bytes of a line not complete yet.
+    buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no line end, so that a long line arriving in
+    /// small pieces is scanned once, not once per piece.
+    scanned: usize,
+    decoder: Box<dyn Decoder + 'a>,
+    /// Events read and not yet given.
+    ready: VecDeque<Result<ModelEvent, ModelError>>,
+    /// Whether the last event is in `ready`.
+    over: bool,
+}
+
+impl<'a> EventReader<'a> {
+    pub(crate) fn new(decoder: Box<dyn Decoder + 'a>) -> Self {
+        EventReader {
+            buffer: Vec::new(),
+            scanned: 0,
+            decoder,
+            ready: VecDeque::new(),
+            over: false,
+        }
+    }
+
+    /// The next event read and not yet given.
+    pub(crate) fn pop(&mut self) -> Option<Result<ModelEvent, ModelError>> {
+        self.ready.pop_front()
+    }
+
+    /// Whether the last event has been read (it may not have been given yet).
+    pub(crate) fn is_over(&self) -> bool {
+        self.over
+    }
 
     /// Ends the stream with `error`, dropping what was not given yet.
-    fn fail(&mut self, error: ModelError) {
+    pub(crate) fn fail(&mut self, error: ModelError) {
         self.over = true;
         self.ready.clear();
         self.ready.push_back(Err(error));
     }
 
     /// Reads the complete lines of `bytes` (and what was left of the last ones).
-    fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         self.buffer.extend_from_slice(bytes);
-        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+        let mut start = 0;
+        while let Some(at) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') {
+            let end = self.scanned + at + 1;
+            let line = self.buffer[start..end].to_vec();
+            start = end;
+            self.scanned = end;
             self.line(&line);
             if self.over {
-                return;
+                break;
             }
         }
+        self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
+    }
+
+    /// The body ended. A stream that ends without its end marker: what came is the answer.
+    pub(crate) fn end(&mut self) {
+        let rest = std::mem::take(&mut self.buffer);
+        self.scanned = 0;
+        if !rest.is_empty() {
+            self.line(&rest);
+        }
+        self.finish();
     }
 
     /// One line of the event stream: only `data:` lines matter.

@@ -5,6 +5,8 @@
 
 mod stream;
 
+pub(crate) use stream::stream_decoder;
+
 use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;

@@ -26,11 +26,15 @@ pub(super) fn respond_stream<'a>(
         .declarations()
         .map(|d| d.aliases.clone())
         .unwrap_or_default();
-    let decoder = Chunks {
+    sse::events(opening, model.url().to_owned(), stream_decoder(aliases))
+}
+
+/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+    Box::new(Chunks {
         aliases,
         ..Chunks::default()
-    };
-    sse::events(opening, model.url().to_owned(), Box::new(decoder))
+    })
 }
 
 /// What the chunks said so far.

@@ -1,0 +1,120 @@
+//! Seams for the fuzz targets of `fuzz/` (target `sse_assembler`): the clients' stream reading
+//! without a network. Not a stable API; hidden from the documentation.
+//!
+//! [`stream_events`] runs the very code a client's
+//! [`respond_stream`](crate::ChatModel::respond_stream) runs once the response is open: the
+//! body cut into lines and `data:` payloads, the API's decoder, and the tool-call assembler.
+
+use tool_core::provider::Aliases;
+
+use crate::events::ModelEvent;
+use crate::model::ModelError;
+use crate::sse::{Decoder, EventReader};
+
+/// An API whose streamed answers a client reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamApi {
+    /// OpenAI Chat Completions ([`OpenAiChatModel`](crate::OpenAiChatModel)).
+    OpenAiChat,
+    /// OpenAI Responses ([`OpenAiResponsesModel`](crate::OpenAiResponsesModel)).
+    OpenAiResponses,
+    /// Anthropic Messages ([`AnthropicModel`](crate::AnthropicModel)).
+    Anthropic,
+    /// Gemini `streamGenerateContent` ([`GeminiModel`](crate::GeminiModel)).
+    Gemini,
+}
+
+impl StreamApi {
+    /// Every API, in a fixed order.
+    pub const ALL: [StreamApi; 4] = [
+        StreamApi::OpenAiChat,
+        StreamApi::OpenAiResponses,
+        StreamApi::Anthropic,
+        StreamApi::Gemini,
+    ];
+
+    fn decoder(self, aliases: Aliases) -> Box<dyn Decoder> {
+        match self {
+            StreamApi::OpenAiChat => crate::openai_chat::stream_decoder(aliases),
+            StreamApi::OpenAiResponses => crate::openai_responses::stream_decoder(aliases),
+            StreamApi::Anthropic => crate::anthropic::stream_decoder(aliases),
+            StreamApi::Gemini => crate::gemini::stream_decoder(aliases),
+        }
+    }
+}
+
+/// Every event `api`'s client gives for a response body arriving in `chunks` and then ending,
+/// with the tools declared under `aliases`: text deltas, then the assembled answer or an error,
+/// and nothing after that last one.
+pub fn stream_events<'c>(
+    api: StreamApi,
+    aliases: Aliases,
+    chunks: impl IntoIterator<Item = &'c [u8]>,
+) -> Vec<Result<ModelEvent, ModelError>> {
+    let mut reader = EventReader::new(api.decoder(aliases));
+    let mut chunks = chunks.into_iter();
+    let mut events = Vec::new();
+    loop {
+        while let Some(event) = reader.pop() {
+            events.push(event);
+        }
+        if reader.is_over() {
+            return events;
+        }
+        match chunks.next() {
+            Some(chunk) => reader.feed(chunk),
+            None => reader.end(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelResponse;
+
+    const CHAT: &str = concat!(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\",\"tool_calls\":[{\"index\":0,",
+        "\"id\":\"c1\",\"function\":{\"name\":\"add\",\"arguments\":\"{\\\"a\\\":\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,",
+        "\"function\":{\"arguments\":\"1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\r\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    fn done(events: &[Result<ModelEvent, ModelError>]) -> &ModelResponse {
+        match events.last() {
+            Some(Ok(ModelEvent::Done(response))) => response,
+            other => panic!("the last event is not the answer: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_cut_of_a_chat_stream_gives_the_same_events() {
+        let whole = stream_events(StreamApi::OpenAiChat, Aliases::default(), [CHAT.as_bytes()]);
+        let answer = done(&whole);
+        assert_eq!(answer.text.as_deref(), Some("Hi"));
+        assert_eq!(answer.calls.len(), 1);
+        assert_eq!(answer.calls[0].arguments, serde_json::json!({ "a": 1 }));
+        let bytes = CHAT.as_bytes();
+        for cut in 0..=bytes.len() {
+            let (a, b) = bytes.split_at(cut);
+            let events = stream_events(StreamApi::OpenAiChat, Aliases::default(), [a, b]);
+            assert_eq!(events, whole, "cut at {cut}");
+        }
+        let one_by_one = stream_events(StreamApi::OpenAiChat, Aliases::default(), bytes.chunks(1));
+        assert_eq!(one_by_one, whole);
+    }
+
+    #[test]
+    fn a_payload_that_is_not_json_ends_the_stream_with_an_error() {
+        for api in StreamApi::ALL {
+            let events = stream_events(api, Aliases::default(), [&b"data: {\"a\n\ndata: {}\n"[..]]);
+            match events.as_slice() {
+                [Err(ModelError::Malformed { message, .. })] => {
+                    assert!(message.contains("not JSON"), "{api:?}: {message}")
+                }
+                other => panic!("{api:?}: {other:?}"),
+            }
+        }
+    }
+}
