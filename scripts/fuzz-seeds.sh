@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Seeds each fuzz target's corpus in DIR (default fuzz/corpus) from the committed seeds in
 # fuzz/seeds/ and from the golden files: provider responses for parse_calls, declarations (one
-# a line, as catalog lines) for catalog_line, and the calls' arguments for execute_text. Safe to
-# run again: files are named by their content.
+# a line, as catalog lines) for catalog_line, and the calls' arguments for execute_text; and the
+# example declarations (examples/tools.xml) for tools_xml. Safe to run again: files are named by
+# their content.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus="${1:-fuzz/corpus}"
-for target in execute_text execute_value catalog_line parse_calls render_results; do
+for target in execute_text execute_value catalog_line parse_calls render_results mcp_message \
+  sse_assembler tools_xml; do
   mkdir -p "$corpus/$target"
   if [ -d "fuzz/seeds/$target" ]; then
     cp -n fuzz/seeds/"$target"/* "$corpus/$target/" 2>/dev/null || true
@@ -39,4 +41,6 @@ for path in sorted(golden.rglob("calls.jsonl")):
         args = call.get("arguments", {}) if isinstance(call, dict) else {}
         for pick in range(6):
             put("execute_text", bytes([pick]) + json.dumps(args).encode())
+# tools_xml: the first byte picks the format (0: XML).
+put("tools_xml", b"\x00" + pathlib.Path("examples/tools.xml").read_bytes())
 PY

@@ -19,7 +19,7 @@ export PATH RUSTC_BOOTSTRAP=1
 unset CARGO_TARGET_DIR
 sanitizer="${AI_TOOL_FUZZ_SANITIZER:-none}"
 corpus="${AI_TOOL_FUZZ_CORPUS:-$PWD/fuzz/corpus}"
-targets=(execute_text execute_value catalog_line parse_calls render_results)
+targets=(execute_text execute_value catalog_line parse_calls render_results mcp_message sse_assembler tools_xml)
 bash scripts/fuzz-seeds.sh "$corpus"
 cargo fuzz build --sanitizer "$sanitizer"
 for target in "${targets[@]}"; do
