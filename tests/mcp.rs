@@ -596,6 +596,62 @@ async fn a_server_that_went_away_is_a_failure_naming_it() {
 }
 
 #[tokio::test]
+async fn a_server_killed_mid_call_fails_the_call_naming_it_and_the_executor_goes_on() {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let waits = DynamicTool::new(
+        "slow.waits",
+        "Says it started, then waits for ever",
+        json!({ "type": "object", "properties": {} }),
+        move |_args, _ctx| {
+            let _ = started_tx.send(());
+            std::future::pending()
+        },
+    );
+    let exec = Executor::builder()
+        .service(Arc::new(Shop))
+        .tool(waits)
+        .build()
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(exec).unwrap();
+    let serving = tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let tools = McpTools::connect("in-process shop", client_end)
+        .await
+        .unwrap();
+    // No time limit: only the server's going away may end the call.
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .tool(DynamicTool::new(
+            "local.echo",
+            "Echoes",
+            json!({ "type": "object" }),
+            |args, _| async move { Ok(ToolOutput::json(args)) },
+        ))
+        .build()
+        .unwrap();
+    let pending = {
+        let local = local.clone();
+        tokio::spawn(async move { local.execute("ai-tool.slow.waits", json!({})).await })
+    };
+    started.recv().await.expect("the server's tool started");
+    serving.abort();
+    let err = tokio::time::timeout(Duration::from_secs(10), pending)
+        .await
+        .expect("the call still waits for a server that is gone")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
+    assert!(err.to_string().contains("in-process shop"), "{err}");
+    let out = local.execute("local.echo", json!({ "a": 1 })).await.unwrap();
+    let echoed: Value = serde_json::from_str(&out.to_text()).unwrap();
+    assert_eq!(echoed, json!({ "a": 1 }));
+}
+
+#[tokio::test]
 async fn an_imported_servers_progress_reaches_the_callers_context() {
     // The server's tool reports, then waits until the test has seen the report arrive.
     let seen = Arc::new(Notify::new());

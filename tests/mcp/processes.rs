@@ -377,3 +377,53 @@ async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
         .unwrap();
     assert_eq!(out.to_text(), "ABC");
 }
+
+#[tokio::test]
+async fn a_server_process_killed_mid_call_fails_the_call_naming_it() {
+    let pid_file = std::env::temp_dir().join(format!(
+        "ai-tool-killed-mid-call-{}.pid",
+        std::process::id()
+    ));
+    // The shell writes its pid, then becomes the server: the pid is the server's.
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("echo $$ > \"$1\" && exec \"$0\" stdio")
+        .arg(example_server())
+        .arg(&pid_file);
+    let tools = McpTools::connect_stdio(command).await.unwrap();
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tools(tools.tools())
+        .build()
+        .unwrap();
+    // The server's `wait` reports progress as it starts: then the call is surely running.
+    let (tx, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let sink: ai_tool::ProgressSink = std::sync::Arc::new(move |_: ai_tool::Progress<'_>| {
+        let _ = tx.send(());
+    });
+    let options = ai_tool::CallOptions::default().with_progress(sink);
+    let call = exec.execute_with("booking.wait", json!({ "millis": 600_000 }), &options);
+    let kill = async {
+        tokio::time::timeout(Duration::from_secs(30), progress.recv())
+            .await
+            .expect("the call never started")
+            .expect("the progress sink");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill {pid}");
+    };
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::join!(call, kill)
+    })
+    .await
+    .expect("the call still waits for a server that was killed");
+    let _ = std::fs::remove_file(&pid_file);
+    let err = result.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
+    // Named as it was started: the program, `"sh"` here.
+    assert!(err.to_string().contains("\"sh\""), "{err}");
+}
