@@ -596,7 +596,7 @@ async fn a_server_that_went_away_is_a_failure_naming_it() {
 }
 
 #[tokio::test]
-async fn a_server_killed_mid_call_fails_the_call_naming_it_and_the_executor_goes_on() {
+async fn a_connection_cut_mid_call_fails_the_call_naming_the_server_and_the_executor_goes_on() {
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let waits = DynamicTool::new(
         "slow.waits",
@@ -612,11 +612,18 @@ async fn a_server_killed_mid_call_fails_the_call_naming_it_and_the_executor_goes
         .tool(waits)
         .build()
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    // Client and server talk through a wire (a task copying between two pipes): cutting it is
+    // the server gone at once, without a word, as when its process is killed.
+    let (server_end, wire_server) = tokio::io::duplex(1 << 16);
+    let (wire_client, client_end) = tokio::io::duplex(1 << 16);
     let server = McpServer::new(exec).unwrap();
-    let serving = tokio::spawn(async move {
+    tokio::spawn(async move {
         let running = server.serve(server_end).await.unwrap();
         let _ = running.waiting().await;
+    });
+    let wire = tokio::spawn(async move {
+        let (mut a, mut b) = (wire_server, wire_client);
+        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
     });
     let tools = McpTools::connect("in-process shop", client_end)
         .await
@@ -638,7 +645,7 @@ async fn a_server_killed_mid_call_fails_the_call_naming_it_and_the_executor_goes
         tokio::spawn(async move { local.execute("ai-tool.slow.waits", json!({})).await })
     };
     started.recv().await.expect("the server's tool started");
-    serving.abort();
+    wire.abort();
     let err = tokio::time::timeout(Duration::from_secs(10), pending)
         .await
         .expect("the call still waits for a server that is gone")

@@ -190,7 +190,7 @@ async fn run(data: &[u8]) {
     );
     let mentions_last = junk.windows(LAST.len()).any(|w| w == LAST.as_bytes());
     if !mentions_last {
-        let listed = listed.expect("the tools/list after the junk is answered");
+        let listed = listed.take().expect("the tools/list after the junk is answered");
         let names: Vec<&str> = listed["result"]["tools"]
             .as_array()
             .unwrap_or_else(|| panic!("tools/list after the junk failed: {listed}"))
