@@ -2,7 +2,8 @@
 //! [`McpServer`] over an in-process pipe in the stdio framing (rmcp's own transport), after a
 //! real `initialize` (or, when the first byte says so, before it). What must hold: no panic;
 //! every request with an id gets exactly one response (one with its id, or, for a request
-//! rmcp cannot read, at most one `Invalid Request` error without an id); the server keeps
+//! rmcp cannot read, at most one `Invalid Request` error without an id; an id the client uses
+//! again while it is pending, which MCP forbids, gets at least one); the server keeps
 //! serving (a `tools/list` sent after the junk lists the tools); and it ends when the client
 //! closes the pipe.
 #![no_main]
@@ -41,11 +42,12 @@ fn line(message: Value) -> Vec<u8> {
     line
 }
 
-/// What the server must answer: requests it can read (by id), and lines that look like
-/// requests but that it cannot read (answered with their id or with an error without one).
+/// What the server must answer: requests it can read (by id: how many asked, how many answers
+/// came), and lines that look like requests but that it cannot read (answered with their id or
+/// with an error without one).
 #[derive(Default)]
 struct Expected {
-    exact: HashMap<NumberOrString, usize>,
+    exact: HashMap<NumberOrString, (usize, usize)>,
     /// Ids of requests whose answer may be left out: the client cancelled them.
     cancelled: Vec<NumberOrString>,
     loose: HashMap<Value, usize>,
@@ -57,7 +59,7 @@ impl Expected {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-            Ok(JsonRpcMessage::Request(request)) => *self.exact.entry(request.id).or_default() += 1,
+            Ok(JsonRpcMessage::Request(request)) => self.exact.entry(request.id).or_default().0 += 1,
             Ok(JsonRpcMessage::Notification(notification)) => {
                 let value = serde_json::to_value(&notification).unwrap_or_default();
                 if value["method"] == "notifications/cancelled" {
@@ -82,9 +84,11 @@ impl Expected {
     /// Counts an answer; panics on one nobody asked for.
     fn answered(&mut self, id: &Value, is_error: bool) {
         if let Ok(known) = serde_json::from_value::<NumberOrString>(id.clone()) {
-            if let Some(left) = self.exact.get_mut(&known).filter(|n| **n > 0) {
-                *left -= 1;
-                return;
+            if let Some((asked, answers)) = self.exact.get_mut(&known) {
+                if answers < asked {
+                    *answers += 1;
+                    return;
+                }
             }
         }
         if let Some(left) = self.loose.get_mut(id).filter(|n| **n > 0) {
@@ -102,11 +106,11 @@ impl Expected {
         panic!("an answer with id {id} that no request (still unanswered) had");
     }
 
-    /// Whether every request that must be answered was.
+    /// The requests that must be answered and were not.
     fn waiting_for(&self) -> Vec<&NumberOrString> {
         self.exact
             .iter()
-            .filter(|(id, left)| **left > 0 && !self.cancelled.contains(id))
+            .filter(|(id, (_, answers))| *answers == 0 && !self.cancelled.contains(id))
             .map(|(id, _)| id)
             .collect()
     }

@@ -29,7 +29,7 @@ fn format(api: StreamApi) -> Format {
 
 /// The body cut at points a small generator seeded by `seed` picks.
 fn cut(body: &[u8], seed: u8) -> Vec<&[u8]> {
-    let mut state = u32::from(seed) * 2_654_435_761 + 1;
+    let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;
     let mut pieces = Vec::new();
     let mut rest = body;
     while !rest.is_empty() {

@@ -95,8 +95,10 @@ impl ToolDeclarations {
                     serde_json::from_str(text).map_err(|e| DeclarationError::Syntax {
                         file: file.to_owned(),
                         syntax: "JSON",
-                        line: e.line(),
-                        column: e.column(),
+                        // serde_json says column 0 for an error at a line's end (a newline
+                        // inside a string), and line 0 for none; the reader's count from 1.
+                        line: e.line().max(1),
+                        column: e.column().max(1),
                         message: e.to_string(),
                     })?;
                 from_value(value, file, &json_tool_lines(text))?
@@ -336,4 +338,23 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `tools_xml` fuzz target: a newline inside a string was reported at column 0.
+    #[test]
+    fn a_json_syntax_error_at_a_line_end_is_at_column_1_or_more() {
+        let text = "{\"tools\": [\n{\"name\": \"a\nb\"}]}";
+        let err = ToolDeclarations::parse(text, DeclarationFormat::Json, "t.json").unwrap_err();
+        match &err {
+            DeclarationError::Syntax { line, column, .. } => {
+                assert_eq!((*line, *column), (3, 1), "{err}")
+            }
+            other => panic!("not a syntax error: {other:?}"),
+        }
+        assert!(err.to_string().starts_with("t.json:3:1: malformed JSON"), "{err}");
+    }
 }
