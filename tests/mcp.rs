@@ -653,7 +653,10 @@ async fn a_connection_cut_mid_call_fails_the_call_naming_the_server_and_the_exec
         .unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
     assert!(err.to_string().contains("in-process shop"), "{err}");
-    let out = local.execute("local.echo", json!({ "a": 1 })).await.unwrap();
+    let out = local
+        .execute("local.echo", json!({ "a": 1 }))
+        .await
+        .unwrap();
     let echoed: Value = serde_json::from_str(&out.to_text()).unwrap();
     assert_eq!(echoed, json!({ "a": 1 }));
 }

@@ -59,7 +59,9 @@ impl Expected {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-            Ok(JsonRpcMessage::Request(request)) => self.exact.entry(request.id).or_default().0 += 1,
+            Ok(JsonRpcMessage::Request(request)) => {
+                self.exact.entry(request.id).or_default().0 += 1
+            }
             Ok(JsonRpcMessage::Notification(notification)) => {
                 let value = serde_json::to_value(&notification).unwrap_or_default();
                 if value["method"] == "notifications/cancelled" {
@@ -194,14 +196,19 @@ async fn run(data: &[u8]) {
     );
     let mentions_last = junk.windows(LAST.len()).any(|w| w == LAST.as_bytes());
     if !mentions_last {
-        let listed = listed.take().expect("the tools/list after the junk is answered");
+        let listed = listed
+            .take()
+            .expect("the tools/list after the junk is answered");
         let names: Vec<&str> = listed["result"]["tools"]
             .as_array()
             .unwrap_or_else(|| panic!("tools/list after the junk failed: {listed}"))
             .iter()
             .filter_map(|t| t["name"].as_str())
             .collect();
-        assert!(names.contains(&"exact") && names.contains(&"dynamic"), "{names:?}");
+        assert!(
+            names.contains(&"exact") && names.contains(&"dynamic"),
+            "{names:?}"
+        );
     }
 
     // The client goes: the server ends, and answers nothing twice meanwhile.

@@ -45,7 +45,9 @@ fn cut(body: &[u8], seed: u8) -> Vec<&[u8]> {
 }
 
 fn check(events: &[Result<ModelEvent, ModelError>]) {
-    let (last, before) = events.split_last().expect("a stream always ends with an event");
+    let (last, before) = events
+        .split_last()
+        .expect("a stream always ends with an event");
     for event in before {
         assert!(
             matches!(event, Ok(ModelEvent::TextDelta(_))),
@@ -72,7 +74,10 @@ fuzz_target!(|data: &[u8]| {
     let whole = stream_events(api, aliases.clone(), [body]);
     check(&whole);
     let pieces = stream_events(api, aliases.clone(), cut(body, *seed));
-    assert_eq!(pieces, whole, "cut at other points, the body gave other events");
+    assert_eq!(
+        pieces, whole,
+        "cut at other points, the body gave other events"
+    );
     if body.len() <= BYTE_BY_BYTE {
         let bytes = stream_events(api, aliases.clone(), body.chunks(1));
         assert_eq!(bytes, whole, "a byte at a time, the body gave other events");

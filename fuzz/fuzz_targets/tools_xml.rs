@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(declared) => declared,
         Err(error) => {
             let message = error.to_string();
-            assert!(message.starts_with(FILE), "the error names no file: {message}");
+            assert!(
+                message.starts_with(FILE),
+                "the error names no file: {message}"
+            );
             if let DeclarationError::Syntax { line, column, .. } = &error {
                 let lines = text.split('\n').count();
                 assert!(
@@ -40,14 +43,21 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     for tool in &declared.tools {
-        assert!(!tool.name.trim().is_empty(), "a tool without a name was accepted");
+        assert!(
+            !tool.name.trim().is_empty(),
+            "a tool without a name was accepted"
+        );
         assert_eq!(tool.origin.file.as_deref(), Some(FILE), "{}", tool.origin);
         let _ = serde_json::to_string(tool).expect("a declaration serializes");
     }
     for warning in &declared.warnings {
         assert!(warning.to_string().starts_with(FILE), "{warning}");
     }
-    let types: Vec<String> = declared.tools.iter().map(|t| t.schema_type.clone()).collect();
+    let types: Vec<String> = declared
+        .tools
+        .iter()
+        .map(|t| t.schema_type.clone())
+        .collect();
     let enabled = declared.enabled().count();
     let router = Router::builder(ScriptedModel::new())
         .declarations(declared)

@@ -416,11 +416,10 @@ async fn a_server_process_killed_mid_call_fails_the_call_naming_it() {
             .unwrap();
         assert!(killed.success(), "kill {pid}");
     };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(30), async {
-        tokio::join!(call, kill)
-    })
-    .await
-    .expect("the call still waits for a server that was killed");
+    let (result, ()) =
+        tokio::time::timeout(Duration::from_secs(30), async { tokio::join!(call, kill) })
+            .await
+            .expect("the call still waits for a server that was killed");
     let _ = std::fs::remove_file(&pid_file);
     let err = result.unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");

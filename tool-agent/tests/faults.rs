@@ -89,9 +89,10 @@ async fn read_request(socket: &mut tokio::net::TcpStream) {
 async fn streamed_failure(model: OpenAiChatModel) -> (Vec<String>, RunFailure) {
     let runner = Agent::builder(model).build();
     let options = RunOptions::default();
-    let events: Vec<RunEvent> = tokio::time::timeout(STUCK, runner.run_stream("hi", &options).collect())
-        .await
-        .expect("the run is stuck");
+    let events: Vec<RunEvent> =
+        tokio::time::timeout(STUCK, runner.run_stream("hi", &options).collect())
+            .await
+            .expect("the run is stuck");
     let mut deltas = Vec::new();
     let mut finished = None;
     for event in events {
@@ -134,35 +135,53 @@ async fn an_endpoint_that_never_answers_is_a_transport_error_after_the_timeout_a
 
 #[tokio::test]
 async fn a_streamed_request_answered_with_5xx_is_retried_then_streamed() {
-    let failing = |status| Canned::Answer(status, Vec::new(), json!({ "error": { "message": "busy" } }));
+    let failing = |status| {
+        Canned::Answer(
+            status,
+            Vec::new(),
+            json!({ "error": { "message": "busy" } }),
+        )
+    };
     let stream = Canned::Events(format!("{HELLO}data: {{\"choices\":[{{\"delta\":{{\"content\":\"lo\"}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n"));
     let (mock, base_url) = serve(vec![failing(500), failing(502), stream]).await;
     let runner = Agent::builder(model(&base_url, reqwest::Client::new(), 2)).build();
     let options = RunOptions::default();
-    let events: Vec<RunEvent> = tokio::time::timeout(STUCK, runner.run_stream("hi", &options).collect())
-        .await
-        .expect("the run is stuck");
+    let events: Vec<RunEvent> =
+        tokio::time::timeout(STUCK, runner.run_stream("hi", &options).collect())
+            .await
+            .expect("the run is stuck");
     let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
         panic!("the last event is Finished");
     };
     assert_eq!(result.unwrap().text, "Hello");
-    assert_eq!(mock.seen.lock().unwrap().len(), 3, "two refusals, then the stream");
+    assert_eq!(
+        mock.seen.lock().unwrap().len(),
+        3,
+        "two refusals, then the stream"
+    );
 }
 
 #[tokio::test]
 async fn a_streamed_request_refused_past_the_retries_is_a_status_error_with_the_message() {
-    let failing = || Canned::Answer(503, Vec::new(), json!({ "error": { "message": "overloaded" } }));
+    let failing = || {
+        Canned::Answer(
+            503,
+            Vec::new(),
+            json!({ "error": { "message": "overloaded" } }),
+        )
+    };
     let (mock, base_url) = serve(vec![failing(), failing()]).await;
     let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 1)).await;
     assert!(deltas.is_empty(), "{deltas:?}");
     match failure {
         RunFailure::Model {
-            error: ModelError::Status {
-                status: 503,
-                attempts: 2,
-                message,
-                ..
-            },
+            error:
+                ModelError::Status {
+                    status: 503,
+                    attempts: 2,
+                    message,
+                    ..
+                },
             ..
         } => assert_eq!(message, "overloaded"),
         other => panic!("unexpected: {other:?}"),
@@ -190,7 +209,11 @@ async fn a_stream_that_stalls_mid_answer_is_a_transport_error_after_the_read_tim
         } => assert!(message.starts_with("the stream broke"), "{message}"),
         other => panic!("unexpected: {other:?}"),
     }
-    assert_eq!(requests.load(Ordering::SeqCst), 1, "a stream begun is not retried");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "a stream begun is not retried"
+    );
 }
 
 #[tokio::test]
@@ -208,5 +231,9 @@ async fn a_stream_cut_by_the_connection_is_a_transport_error() {
         } => assert!(message.starts_with("the stream broke"), "{message}"),
         other => panic!("unexpected: {other:?}"),
     }
-    assert_eq!(requests.load(Ordering::SeqCst), 1, "a stream begun is not retried");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "a stream begun is not retried"
+    );
 }

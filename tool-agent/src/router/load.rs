@@ -355,6 +355,9 @@ mod tests {
             }
             other => panic!("not a syntax error: {other:?}"),
         }
-        assert!(err.to_string().starts_with("t.json:3:1: malformed JSON"), "{err}");
+        assert!(
+            err.to_string().starts_with("t.json:3:1: malformed JSON"),
+            "{err}"
+        );
     }
 }
