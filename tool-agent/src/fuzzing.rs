@@ -105,6 +105,24 @@ mod tests {
         assert_eq!(one_by_one, whole);
     }
 
+    /// Found by the `sse_assembler` fuzz target: an error dropped the text deltas read before
+    /// it in the same piece of the body, but not those of an earlier piece.
+    #[test]
+    fn text_before_an_error_is_given_however_the_body_is_cut() {
+        let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"Let me\"}}]}\n\ndata: {oops}\n\n";
+        let whole = stream_events(StreamApi::OpenAiChat, Aliases::default(), [&body[..]]);
+        match whole.as_slice() {
+            [Ok(ModelEvent::TextDelta(text)), Err(ModelError::Malformed { .. })] => {
+                assert_eq!(text, "Let me")
+            }
+            other => panic!("{other:?}"),
+        }
+        let first_line_end = body.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+        let (a, b) = body.split_at(first_line_end);
+        let cut = stream_events(StreamApi::OpenAiChat, Aliases::default(), [a, b]);
+        assert_eq!(cut, whole);
+    }
+
     #[test]
     fn a_payload_that_is_not_json_ends_the_stream_with_an_error() {
         for api in StreamApi::ALL {

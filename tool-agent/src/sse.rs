@@ -120,10 +120,10 @@ impl<'a> EventReader<'a> {
         self.over
     }
 
-    /// Ends the stream with `error`, dropping what was not given yet.
+    /// Ends the stream with `error`, after what was read before it: the events given are the
+    /// same whether the body came in one piece or many.
     pub(crate) fn fail(&mut self, error: ModelError) {
         self.over = true;
-        self.ready.clear();
         self.ready.push_back(Err(error));
     }
 
