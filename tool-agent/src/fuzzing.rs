@@ -109,7 +109,8 @@ mod tests {
     /// it in the same piece of the body, but not those of an earlier piece.
     #[test]
     fn text_before_an_error_is_given_however_the_body_is_cut() {
-        let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"Let me\"}}]}\n\ndata: {oops}\n\n";
+        let body =
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"Let me\"}}]}\n\ndata: {oops}\n\n";
         let whole = stream_events(StreamApi::OpenAiChat, Aliases::default(), [&body[..]]);
         match whole.as_slice() {
             [Ok(ModelEvent::TextDelta(text)), Err(ModelError::Malformed { .. })] => {
