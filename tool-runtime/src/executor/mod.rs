@@ -18,7 +18,7 @@ pub use added::{AddedTool, IntoTool};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
-use crate::arguments::ArgumentValidator;
+use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::arguments::{Arguments, IntoArguments, RawArguments};
 use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
@@ -53,7 +53,7 @@ struct Inner {
     index: NameIndex,
     services: Arc<Services>,
     default_timeout: Option<Duration>,
-    max_argument_bytes: usize,
+    argument_limits: ArgumentLimits,
 }
 
 pub(crate) struct Entry {
@@ -174,7 +174,7 @@ impl Executor {
             &entry.schema,
             &entry.spec.parameters,
             args,
-            self.inner.max_argument_bytes,
+            self.inner.argument_limits,
         )
     }
 
@@ -356,7 +356,7 @@ impl Executor {
             &entry.spec.name,
             &entry.schema,
             &entry.spec.parameters,
-            self.inner.max_argument_bytes,
+            self.inner.argument_limits,
         )
     }
 
