@@ -8,7 +8,8 @@ use std::sync::Arc;
 ///
 /// Set them with [`CallOptions::with_extension`](crate::CallOptions::with_extension); a tool reads
 /// them with [`ToolContext::extension`](crate::ToolContext::extension), whether it runs in place,
-/// on the blocking pool or in a task it spawned with a [`ToolContext::to_static`] copy. Unlike
+/// on the blocking pool or in a task it spawned with a
+/// [`ToolContext::to_static`](crate::ToolContext::to_static) copy. Unlike
 /// [`Services`](crate::Services), which are given once to the executor, extensions belong to
 /// one call (or one batch of calls).
 ///
