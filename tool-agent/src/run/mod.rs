@@ -349,7 +349,7 @@ impl<'a> Run<'a> {
 
     /// What runs the calls of this run.
     fn calls(&self) -> Calls<'_> {
-        let mut options = CallOptions::default();
+        let mut options = CallOptions::default().with_extension(self.scope.clone());
         options.cancellation = self.options.cancellation.clone();
         Calls {
             executor: self.agent.executor.as_ref(),
