@@ -183,7 +183,7 @@ impl<'a> Run<'a> {
 
     /// The number of the next step, counting those before an interruption.
     fn step_number(&self) -> usize {
-        self.first_step + self.steps.len()
+        self.first_step.saturating_add(self.steps.len())
     }
 
     async fn go(mut self) -> Result<RunResult, RunError> {
