@@ -55,6 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .catalog_file(dir.join("tools.jsonl")) // declared tools: listed and validated
         .default_timeout(Duration::from_secs(30))
         .max_argument_bytes(1 << 20) // the default: 1 MiB
+        .max_argument_depth(32) // arrays and objects nest fewer than 32 levels (default 128)
         .require_all_services() // a tool whose service is missing is a build error
         .build()?;
 

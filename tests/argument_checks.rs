@@ -278,6 +278,62 @@ fn a_very_deep_value_for_a_dynamic_tool_is_refused() {
 }
 
 #[test]
+fn a_lower_nesting_limit_is_kept_from_text_and_value_in_every_stage() {
+    let echo = DynamicTool::new(
+        "echo",
+        "Echoes",
+        json!({ "type": "object", "properties": { "v": {} } }),
+        |args, _ctx| async move { Ok(ToolOutput::json(args)) },
+    );
+    let exec = Executor::builder()
+        .tool(echo)
+        .max_argument_depth(4)
+        .build()
+        .expect("builds");
+    // Three levels (the arguments object, then two) pass; four do not, whatever the stage.
+    let cases = [
+        ("keep_value", json!({"v": [[]]}), json!({"v": [[[]]]})),
+        ("keep_values", json!({"v": [[]]}), json!({"v": [[[]]]})),
+        (
+            "keep_note",
+            json!({"note": {"title": "t", "body": []}}),
+            json!({"note": {"title": "t", "body": [[]]}}),
+        ),
+        ("small", json!({"x": 1}), json!({"x": 1, "junk": [[[]]]})),
+        ("echo", json!({"v": [[]]}), json!({"v": [[[]]]})),
+    ];
+    for (tool, fits, deep) in cases {
+        assert!(
+            block_on(exec.execute(tool, fits.to_string())).is_ok(),
+            "{tool}: {fits}"
+        );
+        assert!(
+            block_on(exec.execute(tool, &fits)).is_ok(),
+            "{tool}: {fits}"
+        );
+        let from_text = block_on(exec.execute(tool, deep.to_string())).unwrap_err();
+        let from_value = block_on(exec.execute(tool, &deep)).unwrap_err();
+        let validated = exec.validate(tool, &deep).unwrap_err();
+        for err in [&from_text, &from_value, &validated] {
+            let text = err.to_model_text();
+            assert!(
+                text.contains("fewer than 4") && text.contains("max_argument_depth"),
+                "{tool}: {text}"
+            );
+        }
+        assert_eq!(from_text.to_string(), from_value.to_string(), "{tool}");
+    }
+    // A setting past what text allows acts as the most there is.
+    let exec = Executor::builder()
+        .max_argument_depth(1_000)
+        .build()
+        .expect("builds");
+    let args = object("v", nested_arrays(127));
+    let err = block_on(exec.execute("keep_value", args.to_string())).unwrap_err();
+    assert!(err.to_model_text().contains("fewer than 128"), "{err}");
+}
+
+#[test]
 fn deep_text_is_refused_naming_the_limit() {
     let exec = executor();
     let text = format!("{{\"v\": {}{}}}", "[".repeat(5_000), "]".repeat(5_000));

@@ -245,7 +245,9 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
     let usage = Usage {
         requests: 1,
         // Anthropic counts cached and newly cached input apart from `input_tokens`.
-        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        input_tokens: count("input_tokens")
+            .saturating_add(cached)
+            .saturating_add(count("cache_creation_input_tokens")),
         output_tokens: count("output_tokens"),
         cached_input_tokens: cached,
         reasoning_tokens: 0,
@@ -330,8 +332,9 @@ impl Decoder for Streamed {
                         .unwrap_or(0)
                 };
                 let cached = count("cache_read_input_tokens");
-                self.usage.input_tokens =
-                    count("input_tokens") + cached + count("cache_creation_input_tokens");
+                self.usage.input_tokens = count("input_tokens")
+                    .saturating_add(cached)
+                    .saturating_add(count("cache_creation_input_tokens"));
                 self.usage.cached_input_tokens = cached;
             }
             Some("content_block_start") => {

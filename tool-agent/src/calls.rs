@@ -19,7 +19,7 @@ use crate::result::CallRecord;
 pub(crate) struct Calls<'a> {
     pub executor: Option<&'a Executor>,
     pub offered: &'a OfferedTools,
-    /// The run's cancellation token, for every call.
+    /// The run's cancellation token and its invocation scope (an extension), for every call.
     pub options: CallOptions,
     /// Calls run at once, at least 1.
     pub concurrency: usize,

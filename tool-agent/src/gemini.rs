@@ -391,7 +391,7 @@ fn usage(answer: &Value) -> Usage {
     Usage {
         requests: 1,
         input_tokens: count("promptTokenCount"),
-        output_tokens: count("candidatesTokenCount") + thoughts,
+        output_tokens: count("candidatesTokenCount").saturating_add(thoughts),
         cached_input_tokens: count("cachedContentTokenCount"),
         reasoning_tokens: thoughts,
     }

@@ -172,7 +172,7 @@ impl JsonPost<'_> {
     pub(crate) async fn send(&self) -> Result<Value, ModelError> {
         self.with_retries(|response: reqwest::Response| async move {
             let status = response.status().as_u16();
-            let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+            let body = read_body(response).await?;
             serde_json::from_slice(&body)
                 .map_err(|e| format!("the answer (HTTP {status}) is not JSON: {e}"))
         })
@@ -229,7 +229,13 @@ impl JsonPost<'_> {
                 wait_ms = wait.as_millis() as u64,
                 "model request failed, retrying: {error}"
             );
-            tokio::time::sleep(wait).await;
+            match crate::timer::sleep(wait) {
+                Ok(sleep) => sleep.await,
+                Err(why) => {
+                    tracing::warn!(provider = self.provider, "cannot wait to retry: {why}");
+                    return Err(error);
+                }
+            }
         }
     }
 
@@ -253,13 +259,31 @@ impl JsonPost<'_> {
             return read(response).await.map(Ok);
         }
         let retry_after = retry_after(response.headers());
-        let body = response.bytes().await.map_err(|e| error_chain(&e))?;
+        let body = read_body(response).await?;
         Ok(Err(Refused {
             status,
-            body: body.to_vec(),
+            body,
             retry_after,
         }))
     }
+}
+
+/// The most an answer's body may hold: `ResponseLimits::bytes`' default, 16 MiB. A larger body
+/// is refused as it arrives, before it is all held.
+pub(crate) const MAX_ANSWER_BYTES: usize = tool_core::provider::DEFAULT_RESPONSE_BYTES;
+
+/// A response's whole body, refused once it passes [`MAX_ANSWER_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(format!(
+                "the answer is larger than {MAX_ANSWER_BYTES} bytes (the default of ResponseLimits::bytes); nothing more was read"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// An answer with a status other than 2xx.

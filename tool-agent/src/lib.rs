@@ -50,6 +50,7 @@ mod scope;
 mod scripted;
 mod sse;
 mod structured;
+mod timer;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;

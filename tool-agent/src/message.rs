@@ -91,17 +91,20 @@ pub struct Usage {
 impl Usage {
     /// Input and output tokens together.
     pub fn total_tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 }
 
 impl AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
-        self.requests += other.requests;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        // Counts come from the provider: a wrong one saturates rather than overflowing.
+        self.requests = self.requests.saturating_add(other.requests);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
@@ -176,5 +179,19 @@ mod tests {
         assert_eq!(sum.cached_input_tokens, 4);
         assert_eq!(sum.reasoning_tokens, 2);
         assert_eq!(sum.total_tokens(), 30);
+    }
+
+    #[test]
+    fn usage_from_a_provider_near_u64_max_saturates() {
+        let huge = Usage {
+            requests: 1,
+            input_tokens: u64::MAX,
+            output_tokens: u64::MAX - 1,
+            cached_input_tokens: u64::MAX,
+            reasoning_tokens: 0,
+        };
+        let sum = huge + huge;
+        assert_eq!(sum.input_tokens, u64::MAX);
+        assert_eq!(sum.total_tokens(), u64::MAX);
     }
 }

@@ -33,7 +33,7 @@ impl RepeatGuard {
     pub(crate) fn check(&mut self, call: &ToolCall, limit: usize) -> Verdict {
         let key = key(call);
         if self.last.as_ref() == Some(&key) {
-            self.times += 1;
+            self.times = self.times.saturating_add(1);
         } else {
             self.last = Some(key);
             self.times = 1;

@@ -1,11 +1,14 @@
 //! The invocation scope: what the calls of one run share (the run's context, typed items,
-//! references and their counter), reachable from any tool of the run without passing it down.
+//! references and their counter), reachable from any tool of the run through its context or
+//! ambiently, without passing it down.
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tool_runtime::ToolContext;
 
 use crate::citations::Reference;
 use crate::context::RunContext;
@@ -17,21 +20,37 @@ tokio::task_local! {
 /// What the calls of one run share. Each run begins its own; the calls of a run, however many
 /// run at once, see that one, and other runs never do.
 ///
-/// A tool reaches it with [`InvocationScope::current`] while it runs on the run's task: an
-/// `async` tool, a dynamic tool, or a sync tool without a time limit. A sync tool with its own
-/// time limit runs on tokio's blocking pool, and a task a tool spawns is another task: neither
-/// sees the scope (pass it along: it is cheap to clone).
+/// A tool reaches it two ways:
+///
+/// - through its context, [`InvocationScope::of`]`(ctx)`: the run attaches its scope to every
+///   call as an extension ([`ToolContext::extension`]), so every kind of tool finds it: an
+///   `async` or dynamic tool, a sync tool with its own time limit (run on tokio's blocking
+///   pool), and a task the tool spawns with a [`ToolContext::to_static`] copy of its context;
+/// - ambiently, [`InvocationScope::current`], while the tool runs on the run's task (a
+///   `tokio::task_local!`): not on the blocking pool, nor in a spawned task.
+///
+/// Prefer the first; the second is for code that has no context at hand. Either way it is
+/// cheap to clone: clones share one scope.
 ///
 /// ```
 /// use tool_agent::InvocationScope;
 /// use tool_agent::citations::Reference;
+/// use tool_runtime::ToolContext;
 ///
-/// // In a tool:
-/// if let Some(scope) = InvocationScope::current() {
-///     let n = scope.add_reference(Reference { title: "Q3 report".into(), link: None });
-///     // ... and the tool's output cites it as [doc:n].
-///     # let _ = n;
+/// fn cite(ctx: &ToolContext<'_>) -> String {
+///     match InvocationScope::of(ctx) {
+///         Some(scope) => {
+///             let n = scope.add_reference(Reference { title: "Q3 report".into(), link: None });
+///             format!("Revenue grew 4% [doc:{n}].")
+///         }
+///         None => "Revenue grew 4%.".into(),
+///     }
 /// }
+///
+/// let scope = InvocationScope::default();
+/// let ctx = ToolContext::detached("cite").with_extension(scope.clone());
+/// assert_eq!(cite(&ctx), "Revenue grew 4% [doc:1].");
+/// assert_eq!(scope.references()[&1].title, "Q3 report");
 /// ```
 #[derive(Clone, Default)]
 pub struct InvocationScope {
@@ -57,7 +76,16 @@ impl InvocationScope {
         }
     }
 
-    /// The scope of the run the calling task belongs to, if any.
+    /// The scope of the run this call belongs to: the one attached to the call's context, else
+    /// the ambient one ([`InvocationScope::current`]); `None` outside a run.
+    pub fn of(ctx: &ToolContext<'_>) -> Option<InvocationScope> {
+        ctx.extension::<InvocationScope>()
+            .cloned()
+            .or_else(InvocationScope::current)
+    }
+
+    /// The scope of the run the calling task belongs to, if any. It is not seen on tokio's
+    /// blocking pool nor in a task the tool spawned: [`InvocationScope::of`] is.
     pub fn current() -> Option<InvocationScope> {
         SCOPE.try_with(InvocationScope::clone).ok()
     }
@@ -121,6 +149,31 @@ impl std::fmt::Debug for InvocationScope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn of_prefers_the_contexts_scope_to_the_ambient_one() {
+        let ctx = ToolContext::detached("t");
+        assert!(
+            InvocationScope::of(&ctx).is_none(),
+            "no scope outside a run"
+        );
+        let attached = InvocationScope::new(RunContext::new().with(1u8));
+        let ambient = InvocationScope::new(RunContext::new().with(2u8));
+        let with_scope = ctx.clone().with_extension(attached);
+        fn seen(ctx: &ToolContext<'_>) -> Option<u8> {
+            InvocationScope::of(ctx).and_then(|s| s.context().get::<u8>().copied())
+        }
+        ambient
+            .enter(async {
+                assert_eq!(seen(&with_scope), Some(1));
+                assert_eq!(
+                    seen(&ctx),
+                    Some(2),
+                    "the ambient one, without an attached one"
+                );
+            })
+            .await;
+    }
 
     #[tokio::test]
     async fn current_is_the_entered_scope_and_none_outside() {

@@ -217,6 +217,25 @@ async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
 }
 
 #[tokio::test]
+async fn an_answer_over_16_mib_is_refused_naming_the_limit() {
+    let huge = json!({ "padding": "x".repeat(17 << 20) });
+    let (_mock, base_url) = serve(vec![ok(huge.clone()), ok(huge)]).await;
+    let model = model(&base_url).with_retry(fast_retries(1));
+    let err = Agent::builder(model)
+        .build()
+        .run("hello", &RunOptions::default())
+        .await
+        .unwrap_err();
+    match &err.failure {
+        RunFailure::Model {
+            error: ModelError::Transport { message, .. },
+            ..
+        } => assert!(message.contains("larger than 16777216 bytes"), "{message}"),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn cancelling_the_run_ends_the_http_request() {
     let (mock, base_url) = serve(vec![Canned::Hang]).await;
     let runner = Agent::builder(model(&base_url)).build();

@@ -114,6 +114,20 @@ pub enum SchemaError {
         /// The ref as written.
         reference: String,
     },
+    /// A ref within the schema leads nowhere: not a JSON pointer to a place in the schema nor
+    /// an anchor defined in it.
+    #[error("`$ref` to `{reference}` does not resolve within the schema; refs are JSON pointers from the root (`#/$defs/A`) or anchors defined in it (`#A`)")]
+    RefUnresolved {
+        /// The ref as written.
+        reference: String,
+    },
+    /// A subschema has its own `$id` beside refs: the validator would resolve refs under it
+    /// against that `$id`, which the checks on refs do not follow.
+    #[error("a subschema has its own `$id` ({id}) in a schema with refs; refs are resolved against the root here, so remove the nested `$id`")]
+    NestedId {
+        /// The nested `$id`, as JSON.
+        id: String,
+    },
 }
 
 /// Calls `visit` on every immediate subschema of `schema` (not on `schema` itself).

@@ -223,6 +223,7 @@ impl McpServer {
             cancellation: Some(context.ct),
             progress,
             log,
+            ..CallOptions::default()
         };
         match self.exec.execute_with(name, args, &options).await {
             Ok(output) => Ok(result_from_output(output)),

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::extensions::{self, Extensions};
 use crate::log_level::{LogLevel, LogSink};
 
 /// Values provided to an executor, found by type: the services whose methods are tools, and
@@ -83,6 +84,8 @@ struct Refs<'a> {
     progress: Option<&'a ProgressSink>,
     /// Where log messages go, when the caller wants them.
     log: Option<&'a LogSink>,
+    /// What the caller attached to the call, when it attached anything.
+    extensions: Option<&'a Extensions>,
 }
 
 #[derive(Clone)]
@@ -93,6 +96,7 @@ struct Owned {
     services: Arc<Services>,
     progress: Option<ProgressSink>,
     log: Option<LogSink>,
+    extensions: Extensions,
 }
 
 /// Where a call's progress reports go, given by the caller in `CallOptions::with_progress` (an
@@ -122,6 +126,7 @@ impl Parts<'_> {
                 services: &owned.services,
                 progress: owned.progress.as_ref(),
                 log: owned.log.as_ref(),
+                extensions: Some(&owned.extensions),
             },
         }
     }
@@ -136,6 +141,7 @@ impl Refs<'_> {
             services: Arc::clone(self.services),
             progress: self.progress.cloned(),
             log: self.log.cloned(),
+            extensions: self.extensions.cloned().unwrap_or_default(),
         }
     }
 }
@@ -149,6 +155,7 @@ impl<'a> ToolContext<'a> {
         services: &'a Arc<Services>,
         progress: Option<&'a ProgressSink>,
         log: Option<&'a LogSink>,
+        extensions: Option<&'a Extensions>,
     ) -> Self {
         ToolContext {
             parts: Parts::Borrowed(Refs {
@@ -158,6 +165,7 @@ impl<'a> ToolContext<'a> {
                 services,
                 progress,
                 log,
+                extensions,
             }),
             own_token: OnceLock::new(),
         }
@@ -257,6 +265,30 @@ impl<'a> ToolContext<'a> {
     pub fn wants_log(&self) -> bool {
         self.parts.refs().log.is_some()
     }
+
+    /// The value of type `T` the caller attached to this call
+    /// ([`CallOptions::with_extension`](crate::CallOptions::with_extension)), if it attached one.
+    ///
+    /// It is the same value in every kind of tool: one that runs in place, a sync tool with a
+    /// time limit on the blocking pool, a dynamic tool, and a task the tool spawned with a
+    /// [`ToolContext::to_static`] copy.
+    ///
+    /// ```
+    /// # use tool_runtime::ToolContext;
+    /// struct UserId(u64);
+    ///
+    /// let ctx = ToolContext::detached("orders").with_extension(UserId(42));
+    /// assert_eq!(ctx.extension::<UserId>().map(|u| u.0), Some(42));
+    /// assert!(ctx.extension::<String>().is_none());
+    /// ```
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.parts.refs().extensions?.get::<T>()
+    }
+
+    /// Everything the caller attached to this call (empty when it attached nothing).
+    pub fn extensions(&self) -> &Extensions {
+        self.parts.refs().extensions.unwrap_or(&extensions::EMPTY)
+    }
 }
 
 impl ToolContext<'static> {
@@ -275,6 +307,7 @@ impl ToolContext<'static> {
                 services,
                 progress: None,
                 log: None,
+                extensions: Extensions::new(),
             }),
             own_token: OnceLock::new(),
         }
@@ -283,6 +316,16 @@ impl ToolContext<'static> {
     /// A context for calling tool code directly, outside an executor (tests, converters).
     pub fn detached(tool_name: &str) -> Self {
         ToolContext::owned(tool_name.into(), None, None, Arc::default())
+    }
+
+    /// The same context with `value` attached, as a caller attaches it with
+    /// [`CallOptions::with_extension`](crate::CallOptions::with_extension): for calling tool code
+    /// directly (tests). It replaces any earlier value of the same type.
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        if let Parts::Owned(owned) = &mut self.parts {
+            owned.extensions.insert(value);
+        }
+        self
     }
 }
 
@@ -307,7 +350,18 @@ mod tests {
         let mut services = Services::default();
         services.insert(Arc::new(42u32));
         let services = Arc::new(services);
-        let borrowed = ToolContext::borrowed(&name, Some(&id), Some(&token), &services, None, None);
+        let mut extensions = Extensions::new();
+        extensions.insert(String::from("attached"));
+        let borrowed = ToolContext::borrowed(
+            &name,
+            Some(&id),
+            Some(&token),
+            &services,
+            None,
+            None,
+            Some(&extensions),
+        );
+        assert_eq!(borrowed.extension::<String>().unwrap(), "attached");
         let kept = borrowed.to_static();
         drop(borrowed);
         assert_eq!(
@@ -315,9 +369,25 @@ mod tests {
             ("weather", Some("call_1"))
         );
         assert_eq!(kept.service::<u32>(), Some(&42));
+        drop(extensions);
+        assert_eq!(
+            kept.extension::<String>().map(String::as_str),
+            Some("attached"),
+            "the static copy keeps the caller's extensions"
+        );
+        assert!(kept.extension::<u32>().is_none());
         assert!(!kept.is_cancelled());
         token.cancel();
         assert!(kept.is_cancelled() && kept.cancellation_token().is_cancelled());
+    }
+
+    #[test]
+    fn a_context_without_extensions_shows_none() {
+        let ctx = ToolContext::detached("t");
+        assert!(ctx.extensions().is_empty() && ctx.extension::<String>().is_none());
+        let ctx = ctx.with_extension(3u8).with_extension(4u8);
+        assert_eq!(ctx.extension::<u8>(), Some(&4));
+        assert_eq!(ctx.to_static().extension::<u8>(), Some(&4));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod context;
 mod converter;
 mod dynamic;
 mod executor;
+mod extensions;
 mod guard;
 mod log_level;
 #[doc(hidden)]
@@ -29,6 +30,7 @@ pub use executor::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder, IntoTool,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
+pub use extensions::Extensions;
 pub use log_level::{LogLevel, LogSink};
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;

@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
 use crate::message::{Message, Usage};
-use crate::model::ModelRequest;
+use crate::model::{ModelError, ModelRequest};
 use crate::router::answer::read_answer;
 use crate::router::cache::Cached;
 use crate::router::prompt::RouteRequest;
@@ -195,7 +195,10 @@ impl Router {
         request.response_format = Some(prepared.format.clone());
         request.temperature = Some(0.0);
         let limit = self.settings.evaluation_timeout;
-        let answer = tokio::time::timeout(limit, self.model.respond(&request)).await;
+        let answer = match crate::timer::timeout(limit, self.model.respond(&request)) {
+            Ok(timed) => timed.await,
+            Err(why) => Ok(Err(ModelError::Setup(why))),
+        };
         let fail = |error: String| Evaluation {
             score: 0,
             params: Map::new(),

@@ -249,12 +249,15 @@ fn non_empty(text: String) -> Option<String> {
 /// The text without the blank lines around it and without the indentation its lines share
 /// (the first line, often on the tag's line, is left out of the count).
 pub(crate) fn dedent(text: &str) -> String {
+    // Indentation is ASCII spaces and tabs, one byte each: a cut never lands inside a
+    // character, whatever other whitespace a line starts with.
+    let indentation = |line: &str| line.len() - line.trim_start_matches([' ', '\t']).len();
     let lines: Vec<&str> = text.trim_matches(['\n', '\r']).lines().collect();
     let indent = lines
         .iter()
         .skip(1)
         .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
+        .map(|l| indentation(l))
         .min()
         .unwrap_or(0);
     let mut out: Vec<&str> = Vec::with_capacity(lines.len());
@@ -262,8 +265,7 @@ pub(crate) fn dedent(text: &str) -> String {
         let cut = if i == 0 {
             line.trim_start()
         } else {
-            let spaces = line.len() - line.trim_start().len();
-            &line[spaces.min(indent)..]
+            &line[indentation(line).min(indent)..]
         };
         out.push(cut.trim_end());
     }
@@ -320,6 +322,15 @@ mod tests {
             dedent(text),
             "The user asked {request.query}.\n\n  - one\nScore it."
         );
+    }
+
+    #[test]
+    fn dedent_cuts_only_ascii_indentation_so_never_inside_a_character() {
+        // An ideographic space (3 bytes) and a no-break space (2 bytes) start lines indented
+        // less than two ASCII spaces' worth of bytes.
+        let text = "first\n  a\n\u{3000}b\n \u{a0}c";
+        assert_eq!(dedent(text), "first\n  a\n\u{3000}b\n \u{a0}c");
+        assert_eq!(dedent("x\n\t\ty\n\t\tz"), "x\ny\nz");
     }
 
     #[test]

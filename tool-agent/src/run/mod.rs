@@ -183,7 +183,7 @@ impl<'a> Run<'a> {
 
     /// The number of the next step, counting those before an interruption.
     fn step_number(&self) -> usize {
-        self.first_step + self.steps.len()
+        self.first_step.saturating_add(self.steps.len())
     }
 
     async fn go(mut self) -> Result<RunResult, RunError> {
@@ -349,7 +349,7 @@ impl<'a> Run<'a> {
 
     /// What runs the calls of this run.
     fn calls(&self) -> Calls<'_> {
-        let mut options = CallOptions::default();
+        let mut options = CallOptions::default().with_extension(self.scope.clone());
         options.cancellation = self.options.cancellation.clone();
         Calls {
             executor: self.agent.executor.as_ref(),

@@ -101,8 +101,13 @@ impl Api for Anthropic {
                     .rev()
                     .find(|r| id.is_some() && r.id.as_deref() == id.and_then(Value::as_str));
                 let result = match call {
+                    // The use block, then each result block, in one flat array however many
+                    // results name the same use.
                     Some(call) => {
-                        call.raw = json!([call.raw.clone(), block]);
+                        match &mut call.raw {
+                            Value::Array(blocks) => blocks.push(block.clone()),
+                            raw => *raw = json!([raw.take(), block]),
+                        }
                         call
                     }
                     None => {
@@ -466,6 +471,14 @@ mod tests {
             "$defs": { "Node": { "type": "object", "properties": { "kids": { "type": "array", "items": { "$ref": "#$/defs/Node" } } } } }
         });
         let err = anthropic_strict(&schema).unwrap_err();
+        assert!(err.to_string().contains("does not resolve"), "{err}");
+        // An anchor that does resolve is still not a pointer the profile can keep.
+        let anchored = json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#N" } },
+            "$defs": { "Node": { "$anchor": "N", "type": "string" } }
+        });
+        let err = anthropic_strict(&anchored).unwrap_err();
         assert!(
             err.to_string()
                 .contains("is not a JSON pointer into the schema"),
@@ -475,5 +488,19 @@ mod tests {
             let schema = json!({ "type": "object", "properties": { "a": { "$ref": reference } } });
             assert!(anthropic_strict(&schema).is_err(), "{reference}");
         }
+    }
+
+    #[test]
+    fn many_results_for_one_server_tool_use_stay_one_flat_array() {
+        let mut content = vec![
+            json!({ "type": "server_tool_use", "id": "x", "name": "web_search", "input": {} }),
+        ];
+        content.extend((0..20_000).map(
+            |_| json!({ "type": "web_search_tool_result", "tool_use_id": "x", "content": [] }),
+        ));
+        let response = json!({ "content": content });
+        let found = Anthropic.hosted_results(&response);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].raw.as_array().map(Vec::len), Some(20_001));
     }
 }

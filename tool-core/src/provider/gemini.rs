@@ -233,7 +233,7 @@ pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
         Value::Object(root) => root.shift_remove("$defs").unwrap_or(Value::Null),
         _ => Value::Null,
     };
-    transform(&mut out, "", &defs, &mut Vec::new())?;
+    transform(&mut out, "", &defs, &mut Vec::new(), 0)?;
     Ok(out)
 }
 
@@ -245,12 +245,23 @@ fn inexpressible(at: &str, why: &str) -> ProfileError {
     }
 }
 
+/// How deep the schema may nest once its refs are inlined: Gemini takes no refs, so a chain of
+/// them becomes nesting, which this walk (and the API) must stop somewhere.
+const INLINED_DEPTH: usize = 128;
+
 fn transform(
     node: &mut Value,
     at: &str,
     defs: &Value,
     stack: &mut Vec<String>,
+    depth: usize,
 ) -> Result<(), ProfileError> {
+    if depth >= INLINED_DEPTH {
+        return Err(inexpressible(
+            at,
+            &format!("with its refs inlined, the schema nests {INLINED_DEPTH} or more levels deep"),
+        ));
+    }
     if let Value::Bool(true) = node {
         *node = json!({});
     }
@@ -261,7 +272,17 @@ fn transform(
         ));
     };
     if let Some(Value::String(reference)) = map.shift_remove("$ref") {
-        let name = reference.rsplit('/').next().unwrap_or_default().to_owned();
+        // Only a definition of the root's `$defs`, by its plain name: what the schema limits
+        // measured is what is inlined.
+        let name = match reference.strip_prefix("#/$defs/") {
+            Some(name) if !name.contains(['/', '~', '%']) => name.to_owned(),
+            _ => {
+                return Err(inexpressible(
+                    at,
+                    &format!("`{reference}` is not a ref to a definition (`#/$defs/Name`)"),
+                ))
+            }
+        };
         if stack.contains(&name) {
             return Err(inexpressible(
                 at,
@@ -276,7 +297,7 @@ fn transform(
         };
         let mut inlined = def;
         stack.push(name);
-        transform(&mut inlined, at, defs, stack)?;
+        transform(&mut inlined, at, defs, stack, depth + 1)?;
         stack.pop();
         if let Value::Object(def_map) = inlined {
             for (k, v) in def_map {
@@ -329,15 +350,16 @@ fn transform(
                 &pointer_push(&pointer_push(at, "properties"), name),
                 defs,
                 stack,
+                depth + 1,
             )?;
         }
     }
     if let Some(items) = map.get_mut("items") {
-        transform(items, &pointer_push(at, "items"), defs, stack)?;
+        transform(items, &pointer_push(at, "items"), defs, stack, depth + 1)?;
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         for (i, sub) in branches.iter_mut().enumerate() {
-            transform(sub, &format!("{at}/anyOf/{i}"), defs, stack)?;
+            transform(sub, &format!("{at}/anyOf/{i}"), defs, stack, depth + 1)?;
         }
     }
     Ok(())
@@ -489,5 +511,30 @@ mod tests {
         });
         let err = gemini(&recursive).unwrap_err().to_string();
         assert!(err.contains("`N` is recursive"), "{err}");
+    }
+
+    #[test]
+    fn only_refs_to_root_definitions_are_inlined_and_a_long_chain_is_refused() {
+        // A ref into a nested `$defs` names the same last segment as a root definition: it is
+        // refused, never resolved to the root's.
+        let nested = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/L/$defs/d1" } },
+            "$defs": { "d1": { "type": "string" }, "L": { "$defs": { "d1": { "type": "integer" } } } }
+        });
+        let err = gemini(&nested).unwrap_err();
+        assert!(err.to_string().contains("#/$defs/Name"), "{err}");
+        // 100 definitions in a chain: within the schema limits, too deep once inlined.
+        let mut defs = serde_json::Map::new();
+        for i in 0..100 {
+            defs.insert(
+                format!("d{i}"),
+                json!({ "type": "object", "properties": { "next": { "$ref": format!("#/$defs/d{}", i + 1) } } }),
+            );
+        }
+        defs.insert("d100".into(), json!({ "type": "string" }));
+        let chain = json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/d0" } }, "$defs": defs });
+        let err = gemini(&chain).unwrap_err();
+        assert!(err.to_string().contains("levels deep"), "{err}");
     }
 }

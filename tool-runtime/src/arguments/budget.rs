@@ -10,10 +10,68 @@ use std::cell::Cell;
 
 use serde_json::{Number, Value};
 
-/// How deep arrays and objects may nest in arguments, the arguments object included: fewer
-/// than 128 levels, as `serde_json` allows in text. A value is held to the same limit, so that
-/// deserializing it cannot overflow the stack.
+/// How deep arrays and objects may nest in arguments, the arguments object included, at most:
+/// fewer than 128 levels, as `serde_json` allows in text. A value is held to the same limit, so
+/// that deserializing it cannot overflow the stack. The default, which an executor may lower
+/// ([`ArgumentLimits`]).
 pub(crate) const NESTING_LIMIT: usize = 128;
+
+/// The limits a call's arguments are held to: their size as compact JSON, and how deep they
+/// nest (fewer than `depth` levels, at most [`NESTING_LIMIT`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ArgumentLimits {
+    pub(crate) bytes: usize,
+    pub(crate) depth: usize,
+}
+
+impl ArgumentLimits {
+    /// Limits of `bytes` and `depth` levels; a depth over [`NESTING_LIMIT`] acts as it.
+    pub(crate) fn new(bytes: usize, depth: usize) -> Self {
+        ArgumentLimits {
+            bytes,
+            depth: depth.min(NESTING_LIMIT),
+        }
+    }
+
+    /// Whether `text` nests too deeply for these limits, as far as a scan before parsing has to
+    /// tell: `serde_json` stops text at [`NESTING_LIMIT`] itself, so text is only scanned when
+    /// the executor set a lower limit.
+    #[inline]
+    pub(crate) fn text_too_deep(&self, text: &str) -> bool {
+        self.depth < NESTING_LIMIT && text_nests_at_least(text, self.depth)
+    }
+}
+
+/// Whether JSON text nests `levels` or more arrays and objects, read byte by byte with strings
+/// skipped. Malformed text is measured as far as it goes; the parser refuses it afterwards.
+fn text_nests_at_least(text: &str, levels: usize) -> bool {
+    let mut depth = 0usize;
+    let mut bytes = text.bytes();
+    while let Some(byte) = bytes.next() {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= levels {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'"' => {
+                while let Some(byte) = bytes.next() {
+                    match byte {
+                        b'\\' => {
+                            bytes.next();
+                        }
+                        b'"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
 
 /// The longest a number can be written: `-1.2345678901234567e-308`.
 pub(super) const NUMBER_ROOM: usize = 24;
@@ -28,8 +86,8 @@ pub(super) enum Numbers {
     AtMostRoom,
 }
 
-/// Bytes of compact JSON and levels of nesting, counted against the size cap and
-/// [`NESTING_LIMIT`]. String escapes count as one byte, so the count can be low by the number of
+/// Bytes of compact JSON and levels of nesting, counted against the size cap and the nesting
+/// limit. String escapes count as one byte, so the count can be low by the number of
 /// escaped characters.
 ///
 /// Shared by reference with the checking deserializer (hence the cells): every nested
@@ -39,17 +97,20 @@ pub(super) struct Budget {
     limit: usize,
     /// How many arrays and objects the count is in.
     depth: Cell<usize>,
+    /// How many it may be in: fewer than this.
+    depth_limit: usize,
     /// Whether the count was stopped by the nesting limit.
     too_deep: Cell<bool>,
 }
 
 impl Budget {
-    /// A count of nothing yet, against `limit` bytes.
-    pub(super) fn new(limit: usize) -> Self {
+    /// A count of nothing yet, against the limits.
+    pub(super) fn new(limits: ArgumentLimits) -> Self {
         Budget {
             size: Cell::new(0),
-            limit,
+            limit: limits.bytes,
             depth: Cell::new(0),
+            depth_limit: limits.depth,
             too_deep: Cell::new(false),
         }
     }
@@ -67,7 +128,7 @@ impl Budget {
     pub(super) fn enter(&self) -> bool {
         let depth = self.depth.get() + 1;
         self.depth.set(depth);
-        let fits = depth < NESTING_LIMIT;
+        let fits = depth < self.depth_limit;
         if !fits {
             self.too_deep.set(true);
         }
@@ -142,7 +203,7 @@ fn scalar_len(scalar: &Value, numbers: Numbers) -> usize {
 /// The size of `value` as compact JSON, when it is over `limit`; `None` when it fits. A value
 /// nested past the nesting limit counts as over.
 pub(crate) fn encoded_size_over(value: &Value, limit: usize) -> Option<usize> {
-    let budget = Budget::new(limit);
+    let budget = Budget::new(ArgumentLimits::new(limit, NESTING_LIMIT));
     (!budget.add_value(value, Numbers::Measured)).then(|| budget.size())
 }
 
@@ -190,11 +251,13 @@ mod tests {
         for object in &objects {
             let real = serde_json::to_string(object).unwrap().len();
             for limit in 0..real + 3 * NUMBER_ROOM {
-                if Budget::new(limit).add_value(object, Numbers::AtMostRoom) {
+                if Budget::new(ArgumentLimits::new(limit, NESTING_LIMIT))
+                    .add_value(object, Numbers::AtMostRoom)
+                {
                     assert!(limit >= real, "{object} fits {limit}, but is {real} long");
                 }
             }
-            let roomy = Budget::new(real + 3 * NUMBER_ROOM);
+            let roomy = Budget::new(ArgumentLimits::new(real + 3 * NUMBER_ROOM, NESTING_LIMIT));
             assert!(roomy.add_value(object, Numbers::AtMostRoom), "{object}");
         }
     }
@@ -205,12 +268,33 @@ mod tests {
         for _ in 0..NESTING_LIMIT - 1 {
             value = json!([value]);
         }
-        let budget = Budget::new(usize::MAX);
+        let unlimited = ArgumentLimits::new(usize::MAX, NESTING_LIMIT);
+        let budget = Budget::new(unlimited);
         assert!(budget.add_value(&value, Numbers::Measured));
         assert!(!budget.too_deep());
         let deeper = json!({ "a": value });
-        let budget = Budget::new(usize::MAX);
+        let budget = Budget::new(unlimited);
         assert!(!budget.add_value(&deeper, Numbers::Measured));
         assert!(budget.too_deep());
+    }
+
+    #[test]
+    fn a_lower_limit_counts_as_the_text_scan_does() {
+        let values = [
+            json!({}),
+            json!({"a": [1, {"b": []}]}),
+            json!({"a": "[[[{{{", "b": "\\\"[", "c": [[["x]"]]]}),
+            json!([[[[[[]]]]]]),
+        ];
+        for value in &values {
+            let text = value.to_string();
+            for depth in 1..9 {
+                let limits = ArgumentLimits::new(usize::MAX, depth);
+                let fits = Budget::new(limits).add_value(value, Numbers::Measured);
+                assert_eq!(limits.text_too_deep(&text), !fits, "{text} at {depth}");
+            }
+        }
+        assert_eq!(ArgumentLimits::new(1, 1_000).depth, NESTING_LIMIT);
+        assert!(!ArgumentLimits::new(1, NESTING_LIMIT).text_too_deep(&"[".repeat(500)));
     }
 }

@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::budget::{Budget, Numbers};
+use super::budget::{ArgumentLimits, Budget, Numbers};
 use super::raw::non_empty;
 
 /// A type whose `Deserialize`, from JSON, accepts only what its JSON Schema admits, so that
@@ -141,8 +141,8 @@ fn object_after_blanks(text: &str) -> Option<&str> {
 /// An object value within the size budget, deserialized; `None` otherwise. Numbers are counted
 /// at their most room: a value near the cap goes to the Full stage, which counts exactly.
 #[inline]
-pub(super) fn parse_value<T: DeserializeOwned>(value: &Value, limit: usize) -> Option<T> {
-    let fits = value.is_object() && Budget::new(limit).add_value(value, Numbers::AtMostRoom);
+pub(super) fn parse_value<T: DeserializeOwned>(value: &Value, limits: ArgumentLimits) -> Option<T> {
+    let fits = value.is_object() && Budget::new(limits).add_value(value, Numbers::AtMostRoom);
     fits.then(|| T::deserialize(value).ok())?
 }
 
@@ -152,6 +152,7 @@ pub(super) fn parse_value<T: DeserializeOwned>(value: &Value, limit: usize) -> O
 #[allow(clippy::needless_borrow)]
 mod tests {
     use super::*;
+    use crate::arguments::budget::NESTING_LIMIT;
 
     struct Custom;
 
@@ -184,8 +185,21 @@ mod tests {
         assert_eq!(parse_text::<Point>(r#"{"x": 1.0}"#), None);
         assert_eq!(parse_text::<Point>(r#"{"x": 1} x"#), None);
         let value = serde_json::json!({"x": 1});
-        assert_eq!(parse_value::<Point>(&value, 100), Some(Point { x: 1 }));
-        assert_eq!(parse_value::<Point>(&value, 5), None, "over the size cap");
-        assert_eq!(parse_value::<Point>(&serde_json::json!([1]), 100), None);
+        assert_eq!(
+            parse_value::<Point>(&value, ArgumentLimits::new(100, NESTING_LIMIT)),
+            Some(Point { x: 1 })
+        );
+        assert_eq!(
+            parse_value::<Point>(&value, ArgumentLimits::new(5, NESTING_LIMIT)),
+            None,
+            "over the size cap"
+        );
+        assert_eq!(
+            parse_value::<Point>(
+                &serde_json::json!([1]),
+                ArgumentLimits::new(100, NESTING_LIMIT)
+            ),
+            None
+        );
     }
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 use tool_core::schema::{SchemaError, SchemaLimits};
 use tool_core::ToolError;
 
+use super::budget::ArgumentLimits;
 use super::raw::fits;
 use super::report;
 use super::subset::{self, SubsetChecker};
@@ -146,9 +147,9 @@ pub(crate) fn check_value(
     schema: &ArgumentValidator,
     parameters: &Value,
     args: &Value,
-    limit: usize,
+    limits: ArgumentLimits,
 ) -> Result<(), ToolError> {
-    fits(tool, args, limit)?;
+    fits(tool, args, limits)?;
     if schema.is_valid(args) {
         return Ok(());
     }

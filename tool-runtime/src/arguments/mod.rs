@@ -12,7 +12,8 @@
 //! 1. **Raw input** ([`raw`]): a value (owned, lent or borrowed) or text, read in place. Nothing
 //!    is copied or parsed into a `Value` unless the Full stage needs it.
 //! 2. **Size budget** ([`budget`]): text longer than the cap, a value whose compact JSON is, or
-//!    either nested [`NESTING_LIMIT`](budget::NESTING_LIMIT) levels deep, goes no further than the Full stage, which
+//!    either nested as deep as the executor's nesting limit (at most
+//!    [`NESTING_LIMIT`](budget::NESTING_LIMIT) levels), goes no further than the Full stage, which
 //!    refuses it with `ArgumentsTooLarge` or `InvalidArguments`.
 //! 3. **Parse**, in the first stage that applies:
 //!    - **Exact** ([`exact`]): every parameter's type is one whose `Deserialize` checks all its
@@ -46,6 +47,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_core::ToolError;
 
+pub(crate) use self::budget::{ArgumentLimits, NESTING_LIMIT};
 pub use self::exact::{DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe};
 pub(crate) use self::full::{check_value, ArgumentValidator};
 use self::raw::{invalid, non_empty, View};
@@ -63,7 +65,7 @@ pub struct Arguments<'a, 'r> {
     schema: &'a ArgumentValidator,
     /// The schema as JSON, for the strict-mode null leniency.
     parameters: &'a Value,
-    limit: usize,
+    limits: ArgumentLimits,
 }
 
 impl<'a, 'r> Arguments<'a, 'r> {
@@ -72,14 +74,14 @@ impl<'a, 'r> Arguments<'a, 'r> {
         tool: &'a str,
         schema: &'a ArgumentValidator,
         parameters: &'a Value,
-        limit: usize,
+        limits: ArgumentLimits,
     ) -> Self {
         Arguments {
             raw,
             tool,
             schema,
             parameters,
-            limit,
+            limits,
         }
     }
 
@@ -92,30 +94,31 @@ impl<'a, 'r> Arguments<'a, 'r> {
         exact: Option<ExactStage>,
     ) -> Result<T, ToolError> {
         match exact {
-            Some(_) => self.parse_or_full(exact::parse_text, exact::parse_value),
+            Some(_) => self.parse_or_full(|text, _| exact::parse_text(text), exact::parse_value),
             None => match self.schema.subset() {
                 Some(subset) => self.parse_or_full(
-                    |text| validating::parse_text(subset, non_empty(text)),
-                    |value, limit| validating::parse_value(subset, value, limit),
+                    |text, limits| validating::parse_text(subset, non_empty(text), limits),
+                    |value, limits| validating::parse_value(subset, value, limits),
                 ),
                 None => self.parse_full(),
             },
         }
     }
 
-    /// The Exact or the Validating stage, from text within the size cap or from a value and the
-    /// cap; whatever it does not take (`None`) goes to the Full stage.
+    /// The Exact or the Validating stage, from text within the limits or from a value and the
+    /// limits; whatever it does not take (`None`) goes to the Full stage.
     #[inline(always)]
     fn parse_or_full<T: DeserializeOwned>(
         self,
-        text: impl FnOnce(&str) -> Option<T>,
-        value: impl FnOnce(&Value, usize) -> Option<T>,
+        text: impl FnOnce(&str, ArgumentLimits) -> Option<T>,
+        value: impl FnOnce(&Value, ArgumentLimits) -> Option<T>,
     ) -> Result<T, ToolError> {
+        let limits = self.limits;
         let parsed = match self.raw.view() {
-            // Over the size budget: the Full stage refuses it.
-            View::Text(raw) if raw.len() > self.limit => None,
-            View::Text(raw) => text(raw),
-            View::Value(raw) => value(raw, self.limit),
+            // Over the size budget or nested too deeply: the Full stage refuses it.
+            View::Text(raw) if raw.len() > limits.bytes || limits.text_too_deep(raw) => None,
+            View::Text(raw) => text(raw, limits),
+            View::Value(raw) => value(raw, limits),
         };
         match parsed {
             Some(parsed) => Ok(parsed),
@@ -136,7 +139,7 @@ impl<'a, 'r> Arguments<'a, 'r> {
     /// against the schema. Dynamic tools take their arguments so.
     pub(crate) fn into_checked_value(self) -> Result<Value, ToolError> {
         let raw = std::mem::take(self.raw);
-        let mut args = raw.into_value(self.tool, self.limit)?;
+        let mut args = raw.into_value(self.tool, self.limits)?;
         full::verdict(self.tool, self.schema, self.parameters, &mut args)?;
         Ok(args)
     }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 use tool_core::{ToolError, Violation};
 
-use super::budget::{Budget, Numbers, NESTING_LIMIT};
+use super::budget::{ArgumentLimits, Budget, Numbers, NESTING_LIMIT};
 
 /// What `Executor::execute` accepts as arguments: a JSON value (`Value`, `&Value`), or JSON
 /// text as a model sends it (`&str`, `String`, `&String`, `Cow<str>`).
@@ -128,9 +128,9 @@ impl<'a> RawArguments<'a> {
     }
 
     /// The arguments as a value, refused when larger than `limit` bytes or nested too deeply.
-    pub(crate) fn into_value(self, tool: &str, limit: usize) -> Result<Value, ToolError> {
+    pub(crate) fn into_value(self, tool: &str, limits: ArgumentLimits) -> Result<Value, ToolError> {
         match self.0 {
-            Raw::Value(value) => match fits(tool, &value, limit) {
+            Raw::Value(value) => match fits(tool, &value, limits) {
                 Ok(()) => Ok(value),
                 Err(error) => {
                     dismantle(value);
@@ -139,39 +139,42 @@ impl<'a> RawArguments<'a> {
             },
             // The caller gave the value to the call, which would drop it: a refused one is taken
             // apart here, so that dropping a deep one cannot overflow the stack.
-            Raw::Lent(value) => match fits(tool, value, limit) {
+            Raw::Lent(value) => match fits(tool, value, limits) {
                 Ok(()) => Ok(std::mem::take(value)),
                 Err(error) => {
                     dismantle(std::mem::take(value));
                     Err(error)
                 }
             },
-            Raw::Borrowed(value) => fits(tool, value, limit).map(|()| value.clone()),
-            Raw::Text(text) => parse_text(text, tool, limit),
-            Raw::OwnedText(text) => parse_text(&text, tool, limit),
+            Raw::Borrowed(value) => fits(tool, value, limits).map(|()| value.clone()),
+            Raw::Text(text) => parse_text(text, tool, limits),
+            Raw::OwnedText(text) => parse_text(&text, tool, limits),
         }
     }
 }
 
-fn parse_text(text: &str, tool: &str, limit: usize) -> Result<Value, ToolError> {
-    if text.len() > limit {
-        return Err(too_large(tool, text.len(), limit));
+fn parse_text(text: &str, tool: &str, limits: ArgumentLimits) -> Result<Value, ToolError> {
+    if text.len() > limits.bytes {
+        return Err(too_large(tool, text.len(), limits.bytes));
+    }
+    if limits.text_too_deep(text) {
+        return Err(too_deep(tool, limits.depth));
     }
     serde_json::from_str(non_empty(text)).map_err(|e| {
         // serde_json stops text at the same depth as `NESTING_LIMIT`: one message for both.
         if e.to_string().starts_with("recursion limit exceeded") {
-            return too_deep(tool);
+            return too_deep(tool, NESTING_LIMIT);
         }
         invalid(tool, format!("the arguments are not valid JSON: {e}"))
     })
 }
 
-fn too_deep(tool: &str) -> ToolError {
+fn too_deep(tool: &str, levels: usize) -> ToolError {
     invalid(
         tool,
         format!(
-            "the arguments nest {NESTING_LIMIT} or more levels of arrays and objects; \
-             they must nest fewer than {NESTING_LIMIT}"
+            "the arguments nest {levels} or more levels of arrays and objects; \
+             they must nest fewer than {levels} (the executor's `max_argument_depth`)"
         ),
     )
 }
@@ -235,14 +238,14 @@ pub(super) fn non_empty(text: &str) -> &str {
 }
 
 /// Checks that a value fits the size cap and the nesting limit.
-pub(crate) fn fits(tool: &str, value: &Value, limit: usize) -> Result<(), ToolError> {
-    let budget = Budget::new(limit);
+pub(crate) fn fits(tool: &str, value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
+    let budget = Budget::new(limits);
     if budget.add_value(value, Numbers::Measured) {
         Ok(())
     } else if budget.too_deep() {
-        Err(too_deep(tool))
+        Err(too_deep(tool, limits.depth))
     } else {
-        Err(too_large(tool, budget.size(), limit))
+        Err(too_large(tool, budget.size(), limits.bytes))
     }
 }
 
@@ -262,7 +265,10 @@ mod tests {
 
     #[test]
     fn refuses_text_over_the_limit_and_bad_json() {
-        let err = "[1,2,3]".raw().into_value("t", 3).unwrap_err();
+        let err = "[1,2,3]"
+            .raw()
+            .into_value("t", ArgumentLimits::new(3, NESTING_LIMIT))
+            .unwrap_err();
         assert!(matches!(
             err,
             ToolError::ArgumentsTooLarge {
@@ -271,15 +277,49 @@ mod tests {
                 ..
             }
         ));
-        let err = "{oops".raw().into_value("t", 100).unwrap_err();
+        let err = "{oops"
+            .raw()
+            .into_value("t", ArgumentLimits::new(100, NESTING_LIMIT))
+            .unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
-        assert_eq!("  ".raw().into_value("t", 100).unwrap(), json!({}));
+        assert_eq!(
+            "  ".raw()
+                .into_value("t", ArgumentLimits::new(100, NESTING_LIMIT))
+                .unwrap(),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn text_and_values_over_a_lower_nesting_limit_are_refused_naming_it() {
+        let limits = ArgumentLimits::new(1000, 3);
+        let fits = json!({"a": [1, 2]});
+        assert_eq!(
+            fits.to_string().raw().into_value("t", limits).unwrap(),
+            fits
+        );
+        let deep = json!({"a": [[1]]});
+        for err in [
+            deep.to_string().raw().into_value("t", limits).unwrap_err(),
+            (&deep).raw().into_value("t", limits).unwrap_err(),
+        ] {
+            let text = err.to_string();
+            assert!(
+                text.contains("fewer than 3") && text.contains("max_argument_depth"),
+                "{text}"
+            );
+        }
     }
 
     #[test]
     fn a_borrowed_value_owned_is_the_same_value() {
         let value = json!({"a": [1, {"b": null}], "c": "text"});
         let owned = (&value).raw().into_owned();
-        assert_eq!(owned.into_value("t", 1000).unwrap(), value);
+        assert_eq!(
+            owned
+                .into_value("t", ArgumentLimits::new(1000, NESTING_LIMIT))
+                .unwrap(),
+            value
+        );
     }
 }

@@ -18,26 +18,33 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::budget::{Budget, NUMBER_ROOM};
+use super::budget::{ArgumentLimits, Budget, NUMBER_ROOM};
 use super::subset::{Bound, SubsetChecker, ANYTHING, ARRAY, BOOLEAN, INTEGER, NUMBER, OBJECT};
 
-/// Checks and deserializes a value in one walk, counting its size against `limit`. `None` when
+/// Checks and deserializes a value in one walk, counting it against the limits. `None` when
 /// the value is not valid, or anything else stopped the walk: the Full stage then says why.
 #[inline]
 pub(super) fn parse_value<T: DeserializeOwned>(
     schema: &SubsetChecker,
     args: &Value,
-    limit: usize,
+    limits: ArgumentLimits,
 ) -> Option<T> {
-    let budget = Budget::new(limit);
+    let budget = Budget::new(limits);
     T::deserialize(Checked::new(args, schema, &budget)).ok()
 }
 
-/// Checks and deserializes JSON text (already within the size cap) in one walk; `None` as for
-/// [`parse_value`].
+/// Checks and deserializes JSON text (already within the size cap) in one walk, counting its
+/// nesting against the limits; `None` as for [`parse_value`].
 #[inline]
-pub(super) fn parse_text<T: DeserializeOwned>(schema: &SubsetChecker, text: &str) -> Option<T> {
-    let budget = Budget::new(usize::MAX);
+pub(super) fn parse_text<T: DeserializeOwned>(
+    schema: &SubsetChecker,
+    text: &str,
+    limits: ArgumentLimits,
+) -> Option<T> {
+    let budget = Budget::new(ArgumentLimits {
+        bytes: usize::MAX,
+        ..limits
+    });
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let parsed = T::deserialize(Checked::new(&mut deserializer, schema, &budget)).ok()?;
     deserializer.end().ok()?;
@@ -500,6 +507,12 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::{parse_text, parse_value};
+    use crate::arguments::budget::{ArgumentLimits, NESTING_LIMIT};
+
+    const UNLIMITED: ArgumentLimits = ArgumentLimits {
+        bytes: usize::MAX,
+        depth: NESTING_LIMIT,
+    };
     use crate::arguments::budget::encoded_size_over;
     use crate::arguments::full::validator_for;
     use crate::arguments::random::{instance, schema, Rng};
@@ -526,7 +539,8 @@ mod tests {
                     _ => usize::MAX,
                 };
                 let fits = encoded_size_over(&value, limit).is_none();
-                let from_value: Option<Value> = parse_value(&compiled, &value, limit);
+                let from_value: Option<Value> =
+                    parse_value(&compiled, &value, ArgumentLimits::new(limit, NESTING_LIMIT));
                 // Accepted only when the Full stage accepts, and then always without a limit.
                 if let Some(parsed) = from_value {
                     assert!(
@@ -536,13 +550,13 @@ mod tests {
                     assert_eq!(parsed, value);
                     accepted += 1;
                 }
-                let unlimited: Option<Value> = parse_value(&compiled, &value, usize::MAX);
+                let unlimited: Option<Value> = parse_value(&compiled, &value, UNLIMITED);
                 assert_eq!(
                     unlimited.is_some(),
                     valid,
                     "schema {schema}\ninstance {value}"
                 );
-                let from_text: Option<Value> = parse_text(&compiled, &value.to_string());
+                let from_text: Option<Value> = parse_text(&compiled, &value.to_string(), UNLIMITED);
                 assert_eq!(
                     from_text.is_some(),
                     valid,
@@ -656,8 +670,8 @@ mod tests {
                 .is_valid(&value)
                 .then(|| serde_json::from_value::<Typed>(value.clone()).ok())
                 .flatten();
-            let from_value: Option<Typed> = parse_value(&compiled, &value, usize::MAX);
-            let from_text: Option<Typed> = parse_text(&compiled, &value.to_string());
+            let from_value: Option<Typed> = parse_value(&compiled, &value, UNLIMITED);
+            let from_text: Option<Typed> = parse_text(&compiled, &value.to_string(), UNLIMITED);
             assert_eq!(from_value, full, "{value}");
             assert_eq!(from_text, full, "{value}");
             accepted += usize::from(full.is_some());

@@ -339,6 +339,11 @@ impl AddedTool {
         self.done().max_argument_bytes(limit)
     }
 
+    /// [`ExecutorBuilder::max_argument_depth`].
+    pub fn max_argument_depth(self, levels: usize) -> ExecutorBuilder {
+        self.done().max_argument_depth(levels)
+    }
+
     /// [`ExecutorBuilder::schema_limits`].
     pub fn schema_limits(self, limits: SchemaLimits) -> ExecutorBuilder {
         self.done().schema_limits(limits)

@@ -103,6 +103,41 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_call_of_a_batch_sees_the_extensions_of_its_options() {
+        struct Tenant(&'static str);
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(DynamicTool::new(
+                "whose",
+                "Names the tenant",
+                json!({"type": "object"}),
+                |_, ctx| async move {
+                    // Read from a task of its own, through a kept copy of the context.
+                    let kept = ctx.to_static();
+                    let tenant =
+                        tokio::spawn(
+                            async move { kept.extension::<Tenant>().map(|t| t.0.to_owned()) },
+                        );
+                    let tenant = tenant.await.unwrap_or_default();
+                    Ok(ToolOutput::text(tenant.unwrap_or_else(|| "none".into())))
+                },
+            ))
+            .build()
+            .unwrap();
+        let calls: Vec<ToolCall> = (0..3).map(|_| call("whose", json!({}))).collect();
+        let options = CallOptions::default().with_extension(Tenant("acme"));
+        let texts: Vec<String> = exec
+            .execute_calls_with(&calls, &options)
+            .await
+            .iter()
+            .map(|r| r.result.as_ref().unwrap().to_text())
+            .collect();
+        assert_eq!(texts, ["acme", "acme", "acme"]);
+        let without = exec.execute_calls(&calls[..1]).await;
+        assert_eq!(without[0].result.as_ref().unwrap().to_text(), "none");
+    }
+
+    #[tokio::test]
     async fn one_call_failing_leaves_the_others_alone() {
         let exec = Executor::builder()
             .registered_tools(false)

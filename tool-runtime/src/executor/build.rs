@@ -9,7 +9,7 @@ use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
 
 use super::added::{AddedTool, IntoTool, NewTool};
 use super::{Callable, Entry, Executor, Inner, NameIndex};
-use crate::arguments::ArgumentValidator;
+use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::dynamic::DynamicTool;
 use crate::registration::{ConverterRegistration, Location, Service, ToolRegistration};
 use crate::Services;
@@ -27,6 +27,7 @@ pub struct ExecutorBuilder {
     catalog_files: Vec<PathBuf>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
+    max_argument_depth: usize,
     require_all_services: bool,
     schema_limits: SchemaLimits,
     catalog_line_bytes: usize,
@@ -41,6 +42,7 @@ impl Default for ExecutorBuilder {
             catalog_files: Vec::new(),
             default_timeout: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
+            max_argument_depth: crate::arguments::NESTING_LIMIT,
             require_all_services: false,
             schema_limits: SchemaLimits::default(),
             catalog_line_bytes: CatalogLimits::default().line_bytes,
@@ -242,6 +244,15 @@ impl ExecutorBuilder {
         self
     }
 
+    /// How deeply arguments may nest arrays and objects, the arguments object counting as one:
+    /// fewer than `levels` (default and most 128, as `serde_json` reads text; a larger value acts
+    /// as 128). Deeper arguments are `InvalidArguments` naming the limit, from text and from a
+    /// value alike, before any tool code runs.
+    pub fn max_argument_depth(mut self, levels: usize) -> Self {
+        self.max_argument_depth = levels;
+        self
+    }
+
     /// Limits on every tool's arguments schema, checked before it is compiled: how deep it
     /// nests and how large it is with its refs followed (default [`SchemaLimits::default`]). A
     /// schema over them is a [`BuildProblem::BadSchema`] naming the limit.
@@ -319,7 +330,10 @@ impl ExecutorBuilder {
                 index,
                 services: Arc::new(self.services),
                 default_timeout: self.default_timeout,
-                max_argument_bytes: self.max_argument_bytes,
+                argument_limits: ArgumentLimits::new(
+                    self.max_argument_bytes,
+                    self.max_argument_depth,
+                ),
             }),
         })
     }

@@ -18,13 +18,13 @@ pub use added::{AddedTool, IntoTool};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
-use crate::arguments::ArgumentValidator;
+use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::arguments::{Arguments, IntoArguments, RawArguments};
 use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
 use crate::registration::{ExternalConverter, Invoke, Service, SyncInvoke};
-use crate::{LogSink, ProgressSink, Services, ToolContext};
+use crate::{Extensions, LogSink, ProgressSink, Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -53,7 +53,7 @@ struct Inner {
     index: NameIndex,
     services: Arc<Services>,
     default_timeout: Option<Duration>,
-    max_argument_bytes: usize,
+    argument_limits: ArgumentLimits,
 }
 
 pub(crate) struct Entry {
@@ -85,6 +85,8 @@ pub struct CallOptions {
     pub progress: Option<ProgressSink>,
     /// Where the tool's [`ToolContext::log`] messages go.
     pub log: Option<LogSink>,
+    /// Values the tool finds with [`ToolContext::extension`].
+    pub extensions: Extensions,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -94,6 +96,7 @@ impl std::fmt::Debug for CallOptions {
             .field("cancellation", &self.cancellation)
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.is_some())
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -120,6 +123,22 @@ impl CallOptions {
     /// Options sending the tool's log messages to `sink`.
     pub fn with_log(mut self, sink: LogSink) -> Self {
         self.log = Some(sink);
+        self
+    }
+
+    /// Options attaching `value` to the call, for the tool to find with
+    /// [`ToolContext::extension`]; it replaces any earlier value of the same type. Options
+    /// given to [`Executor::execute_calls_with`] attach it to every call of the batch.
+    ///
+    /// ```
+    /// # use tool_runtime::CallOptions;
+    /// struct RequestId(String);
+    ///
+    /// let options = CallOptions::default().with_extension(RequestId("req-7".into()));
+    /// assert!(options.extensions.contains::<RequestId>());
+    /// ```
+    pub fn with_extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 }
@@ -174,7 +193,7 @@ impl Executor {
             &entry.schema,
             &entry.spec.parameters,
             args,
-            self.inner.max_argument_bytes,
+            self.inner.argument_limits,
         )
     }
 
@@ -223,6 +242,7 @@ impl Executor {
         // do, and an async call's future lives inside the `Call` that borrows them.
         let progress = options.and_then(|o| o.progress.as_ref());
         let log = options.and_then(|o| o.log.as_ref());
+        let extensions = options.map(|o| &o.extensions);
         let ctx = ToolContext::borrowed(
             &entry.name,
             call_id,
@@ -230,6 +250,7 @@ impl Executor {
             &self.inner.services,
             progress,
             log,
+            extensions,
         );
         match &entry.callable {
             // A sync tool runs in place. One with its own time limit runs on the blocking pool
@@ -356,7 +377,7 @@ impl Executor {
             &entry.spec.name,
             &entry.schema,
             &entry.spec.parameters,
-            self.inner.max_argument_bytes,
+            self.inner.argument_limits,
         )
     }
 

@@ -1,0 +1,321 @@
+//! The four HTTP clients' wire formats, checked against golden files: for one fixed two-step
+//! conversation (instructions, a user message, one tool, the model's call of it, the tool's
+//! result, the answer), the exact request bodies each client sends, streamed and not, compared
+//! as JSON with `tests/golden/<api>/request-*.json` and `stream-request-*.json`. The mock server
+//! answers with the documented response shapes kept beside them (`response-*.json`,
+//! `stream-*.sse`). `AI_TOOL_BLESS=1` rewrites the request files; review the diff.
+//!
+//! The API key never appears in a golden file, in the client's `Debug`, or in an error.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::mock::{serve, Canned};
+use common::*;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tool_agent::{
+    Agent, AnthropicModel, ApiKey, ChatModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
+    RunEvent, RunOptions, RunResult,
+};
+use tool_core::ToolOutput;
+use tool_runtime::{DynamicTool, Executor};
+
+const INSTRUCTIONS: &str = "You are a weather assistant. Answer in one sentence.";
+const QUESTION: &str = "What is the weather in Paris?";
+const TOOL_RESULT: &str = "18°C and sunny";
+const ANSWER: &str = "It is 18°C and sunny in Paris.";
+/// A key that must show up in the request's header and nowhere else.
+const KEY: &str = "sk-golden-7f3a9c2e-never-logged";
+
+/// The one tool of the conversation.
+fn weather() -> Executor {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "location": { "type": "string", "description": "City and country, e.g. Bogotá, Colombia" }
+        },
+        "required": ["location"],
+        "additionalProperties": false
+    });
+    let tool = DynamicTool::new(
+        "get_weather",
+        "Get the current weather for a location.",
+        schema,
+        |args, _| async move {
+            match args["location"].as_str() {
+                Some("Paris, France") => Ok(ToolOutput::text(TOOL_RESULT)),
+                other => Ok(ToolOutput::error(format!("unexpected location {other:?}"))),
+            }
+        },
+    );
+    executor([tool])
+}
+
+/// One API: its folder under `tests/golden/`, its request paths and its key header.
+struct Api {
+    folder: &'static str,
+    path: &'static str,
+    stream_path: &'static str,
+    key_header: &'static str,
+    key_value: String,
+}
+
+fn golden(folder: &str, file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(folder)
+        .join(file)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn canned_json(folder: &str, file: &str) -> Canned {
+    let body = serde_json::from_str(&read(&golden(folder, file))).expect("a response file is JSON");
+    Canned::Answer(200, Vec::new(), body)
+}
+
+fn canned_events(folder: &str, file: &str) -> Canned {
+    Canned::Events(read(&golden(folder, file)))
+}
+
+/// Compares `sent` with the golden file, as JSON; with `AI_TOOL_BLESS=1`, rewrites the file.
+fn assert_golden(path: &Path, sent: &Value) {
+    let pretty = serde_json::to_string_pretty(sent).expect("a JSON value prints") + "\n";
+    if std::env::var_os("AI_TOOL_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(path, pretty).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        return;
+    }
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; write it with AI_TOOL_BLESS=1, then review it",
+            path.display()
+        )
+    });
+    let expected: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let differences = differences(&expected, sent);
+    assert!(
+        differences.is_empty(),
+        "the request sent differs from {}:\n{}\n\nsent:\n{pretty}\n(if the change is \
+         intended, rewrite the file with AI_TOOL_BLESS=1 and review the diff)",
+        path.display(),
+        differences.join("\n"),
+    );
+}
+
+/// Where two JSON values differ, as JSON pointers with both sides; empty when they are equal
+/// (object keys in any order).
+fn differences(expected: &Value, sent: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    differ("", expected, sent, &mut out);
+    out
+}
+
+fn differ(at: &str, expected: &Value, sent: &Value, out: &mut Vec<String>) {
+    let pointer = |key: &str| format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+    match (expected, sent) {
+        (Value::Object(e), Value::Object(s)) => {
+            for (key, value) in e {
+                match s.get(key) {
+                    Some(other) => differ(&pointer(key), value, other, out),
+                    None => out.push(format!("{}: missing (golden: {value})", pointer(key))),
+                }
+            }
+            for (key, value) in s.iter().filter(|(key, _)| !e.contains_key(*key)) {
+                out.push(format!(
+                    "{}: not in the golden file (sent: {value})",
+                    pointer(key)
+                ));
+            }
+        }
+        (Value::Array(e), Value::Array(s)) if e.len() == s.len() => {
+            for (i, (value, other)) in e.iter().zip(s).enumerate() {
+                differ(&pointer(&i.to_string()), value, other, out);
+            }
+        }
+        _ if expected == sent => {}
+        _ => out.push(format!(
+            "{}: golden {expected}, sent {sent}",
+            if at.is_empty() { "/" } else { at }
+        )),
+    }
+}
+
+/// The conversation's result is the expected one: the tool ran and the answer came back.
+fn assert_conversation(result: &RunResult) {
+    assert_eq!(result.text, ANSWER);
+    let tools = tool_messages(&result.transcript);
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert_eq!((tools[0].1.as_str(), tools[0].2), (TOOL_RESULT, false));
+}
+
+/// The whole check for one API: both conversations against the golden files, and the key
+/// kept out of files, `Debug` and errors.
+async fn check<M, F>(api: Api, model: F)
+where
+    M: ChatModel + std::fmt::Debug + 'static,
+    F: Fn(&str) -> M,
+{
+    let folder = api.folder;
+    let agent = |base_url: &str| {
+        Agent::builder(model(base_url))
+            .executor(weather())
+            .instructions(INSTRUCTIONS)
+            .build()
+    };
+
+    let (mock, base_url) = serve(vec![
+        canned_json(folder, "response-1.json"),
+        canned_json(folder, "response-2.json"),
+    ])
+    .await;
+    let result = agent(&base_url).run(QUESTION, &RunOptions::default()).await;
+    assert_conversation(&result.expect("the conversation runs"));
+    {
+        let seen = mock.seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "two requests");
+        for (i, request) in seen.iter().enumerate() {
+            assert_eq!(request.path, format!("/v1{}", api.path));
+            assert_eq!(request.header(api.key_header), Some(api.key_value.clone()));
+            assert_golden(
+                &golden(folder, &format!("request-{}.json", i + 1)),
+                &request.body,
+            );
+        }
+    }
+
+    let (mock, base_url) = serve(vec![
+        canned_events(folder, "stream-1.sse"),
+        canned_events(folder, "stream-2.sse"),
+    ])
+    .await;
+    let options = RunOptions::default();
+    let runner = agent(&base_url);
+    let events: Vec<RunEvent> = runner.run_stream(QUESTION, &options).collect().await;
+    let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
+        panic!("a streamed run ends with Finished");
+    };
+    assert_conversation(&result.expect("the streamed conversation runs"));
+    {
+        let seen = mock.seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "two streamed requests");
+        for (i, request) in seen.iter().enumerate() {
+            assert_eq!(request.path, format!("/v1{}", api.stream_path));
+            let file = format!("stream-request-{}.json", i + 1);
+            assert_golden(&golden(folder, &file), &request.body);
+        }
+    }
+
+    // The key: nowhere in the folder, nor in the client's Debug, nor in an error.
+    for entry in std::fs::read_dir(golden(folder, "")).expect("the golden folder") {
+        let path = entry.expect("a golden file").path();
+        assert!(
+            !read(&path).contains(KEY),
+            "{} holds the key",
+            path.display()
+        );
+    }
+    let client = model("http://127.0.0.1:9/v1");
+    let shown = format!("{client:?}");
+    assert!(!shown.contains(KEY), "Debug shows the key: {shown}");
+    let refused = json!({ "error": { "message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key" } });
+    let (_mock, base_url) = serve(vec![Canned::Answer(401, Vec::new(), refused)]).await;
+    let error = agent(&base_url)
+        .run(QUESTION, &RunOptions::default())
+        .await
+        .expect_err("a 401 ends the run");
+    let shown = format!("{error} {error:?}");
+    assert!(shown.contains("401"), "the error names the status: {shown}");
+    assert!(!shown.contains(KEY), "the error shows the key: {shown}");
+}
+
+fn bearer() -> String {
+    format!("Bearer {KEY}")
+}
+
+#[tokio::test]
+async fn openai_chat_completions_sends_the_golden_requests() {
+    let api = Api {
+        folder: "openai-chat",
+        path: "/chat/completions",
+        stream_path: "/chat/completions",
+        key_header: "authorization",
+        key_value: bearer(),
+    };
+    check(api, |base_url| {
+        OpenAiChatModel::new("gpt-4.1")
+            .with_base_url(base_url)
+            .with_api_key(ApiKey::new(KEY))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn openai_responses_sends_the_golden_requests() {
+    let api = Api {
+        folder: "openai-responses",
+        path: "/responses",
+        stream_path: "/responses",
+        key_header: "authorization",
+        key_value: bearer(),
+    };
+    check(api, |base_url| {
+        OpenAiResponsesModel::new("gpt-4.1")
+            .with_base_url(base_url)
+            .with_api_key(ApiKey::new(KEY))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn anthropic_messages_sends_the_golden_requests() {
+    let api = Api {
+        folder: "anthropic",
+        path: "/messages",
+        stream_path: "/messages",
+        key_header: "x-api-key",
+        key_value: KEY.to_owned(),
+    };
+    check(api, |base_url| {
+        AnthropicModel::new("claude-sonnet-4-5")
+            .with_base_url(base_url)
+            .with_api_key(ApiKey::new(KEY))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn gemini_generate_content_sends_the_golden_requests() {
+    let api = Api {
+        folder: "gemini",
+        path: "/models/gemini-2.5-flash:generateContent",
+        stream_path: "/models/gemini-2.5-flash:streamGenerateContent",
+        key_header: "x-goog-api-key",
+        key_value: KEY.to_owned(),
+    };
+    check(api, |base_url| {
+        GeminiModel::new("gemini-2.5-flash")
+            .with_base_url(base_url)
+            .with_api_key(ApiKey::new(KEY))
+    })
+    .await;
+}
+
+#[test]
+fn differences_name_each_changed_missing_and_extra_field_by_pointer() {
+    let golden = json!({ "model": "m", "tools": [{ "name": "a/b" }], "stream": true });
+    let sent = json!({ "tools": [{ "name": "c" }], "model": "m", "extra": 1 });
+    assert_eq!(
+        differences(&golden, &sent),
+        [
+            "/tools/0/name: golden \"a/b\", sent \"c\"",
+            "/stream: missing (golden: true)",
+            "/extra: not in the golden file (sent: 1)",
+        ]
+    );
+    assert!(differences(&sent, &sent).is_empty());
+}
