@@ -411,7 +411,10 @@ mod tests {
             messages,
             [format!(
                 "/: \"nope\" is not one of {} or 74,980 others",
-                (0..20).map(|i| format!("\"v{i}\"")).collect::<Vec<_>>().join(", ")
+                (0..20)
+                    .map(|i| format!("\"v{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )]
         );
     }
