@@ -8,9 +8,13 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 /// Term -> postings of (document, term frequency); built once.
+///
+/// Term frequencies are `u32` and saturate: a text repeating one word more than `u32::MAX`
+/// (about 4.3 billion) times counts it `u32::MAX` times. A `u32` costs no more room than a `u16` here,
+/// since the pair is padded to 8 bytes either way.
 #[derive(Debug, Default)]
 pub struct Bm25Index {
-    postings: HashMap<String, Vec<(u32, u16)>>,
+    postings: HashMap<String, Vec<(u32, u32)>>,
     lengths: Vec<f32>,
     average_length: f32,
 }
@@ -18,14 +22,15 @@ pub struct Bm25Index {
 impl Bm25Index {
     /// Indexes documents; document `i` is `texts[i]`.
     pub fn build<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         let mut lengths = Vec::new();
         for (doc, text) in texts.into_iter().enumerate() {
             let words = words(text);
             lengths.push(words.len() as f32);
-            let mut counts: HashMap<String, u16> = HashMap::new();
+            let mut counts: HashMap<String, u32> = HashMap::new();
             for word in words {
-                *counts.entry(word).or_default() += 1;
+                let count = counts.entry(word).or_default();
+                *count = count.saturating_add(1);
             }
             for (word, count) in counts {
                 postings.entry(word).or_default().push((doc as u32, count));
@@ -67,7 +72,7 @@ impl Bm25Index {
             let df = postings.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in postings {
-                let tf = f32::from(tf);
+                let tf = tf as f32;
                 let norm = 1.0 - B + B * self.lengths[doc as usize] / self.average_length.max(1.0);
                 scores[doc as usize] += idf * tf * (K1 + 1.0) / (tf + K1 * norm);
             }
@@ -101,6 +106,18 @@ mod tests {
         ]);
         let scores = index.scores("stock");
         assert!(scores[0] > scores[1], "{scores:?}");
+    }
+
+    #[test]
+    fn a_description_repeating_one_word_65_536_times_counts_it_exactly() {
+        // 65,536 times overflowed the `u16` counts this index had (a panic in debug builds, a
+        // count of 0 in release): about 260 KB, under a catalog's 1 MiB line limit.
+        let repeated = "weather ".repeat(65_536);
+        let index = Bm25Index::build([repeated.as_str(), "convert currency rates"]);
+        assert_eq!(index.postings["weather"], [(0, 65_536)]);
+        let scores = index.scores("weather");
+        assert!(scores[0] > 0.0 && scores[0].is_finite(), "{scores:?}");
+        assert_eq!(scores[1], 0.0);
     }
 
     #[test]

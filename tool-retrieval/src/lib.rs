@@ -2,7 +2,8 @@
 //!
 //! A [`Retriever`] ranks the selectable tools it was built over, lexically (BM25, the default:
 //! no model needed), by dense embeddings, or both fused. Tools that are not selectable are
-//! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in.
+//! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in
+//! (at most [`RetrieveOptions::max_forced`] of them).
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,18 @@ pub enum RetrieveError {
     /// A forced or always-included tool does not exist (with `strict`).
     #[error("no tool is named `{0}`")]
     ToolNotFound(String),
+    /// The query forces more tools with `[name]` than [`RetrieveOptions::max_forced`] allows
+    /// (with `strict`).
+    #[error(
+        "the query forces {forced} tools with `[name]`; at most {limit} are allowed \
+         (RetrieveOptions::max_forced)"
+    )]
+    TooManyForced {
+        /// How many distinct names the query forces.
+        forced: usize,
+        /// The limit, `max_forced`.
+        limit: usize,
+    },
     /// The embedding provider failed.
     #[error("embedding failed: {message}")]
     Embedding {
@@ -105,6 +118,16 @@ impl PartialEq for RetrieveError {
         match (self, other) {
             (RetrieveError::ToolNotFound(a), RetrieveError::ToolNotFound(b)) => a == b,
             (
+                RetrieveError::TooManyForced {
+                    forced: a,
+                    limit: x,
+                },
+                RetrieveError::TooManyForced {
+                    forced: b,
+                    limit: y,
+                },
+            ) => a == b && x == y,
+            (
                 RetrieveError::Embedding { message: a, .. },
                 RetrieveError::Embedding { message: b, .. },
             )
@@ -122,6 +145,13 @@ pub struct RetrieveOptions {
     /// How many ranked tools to return (default 5). Forced, always-included and system tools
     /// come on top of these.
     pub match_count: usize,
+    /// The most tools a query may force with `[name]` (default 5), so that a query cannot pull
+    /// in every tool past `match_count`: the tools a query chooses number at most
+    /// `max_forced + match_count`, beside the always-included and system tools the caller set.
+    /// The first `max_forced` distinct names written count, whether they exist or not; the
+    /// others are an error with `strict` ([`RetrieveError::TooManyForced`]), otherwise ignored
+    /// with one `tracing` warning.
+    pub max_forced: usize,
     /// Ranked tools scoring under this are left out. The scale is the method's: BM25 score,
     /// cosine similarity, or the fused score.
     pub threshold: Option<f32>,
@@ -136,6 +166,7 @@ impl Default for RetrieveOptions {
     fn default() -> Self {
         RetrieveOptions {
             match_count: 5,
+            max_forced: 5,
             threshold: None,
             strict: false,
             always_include: Vec::new(),
@@ -225,7 +256,8 @@ impl Retriever {
     }
 
     /// A dense retriever: the store is synced with the tools (only new or changed tools are
-    /// embedded).
+    /// embedded). An embedder whose `dimension()` is 0 is refused
+    /// ([`RetrieveError::Embedding`]).
     pub async fn dense<'a>(
         specs: impl IntoIterator<Item = &'a ToolSpec>,
         embedder: Arc<dyn EmbeddingProvider>,
@@ -259,6 +291,7 @@ impl Retriever {
         embedder: Arc<dyn EmbeddingProvider>,
         store: Arc<dyn ToolStore>,
     ) -> Result<(), RetrieveError> {
+        store::check_dimension(embedder.as_ref())?;
         let tools: Vec<StoredTool> = self
             .names
             .iter()
@@ -283,9 +316,10 @@ impl Retriever {
         options: &RetrieveOptions,
     ) -> Result<Vec<Retrieved>, RetrieveError> {
         let (forced, text) = forced_names(query);
+        let forced = first_distinct(&forced, options)?;
         let mut result: Vec<Retrieved> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
-        let named = forced.iter().map(|n| (n, Reason::Forced)).chain(
+        let named = forced.into_iter().map(|n| (n, Reason::Forced)).chain(
             options
                 .always_include
                 .iter()
@@ -307,7 +341,8 @@ impl Retriever {
                 });
             }
         }
-        let wanted = options.match_count + seen.len();
+        // A caller may ask for every tool with `usize::MAX`.
+        let wanted = options.match_count.saturating_add(seen.len());
         let mut ranked = 0;
         for (index, score) in self.rank(&text, wanted, options.threshold).await? {
             let name = &self.names[index];
@@ -391,6 +426,37 @@ impl Retriever {
     }
 }
 
+/// The first `max_forced` distinct names of `forced`, in order; more is an error with `strict`.
+fn first_distinct<'a>(
+    forced: &'a [String],
+    options: &RetrieveOptions,
+) -> Result<Vec<&'a String>, RetrieveError> {
+    let mut distinct: HashSet<&str> = HashSet::new();
+    let mut kept = Vec::new();
+    for name in forced {
+        if !distinct.insert(name) {
+            continue;
+        }
+        if kept.len() < options.max_forced {
+            kept.push(name);
+        }
+    }
+    if distinct.len() > kept.len() {
+        if options.strict {
+            return Err(RetrieveError::TooManyForced {
+                forced: distinct.len(),
+                limit: options.max_forced,
+            });
+        }
+        tracing::warn!(
+            forced = distinct.len(),
+            limit = options.max_forced,
+            "ignoring the tools a query forces past RetrieveOptions::max_forced"
+        );
+    }
+    Ok(kept)
+}
+
 /// Selectable names, system names, and the selectable tools' texts.
 fn split<'a>(
     specs: impl IntoIterator<Item = &'a ToolSpec>,
@@ -408,23 +474,28 @@ fn split<'a>(
 }
 
 /// The names written as `[name]` in the query, and the query without them.
+///
+/// Linear in the query's length: a name holds no bracket, so each `[` is matched with the
+/// next bracket only, and the text between two brackets is read once.
 pub fn forced_names(query: &str) -> (Vec<String>, String) {
     let mut names = Vec::new();
     let mut text = String::with_capacity(query.len());
     let mut rest = query;
     while let Some(open) = rest.find('[') {
         let after = &rest[open + 1..];
-        match after.find(']') {
-            Some(close) if is_tool_name(&after[..close]) => {
+        match after.find(['[', ']']) {
+            Some(close) if after[close..].starts_with(']') && is_tool_name(&after[..close]) => {
                 text.push_str(&rest[..open]);
                 text.push(' ');
                 names.push(after[..close].to_owned());
                 rest = &after[close + 1..];
             }
-            _ => {
-                text.push_str(&rest[..=open]);
-                rest = after;
+            // The next `[` may open a name; what comes before it is text.
+            Some(next) => {
+                text.push_str(&rest[..open + 1 + next]);
+                rest = &after[next..];
             }
+            None => break,
         }
     }
     text.push_str(rest);

@@ -98,9 +98,15 @@ impl InMemoryStore {
     }
 
     /// Puts vectors in directly (they are normalized), replacing everything; for vectors made
-    /// elsewhere and for benchmarks.
+    /// elsewhere and for benchmarks. Every vector has the first one's length, and at least one
+    /// dimension.
     pub fn load(&self, entries: Vec<(String, Vec<f32>)>) -> Result<(), RetrieveError> {
         let dimension = entries.first().map_or(0, |(_, v)| v.len());
+        if let (Some((name, _)), 0) = (entries.first(), dimension) {
+            return Err(RetrieveError::store(format!(
+                "`{name}` has a vector of 0 dimensions; vectors need at least one"
+            )));
+        }
         let mut matrix = Matrix {
             dimension,
             ..Matrix::default()
@@ -139,6 +145,13 @@ impl InMemoryStore {
                 matrix.dimension
             )));
         }
+        // `load` and `sync` refuse 0 dimensions; this keeps `chunks_exact` from panicking should
+        // that ever change.
+        if matrix.dimension == 0 {
+            return Err(RetrieveError::store(
+                "the store holds vectors of 0 dimensions",
+            ));
+        }
         let mut query = vector.to_vec();
         normalize(&mut query);
         let scores: Vec<f32> = matrix
@@ -154,6 +167,17 @@ impl InMemoryStore {
     }
 }
 
+/// Refuses an embedder whose vectors would have no dimension: nothing can be compared.
+pub(crate) fn check_dimension(embedder: &dyn EmbeddingProvider) -> Result<(), RetrieveError> {
+    if embedder.dimension() == 0 {
+        return Err(RetrieveError::embedding(format!(
+            "the embedder `{}` makes vectors of 0 dimensions; they need at least one",
+            embedder.model_id()
+        )));
+    }
+    Ok(())
+}
+
 fn poisoned() -> RetrieveError {
     RetrieveError::store("the in-memory store's lock was poisoned by a panic")
 }
@@ -165,6 +189,7 @@ impl ToolStore for InMemoryStore {
         embedder: &'a dyn EmbeddingProvider,
     ) -> StoreFuture<'a, SyncReport> {
         Box::pin(async move {
+            check_dimension(embedder)?;
             let known: HashMap<String, (String, Vec<f32>)> = {
                 let matrix = self.inner.read().map_err(|_| poisoned())?;
                 let dimension = matrix.dimension.max(1);
@@ -314,6 +339,24 @@ mod tests {
         assert_eq!(found[0].0, "y");
         assert_eq!(found[1].0, "xy");
         assert!(store.nearest(&[1.0, 2.0, 3.0], 1, None).is_err());
+    }
+
+    #[test]
+    fn loading_vectors_of_0_dimensions_is_an_error_and_the_store_still_answers() {
+        let store = InMemoryStore::new();
+        store.load(vec![("x".into(), vec![1.0, 0.0])]).unwrap();
+        let err = store
+            .load(vec![("empty".into(), vec![]), ("also".into(), vec![])])
+            .unwrap_err();
+        assert_eq!(
+            err,
+            RetrieveError::store("`empty` has a vector of 0 dimensions; vectors need at least one")
+        );
+        // The failed load replaced nothing; an empty query is a dimension error, not a panic.
+        assert_eq!(store.nearest(&[1.0, 0.0], 1, None).unwrap()[0].0, "x");
+        assert!(store.nearest(&[], 1, None).is_err());
+        store.load(Vec::new()).unwrap();
+        assert!(store.nearest(&[], 1, None).unwrap().is_empty());
     }
 
     #[test]

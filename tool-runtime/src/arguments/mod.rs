@@ -34,6 +34,7 @@
 //! tests in `validating` and `subset` hold them to it).
 
 mod budget;
+mod distinct;
 mod exact;
 mod full;
 #[cfg(test)]

@@ -1,0 +1,178 @@
+//! Queries, options and embedders a caller may not control: each gets an answer or a clear
+//! error, never a panic, an overflow or a quadratic walk.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_core::{ToolMetadata, ToolSpec};
+use tool_retrieval::{
+    forced_names, EmbedFuture, EmbeddingProvider, InMemoryStore, Reason, RetrieveError,
+    RetrieveOptions, Retriever,
+};
+
+fn tool(name: &str, description: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        parameters: json!({ "type": "object", "properties": {} }),
+        output_schema: None,
+        metadata: ToolMetadata {
+            selectable: true,
+            ..ToolMetadata::default()
+        },
+    }
+}
+
+fn tools(count: usize) -> Vec<ToolSpec> {
+    (0..count)
+        .map(|i| tool(&format!("tool_{i}"), &format!("weather report number {i}")))
+        .collect()
+}
+
+/// Vectors of a fixed length, the same for every text but the first coordinate.
+struct Fixed(usize);
+
+impl EmbeddingProvider for Fixed {
+    fn model_id(&self) -> &str {
+        "fixed"
+    }
+
+    fn dimension(&self) -> usize {
+        self.0
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        let vectors = texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![1.0; self.0];
+                if let Some(first) = v.first_mut() {
+                    *first = t.len() as f32;
+                }
+                v
+            })
+            .collect();
+        Box::pin(async move { Ok(vectors) })
+    }
+}
+
+#[tokio::test]
+async fn a_match_count_of_usize_max_with_a_forced_tool_ranks_every_tool() {
+    // `--k 18446744073709551615` on the command line: `match_count + forced` overflowed.
+    let specs = tools(4);
+    let options = RetrieveOptions {
+        match_count: usize::MAX,
+        ..RetrieveOptions::default()
+    };
+    let lexical = Retriever::lexical(&specs);
+    let found = lexical
+        .retrieve("[tool_3] weather report", &options)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 4);
+    assert_eq!(
+        (found[0].name.as_str(), found[0].reason),
+        ("tool_3", Reason::Forced)
+    );
+    for method in ["dense", "hybrid"] {
+        let (embedder, store) = (Arc::new(Fixed(3)), Arc::new(InMemoryStore::new()));
+        let retriever = match method {
+            "dense" => Retriever::dense(&specs, embedder, store).await,
+            _ => Retriever::hybrid(&specs, embedder, store).await,
+        }
+        .unwrap();
+        let found = retriever
+            .retrieve("[tool_3] weather report", &options)
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 4, "{method}");
+        assert_eq!(found[0].reason, Reason::Forced, "{method}");
+    }
+}
+
+#[test]
+fn a_megabyte_of_open_brackets_forces_nothing_and_stays_text() {
+    // Each `[` used to be matched by a search to the end of the query: 10^12 steps for 1 MB.
+    let query = "[".repeat(1 << 20);
+    let (forced, text) = forced_names(&query);
+    assert!(forced.is_empty());
+    assert_eq!(text, query);
+}
+
+#[test]
+fn a_megabyte_of_open_brackets_and_names_closed_once_at_the_end_forces_only_the_last_name() {
+    let query = format!("{}[tool_1]", "[tool_0 ".repeat(100_000));
+    let (forced, text) = forced_names(&query);
+    assert_eq!(forced, ["tool_1"]);
+    assert_eq!(text.len(), "[tool_0 ".len() * 100_000 - 1);
+    let (forced, text) = forced_names("a [b [c] d] [e.f] [not a name] ]x[");
+    assert_eq!(forced, ["c", "e.f"]);
+    assert_eq!(text, "a [b d] [not a name] ]x[");
+}
+
+#[tokio::test]
+async fn a_query_forcing_a_thousand_tools_gets_max_forced_of_them() {
+    let specs = tools(1_000);
+    let retriever = Retriever::lexical(&specs);
+    let query: String = (0..1_000).map(|i| format!("[tool_{i}] ")).collect();
+    let options = RetrieveOptions {
+        match_count: 2,
+        max_forced: 3,
+        ..RetrieveOptions::default()
+    };
+    let found = retriever
+        .retrieve(&format!("{query} weather report"), &options)
+        .await
+        .unwrap();
+    let forced: Vec<&str> = found
+        .iter()
+        .filter(|r| r.reason == Reason::Forced)
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(forced, ["tool_0", "tool_1", "tool_2"]);
+    assert_eq!(found.len(), 3 + 2);
+    // Repeating a name forces it once and takes one place.
+    let found = retriever
+        .retrieve("[tool_7] [tool_7] [tool_7] [tool_8]", &options)
+        .await
+        .unwrap();
+    let names: Vec<&str> = found.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["tool_7", "tool_8"]);
+    let strict = RetrieveOptions {
+        strict: true,
+        ..options
+    };
+    let err = retriever.retrieve(&query, &strict).await.unwrap_err();
+    assert_eq!(
+        err,
+        RetrieveError::TooManyForced {
+            forced: 1_000,
+            limit: 3
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the query forces 1000 tools with `[name]`; at most 3 are allowed \
+         (RetrieveOptions::max_forced)"
+    );
+    assert_eq!(RetrieveOptions::default().max_forced, 5);
+}
+
+#[tokio::test]
+async fn an_embedder_of_0_dimensions_is_refused_when_the_retriever_is_built() {
+    let specs = tools(2);
+    let store = Arc::new(InMemoryStore::new());
+    let Err(err) = Retriever::dense(&specs, Arc::new(Fixed(0)), store.clone()).await else {
+        panic!("an embedder of 0 dimensions was accepted");
+    };
+    assert_eq!(
+        err,
+        RetrieveError::embedding(
+            "the embedder `fixed` makes vectors of 0 dimensions; they need at least one"
+        )
+    );
+    // The store itself refuses it too, and still answers.
+    let synced = tool_retrieval::ToolStore::sync(store.as_ref(), &[], &Fixed(0)).await;
+    assert!(matches!(synced, Err(RetrieveError::Embedding { .. })));
+    assert!(store.nearest(&[], 1, None).unwrap().is_empty());
+}
