@@ -47,7 +47,7 @@ impl AnthropicModel {
     /// `ANTHROPIC_API_KEY` if it is set.
     pub fn new(model: impl Into<String>) -> Self {
         AnthropicModel {
-            client: reqwest::Client::new(),
+            client: crate::http::default_client(),
             url: messages_url(Self::DEFAULT_BASE_URL),
             model: model.into(),
             api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
@@ -62,33 +62,12 @@ impl AnthropicModel {
         self
     }
 
-    /// The API key, instead of `ANTHROPIC_API_KEY`.
-    pub fn with_api_key(mut self, key: ApiKey) -> Self {
-        self.api_key = Some(key);
-        self
-    }
-
-    /// How failed requests are retried.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
+    crate::http::client_setters!("`ANTHROPIC_API_KEY`");
 
     /// The most tokens an answer may have.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
         self
-    }
-
-    /// The `reqwest` client to send with.
-    pub fn with_client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
-        self
-    }
-
-    /// The URL requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
     }
 
     /// The request body for `request`.

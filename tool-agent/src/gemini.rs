@@ -51,7 +51,7 @@ impl GeminiModel {
     pub fn new(model: impl Into<String>) -> Self {
         let model = model.into();
         GeminiModel {
-            client: reqwest::Client::new(),
+            client: crate::http::default_client(),
             url: content_url(Self::DEFAULT_BASE_URL, &model),
             stream_url: stream_url(Self::DEFAULT_BASE_URL, &model),
             model,
@@ -68,28 +68,7 @@ impl GeminiModel {
         self
     }
 
-    /// The API key, instead of the environment's.
-    pub fn with_api_key(mut self, key: ApiKey) -> Self {
-        self.api_key = Some(key);
-        self
-    }
-
-    /// How failed requests are retried.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// The `reqwest` client to send with.
-    pub fn with_client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
-        self
-    }
-
-    /// The URL requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
+    crate::http::client_setters!("the environment's");
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {

@@ -268,6 +268,57 @@ impl JsonPost<'_> {
     }
 }
 
+/// How long a connection to a model may take to open, by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a model's answer may send nothing, by default, before it is given up as hung: long
+/// enough for a reasoning model's whole answer to arrive unstreamed.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The HTTP client a model uses unless given one with `with_client`: connections time out
+/// after [`DEFAULT_CONNECT_TIMEOUT`], and an answer (or a stream) that sends nothing for
+/// [`DEFAULT_READ_TIMEOUT`] fails, so that a hung endpoint never holds a run forever.
+pub(crate) fn default_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
+        .read_timeout(DEFAULT_READ_TIMEOUT)
+        .build()
+        .unwrap_or_default()
+}
+
+/// The setters every HTTP model client has, over its `api_key`, `retry`, `client` and `url`
+/// fields; `$env` names where the key comes from otherwise.
+macro_rules! client_setters {
+    ($env:literal) => {
+        #[doc = concat!("The API key, instead of ", $env, ".")]
+        pub fn with_api_key(mut self, key: $crate::ApiKey) -> Self {
+            self.api_key = Some(key);
+            self
+        }
+
+        /// How failed requests are retried (default [`RetryPolicy::default`](crate::RetryPolicy)).
+        pub fn with_retry(mut self, retry: $crate::RetryPolicy) -> Self {
+            self.retry = retry;
+            self
+        }
+
+        /// The `reqwest` client to send with, for its proxy, TLS or timeout settings. The
+        /// default one gives up on a connection after
+        /// [`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT) and on an answer that
+        /// sends nothing for [`DEFAULT_READ_TIMEOUT`](crate::DEFAULT_READ_TIMEOUT).
+        pub fn with_client(mut self, client: reqwest::Client) -> Self {
+            self.client = client;
+            self
+        }
+
+        /// The URL requests go to.
+        pub fn url(&self) -> &str {
+            &self.url
+        }
+    };
+}
+pub(crate) use client_setters;
+
 /// The most an answer's body may hold: `ResponseLimits::bytes`' default, 16 MiB. A larger body
 /// is refused as it arrives, before it is all held.
 pub(crate) const MAX_ANSWER_BYTES: usize = tool_core::provider::DEFAULT_RESPONSE_BYTES;

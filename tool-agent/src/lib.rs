@@ -61,7 +61,7 @@ pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
-pub use http::{ApiKey, RetryPolicy};
+pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
 pub use message::{Message, Usage};
 pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 pub use offer::OfferedTools;

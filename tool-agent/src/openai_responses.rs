@@ -38,7 +38,7 @@ impl OpenAiResponsesModel {
     /// A client for `model` at OpenAI's endpoint, with the key in `OPENAI_API_KEY` if set.
     pub fn new(model: impl Into<String>) -> Self {
         OpenAiResponsesModel {
-            client: reqwest::Client::new(),
+            client: crate::http::default_client(),
             url: responses_url("https://api.openai.com/v1"),
             model: model.into(),
             api_key: ApiKey::from_env("OPENAI_API_KEY"),
@@ -52,28 +52,7 @@ impl OpenAiResponsesModel {
         self
     }
 
-    /// The API key, instead of `OPENAI_API_KEY`.
-    pub fn with_api_key(mut self, key: ApiKey) -> Self {
-        self.api_key = Some(key);
-        self
-    }
-
-    /// How failed requests are retried.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// The `reqwest` client to send with.
-    pub fn with_client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
-        self
-    }
-
-    /// The URL requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
+    crate::http::client_setters!("`OPENAI_API_KEY`");
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {

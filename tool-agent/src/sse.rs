@@ -9,7 +9,7 @@ use std::pin::Pin;
 use futures_util::stream;
 
 use crate::events::{ModelEvent, ModelEventStream};
-use crate::http::error_chain;
+use crate::http::{error_chain, MAX_ANSWER_BYTES};
 use crate::model::{ModelError, ModelResponse};
 
 /// What one API's payloads mean.
@@ -35,6 +35,7 @@ pub(crate) fn events<'a>(
         opening: Some(opening),
         url,
         response: None,
+        read: 0,
         events: EventReader::new(decoder),
     };
     Box::pin(stream::unfold(reading, |mut reading| async move {
@@ -49,6 +50,8 @@ struct Reading<'a> {
     url: String,
     /// The open response, once the request is sent.
     response: Option<reqwest::Response>,
+    /// The body's bytes read so far, held to [`MAX_ANSWER_BYTES`].
+    read: usize,
     events: EventReader<'a>,
 }
 
@@ -72,7 +75,20 @@ impl Reading<'_> {
             }
             let response = self.response.as_mut()?;
             match response.chunk().await {
-                Ok(Some(bytes)) => self.events.feed(&bytes),
+                Ok(Some(bytes)) if self.read + bytes.len() > MAX_ANSWER_BYTES => {
+                    self.events.fail(ModelError::Transport {
+                        url: self.url.clone(),
+                        message: format!(
+                            "the stream is larger than {MAX_ANSWER_BYTES} bytes (the default of \
+                             ResponseLimits::bytes); nothing more was read"
+                        ),
+                        attempts: 1,
+                    })
+                }
+                Ok(Some(bytes)) => {
+                    self.read += bytes.len();
+                    self.events.feed(&bytes)
+                }
                 Ok(None) => self.events.end(),
                 Err(error) => self.events.fail(ModelError::Transport {
                     url: self.url.clone(),

@@ -237,3 +237,19 @@ async fn a_stream_cut_by_the_connection_is_a_transport_error() {
         "a stream begun is not retried"
     );
 }
+
+#[tokio::test]
+async fn a_stream_over_16_mib_is_a_transport_error_naming_the_limit() {
+    // One line that never ends, then more: nothing past the limit is held.
+    let endless = format!("{HELLO}data: {}", "x".repeat(17 << 20));
+    let (_mock, base_url) = serve(vec![Canned::Events(endless)]).await;
+    let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 0)).await;
+    assert_eq!(deltas, ["Hel"], "what came before the limit is kept");
+    match failure {
+        RunFailure::Model {
+            error: ModelError::Transport { message, .. },
+            ..
+        } => assert!(message.contains("larger than 16777216 bytes"), "{message}"),
+        other => panic!("unexpected: {other:?}"),
+    }
+}

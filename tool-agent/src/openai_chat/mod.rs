@@ -53,7 +53,7 @@ impl OpenAiChatModel {
     /// `OPENAI_API_KEY` if it is set.
     pub fn new(model: impl Into<String>) -> Self {
         OpenAiChatModel {
-            client: reqwest::Client::new(),
+            client: crate::http::default_client(),
             url: chat_url(Self::DEFAULT_BASE_URL),
             model: model.into(),
             api_key: ApiKey::from_env("OPENAI_API_KEY"),
@@ -69,27 +69,11 @@ impl OpenAiChatModel {
         self
     }
 
-    /// The API key, instead of `OPENAI_API_KEY`.
-    pub fn with_api_key(mut self, key: ApiKey) -> Self {
-        self.api_key = Some(key);
-        self
-    }
+    crate::http::client_setters!("`OPENAI_API_KEY`");
 
     /// No API key, even if `OPENAI_API_KEY` is set.
     pub fn without_api_key(mut self) -> Self {
         self.api_key = None;
-        self
-    }
-
-    /// How failed requests are retried.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// The `reqwest` client to send with (for its timeouts, proxy or TLS settings).
-    pub fn with_client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
         self
     }
 
@@ -98,11 +82,6 @@ impl OpenAiChatModel {
     pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
         self.extra.insert(name.into(), value);
         self
-    }
-
-    /// The URL requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
     }
 
     /// The request body for `request`, as JSON. The tools' declarations are written once per
