@@ -330,6 +330,12 @@ fn transform(
         ));
     }
     if let Some(nullable) = encoding::map_place(map) {
+        if let Some(keyword) = encoding::keyword_beside_map(map) {
+            return Err(inexpressible(
+                at,
+                &format!("a map with `{keyword}` beside it cannot be written as key/value pairs"),
+            ));
+        }
         return encoding::write_pairs(map, nullable, at, &mut |values, here| {
             transform(values, here, defs)
         });
@@ -502,5 +508,25 @@ mod tests {
         let found = Anthropic.hosted_results(&response);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].raw.as_array().map(Vec::len), Some(20_001));
+    }
+
+    #[test]
+    fn a_map_with_a_combinator_beside_it_is_inexpressible_not_half_encoded() {
+        // The catalog_line campaign's find: the pairs kept the `anyOf`, whose branch kept a
+        // `multipleOf` the checker refuses.
+        let schema = json!({
+            "type": "object",
+            "properties": { "labels": { "type": "object", "anyOf": [
+                { "type": "string" },
+                { "type": "array", "items": { "type": "number", "multipleOf": 0.5 } }
+            ] } }
+        });
+        for result in [
+            anthropic_strict(&schema),
+            crate::provider::openai_strict::openai_strict(&schema),
+        ] {
+            let err = result.unwrap_err();
+            assert!(err.to_string().contains("`anyOf` beside it"), "{err}");
+        }
     }
 }

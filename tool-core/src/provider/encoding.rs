@@ -300,6 +300,30 @@ pub(crate) fn map_place(map: &Map<String, Value>) -> Option<bool> {
     (is_object && only_object && no_properties && open).then(|| types.iter().any(|t| t == "null"))
 }
 
+/// The first keyword beside a map schema that would apply to the object, not to its pairs
+/// (`anyOf: [...]` next to `type: object`): such a map cannot be written as pairs, since the
+/// keyword would then judge the array.
+pub(crate) fn keyword_beside_map(map: &Map<String, Value>) -> Option<&'static str> {
+    const BESIDE: &[&str] = &[
+        "anyOf",
+        "allOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "$ref",
+        "dependentSchemas",
+        "dependentRequired",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "unevaluatedProperties",
+    ];
+    BESIDE.iter().copied().find(|k| map.contains_key(*k))
+}
+
 /// Rewrites a map schema as an array of `{"key", "value"}` pairs. `value` puts the values'
 /// schema into the profile (its pointer is given) and says what it encodes.
 pub(crate) fn write_pairs(

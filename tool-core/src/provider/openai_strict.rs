@@ -177,6 +177,12 @@ fn transform(
         ));
     }
     if let Some(nullable) = encoding::map_place(map) {
+        if let Some(keyword) = encoding::keyword_beside_map(map) {
+            return Err(inexpressible(
+                at,
+                &format!("a map with `{keyword}` beside it cannot be written as key/value pairs"),
+            ));
+        }
         return encoding::write_pairs(map, nullable, at, &mut |values, here| {
             transform(values, here, defs)
         });
