@@ -9,9 +9,7 @@ const B: f32 = 0.75;
 
 /// Term -> postings of (document, term frequency); built once.
 ///
-/// Term frequencies are `u32` and saturate: a text repeating one word more than `u32::MAX`
-/// (about 4.3 billion) times counts it `u32::MAX` times. A `u32` costs no more room than a `u16` here,
-/// since the pair is padded to 8 bytes either way.
+/// A word's count in one text saturates at `u32::MAX` (about 4.3 billion).
 #[derive(Debug, Default)]
 pub struct Bm25Index {
     postings: HashMap<String, Vec<(u32, u32)>>,
