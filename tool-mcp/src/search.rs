@@ -13,7 +13,8 @@ pub const SEARCH_TOOL: &str = "search_tools";
 
 /// How many tools one search adds when the client does not say.
 const DEFAULT_FOUND: usize = 5;
-/// The most one search adds.
+/// The most one search ranks. A query may name up to `RetrieveOptions::max_forced` (5) more
+/// as `[name]`, which are added whatever their rank.
 const MAX_FOUND: usize = 20;
 
 /// The `search_tools` tool as listed.
