@@ -85,6 +85,17 @@ async fn read_request(socket: &mut tokio::net::TcpStream) {
     }
 }
 
+/// The message of a run that failed on the model's transport; any other failure fails the test.
+fn transport_message(failure: RunFailure) -> String {
+    match failure {
+        RunFailure::Model {
+            error: ModelError::Transport { message, .. },
+            ..
+        } => message,
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+}
+
 /// Runs a streamed run to its end (within [`STUCK`]): the text deltas, and how it failed.
 async fn streamed_failure(model: OpenAiChatModel) -> (Vec<String>, RunFailure) {
     let runner = Agent::builder(model).build();
@@ -202,13 +213,8 @@ async fn a_stream_that_stalls_mid_answer_is_a_transport_error_after_the_read_tim
         .unwrap();
     let (deltas, failure) = streamed_failure(model(&base_url, client, 2)).await;
     assert_eq!(deltas, ["Hel"], "what came before the stall is kept");
-    match failure {
-        RunFailure::Model {
-            error: ModelError::Transport { message, .. },
-            ..
-        } => assert!(message.starts_with("the stream broke"), "{message}"),
-        other => panic!("unexpected: {other:?}"),
-    }
+    let message = transport_message(failure);
+    assert!(message.starts_with("the stream broke"), "{message}");
     assert_eq!(
         requests.load(Ordering::SeqCst),
         1,
@@ -224,13 +230,8 @@ async fn a_stream_cut_by_the_connection_is_a_transport_error() {
     let (requests, base_url) = raw_server(answer, true).await;
     let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 2)).await;
     assert_eq!(deltas, ["Hel"], "what came before the cut is kept");
-    match failure {
-        RunFailure::Model {
-            error: ModelError::Transport { message, .. },
-            ..
-        } => assert!(message.starts_with("the stream broke"), "{message}"),
-        other => panic!("unexpected: {other:?}"),
-    }
+    let message = transport_message(failure);
+    assert!(message.starts_with("the stream broke"), "{message}");
     assert_eq!(
         requests.load(Ordering::SeqCst),
         1,
@@ -245,11 +246,6 @@ async fn a_stream_over_16_mib_is_a_transport_error_naming_the_limit() {
     let (_mock, base_url) = serve(vec![Canned::Events(endless)]).await;
     let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 0)).await;
     assert_eq!(deltas, ["Hel"], "what came before the limit is kept");
-    match failure {
-        RunFailure::Model {
-            error: ModelError::Transport { message, .. },
-            ..
-        } => assert!(message.contains("larger than 16777216 bytes"), "{message}"),
-        other => panic!("unexpected: {other:?}"),
-    }
+    let message = transport_message(failure);
+    assert!(message.contains("larger than 16777216 bytes"), "{message}");
 }
