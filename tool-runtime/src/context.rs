@@ -4,8 +4,9 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::extensions::{self, Extensions};
-use crate::log_level::{LogLevel, LogSink};
+use crate::extensions::Extensions;
+use crate::log_level::LogLevel;
+use crate::CallOptions;
 
 /// Values provided to an executor, found by type: the services whose methods are tools, and
 /// anything else a tool wants through its [`ToolContext`].
@@ -76,27 +77,16 @@ enum Parts<'a> {
 #[derive(Clone, Copy)]
 struct Refs<'a> {
     tool_name: &'a Arc<str>,
-    call_id: Option<&'a Arc<str>>,
-    /// The caller's token, when the call brought one.
-    caller_token: Option<&'a CancellationToken>,
     services: &'a Arc<Services>,
-    /// Where progress reports go, when the caller wants them.
-    progress: Option<&'a ProgressSink>,
-    /// Where log messages go, when the caller wants them.
-    log: Option<&'a LogSink>,
-    /// What the caller attached to the call, when it attached anything.
-    extensions: Option<&'a Extensions>,
+    /// What the caller gave the call besides its arguments.
+    options: &'a CallOptions,
 }
 
 #[derive(Clone)]
 struct Owned {
     tool_name: Arc<str>,
-    call_id: Option<Arc<str>>,
-    caller_token: Option<CancellationToken>,
     services: Arc<Services>,
-    progress: Option<ProgressSink>,
-    log: Option<LogSink>,
-    extensions: Extensions,
+    options: CallOptions,
 }
 
 /// Where a call's progress reports go, given by the caller in `CallOptions::with_progress` (an
@@ -121,12 +111,8 @@ impl Parts<'_> {
             Parts::Borrowed(refs) => *refs,
             Parts::Owned(owned) => Refs {
                 tool_name: &owned.tool_name,
-                call_id: owned.call_id.as_ref(),
-                caller_token: owned.caller_token.as_ref(),
                 services: &owned.services,
-                progress: owned.progress.as_ref(),
-                log: owned.log.as_ref(),
-                extensions: Some(&owned.extensions),
+                options: &owned.options,
             },
         }
     }
@@ -136,12 +122,8 @@ impl Refs<'_> {
     fn to_owned(self) -> Owned {
         Owned {
             tool_name: Arc::clone(self.tool_name),
-            call_id: self.call_id.cloned(),
-            caller_token: self.caller_token.cloned(),
             services: Arc::clone(self.services),
-            progress: self.progress.cloned(),
-            log: self.log.cloned(),
-            extensions: self.extensions.cloned().unwrap_or_default(),
+            options: self.options.clone(),
         }
     }
 }
@@ -150,22 +132,14 @@ impl<'a> ToolContext<'a> {
     /// A context that borrows everything, for a call that ends before the borrows do.
     pub(crate) fn borrowed(
         tool_name: &'a Arc<str>,
-        call_id: Option<&'a Arc<str>>,
-        caller_token: Option<&'a CancellationToken>,
         services: &'a Arc<Services>,
-        progress: Option<&'a ProgressSink>,
-        log: Option<&'a LogSink>,
-        extensions: Option<&'a Extensions>,
+        options: &'a CallOptions,
     ) -> Self {
         ToolContext {
             parts: Parts::Borrowed(Refs {
                 tool_name,
-                call_id,
-                caller_token,
                 services,
-                progress,
-                log,
-                extensions,
+                options,
             }),
             own_token: OnceLock::new(),
         }
@@ -187,7 +161,7 @@ impl<'a> ToolContext<'a> {
 
     /// The provider's id of this call, when the call came with one.
     pub fn call_id(&self) -> Option<&str> {
-        self.parts.refs().call_id.map(|id| &**id)
+        self.parts.refs().options.call_id.as_deref()
     }
 
     /// The token that is cancelled when the caller gives up on this call. Long-running tools
@@ -203,7 +177,7 @@ impl<'a> ToolContext<'a> {
 
     /// The caller's token, when the call brought one.
     pub(crate) fn caller_token(&self) -> Option<&CancellationToken> {
-        self.parts.refs().caller_token
+        self.parts.refs().options.cancellation.as_ref()
     }
 
     /// Whether the caller has cancelled this call.
@@ -232,7 +206,7 @@ impl<'a> ToolContext<'a> {
     /// ctx.progress(3.0, Some(10.0), Some("3 of 10 files"));
     /// ```
     pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(sink) = self.parts.refs().progress {
+        if let Some(sink) = &self.parts.refs().options.progress {
             sink(Progress {
                 done,
                 total,
@@ -243,7 +217,7 @@ impl<'a> ToolContext<'a> {
 
     /// Whether the caller wants progress reports.
     pub fn wants_progress(&self) -> bool {
-        self.parts.refs().progress.is_some()
+        self.parts.refs().options.progress.is_some()
     }
 
     /// Logs a message for the caller, when it asked for log messages (an MCP client gets
@@ -256,14 +230,14 @@ impl<'a> ToolContext<'a> {
     /// ctx.log(LogLevel::Warning, "3 files skipped: not readable");
     /// ```
     pub fn log(&self, level: LogLevel, message: &str) {
-        if let Some(sink) = self.parts.refs().log {
+        if let Some(sink) = &self.parts.refs().options.log {
             sink(level, message);
         }
     }
 
     /// Whether the caller wants log messages (to skip building one nobody reads).
     pub fn wants_log(&self) -> bool {
-        self.parts.refs().log.is_some()
+        self.parts.refs().options.log.is_some()
     }
 
     /// The value of type `T` the caller attached to this call
@@ -282,40 +256,26 @@ impl<'a> ToolContext<'a> {
     /// assert!(ctx.extension::<String>().is_none());
     /// ```
     pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.parts.refs().extensions?.get::<T>()
+        self.extensions().get::<T>()
     }
 
     /// Everything the caller attached to this call (empty when it attached nothing).
     pub fn extensions(&self) -> &Extensions {
-        self.parts.refs().extensions.unwrap_or(&extensions::EMPTY)
+        &self.parts.refs().options.extensions
     }
 }
 
 impl ToolContext<'static> {
-    /// A context that owns what it shows, for a call that outlives the caller's borrows.
-    pub(crate) fn owned(
-        tool_name: Arc<str>,
-        call_id: Option<Arc<str>>,
-        caller_token: Option<CancellationToken>,
-        services: Arc<Services>,
-    ) -> Self {
+    /// A context for calling tool code directly, outside an executor (tests, converters).
+    pub fn detached(tool_name: &str) -> Self {
         ToolContext {
             parts: Parts::Owned(Owned {
-                tool_name,
-                call_id,
-                caller_token,
-                services,
-                progress: None,
-                log: None,
-                extensions: Extensions::new(),
+                tool_name: tool_name.into(),
+                services: Arc::default(),
+                options: CallOptions::default(),
             }),
             own_token: OnceLock::new(),
         }
-    }
-
-    /// A context for calling tool code directly, outside an executor (tests, converters).
-    pub fn detached(tool_name: &str) -> Self {
-        ToolContext::owned(tool_name.into(), None, None, Arc::default())
     }
 
     /// The same context with `value` attached, as a caller attaches it with
@@ -323,7 +283,7 @@ impl ToolContext<'static> {
     /// directly (tests). It replaces any earlier value of the same type.
     pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
         if let Parts::Owned(owned) = &mut self.parts {
-            owned.extensions.insert(value);
+            owned.options.extensions.insert(value);
         }
         self
     }
@@ -350,17 +310,13 @@ mod tests {
         let mut services = Services::default();
         services.insert(Arc::new(42u32));
         let services = Arc::new(services);
-        let mut extensions = Extensions::new();
-        extensions.insert(String::from("attached"));
-        let borrowed = ToolContext::borrowed(
-            &name,
-            Some(&id),
-            Some(&token),
-            &services,
-            None,
-            None,
-            Some(&extensions),
-        );
+        let options = CallOptions {
+            call_id: Some(id),
+            cancellation: Some(token.clone()),
+            ..CallOptions::default()
+        }
+        .with_extension(String::from("attached"));
+        let borrowed = ToolContext::borrowed(&name, &services, &options);
         assert_eq!(borrowed.extension::<String>().unwrap(), "attached");
         let kept = borrowed.to_static();
         drop(borrowed);
@@ -369,7 +325,7 @@ mod tests {
             ("weather", Some("call_1"))
         );
         assert_eq!(kept.service::<u32>(), Some(&42));
-        drop(extensions);
+        drop(options);
         assert_eq!(
             kept.extension::<String>().map(String::as_str),
             Some("attached"),

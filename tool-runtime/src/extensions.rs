@@ -98,9 +98,6 @@ impl Extensions {
     }
 }
 
-/// The shared empty set, for a context whose call brought none.
-pub(crate) static EMPTY: Extensions = Extensions::new();
-
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names = self

@@ -17,6 +17,7 @@ mod guard;
 mod log_level;
 #[doc(hidden)]
 pub mod macro_support;
+mod options;
 mod panics;
 mod registration;
 mod returned;
@@ -27,11 +28,12 @@ pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
-    AddedTool, BuildError, BuildProblem, Call, CallOptions, Executor, ExecutorBuilder, IntoTool,
+    AddedTool, BuildError, BuildProblem, Call, Executor, ExecutorBuilder, IntoTool,
     DEFAULT_MAX_ARGUMENT_BYTES,
 };
 pub use extensions::Extensions;
 pub use log_level::{LogLevel, LogSink};
+pub use options::CallOptions;
 pub use panics::{inside_tool_call, silence_caught_panics};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{IntoToolOutput, Json, Tool};

@@ -25,7 +25,7 @@ pub struct Call<'c, A> {
     /// The arguments as they came, which for JSON text is a reference. They stay here for the
     /// whole call: the first poll reads them in place.
     args: A,
-    options: Option<&'c CallOptions>,
+    options: &'c CallOptions,
     /// Whether the first poll has run.
     started: bool,
     /// An async tool at work, after the first poll.
@@ -37,7 +37,7 @@ impl<'c, A> Call<'c, A> {
         executor: &'c Executor,
         name: &'c str,
         args: A,
-        options: Option<&'c CallOptions>,
+        options: &'c CallOptions,
     ) -> Self {
         Call {
             executor,

@@ -24,7 +24,7 @@ use crate::boxed::BoxFuture;
 use crate::dynamic::DynamicInvoke;
 use crate::guard::{self, Guard};
 use crate::registration::{ExternalConverter, Invoke, Service, SyncInvoke};
-use crate::{Extensions, LogSink, ProgressSink, Services, ToolContext};
+use crate::{CallOptions, Services, ToolContext};
 
 /// Finds tools by name, validates arguments and calls them.
 ///
@@ -72,75 +72,6 @@ pub(crate) enum Callable {
     },
     Dynamic(DynamicInvoke),
     Declared,
-}
-
-/// Per-call options.
-#[derive(Clone, Default)]
-pub struct CallOptions {
-    /// The provider's id of the call, passed to the tool in its context.
-    pub call_id: Option<Arc<str>>,
-    /// Cancelling this token stops the call with `ToolError::Cancelled`.
-    pub cancellation: Option<CancellationToken>,
-    /// Where the tool's [`ToolContext::progress`] reports go.
-    pub progress: Option<ProgressSink>,
-    /// Where the tool's [`ToolContext::log`] messages go.
-    pub log: Option<LogSink>,
-    /// Values the tool finds with [`ToolContext::extension`].
-    pub extensions: Extensions,
-}
-
-impl std::fmt::Debug for CallOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallOptions")
-            .field("call_id", &self.call_id)
-            .field("cancellation", &self.cancellation)
-            .field("progress", &self.progress.is_some())
-            .field("log", &self.log.is_some())
-            .field("extensions", &self.extensions)
-            .finish()
-    }
-}
-
-impl CallOptions {
-    /// Options with a call id.
-    pub fn with_call_id(mut self, id: &str) -> Self {
-        self.call_id = Some(id.into());
-        self
-    }
-
-    /// Options with a cancellation token.
-    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Some(token);
-        self
-    }
-
-    /// Options sending the tool's progress reports to `sink`.
-    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
-        self.progress = Some(sink);
-        self
-    }
-
-    /// Options sending the tool's log messages to `sink`.
-    pub fn with_log(mut self, sink: LogSink) -> Self {
-        self.log = Some(sink);
-        self
-    }
-
-    /// Options attaching `value` to the call, for the tool to find with
-    /// [`ToolContext::extension`]; it replaces any earlier value of the same type. Options
-    /// given to [`Executor::execute_calls_with`] attach it to every call of the batch.
-    ///
-    /// ```
-    /// # use tool_runtime::CallOptions;
-    /// struct RequestId(String);
-    ///
-    /// let options = CallOptions::default().with_extension(RequestId("req-7".into()));
-    /// assert!(options.extensions.contains::<RequestId>());
-    /// ```
-    pub fn with_extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
 }
 
 impl Executor {
@@ -201,7 +132,7 @@ impl Executor {
     ///
     /// The returned [`Call`] is a future; nothing happens until it is awaited.
     pub fn execute<'c, A: IntoArguments>(&'c self, name: &'c str, args: A) -> Call<'c, A> {
-        Call::new(self, name, args, None)
+        Call::new(self, name, args, &crate::options::NO_OPTIONS)
     }
 
     /// [`Executor::execute`] with a call id and a cancellation token.
@@ -211,7 +142,7 @@ impl Executor {
         args: A,
         options: &'c CallOptions,
     ) -> Call<'c, A> {
-        Call::new(self, name, args, Some(options))
+        Call::new(self, name, args, options)
     }
 
     /// A call's first poll: finds the tool and runs a sync one; an async one is started and
@@ -224,34 +155,22 @@ impl Executor {
         &'c self,
         name: &str,
         raw: &mut RawArguments<'_>,
-        options: Option<&'c CallOptions>,
+        options: &'c CallOptions,
         cx: &mut Context<'_>,
         waiting: &mut Option<BoxFuture<'c, Result<ToolOutput, ToolError>>>,
     ) -> Poll<Result<ToolOutput, ToolError>> {
         let Some((index, entry)) = self.entry_at(name) else {
             return Poll::Ready(Err(self.unknown(name)));
         };
-        let cancellation = options.and_then(|o| o.cancellation.as_ref());
+        let cancellation = options.cancellation.as_ref();
         if cancellation.is_some_and(CancellationToken::is_cancelled) {
             return Poll::Ready(Err(ToolError::Cancelled {
                 tool: name.to_owned(),
             }));
         }
-        let call_id = options.and_then(|o| o.call_id.as_ref());
         // The context borrows from the executor and the caller: a sync call ends before they
         // do, and an async call's future lives inside the `Call` that borrows them.
-        let progress = options.and_then(|o| o.progress.as_ref());
-        let log = options.and_then(|o| o.log.as_ref());
-        let extensions = options.map(|o| &o.extensions);
-        let ctx = ToolContext::borrowed(
-            &entry.name,
-            call_id,
-            cancellation,
-            &self.inner.services,
-            progress,
-            log,
-            extensions,
-        );
+        let ctx = ToolContext::borrowed(&entry.name, &self.inner.services, options);
         match &entry.callable {
             // A sync tool runs in place. One with its own time limit runs on the blocking pool
             // instead, so that the limit can end the wait.
