@@ -15,11 +15,11 @@ pub struct CallOptions {
     pub call_id: Option<Arc<str>>,
     /// Cancelling this token stops the call with `ToolError::Cancelled`.
     pub cancellation: Option<CancellationToken>,
-    /// Where the tool's [`ToolContext::progress`] reports go.
+    /// Where the tool's [`ToolContext::progress`](crate::ToolContext::progress) reports go.
     pub progress: Option<ProgressSink>,
-    /// Where the tool's [`ToolContext::log`] messages go.
+    /// Where the tool's [`ToolContext::log`](crate::ToolContext::log) messages go.
     pub log: Option<LogSink>,
-    /// Values the tool finds with [`ToolContext::extension`].
+    /// Values the tool finds with [`ToolContext::extension`](crate::ToolContext::extension).
     pub extensions: Extensions,
 }
 
@@ -61,8 +61,8 @@ impl CallOptions {
     }
 
     /// Options attaching `value` to the call, for the tool to find with
-    /// [`ToolContext::extension`]; it replaces any earlier value of the same type. Options
-    /// given to [`Executor::execute_calls_with`] attach it to every call of the batch.
+    /// [`ToolContext::extension`](crate::ToolContext::extension); it replaces any earlier value of the same type. Options
+    /// given to [`Executor::execute_calls_with`](crate::Executor::execute_calls_with) attach it to every call of the batch.
     ///
     /// ```
     /// # use tool_runtime::CallOptions;
