@@ -1,11 +1,12 @@
 //! What a run knows about its request (documents attached, a data source...), read by the
 //! purpose gates that decide which system tools are offered.
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::any::Any;
 
-/// Values describing one run's request, found by type.
+use tool_runtime::Extensions;
+
+/// Values describing one run's request, found by type (kept as a call's
+/// [`Extensions`] are: one value per type, cheap to clone).
 ///
 /// ```
 /// use tool_agent::RunContext;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, Default)]
 pub struct RunContext {
-    by_type: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>,
+    values: Extensions,
 }
 
 impl RunContext {
@@ -35,24 +36,17 @@ impl RunContext {
 
     /// Adds a value, replacing any value of the same type.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
-        self.by_type.insert(
-            TypeId::of::<T>(),
-            (Arc::new(value), std::any::type_name::<T>()),
-        );
+        self.values.insert(value);
     }
 
     /// The value of type `T`, if there is one.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.by_type
-            .get(&TypeId::of::<T>())
-            .and_then(|(value, _)| value.downcast_ref())
+        self.values.get::<T>()
     }
 }
 
 impl std::fmt::Debug for RunContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set()
-            .entries(self.by_type.values().map(|(_, name)| name))
-            .finish()
+        self.values.fmt(f)
     }
 }

@@ -2,13 +2,13 @@
 //! references and their counter), reachable from any tool of the run through its context or
 //! ambiently, without passing it down.
 
-use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::any::Any;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tool_runtime::ToolContext;
+use tool_runtime::{Extensions, ToolContext};
 
 use crate::citations::Reference;
 use crate::context::RunContext;
@@ -60,7 +60,7 @@ pub struct InvocationScope {
 #[derive(Default)]
 struct Shared {
     context: RunContext,
-    items: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    items: Mutex<Extensions>,
     references: Mutex<BTreeMap<usize, Reference>>,
     counter: AtomicUsize,
 }
@@ -121,13 +121,12 @@ impl InvocationScope {
 
     /// Stores an item, replacing any item of the same type.
     pub fn insert<T: Any + Send + Sync>(&self, item: T) {
-        lock(&self.inner.items).insert(TypeId::of::<T>(), Arc::new(item));
+        lock(&self.inner.items).insert(item);
     }
 
     /// The item of type `T`, if one was stored.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let item = lock(&self.inner.items).get(&TypeId::of::<T>()).cloned()?;
-        item.downcast().ok()
+        lock(&self.inner.items).get_arc::<T>()
     }
 }
 

@@ -1,5 +1,4 @@
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
@@ -10,46 +9,43 @@ use crate::CallOptions;
 
 /// Values provided to an executor, found by type: the services whose methods are tools, and
 /// anything else a tool wants through its [`ToolContext`].
+///
+/// Kept as [`Extensions`] are (one value per type, shared, never copied); unlike a call's
+/// extensions, they are given once, to the executor, for every call.
 #[derive(Default)]
 pub struct Services {
-    by_type: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>,
+    values: Extensions,
 }
 
 impl Services {
     /// Adds a value, replacing any earlier value of the same type.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: Arc<T>) {
-        self.by_type
-            .insert(TypeId::of::<T>(), (value, std::any::type_name::<T>()));
+        self.values.insert_arc(value);
     }
 
     /// The value of type `T`, if one was provided.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.by_type
-            .get(&TypeId::of::<T>())
-            .and_then(|(v, _)| v.downcast_ref())
+        self.values.get::<T>()
     }
 
     /// The value of type `T` as a shared pointer, if one was provided.
     pub fn get_arc<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let (value, _) = self.by_type.get(&TypeId::of::<T>())?;
-        Arc::clone(value).downcast().ok()
+        self.values.get_arc::<T>()
     }
 
     pub(crate) fn get_dyn(&self, id: TypeId) -> Option<&Arc<dyn Any + Send + Sync>> {
-        self.by_type.get(&id).map(|(v, _)| v)
+        self.values.get_by_id(id)
     }
 
     /// Whether a value of this type was provided.
     pub fn contains(&self, id: TypeId) -> bool {
-        self.by_type.contains_key(&id)
+        self.get_dyn(id).is_some()
     }
 }
 
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set()
-            .entries(self.by_type.values().map(|(_, name)| name))
-            .finish()
+        self.values.fmt(f)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Typed values a caller attaches to one call, which the tool finds in its context by type.
+//! Typed values found by type: what a caller attaches to one call, and the one map of values by
+//! type that [`Services`](crate::Services) (and the agent's run context) are built on.
 
 use std::any::{Any, TypeId};
 use std::sync::Arc;
@@ -91,6 +92,11 @@ impl Extensions {
     /// Whether there are no values.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The value of the type with this id, if one was added.
+    pub(crate) fn get_by_id(&self, id: TypeId) -> Option<&Arc<dyn Any + Send + Sync>> {
+        self.find(id).map(|e| &e.value)
     }
 
     fn find(&self, id: TypeId) -> Option<&Entry> {
