@@ -1,9 +1,10 @@
 //! JSON values without repeats, in the order first seen, in linear time.
 //!
-//! `serde_json::Value` is hashable only in recent versions of the crate; this hashes a value
-//! the way its `==` compares it (numbers as `Number` does, objects whatever their key order),
-//! down to a few levels, and leaves deeper differences to `==`, which keeps hashing of a deep
-//! value bounded.
+//! This hashes a value the way its `==` compares it (numbers as `Number` does, objects whatever
+//! their key order), down to a few levels, and leaves deeper differences to `==`, which keeps
+//! the hashing of a deep value bounded. serde_json's own `Hash` (from 1.0.118; the workspace
+//! asks only for 1) hashes every level, and with `preserve_order` sorts each object's entries
+//! into a new list first.
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
