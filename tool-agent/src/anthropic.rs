@@ -257,11 +257,7 @@ impl ChatModel for AnthropicModel {
             body["stream"] = json!(true);
             self.post(body)?.open().await
         });
-        let aliases = request
-            .tools
-            .declarations()
-            .map(|d| d.aliases.clone())
-            .unwrap_or_default();
+        let aliases = request.tools.aliases().into_owned();
         sse::events(opening, self.url.clone(), stream_decoder(aliases))
     }
 

@@ -263,11 +263,7 @@ impl ChatModel for GeminiModel {
             let body = self.body(request);
             self.post_to(&self.stream_url, body)?.open().await
         });
-        let aliases = request
-            .tools
-            .declarations()
-            .map(|d| d.aliases.clone())
-            .unwrap_or_default();
+        let aliases = request.tools.aliases().into_owned();
         sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
     }
 

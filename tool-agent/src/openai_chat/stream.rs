@@ -21,11 +21,7 @@ pub(super) fn respond_stream<'a>(
         let body = model.write_body(request, true)?;
         model.post(body)?.open().await
     });
-    let aliases = request
-        .tools
-        .declarations()
-        .map(|d| d.aliases.clone())
-        .unwrap_or_default();
+    let aliases = request.tools.aliases().into_owned();
     sse::events(opening, model.url().to_owned(), stream_decoder(aliases))
 }
 
