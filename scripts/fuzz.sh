@@ -6,8 +6,8 @@
 #   scripts/fuzz.sh [SECONDS]
 #
 # AI_TOOL_FUZZ_SANITIZER=address builds with AddressSanitizer (default: none, which is much
-# faster to build and run; the project's one `unsafe` block, the guard's result slot in
-# tool-runtime, has its own unit test).
+# faster to build and run; each `unsafe` block of the executor has its own unit test, and an
+# AddressSanitizer run is in docs/reliability.md).
 # AI_TOOL_FUZZ_CORPUS is where each target's corpus grows (default fuzz/corpus), seeded from
 # fuzz/seeds and the golden files by scripts/fuzz-seeds.sh.
 set -euo pipefail
