@@ -1,5 +1,5 @@
-//! Typed values found by type: what a caller attaches to one call, and the one map of values by
-//! type that [`Services`](crate::Services) (and the agent's run context) are built on.
+//! Values found by type: what a caller attaches to one call, and the one map of values by type
+//! that [`Services`](crate::Services) are kept in too.
 
 use std::any::{Any, TypeId};
 use std::sync::Arc;
@@ -69,19 +69,19 @@ impl Extensions {
 
     /// The value of type `T`, if one was added.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.find(TypeId::of::<T>())?.value.downcast_ref()
+        self.get_by_id(TypeId::of::<T>())?.downcast_ref()
     }
 
     /// The value of type `T` as a shared pointer, if one was added.
     pub fn get_arc<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        Arc::clone(&self.find(TypeId::of::<T>())?.value)
+        Arc::clone(self.get_by_id(TypeId::of::<T>())?)
             .downcast()
             .ok()
     }
 
     /// Whether a value of type `T` was added.
     pub fn contains<T: Any + Send + Sync>(&self) -> bool {
-        self.find(TypeId::of::<T>()).is_some()
+        self.get_by_id(TypeId::of::<T>()).is_some()
     }
 
     /// How many values there are.
@@ -96,11 +96,8 @@ impl Extensions {
 
     /// The value of the type with this id, if one was added.
     pub(crate) fn get_by_id(&self, id: TypeId) -> Option<&Arc<dyn Any + Send + Sync>> {
-        self.find(id).map(|e| &e.value)
-    }
-
-    fn find(&self, id: TypeId) -> Option<&Entry> {
-        self.values.as_ref()?.iter().find(|e| e.id == id)
+        let entry = self.values.as_ref()?.iter().find(|e| e.id == id)?;
+        Some(&entry.value)
     }
 }
 
