@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{Extensions, LogSink, ProgressSink};
 
 /// Per-call options, for [`Executor::execute_with`](crate::Executor::execute_with).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct CallOptions {
     /// The provider's id of the call, passed to the tool in its context.
     pub call_id: Option<Arc<str>>,
@@ -35,7 +35,25 @@ impl std::fmt::Debug for CallOptions {
     }
 }
 
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions::new()
+    }
+}
+
 impl CallOptions {
+    /// No options: no call id, no token, no sinks, no extensions. The same as
+    /// [`CallOptions::default`], usable in a `const` or `static`.
+    pub const fn new() -> Self {
+        CallOptions {
+            call_id: None,
+            cancellation: None,
+            progress: None,
+            log: None,
+            extensions: Extensions::new(),
+        }
+    }
+
     /// Options with a call id.
     pub fn with_call_id(mut self, id: &str) -> Self {
         self.call_id = Some(id.into());
@@ -78,10 +96,4 @@ impl CallOptions {
 }
 
 /// No options: what [`Executor::execute`](crate::Executor::execute) gives a call.
-pub(crate) static NO_OPTIONS: CallOptions = CallOptions {
-    call_id: None,
-    cancellation: None,
-    progress: None,
-    log: None,
-    extensions: Extensions::new(),
-};
+pub(crate) static NO_OPTIONS: CallOptions = CallOptions::new();
