@@ -214,3 +214,35 @@ async fn a_tool_marked_requires_approval_waits_without_any_policy() {
     let pending = &result.interruption.as_ref().unwrap().pending;
     assert_eq!(pending[0].call.name, "pay");
 }
+
+/// A stored state is input: a count of failed steps at its largest stops the run as too many
+/// failures (the count saturates), and never overflows.
+#[tokio::test]
+async fn a_stored_failure_count_at_its_largest_saturates() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new().then(ModelResponse::calling([call(
+        "c1",
+        "pay",
+        json!({ "to": "bob", "amount": 500 }),
+    )]));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    let mut state = serde_json::to_value(stored(&first)).unwrap();
+    state["failed_steps"] = json!(usize::MAX);
+    let state: RunState = serde_json::from_value(state).unwrap();
+    // The only call is approved with arguments its schema refuses: the whole step fails.
+    let pending = state.pending().next().unwrap().clone();
+    let decision = pending.approve_with(json!({ "to": "bob", "amount": 5000 }));
+    let failure = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .expect_err("one more failed step is too many");
+    match failure.failure {
+        RunFailure::TooManyFailedSteps { steps, .. } => assert_eq!(steps, usize::MAX),
+        other => panic!("{other:?}"),
+    }
+    assert!(paid.lock().unwrap().is_empty());
+}

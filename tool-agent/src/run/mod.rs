@@ -468,7 +468,7 @@ impl<'a> Run<'a> {
             return Outcome::Done(StopReason::Terminated { reason }, text);
         }
         if step.all_calls_failed() {
-            self.failed_steps += 1;
+            self.failed_steps = self.failed_steps.saturating_add(1);
         } else {
             self.failed_steps = 0;
         }
