@@ -154,3 +154,54 @@ async fn a_bad_table_name_or_server_is_a_clear_error() {
         .unwrap();
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
+
+/// A table made by something else, with `NULL`s where the store writes values: every read names
+/// the column and the table, and nothing panics.
+#[tokio::test]
+async fn a_table_the_store_did_not_make_is_a_clear_error_not_a_panic() {
+    let (client, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    // The other tests' stores may be creating the extension at this moment: one of two
+    // concurrent creations fails with a unique violation, and the extension is then there.
+    if let Err(e) = client
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+        .await
+    {
+        use tokio_postgres::error::SqlState;
+        let code = e.code();
+        assert!(
+            code == Some(&SqlState::UNIQUE_VIOLATION) || code == Some(&SqlState::DUPLICATE_OBJECT),
+            "{e}"
+        );
+    }
+    client
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS foreign_tools;
+             CREATE TABLE foreign_tools (name text PRIMARY KEY, content_hash text, embedding vector({DIMENSION}));
+             INSERT INTO foreign_tools VALUES ('weather', NULL, NULL);"
+        ))
+        .await
+        .expect("makes the table");
+
+    let store = PgVectorStore::connect(&url(), "foreign_tools", DIMENSION)
+        .await
+        .expect("the table exists, so connecting leaves it as it is");
+    let err = store.hashes().await.expect_err("a NULL hash");
+    let text = err.to_string();
+    assert!(
+        text.contains("`content_hash` in table `foreign_tools`") && text.contains("NULL"),
+        "{text}"
+    );
+    let err = store
+        .search(&vector("weather"), 3, None)
+        .await
+        .expect_err("a NULL embedding has no score");
+    let text = err.to_string();
+    assert!(text.contains("`score` in table `foreign_tools`"), "{text}");
+    client
+        .batch_execute("DROP TABLE foreign_tools")
+        .await
+        .expect("drops the table");
+}

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use pgvector::Vector;
 use tokio::sync::Mutex;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
 use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
@@ -18,6 +19,21 @@ pub struct PgVectorStore {
 
 fn store_error(e: tokio_postgres::Error) -> RetrieveError {
     RetrieveError::store_caused_by("PostgreSQL", e)
+}
+
+/// Column `index` of `row`, or an error naming the column and the table: a table made by
+/// something else may hold a `NULL` or another type where this store writes its own.
+fn column<'r, T: tokio_postgres::types::FromSql<'r>>(
+    row: &'r tokio_postgres::Row,
+    index: usize,
+    table: &str,
+) -> Result<T, RetrieveError> {
+    row.try_get(index).map_err(|e| {
+        let name = row.columns().get(index).map_or("?", |c| c.name());
+        // tokio-postgres says which column in its own text and what was wrong in its source.
+        let cause = std::error::Error::source(&e).map_or_else(String::new, |c| format!(" ({c})"));
+        RetrieveError::store_caused_by(format!("reading `{name}` in table `{table}`{cause}"), e)
+    })
 }
 
 /// The URL without its password, for error messages.
@@ -68,7 +84,17 @@ impl PgVectorStore {
              );
              CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} USING hnsw (embedding vector_cosine_ops);"
         );
-        client.batch_execute(&ddl).await.map_err(store_error)?;
+        // Two stores connecting at once to a fresh database may both find the extension or the
+        // table missing; the one that loses the race finds them made when it tries again.
+        if let Err(e) = client.batch_execute(&ddl).await {
+            let raced = e.code().is_some_and(|code| {
+                *code == SqlState::UNIQUE_VIOLATION || *code == SqlState::DUPLICATE_OBJECT
+            });
+            if !raced {
+                return Err(store_error(e));
+            }
+            client.batch_execute(&ddl).await.map_err(store_error)?;
+        }
         Ok(PgVectorStore {
             client: Mutex::new(client),
             table: table.to_owned(),
@@ -86,7 +112,9 @@ impl PgVectorStore {
             )
             .await
             .map_err(store_error)?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        rows.iter()
+            .map(|r| Ok((column(r, 0, &self.table)?, column(r, 1, &self.table)?)))
+            .collect()
     }
 }
 
@@ -175,11 +203,15 @@ impl ToolStore for PgVectorStore {
                 .query(&sql, &[&query, &limit])
                 .await
                 .map_err(store_error)?;
-            Ok(rows
-                .iter()
-                .map(|r| (r.get::<_, String>(0), r.get::<_, f32>(1)))
-                .filter(|(_, score)| threshold.is_none_or(|t| *score >= t))
-                .collect())
+            let mut found = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let name: String = column(row, 0, &self.table)?;
+                let score: f32 = column(row, 1, &self.table)?;
+                if threshold.is_none_or(|t| score >= t) {
+                    found.push((name, score));
+                }
+            }
+            Ok(found)
         })
     }
 }
