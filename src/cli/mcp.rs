@@ -53,8 +53,17 @@ impl Sources {
     /// Connects to every source and adds its tools to the builder.
     pub(crate) async fn add_to(
         &self,
-        mut builder: ExecutorBuilder,
+        builder: ExecutorBuilder,
     ) -> Result<ExecutorBuilder, Failure> {
+        let imports = self.connect().await?;
+        Ok(imports
+            .iter()
+            .fold(builder, |builder, tools| builder.tools(tools.tools())))
+    }
+
+    /// Connects to every source.
+    pub(crate) async fn connect(&self) -> Result<Vec<McpTools>, Failure> {
+        let mut imports = Vec::new();
         for line in &self.stdio {
             let mut words = line.split_whitespace();
             let program = words
@@ -65,7 +74,7 @@ impl Sources {
             let tools = McpTools::connect_stdio(command)
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-stdio `{line}`: {e}")))?;
-            builder = builder.tools(tools.tools());
+            imports.push(tools);
         }
         let headers = self
             .headers
@@ -76,9 +85,9 @@ impl Sources {
             let tools = McpTools::connect_http_with_headers(url, &headers)
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-http `{url}`: {e}")))?;
-            builder = builder.tools(tools.tools());
+            imports.push(tools);
         }
-        Ok(builder)
+        Ok(imports)
     }
 }
 
@@ -101,13 +110,20 @@ pub(crate) struct Serve {
     pub search: bool,
 }
 
-/// Serves the executor's tools until the client goes (stdio) or the process ends (HTTP).
+/// Serves the executor's tools and the upstream servers' (following their lists) until the
+/// client goes (stdio) or the process ends (HTTP).
 pub(crate) async fn serve(
     exec: crate::Executor,
+    upstreams: Vec<McpTools>,
     how: Serve,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
     let mut server = McpServer::new(exec).map_err(|e| Failure::input(e.to_string()))?;
+    if !upstreams.is_empty() {
+        server = server
+            .following(upstreams)
+            .map_err(|e| Failure::input(format!("--upstream: {e}")))?;
+    }
     if how.search {
         server = server
             .with_search()

@@ -487,8 +487,8 @@ async fn dispatch(
             headers,
             search,
         } => {
-            let tools = mcp::Sources::from_upstreams(&upstream, &headers)?
-                .add_to(tools)
+            let upstreams = mcp::Sources::from_upstreams(&upstream, &headers)?
+                .connect()
                 .await?;
             let tools = open(tools, catalog.as_deref())?;
             let how = mcp::Serve {
@@ -497,7 +497,7 @@ async fn dispatch(
                 token_env,
                 search,
             };
-            mcp::serve(tools, how, err).await
+            mcp::serve(tools, upstreams, how, err).await
         }
         #[cfg(feature = "agent")]
         Command::Route {

@@ -426,3 +426,55 @@ async fn a_server_process_killed_mid_call_fails_the_call_naming_it() {
     // Named as it was started: the program, `"sh"` here.
     assert!(err.to_string().contains("\"sh\""), "{err}");
 }
+
+#[cfg(feature = "cli")]
+#[tokio::test]
+async fn the_gateway_follows_an_upstream_whose_list_changes() {
+    let Some(installed) = mcp_tools(
+        "the_gateway_follows_an_upstream_whose_list_changes",
+        "python",
+    ) else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_server.py");
+    let upstream = format!("stdio:python3 {} stdio", script.display());
+    let mut gateway = Spawned::start(
+        Command::new(env!("CARGO_BIN_EXE_ai-tool"))
+            .args(["serve", "--http", "127.0.0.1:0", "--upstream", &upstream])
+            .env("PYTHONPATH", installed.join("python"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let url = gateway.serving_url().await;
+    let tools = McpTools::connect_http(&url).await.unwrap();
+    let live = RefreshingExecutor::new(
+        || Executor::builder().registered_tools(false),
+        vec![tools.clone()],
+    )
+    .unwrap();
+    let before = live.executor().unwrap();
+    assert!(before.spec("ai-tool.pysdk.math.double").is_none());
+    let generation = tools.generation();
+    // The upstream adds a tool and tells the gateway, which lists again and tells us.
+    let out = before
+        .execute("ai-tool.pysdk.grow", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "grown");
+    tokio::time::timeout(Duration::from_secs(10), tools.changed_after(generation))
+        .await
+        .expect("the gateway did not pass the upstream's tools/list_changed on");
+    let after = live.executor().unwrap();
+    let out = after
+        .execute("ai-tool.pysdk.math.double", json!({ "n": 21 }))
+        .await
+        .unwrap();
+    assert!(out.to_text().contains("42"), "{}", out.to_text());
+    // What was there before is still served.
+    let out = after
+        .execute("ai-tool.pysdk.grow", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "grown");
+}

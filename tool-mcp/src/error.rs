@@ -29,6 +29,9 @@ pub enum McpError {
         /// rmcp's description.
         message: String,
     },
+    /// The imported servers' tools do not make an executor (two tools of one name, say).
+    #[error("the imported MCP tools cannot be served: {0}")]
+    Imports(String),
     /// A request to a server failed (for example `tools/list`).
     #[error("MCP server `{server}`: {message}")]
     Request {

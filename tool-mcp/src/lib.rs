@@ -2,7 +2,9 @@
 //!
 //! - Serve: [`serve_stdio`] and [`serve_http`] make every tool of an [`Executor`] an MCP tool
 //!   (`tools/list` built once, `tools/call` validated by the executor, `notifications/cancelled`
-//!   cancelling the call). [`McpServer`] is the `ServerHandler`, for other transports.
+//!   cancelling the call). [`McpServer`] is the `ServerHandler`, for other transports;
+//!   [`McpServer::following`] serves imported servers' tools beside the executor's and follows
+//!   their lists (a gateway).
 //! - Import: [`McpTools`] lists an MCP server's tools and makes each a dynamic tool of an
 //!   executor under a namespace (`server.tool`), validated locally and forwarded, with the
 //!   server's progress; [`RefreshingExecutor`] follows a server whose list changes.
@@ -15,6 +17,7 @@ mod client;
 mod convert;
 mod error;
 mod import;
+mod listing;
 mod notify;
 mod refreshing;
 mod remote;

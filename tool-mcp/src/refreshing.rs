@@ -66,7 +66,8 @@ impl RefreshingExecutor {
     }
 }
 
-fn generations(imports: &[McpTools]) -> Vec<u64> {
+/// Each server's generation (see [`McpTools::generation`]).
+pub(crate) fn generations(imports: &[McpTools]) -> Vec<u64> {
     imports.iter().map(McpTools::generation).collect()
 }
 

@@ -58,34 +58,25 @@ pub(crate) fn search_tool() -> Tool {
     tool
 }
 
-/// One session's search: the tools it found so far, as indexes into the server's list.
+/// One session's search: the names of the tools it found so far. Names, not places in the
+/// list, so that what was found stays found when a followed server's list changes.
 #[derive(Debug, Default)]
-pub(crate) struct Found(Mutex<BTreeSet<usize>>);
+pub(crate) struct Found(Mutex<BTreeSet<String>>);
 
 impl Found {
-    /// Whether the tool at `index` was found.
-    pub(crate) fn contains(&self, index: usize) -> bool {
+    /// Whether the tool called `name` was found.
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains(&index)
-    }
-
-    /// The tools found so far, in the server's order.
-    pub(crate) fn indexes(&self) -> Vec<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .copied()
-            .collect()
+            .contains(name)
     }
 
     /// Adds tools; whether any was new.
-    fn add(&self, indexes: impl IntoIterator<Item = usize>) -> bool {
+    fn add<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
         let mut found = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let before = found.len();
-        found.extend(indexes);
+        found.extend(names.into_iter().map(str::to_owned));
         found.len() > before
     }
 }
@@ -131,7 +122,7 @@ pub(crate) async fn search(
         .iter()
         .filter_map(|r| tools.iter().position(|t| t.name == r.name))
         .collect();
-    let changed = found.add(hits.iter().copied());
+    let changed = found.add(hits.iter().map(|&i| &*tools[i].name));
     let listed: Vec<Value> = hits
         .iter()
         .map(|&i| json!({ "name": tools[i].name, "description": tools[i].description }))

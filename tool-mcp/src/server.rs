@@ -6,17 +6,18 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tool_core::{ToolError, ToolErrorKind, ToolSpec};
-use tool_retrieval::Retriever;
+use tokio::task::AbortHandle;
+use tool_core::{ToolError, ToolErrorKind};
 use tool_runtime::{CallOptions, Executor};
 
-use crate::convert::{result_from_output, tool_from_spec};
+use crate::convert::result_from_output;
+use crate::listing::{Following, Listing, Source};
 use crate::notify::{self, SessionLogLevel};
 use crate::search::{self, Found, SEARCH_TOOL};
-use crate::McpError;
+use crate::{McpError, McpTools};
 
 /// How many tools one `tools/list` page holds. A client following `nextCursor` gets the rest.
 pub const TOOLS_PER_PAGE: usize = 500;
@@ -32,11 +33,11 @@ pub const TOOLS_PER_PAGE: usize = 500;
 /// (an HTTP server clones it per session): the logging level, and with
 /// [`McpServer::with_search`] the tools found, are the clone's own.
 pub struct McpServer {
+    /// The executor it was made with.
     exec: Executor,
-    tools: Arc<[Tool]>,
+    /// What it serves: that executor's tools, and those of the servers it follows.
+    source: Source,
     info: Implementation,
-    /// With `with_search`: the retriever over `tools`, and the `search_tools` tool.
-    search: Option<Arc<(Retriever, Tool)>>,
     session: Arc<Session>,
 }
 
@@ -45,15 +46,29 @@ pub struct McpServer {
 struct Session {
     log_level: SessionLogLevel,
     found: Found,
+    /// The tasks that tell this client when a followed server's list changes.
+    watchers: std::sync::Mutex<Vec<AbortHandle>>,
+}
+
+/// A session's watchers end with it.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let watchers = self
+            .watchers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for watcher in watchers.drain(..) {
+            watcher.abort();
+        }
+    }
 }
 
 impl Clone for McpServer {
     fn clone(&self) -> Self {
         McpServer {
             exec: self.exec.clone(),
-            tools: self.tools.clone(),
+            source: self.source.clone(),
             info: self.info.clone(),
-            search: self.search.clone(),
             session: Arc::default(),
         }
     }
@@ -65,21 +80,11 @@ impl McpServer {
     /// Fails when a tool's declaration is not a valid MCP tool (it always is for specs the
     /// executor accepted; the check is kept so that a bug shows as an error, not a bad list).
     pub fn new(exec: Executor) -> Result<Self, McpError> {
-        let tools = exec
-            .tools()
-            .filter(|spec| exec.is_executable(&spec.name))
-            .map(|spec| {
-                tool_from_spec(spec).map_err(|e| McpError::Declaration {
-                    tool: spec.name.clone(),
-                    message: e.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let listing = Listing::new(exec.clone(), None, false)?;
         Ok(McpServer {
             exec,
-            tools: tools.into(),
+            source: Source::Fixed(Arc::new(listing)),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
-            search: None,
             session: Arc::default(),
         })
     }
@@ -97,51 +102,68 @@ impl McpServer {
     /// `selectable` or not.
     ///
     /// Fails when a tool is already named `search_tools`.
-    pub fn with_search(mut self) -> Result<Self, McpError> {
-        if self.tools.iter().any(|t| t.name == SEARCH_TOOL) {
-            return Err(McpError::Declaration {
-                tool: SEARCH_TOOL.into(),
-                message: "the name is taken by the search itself; rename the tool".into(),
-            });
-        }
-        // Every tool is found by searching, whether or not it is marked `selectable`: the
-        // retriever's "system tools" (always offered) would be every tool of a gateway.
-        let searchable: Vec<ToolSpec> = self
-            .exec
-            .tools()
-            .filter(|spec| self.exec.is_executable(&spec.name))
-            .map(|spec| {
-                let mut spec = spec.clone();
-                spec.metadata.selectable = true;
-                spec
-            })
-            .collect();
-        let retriever = Retriever::lexical(&searchable);
-        self.search = Some(Arc::new((retriever, search::search_tool())));
+    pub fn with_search(self) -> Result<Self, McpError> {
+        let imports = self.source.imports().to_vec();
+        self.serving(imports, true)
+    }
+
+    /// The same server serving the tools of MCP servers too, each named `namespace.tool` as
+    /// [`McpTools`] names them, and following their lists: when one sends
+    /// `notifications/tools/list_changed`, the server lists its tools again and tells each of
+    /// its own clients with the same notification (a gateway that stays current). Calls to the
+    /// imported tools are validated here and forwarded. Repeatable; the servers add up.
+    ///
+    /// Fails when an imported tool has the name of another tool. A later list that cannot be
+    /// served (for the same reason) is logged, and the server goes on serving the list before.
+    pub fn following(self, imports: Vec<McpTools>) -> Result<Self, McpError> {
+        let mut all = self.source.imports().to_vec();
+        all.extend(imports);
+        let search = self.source.listing().search.is_some();
+        self.serving(all, search)
+    }
+
+    /// This server with `imports` followed and search on or off.
+    fn serving(mut self, imports: Vec<McpTools>, search: bool) -> Result<Self, McpError> {
+        self.source = if imports.is_empty() {
+            Source::Fixed(Arc::new(Listing::new(self.exec.clone(), None, search)?))
+        } else {
+            Source::Following(Arc::new(Following::new(
+                self.exec.clone(),
+                imports,
+                search,
+            )?))
+        };
         Ok(self)
     }
 
-    /// The executor it serves.
+    /// The executor it was made with (without the tools of the servers it follows).
     pub fn executor(&self) -> &Executor {
         &self.exec
     }
 
-    /// Every tool it serves (with [`McpServer::with_search`], a session lists `search_tools`
-    /// and those it found).
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    /// Every tool it serves now (with [`McpServer::with_search`], a session lists
+    /// `search_tools` and those it found).
+    pub fn tools(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.source.listing().tools)
     }
 
     /// One page of what this session lists, starting at the cursor (the index of its first
     /// tool).
     fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+        let listing = self.source.listing();
         let offered;
-        let tools: &[Tool] = match &self.search {
-            None => &self.tools,
+        let tools: &[Tool] = match &listing.search {
+            None => &listing.tools,
             Some(search) => {
-                let found = self.session.found.indexes();
+                let found = &self.session.found;
                 offered = std::iter::once(search.1.clone())
-                    .chain(found.into_iter().map(|i| self.tools[i].clone()))
+                    .chain(
+                        listing
+                            .tools
+                            .iter()
+                            .filter(|t| found.contains(&t.name))
+                            .cloned(),
+                    )
                     .collect::<Vec<_>>();
                 &offered
             }
@@ -166,26 +188,24 @@ impl McpServer {
     /// `None` when the call goes on to the executor.
     async fn searched(
         &self,
+        listing: &Listing,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CallToolResult, ErrorData>> {
-        let search = self.search.as_ref()?;
+        let search = listing.search.as_ref()?;
         let name: &str = &request.name;
         if name == SEARCH_TOOL {
             let empty = Default::default();
             let args = request.arguments.as_ref().unwrap_or(&empty);
             let (result, changed) =
-                search::search(&search.0, &self.tools, &self.session.found, args).await;
+                search::search(&search.0, &listing.tools, &self.session.found, args).await;
             if changed {
                 let _ = context.peer.notify_tool_list_changed().await;
             }
             return Some(Ok(result));
         }
-        let found = self
-            .tools
-            .iter()
-            .position(|t| t.name == name)
-            .is_some_and(|i| self.session.found.contains(i));
+        let found =
+            listing.tools.iter().any(|t| t.name == name) && self.session.found.contains(name);
         (!found).then(|| {
             Err(ErrorData::invalid_params(
                 format!("tool `{name}` is not offered: find the tools for your task with `{SEARCH_TOOL}` first"),
@@ -201,7 +221,8 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        if let Some(answer) = self.searched(&request, &context).await {
+        let listing = self.source.listing();
+        if let Some(answer) = self.searched(&listing, &request, &context).await {
             return answer;
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
@@ -225,7 +246,8 @@ impl McpServer {
             log,
             ..CallOptions::default()
         };
-        match self.exec.execute_with(name, args, &options).await {
+        let exec = listing.executor_for(name);
+        match exec.execute_with(name, args, &options).await {
             Ok(output) => Ok(result_from_output(output)),
             Err(e @ ToolError::UnknownTool { .. }) => {
                 Err(ErrorData::invalid_params(e.to_model_text(), None))
@@ -248,7 +270,9 @@ impl ServerHandler for McpServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging();
-        let capabilities = if self.search.is_some() {
+        let listed_again =
+            self.source.listing().search.is_some() || !self.source.imports().is_empty();
+        let capabilities = if listed_again {
             capabilities.enable_tool_list_changed().build()
         } else {
             capabilities.build()
@@ -275,9 +299,35 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        match &self.search {
+        let listing = self.source.listing();
+        match &listing.search {
             Some(search) if name == SEARCH_TOOL => Some(search.1.clone()),
-            _ => self.tools.iter().find(|t| t.name == name).cloned(),
+            _ => listing.tools.iter().find(|t| t.name == name).cloned(),
+        }
+    }
+
+    /// Once a client is ready: when the server follows others, a watcher per followed server
+    /// tells this client each time that server's list changes, until the session ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut watchers = self
+            .session
+            .watchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for import in self.source.imports() {
+            let import = import.clone();
+            let peer = context.peer.clone();
+            let watcher = tokio::spawn(async move {
+                let mut generation = import.generation();
+                loop {
+                    import.changed_after(generation).await;
+                    generation = import.generation();
+                    if peer.notify_tool_list_changed().await.is_err() {
+                        break;
+                    }
+                }
+            });
+            watchers.push(watcher.abort_handle());
         }
     }
 
@@ -292,10 +342,12 @@ impl ServerHandler for McpServer {
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let listing = self.source.listing();
         f.debug_struct("McpServer")
-            .field("tools", &self.tools.len())
+            .field("tools", &listing.tools.len())
             .field("info", &self.info)
-            .field("search", &self.search.is_some())
+            .field("search", &listing.search.is_some())
+            .field("following", &self.source.imports().len())
             .finish()
     }
 }

@@ -1,0 +1,188 @@
+//! What an [`McpServer`](crate::McpServer) serves at one moment (a [`Listing`]), and where
+//! that comes from (a [`Source`]): one executor, or one executor and MCP servers whose lists
+//! it follows (a gateway).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::Tool;
+use tool_core::ToolSpec;
+use tool_retrieval::Retriever;
+use tool_runtime::Executor;
+
+use crate::convert::tool_from_spec;
+use crate::refreshing::generations;
+use crate::search::{self, SEARCH_TOOL};
+use crate::{McpError, McpTools, RefreshingExecutor};
+
+/// The tools served at one moment, the executors that run them, and the search over them.
+pub(crate) struct Listing {
+    /// The executor the server was made with.
+    local: Executor,
+    /// The imported servers' tools, as last listed, when the server follows any.
+    imported: Option<Executor>,
+    /// Every executable tool of both, as listed.
+    pub(crate) tools: Arc<[Tool]>,
+    /// With search on: the retriever over `tools`, and the `search_tools` tool.
+    pub(crate) search: Option<Arc<(Retriever, Tool)>>,
+}
+
+impl Listing {
+    /// The listing of `local`'s executable tools and `imported`'s. Fails when a tool is not a
+    /// valid MCP tool, or when two tools (or a tool and the search) share a name.
+    pub(crate) fn new(
+        local: Executor,
+        imported: Option<Executor>,
+        search: bool,
+    ) -> Result<Self, McpError> {
+        let specs: Vec<&ToolSpec> = std::iter::once(&local)
+            .chain(imported.as_ref())
+            .flat_map(|exec| exec.tools().filter(|spec| exec.is_executable(&spec.name)))
+            .collect();
+        let mut names = HashSet::new();
+        if let Some(twice) = specs.iter().find(|spec| !names.insert(spec.name.as_str())) {
+            return Err(McpError::Declaration {
+                tool: twice.name.clone(),
+                message: "an imported server's tool has the name of another tool; give that \
+                          server another namespace"
+                    .into(),
+            });
+        }
+        let tools = specs
+            .iter()
+            .map(|spec| {
+                tool_from_spec(spec).map_err(|e| McpError::Declaration {
+                    tool: spec.name.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let search = search.then(|| searching(&specs)).transpose()?;
+        Ok(Listing {
+            local,
+            imported,
+            tools: tools.into(),
+            search,
+        })
+    }
+
+    /// The executor that runs the tool called `name` (the server's own when neither has it, so
+    /// that the unknown name is answered as usual).
+    pub(crate) fn executor_for(&self, name: &str) -> &Executor {
+        match &self.imported {
+            Some(imported) if imported.spec(name).is_some() => imported,
+            _ => &self.local,
+        }
+    }
+}
+
+/// The search over `specs`. Every tool is found by searching, whether or not it is marked
+/// `selectable`: the retriever's "system tools" (always offered) would be every tool of a
+/// gateway.
+fn searching(specs: &[&ToolSpec]) -> Result<Arc<(Retriever, Tool)>, McpError> {
+    if specs.iter().any(|spec| spec.name == SEARCH_TOOL) {
+        return Err(McpError::Declaration {
+            tool: SEARCH_TOOL.into(),
+            message: "the name is taken by the search itself; rename the tool".into(),
+        });
+    }
+    let searchable: Vec<ToolSpec> = specs
+        .iter()
+        .map(|spec| {
+            let mut spec = (*spec).clone();
+            spec.metadata.selectable = true;
+            spec
+        })
+        .collect();
+    let retriever = Retriever::lexical(&searchable);
+    Ok(Arc::new((retriever, search::search_tool())))
+}
+
+/// Where a server's listing comes from.
+#[derive(Clone)]
+pub(crate) enum Source {
+    /// One executor, listed once.
+    Fixed(Arc<Listing>),
+    /// An executor and MCP servers whose lists it follows.
+    Following(Arc<Following>),
+}
+
+impl Source {
+    /// What is served now.
+    pub(crate) fn listing(&self) -> Arc<Listing> {
+        match self {
+            Source::Fixed(listing) => Arc::clone(listing),
+            Source::Following(following) => following.listing(),
+        }
+    }
+
+    /// The imported servers followed, if any.
+    pub(crate) fn imports(&self) -> &[McpTools] {
+        match self {
+            Source::Fixed(_) => &[],
+            Source::Following(following) => following.imports.imports(),
+        }
+    }
+}
+
+/// An executor and the tools of MCP servers, listed again when a server's list changes.
+pub(crate) struct Following {
+    imports: RefreshingExecutor,
+    search: bool,
+    /// The servers' generations the listing was made for, and the listing.
+    current: Mutex<(Vec<u64>, Arc<Listing>)>,
+}
+
+impl Following {
+    /// Follows `imports` beside `local`'s tools.
+    pub(crate) fn new(
+        local: Executor,
+        imports: Vec<McpTools>,
+        search: bool,
+    ) -> Result<Self, McpError> {
+        let now = generations(&imports);
+        let imports = RefreshingExecutor::new(imported_only, imports)
+            .map_err(|e| McpError::Imports(e.to_string()))?;
+        let exec = imports
+            .executor()
+            .map_err(|e| McpError::Imports(e.to_string()))?;
+        let listing = Listing::new(local, Some(exec), search)?;
+        Ok(Following {
+            imports,
+            search,
+            current: Mutex::new((now, Arc::new(listing))),
+        })
+    }
+
+    /// The listing for the servers' lists as they are now. A new list that cannot be served
+    /// (a name taken twice, say) is logged, and the previous listing stays until the next
+    /// change.
+    fn listing(&self) -> Arc<Listing> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = generations(self.imports.imports());
+        if current.0 != now {
+            let local = current.1.local.clone();
+            let relisted = self
+                .imports
+                .executor()
+                .map_err(|e| e.to_string())
+                .and_then(|exec| {
+                    Listing::new(local, Some(exec), self.search).map_err(|e| e.to_string())
+                });
+            match relisted {
+                Ok(listing) => current.1 = Arc::new(listing),
+                Err(error) => tracing::warn!(
+                    %error,
+                    "an imported MCP server's new tool list cannot be served; serving the previous one"
+                ),
+            }
+            current.0 = now;
+        }
+        Arc::clone(&current.1)
+    }
+}
+
+/// The builder of the imported tools' executor: nothing of its own.
+fn imported_only() -> tool_runtime::ExecutorBuilder {
+    Executor::builder().registered_tools(false)
+}
