@@ -942,3 +942,101 @@ mod processes;
 
 #[path = "mcp/npm.rs"]
 mod npm;
+
+// A gateway: our server serving its own tools and an imported server's.
+
+/// The shop's tools, imported from a server in-process.
+async fn shop_tools(exec: Executor) -> McpTools {
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(exec)
+        .unwrap()
+        .with_server_info("shop", "1.0.0");
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    McpTools::connect("in-process shop", client_end)
+        .await
+        .unwrap()
+}
+
+fn echo(name: &str) -> DynamicTool {
+    let schema = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
+    DynamicTool::new(name, "Echoes", schema, |args, _| async move {
+        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
+    })
+}
+
+#[tokio::test]
+async fn a_gateway_serves_imported_tools_under_its_own_limits_and_suggests_among_all() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let shop = shop_tools(executor(tx)).await;
+    let local = Executor::builder()
+        .registered_tools(false)
+        .tool(echo("echo"))
+        .max_argument_bytes(64)
+        .build()
+        .unwrap();
+    let gateway = McpServer::new(local)
+        .unwrap()
+        .following(vec![shop])
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = gateway.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_end).await.unwrap();
+    assert!(client
+        .peer_info()
+        .and_then(|info| info.capabilities.tools.as_ref()?.list_changed)
+        .unwrap_or(false));
+    let listed = client.list_tools(None).await.unwrap();
+    let names: Vec<&str> = listed.tools.iter().map(|t| &*t.name).collect();
+    assert_eq!(
+        names,
+        ["echo", "shop.add", "shop.closed", "shop.slow.forever"]
+    );
+    let result = client
+        .call_tool(call("shop.add", json!({ "a": 40, "b": 2 })))
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({ "total": 42 })));
+    // The gateway's own argument limit holds for what it forwards.
+    let long = json!({ "a": 1, "b": 2, "padding": "x".repeat(100) });
+    let result = client.call_tool(call("shop.add", long)).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("limit 64 bytes"), "{text}");
+    // A misspelt imported name is answered with the close imported names.
+    let err = client
+        .call_tool(call("shop.ad", json!({})))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(data) = err else {
+        panic!("expected a JSON-RPC error, got {err:?}")
+    };
+    assert!(data.message.contains("shop.add"), "{}", data.message);
+}
+
+#[tokio::test]
+async fn a_gateway_refuses_an_imported_tool_named_like_one_of_its_own() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let shop = shop_tools(executor(tx)).await;
+    let local = Executor::builder()
+        .registered_tools(false)
+        .tool(echo("shop.add"))
+        .build()
+        .unwrap();
+    let err = McpServer::new(local)
+        .unwrap()
+        .following(vec![shop])
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`shop.add`") && text.contains("another namespace"),
+        "{text}"
+    );
+}

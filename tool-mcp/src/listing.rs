@@ -35,12 +35,14 @@ impl Listing {
         imported: Option<Executor>,
         search: bool,
     ) -> Result<Self, McpError> {
-        let specs: Vec<&ToolSpec> = std::iter::once(&local)
-            .chain(imported.as_ref())
-            .flat_map(|exec| exec.tools().filter(|spec| exec.is_executable(&spec.name)))
-            .collect();
+        // A name is one tool's, whether or not it is served: an imported tool may not take the
+        // name of a declared (catalog) tool either.
         let mut names = HashSet::new();
-        if let Some(twice) = specs.iter().find(|spec| !names.insert(spec.name.as_str())) {
+        let every = std::iter::once(&local).chain(imported.as_ref());
+        if let Some(twice) = every
+            .flat_map(Executor::tools)
+            .find(|spec| !names.insert(spec.name.as_str()))
+        {
             return Err(McpError::Declaration {
                 tool: twice.name.clone(),
                 message: "an imported server's tool has the name of another tool; give that \
@@ -48,6 +50,10 @@ impl Listing {
                     .into(),
             });
         }
+        let specs: Vec<&ToolSpec> = std::iter::once(&local)
+            .chain(imported.as_ref())
+            .flat_map(|exec| exec.tools().filter(|spec| exec.is_executable(&spec.name)))
+            .collect();
         let tools = specs
             .iter()
             .map(|spec| {
@@ -73,6 +79,11 @@ impl Listing {
             Some(imported) if imported.spec(name).is_some() => imported,
             _ => &self.local,
         }
+    }
+
+    /// Whether tools of other servers are listed beside the executor's.
+    pub(crate) fn has_imports(&self) -> bool {
+        self.imported.is_some()
     }
 }
 
@@ -141,11 +152,11 @@ impl Following {
         search: bool,
     ) -> Result<Self, McpError> {
         let now = generations(&imports);
-        let imports = RefreshingExecutor::new(imported_only, imports)
-            .map_err(|e| McpError::Imports(e.to_string()))?;
-        let exec = imports
-            .executor()
-            .map_err(|e| McpError::Imports(e.to_string()))?;
+        // The imported tools are held to the executor's limits and default time limit.
+        let like = local.clone();
+        let imports =
+            RefreshingExecutor::new(move || like.builder_like(), imports).map_err(unbuildable)?;
+        let exec = imports.executor().map_err(unbuildable)?;
         let listing = Listing::new(local, Some(exec), search)?;
         Ok(Following {
             imports,
@@ -182,7 +193,8 @@ impl Following {
     }
 }
 
-/// The builder of the imported tools' executor: nothing of its own.
-fn imported_only() -> tool_runtime::ExecutorBuilder {
-    Executor::builder().registered_tools(false)
+/// The imported tools' problems, on one line.
+fn unbuildable(error: tool_runtime::BuildError) -> McpError {
+    let problems: Vec<String> = error.problems.iter().map(ToString::to_string).collect();
+    McpError::Imports(problems.join("; "))
 }

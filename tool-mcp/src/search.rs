@@ -72,6 +72,11 @@ impl Found {
             .contains(name)
     }
 
+    /// The names found so far.
+    pub(crate) fn names(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Adds tools; whether any was new.
     fn add<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
         let mut found = self.0.lock().unwrap_or_else(PoisonError::into_inner);

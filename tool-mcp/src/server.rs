@@ -1,5 +1,6 @@
 //! [`McpServer`]: an [`Executor`] as an MCP server, implementing rmcp's `ServerHandler` by hand.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -48,6 +49,10 @@ struct Session {
     found: Found,
     /// The tasks that tell this client when a followed server's list changes.
     watchers: std::sync::Mutex<Vec<AbortHandle>>,
+    /// Whether the client was told the list changed and has not listed it since: it is not
+    /// told again until it does, so that a client gone without a word is not kept alive by
+    /// notifications.
+    told: Arc<AtomicBool>,
 }
 
 /// A session's watchers end with it.
@@ -155,13 +160,13 @@ impl McpServer {
         let tools: &[Tool] = match &listing.search {
             None => &listing.tools,
             Some(search) => {
-                let found = &self.session.found;
+                let found = self.session.found.names();
                 offered = std::iter::once(search.1.clone())
                     .chain(
                         listing
                             .tools
                             .iter()
-                            .filter(|t| found.contains(&t.name))
+                            .filter(|t| found.contains(&*t.name))
                             .cloned(),
                     )
                     .collect::<Vec<_>>();
@@ -249,7 +254,15 @@ impl McpServer {
         let exec = listing.executor_for(name);
         match exec.execute_with(name, args, &options).await {
             Ok(output) => Ok(result_from_output(output)),
-            Err(e @ ToolError::UnknownTool { .. }) => {
+            Err(ToolError::UnknownTool { name, suggestions }) => {
+                // With other servers' tools beside the executor's, close names come from all.
+                let suggestions = if listing.has_imports() {
+                    let listed = listing.tools.iter().map(|t| &*t.name);
+                    tool_core::closest_names(&name, listed, 3)
+                } else {
+                    suggestions
+                };
+                let e = ToolError::UnknownTool { name, suggestions };
                 Err(ErrorData::invalid_params(e.to_model_text(), None))
             }
             Err(e) => {
@@ -295,6 +308,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.session.told.store(false, Ordering::Relaxed);
         self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
     }
 
@@ -307,22 +321,30 @@ impl ServerHandler for McpServer {
     }
 
     /// Once a client is ready: when the server follows others, a watcher per followed server
-    /// tells this client each time that server's list changes, until the session ends.
+    /// tells this client when that server's list changes, until the session ends. (A client
+    /// that skips the `initialize` handshake, as protocol 2026-07-28 allows, is not told.)
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut watchers = self
             .session
             .watchers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !watchers.is_empty() {
+            return; // a second `notifications/initialized`
+        }
         for import in self.source.imports() {
             let import = import.clone();
             let peer = context.peer.clone();
+            let told = Arc::clone(&self.session.told);
+            // The generation the client's lists have seen, read before anything can change it.
+            let mut generation = import.generation();
             let watcher = tokio::spawn(async move {
-                let mut generation = import.generation();
                 loop {
                     import.changed_after(generation).await;
                     generation = import.generation();
-                    if peer.notify_tool_list_changed().await.is_err() {
+                    if !told.swap(true, Ordering::Relaxed)
+                        && peer.notify_tool_list_changed().await.is_err()
+                    {
                         break;
                     }
                 }

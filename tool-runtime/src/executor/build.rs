@@ -330,6 +330,7 @@ impl ExecutorBuilder {
                 index,
                 services: Arc::new(self.services),
                 default_timeout: self.default_timeout,
+                schema_limits: self.schema_limits,
                 argument_limits: ArgumentLimits::new(
                     self.max_argument_bytes,
                     self.max_argument_depth,
@@ -537,5 +538,44 @@ mod tests {
         let debug = format!("{err:?}");
         assert_eq!(debug, err.to_string());
         assert!(debug.starts_with("cannot build the executor:\n- two tools are named `lookup`"));
+    }
+
+    #[tokio::test]
+    async fn a_builder_like_an_executor_keeps_its_limits_and_none_of_its_tools() {
+        use crate::DynamicTool;
+        use tool_core::{ToolErrorKind, ToolOutput};
+
+        let echo = |name: &str| {
+            let schema = serde_json::json!({ "type": "object" });
+            DynamicTool::new(name, "Echoes", schema, |_, _| async {
+                Ok(ToolOutput::text("ok"))
+            })
+        };
+        let first = ExecutorBuilder::default()
+            .registered_tools(false)
+            .tool(echo("first"))
+            .max_argument_bytes(64)
+            .max_argument_depth(3)
+            .default_timeout(Duration::from_secs(7))
+            .schema_limits(SchemaLimits {
+                depth: 5,
+                ..SchemaLimits::default()
+            })
+            .build()
+            .expect("builds");
+        let later = first
+            .builder_like()
+            .tool(echo("later"))
+            .build()
+            .expect("builds");
+        assert!(later.spec("first").is_none(), "no tool of the first");
+        let long = serde_json::json!({ "text": "x".repeat(100) });
+        let err = later.execute("later", long).await.unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::ArgumentsTooLarge, "{err}");
+        let deep = serde_json::json!({ "a": { "b": { "c": 1 } } });
+        let err = later.execute("later", deep).await.unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+        assert_eq!(later.inner.default_timeout, Some(Duration::from_secs(7)));
+        assert_eq!(later.inner.schema_limits.depth, 5);
     }
 }

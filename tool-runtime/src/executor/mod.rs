@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
+use tool_core::schema::SchemaLimits;
 use tool_core::{ToolError, ToolOutput, ToolSpec};
 
 pub use added::{AddedTool, IntoTool};
@@ -53,6 +54,8 @@ struct Inner {
     index: NameIndex,
     services: Arc<Services>,
     default_timeout: Option<Duration>,
+    /// What the builder held schemas to, for [`Executor::builder_like`].
+    schema_limits: SchemaLimits,
     argument_limits: ArgumentLimits,
 }
 
@@ -78,6 +81,23 @@ impl Executor {
     /// Starts building an executor.
     pub fn builder() -> ExecutorBuilder {
         ExecutorBuilder::default()
+    }
+
+    /// A builder with this executor's limits and none of its tools or services: the default
+    /// time limit and the limits on arguments and schemas; `#[ai_tool]` tools off. For tools
+    /// that join later under the same rules, such as an MCP server's imported tools that a
+    /// gateway lists again.
+    pub fn builder_like(&self) -> ExecutorBuilder {
+        let inner = &self.inner;
+        let builder = Executor::builder()
+            .registered_tools(false)
+            .max_argument_bytes(inner.argument_limits.bytes)
+            .max_argument_depth(inner.argument_limits.depth)
+            .schema_limits(inner.schema_limits);
+        match inner.default_timeout {
+            Some(limit) => builder.default_timeout(limit),
+            None => builder,
+        }
     }
 
     /// Every tool this executor exposes, in a stable order: tools from `#[ai_tool]` by name,
