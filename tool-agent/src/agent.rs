@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tool_core::provider::DeclareOptions;
-use tool_core::ToolSpec;
+use tool_core::{ToolCall, ToolSpec};
 use tool_runtime::Executor;
 
-use crate::approval::ApprovalPolicy;
+use crate::approval::{ApprovalPolicy, CallApprovalPolicy};
 use crate::context::RunContext;
 use crate::hooks::RunHooks;
 use crate::model::ChatModel;
@@ -42,6 +42,7 @@ pub struct Agent {
     gates: HashMap<String, PurposeGate>,
     declare: DeclareOptions,
     pub(crate) approval: Option<ApprovalPolicy>,
+    pub(crate) call_approval: Option<CallApprovalPolicy>,
     pub(crate) hooks: Option<Arc<dyn RunHooks>>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
@@ -67,6 +68,7 @@ impl Agent {
                 gates: HashMap::new(),
                 declare: DeclareOptions::default(),
                 approval: None,
+                call_approval: None,
                 hooks: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
@@ -209,6 +211,28 @@ impl AgentBuilder {
         policy: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.agent.approval = Some(Arc::new(policy));
+        self
+    }
+
+    /// The calls that wait for a person's approval, decided on their arguments (a payment
+    /// over 100, a path outside the workspace), beside the tools that always wait. The policy
+    /// sees the tool's spec, the call as the model made it (arguments that are not valid JSON
+    /// are a string) and the run's context, and may be asked again for the same call. A
+    /// decision is bound to the arguments it was made on, as for any approval.
+    ///
+    /// ```
+    /// # use tool_agent::{Agent, ScriptedModel};
+    /// let agent = Agent::builder(ScriptedModel::new())
+    ///     .require_approval_when(|spec, call, _ctx| {
+    ///         spec.name == "pay" && call.arguments["amount"].as_i64().unwrap_or(i64::MAX) > 100
+    ///     })
+    ///     .build();
+    /// ```
+    pub fn require_approval_when(
+        mut self,
+        policy: impl Fn(&ToolSpec, &ToolCall, &RunContext) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.call_approval = Some(Arc::new(policy));
         self
     }
 

@@ -13,6 +13,11 @@ use crate::repeat::{self, RepeatGuard};
 /// Which tools need approval before they run.
 pub type ApprovalPolicy = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
 
+/// Which calls need approval before they run, by their arguments: the tool's spec, the call as
+/// the model made it, and the run's context.
+pub type CallApprovalPolicy =
+    Arc<dyn Fn(&ToolSpec, &ToolCall, &crate::RunContext) -> bool + Send + Sync>;
+
 /// A call waiting for a person's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {

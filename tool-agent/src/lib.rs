@@ -55,7 +55,8 @@ mod timer;
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;
 pub use approval::{
-    ApprovalPolicy, ApprovalVerdict, Decision, Interruption, PendingApproval, RunState,
+    ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
+    RunState,
 };
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};

@@ -246,3 +246,42 @@ async fn a_stored_failure_count_at_its_largest_saturates() {
     }
     assert!(paid.lock().unwrap().is_empty());
 }
+
+/// A policy on the arguments: a small payment runs, a large one waits, and approving it runs
+/// exactly what was approved.
+#[tokio::test]
+async fn a_policy_on_arguments_holds_only_the_calls_it_names() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([
+            call("c1", "pay", json!({ "to": "ann", "amount": 50 })),
+            call("c2", "pay", json!({ "to": "bob", "amount": 500 })),
+        ]))
+        .then(ModelResponse::answer("Paid both."));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_when(|spec, call, _| {
+            spec.name == "pay" && call.arguments["amount"].as_i64().is_none_or(|a| a > 100)
+        })
+        .build();
+    let first = agent.run("pay them", &RunOptions::default()).await.unwrap();
+    assert_eq!(first.stop, StopReason::Interrupted);
+    assert_eq!(*paid.lock().unwrap(), [json!({ "to": "ann", "amount": 50 })]);
+    let state = stored(&first);
+    let pending: Vec<_> = state.pending().cloned().collect();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call.id.as_deref(), Some("c2"));
+    let result = agent
+        .resume(state, &[pending[0].approve()], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Paid both.");
+    assert_eq!(
+        *paid.lock().unwrap(),
+        [
+            json!({ "to": "ann", "amount": 50 }),
+            json!({ "to": "bob", "amount": 500 })
+        ]
+    );
+    assert_every_call_answered(&result.transcript);
+}

@@ -332,9 +332,12 @@ impl<'a> Run<'a> {
     }
 
     /// Whether the call waits for a person: an offered tool marked `requires_approval` or named
-    /// by the agent's policy, not approved for the run already.
+    /// by the agent's policy, or a call its policy on arguments names, not approved for the
+    /// run already.
     fn needs_approval(&self, call: &ToolCall) -> bool {
         let policy = self.agent.approval.as_deref();
+        let call_policy = self.agent.call_approval.as_deref();
+        let context = &self.options.context;
         self.request.tools.contains(&call.name)
             && !self.approved_tools.contains(&call.name)
             && self
@@ -343,7 +346,9 @@ impl<'a> Run<'a> {
                 .as_ref()
                 .and_then(|exec| exec.spec(&call.name))
                 .is_some_and(|spec| {
-                    spec.metadata.requires_approval || policy.is_some_and(|p| p(spec))
+                    spec.metadata.requires_approval
+                        || policy.is_some_and(|p| p(spec))
+                        || call_policy.is_some_and(|p| p(spec, call, context))
                 })
     }
 
