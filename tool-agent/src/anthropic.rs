@@ -90,10 +90,13 @@ impl AnthropicModel {
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
-            body.insert(
-                "tool_choice".into(),
-                tool_choice(&request.tool_choice, aliases),
-            );
+            let mut choice = tool_choice(&request.tool_choice, aliases);
+            if let (Some(parallel), Some(choice)) =
+                (request.parallel_tool_calls, choice.as_object_mut())
+            {
+                choice.insert("disable_parallel_tool_use".into(), json!(!parallel));
+            }
+            body.insert("tool_choice".into(), choice);
         }
         Value::Object(body)
     }

@@ -126,6 +126,10 @@ pub struct ModelRequest {
     pub response_format: Option<ResponseFormat>,
     /// The sampling temperature, if not the model's default.
     pub temperature: Option<f32>,
+    /// Whether the model may call several tools in one answer; `None` leaves it to the API
+    /// (each allows it). OpenAI's two APIs send `parallel_tool_calls`, Anthropic's
+    /// `tool_choice.disable_parallel_tool_use`; Gemini has no such setting. Sent only with tools.
+    pub parallel_tool_calls: Option<bool>,
     /// What a client rendered of `messages`, for the next request.
     pub(crate) rendered: RenderCache,
 }
@@ -171,6 +175,7 @@ impl ModelRequest {
             tool_choice: ToolChoice::Auto,
             response_format: None,
             temperature: None,
+            parallel_tool_calls: None,
             rendered: RenderCache::default(),
         }
     }

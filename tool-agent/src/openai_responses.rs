@@ -89,6 +89,9 @@ impl OpenAiResponsesModel {
                 }
             };
             body.insert("tool_choice".into(), choice);
+            if let Some(parallel) = request.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
         }
         Value::Object(body)
     }

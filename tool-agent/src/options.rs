@@ -45,6 +45,10 @@ pub struct RunOptions {
     pub tool_choice: ToolChoice,
     /// How many calls of one response run at once; destructive tools run one at a time anyway.
     pub max_concurrency: usize,
+    /// Whether the model may call several tools in one answer (see
+    /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
+    /// the default, leaves it to the API.
+    pub parallel_tool_calls: Option<bool>,
     /// The run stops with [`RunFailure::TooManyFailedSteps`](crate::RunFailure) after this many
     /// steps in a row whose every call failed; 3 by default, 0 never stops.
     pub max_failed_steps: usize,
@@ -73,6 +77,7 @@ impl Default for RunOptions {
             stop_when: None,
             tool_choice: ToolChoice::Auto,
             max_concurrency: 8,
+            parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
             cancellation: None,
@@ -117,6 +122,13 @@ impl RunOptions {
     /// Sets [`RunOptions::tool_choice`].
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = choice;
+        self
+    }
+
+    /// Sets [`RunOptions::parallel_tool_calls`]: `false` asks the model for one call per
+    /// answer, where its API can be asked.
+    pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
+        self.parallel_tool_calls = Some(allowed);
         self
     }
 
@@ -173,6 +185,7 @@ impl std::fmt::Debug for RunOptions {
             .field("stop_when", &self.stop_when.is_some())
             .field("tool_choice", &self.tool_choice)
             .field("max_concurrency", &self.max_concurrency)
+            .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("max_failed_steps", &self.max_failed_steps)
             .field("repeat_limit", &self.repeat_limit)
             .field("cancellation", &self.cancellation)

@@ -266,7 +266,10 @@ async fn a_policy_on_arguments_holds_only_the_calls_it_names() {
         .build();
     let first = agent.run("pay them", &RunOptions::default()).await.unwrap();
     assert_eq!(first.stop, StopReason::Interrupted);
-    assert_eq!(*paid.lock().unwrap(), [json!({ "to": "ann", "amount": 50 })]);
+    assert_eq!(
+        *paid.lock().unwrap(),
+        [json!({ "to": "ann", "amount": 50 })]
+    );
     let state = stored(&first);
     let pending: Vec<_> = state.pending().cloned().collect();
     assert_eq!(pending.len(), 1);

@@ -60,6 +60,9 @@ struct Api {
     stream_path: &'static str,
     key_header: &'static str,
     key_value: String,
+    /// Where a request asks for one call per answer, and what it says there; `None` for an
+    /// API that cannot be asked.
+    one_call: Option<(&'static str, Value)>,
 }
 
 fn golden(folder: &str, file: &str) -> PathBuf {
@@ -231,6 +234,20 @@ where
     let shown = format!("{error} {error:?}");
     assert!(shown.contains("401"), "the error names the status: {shown}");
     assert!(!shown.contains(KEY), "the error shows the key: {shown}");
+
+    // One call per answer: the first request, plus the API's own field for it.
+    let (mock, base_url) = serve(vec![canned_json(folder, "response-2.json")]).await;
+    let options = RunOptions::default().parallel_tool_calls(false);
+    let result = agent(&base_url).run(QUESTION, &options).await;
+    assert_eq!(result.expect("the run answers").text, ANSWER);
+    let mut body = mock.seen.lock().unwrap()[0].body.clone();
+    if let Some((pointer, value)) = &api.one_call {
+        assert_eq!(body.pointer(pointer), Some(value), "{pointer} in {body}");
+        let (parent, field) = pointer.rsplit_once('/').expect("a pointer");
+        let parent = body.pointer_mut(parent).and_then(Value::as_object_mut);
+        parent.expect("an object").remove(field);
+    }
+    assert_golden(&golden(folder, "request-1.json"), &body);
 }
 
 fn bearer() -> String {
@@ -245,6 +262,7 @@ async fn openai_chat_completions_sends_the_golden_requests() {
         stream_path: "/chat/completions",
         key_header: "authorization",
         key_value: bearer(),
+        one_call: Some(("/parallel_tool_calls", json!(false))),
     };
     check(api, |base_url| {
         OpenAiChatModel::new("gpt-4.1")
@@ -262,6 +280,7 @@ async fn openai_responses_sends_the_golden_requests() {
         stream_path: "/responses",
         key_header: "authorization",
         key_value: bearer(),
+        one_call: Some(("/parallel_tool_calls", json!(false))),
     };
     check(api, |base_url| {
         OpenAiResponsesModel::new("gpt-4.1")
@@ -279,6 +298,7 @@ async fn anthropic_messages_sends_the_golden_requests() {
         stream_path: "/messages",
         key_header: "x-api-key",
         key_value: KEY.to_owned(),
+        one_call: Some(("/tool_choice/disable_parallel_tool_use", json!(true))),
     };
     check(api, |base_url| {
         AnthropicModel::new("claude-sonnet-4-5")
@@ -296,6 +316,7 @@ async fn gemini_generate_content_sends_the_golden_requests() {
         stream_path: "/models/gemini-2.5-flash:streamGenerateContent",
         key_header: "x-goog-api-key",
         key_value: KEY.to_owned(),
+        one_call: None,
     };
     check(api, |base_url| {
         GeminiModel::new("gemini-2.5-flash")

@@ -145,6 +145,10 @@ impl OpenAiChatModel {
             out.extend_from_slice(tools_json.as_bytes());
             out.extend_from_slice(b",\"tool_choice\":");
             write(&mut out, &tool_choice(&request.tool_choice, aliases))?;
+            if let Some(parallel) = request.parallel_tool_calls {
+                out.extend_from_slice(b",\"parallel_tool_calls\":");
+                write(&mut out, &parallel)?;
+            }
         }
         if stream {
             out.extend_from_slice(br#","stream":true,"stream_options":{"include_usage":true}"#);

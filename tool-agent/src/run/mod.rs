@@ -163,6 +163,7 @@ impl<'a> Run<'a> {
                 tool_choice: ToolChoice::Auto,
                 response_format: None,
                 temperature: None,
+                parallel_tool_calls: options.parallel_tool_calls,
                 rendered: Default::default(),
             },
             steps: Vec::new(),
