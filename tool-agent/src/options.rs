@@ -8,6 +8,7 @@ use crate::context::RunContext;
 use crate::message::Message;
 use crate::model::ToolChoice;
 use crate::result::Step;
+use crate::structured::ResponseFormat;
 
 /// A condition checked after every step that ran tools: `true` stops the run.
 pub type StopPredicate = Arc<dyn Fn(&Step) -> bool + Send + Sync>;
@@ -65,6 +66,13 @@ pub struct RunOptions {
     pub context: RunContext,
     /// Earlier messages of the conversation, sent before the input.
     pub history: Vec<Message>,
+    /// A JSON Schema the final answer must follow: asked of the model with every request
+    /// (each API's structured output), then checked; the object is
+    /// [`RunResult::output`](crate::RunResult::output).
+    pub output: Option<ResponseFormat>,
+    /// How many times the model may answer again after an answer that does not follow
+    /// `output`, told what is wrong; 1 by default. Each try is a step.
+    pub output_retries: usize,
 }
 
 impl Default for RunOptions {
@@ -84,6 +92,8 @@ impl Default for RunOptions {
             selected_tools: Vec::new(),
             context: RunContext::default(),
             history: Vec::new(),
+            output: None,
+            output_retries: 1,
         }
     }
 }
@@ -122,6 +132,20 @@ impl RunOptions {
     /// Sets [`RunOptions::tool_choice`].
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = choice;
+        self
+    }
+
+    /// Sets [`RunOptions::output`]: the final answer is a JSON object that follows
+    /// `format`'s schema, checked, or the run fails with
+    /// [`RunFailure::Output`](crate::RunFailure::Output).
+    pub fn output(mut self, format: ResponseFormat) -> Self {
+        self.output = Some(format);
+        self
+    }
+
+    /// Sets [`RunOptions::output_retries`].
+    pub fn output_retries(mut self, retries: usize) -> Self {
+        self.output_retries = retries;
         self
     }
 
@@ -186,6 +210,8 @@ impl std::fmt::Debug for RunOptions {
             .field("tool_choice", &self.tool_choice)
             .field("max_concurrency", &self.max_concurrency)
             .field("parallel_tool_calls", &self.parallel_tool_calls)
+            .field("output", &self.output.as_ref().map(|f| &f.name))
+            .field("output_retries", &self.output_retries)
             .field("max_failed_steps", &self.max_failed_steps)
             .field("repeat_limit", &self.repeat_limit)
             .field("cancellation", &self.cancellation)

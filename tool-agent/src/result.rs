@@ -35,6 +35,22 @@ pub struct RunResult {
     /// calls, and the state [`Agent::resume`](crate::Agent::resume) goes on from. The
     /// transcript then ends with the answer whose calls wait.
     pub interruption: Option<Interruption>,
+    /// With [`RunOptions::output`](crate::RunOptions::output), the model's answer as the JSON
+    /// object the schema admits (read from `text`, code fences and words around it left out),
+    /// when the run ended with the model's answer.
+    pub output: Option<serde_json::Value>,
+}
+
+impl RunResult {
+    /// [`RunResult::output`] as a `T`; an error when the run has no checked output.
+    pub fn output_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        match &self.output {
+            Some(answer) => T::deserialize(answer),
+            None => Err(serde::de::Error::custom(
+                "the run has no checked output: ask for one with RunOptions::output",
+            )),
+        }
+    }
 }
 
 /// Why a run ended well.
@@ -189,4 +205,8 @@ pub enum RunFailure {
     /// Choosing the tools to offer failed (a retriever's error).
     #[error("choosing the tools to offer failed: {0}")]
     ToolSelection(String),
+    /// The answer did not follow the output schema ([`RunOptions::output`](crate::RunOptions::output))
+    /// after the retries, or the schema cannot check anything.
+    #[error("no answer followed the output schema: {0}")]
+    Output(String),
 }

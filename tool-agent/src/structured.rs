@@ -7,7 +7,7 @@
 //! untyped values, which the answer would then carry encoded), the schema is sent as written,
 //! not strict.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tool_core::profile::{gemini, openai_strict_encoded};
 
 /// A JSON Schema for the answer's text: the model answers with one JSON object that follows it.
@@ -103,6 +103,25 @@ impl ResponseFormat {
             Err(_) => vec![mime, ("responseJsonSchema", self.schema.clone())],
         }
     }
+}
+
+/// The first JSON object in the text: the whole text, the inside of a code fence, or the
+/// first `{` that starts a complete object.
+pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
+    let trimmed = text.trim();
+    if let Ok(Value::Object(object)) = serde_json::from_str(trimmed) {
+        return Some(object);
+    }
+    let mut from = 0;
+    while let Some(offset) = trimmed[from..].find('{') {
+        let start = from + offset;
+        let mut stream = serde_json::Deserializer::from_str(&trimmed[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Object(object))) = stream.next() {
+            return Some(object);
+        }
+        from = start + 1;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -88,3 +88,92 @@ fn without_a_response_format_nothing_is_added() {
     let gemini = GeminiModel::new("m").body(&plain);
     assert_eq!(gemini.get("generationConfig"), None::<&Value>);
 }
+
+// A run's checked answer (`RunOptions::output`).
+
+mod run_output {
+    use std::sync::Arc;
+
+    use serde::Deserialize;
+    use serde_json::json;
+    use tool_agent::{
+        Agent, Message, ModelResponse, ResponseFormat, RunFailure, RunOptions, ScriptedModel,
+    };
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Weather {
+        city: String,
+        celsius: i64,
+    }
+
+    fn weather() -> ResponseFormat {
+        ResponseFormat::new(
+            "weather",
+            json!({
+                "type": "object",
+                "properties": {
+                    "city": { "type": "string" },
+                    "celsius": { "type": "integer", "minimum": -90, "maximum": 60 }
+                },
+                "required": ["city", "celsius"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    #[tokio::test]
+    async fn an_answer_off_the_schema_is_told_and_the_next_one_is_the_output() {
+        let model = Arc::new(
+            ScriptedModel::new()
+                .then(ModelResponse::answer(r#"{"city": "Lyon", "celsius": 400}"#))
+                .then(ModelResponse::answer(
+                    "```json\n{\"city\": \"Lyon\", \"celsius\": 18}\n```",
+                )),
+        );
+        let agent = Agent::builder(Arc::clone(&model)).build();
+        let options = RunOptions::default().output(weather());
+        let result = agent.run("Weather in Lyon?", &options).await.unwrap();
+        assert_eq!(
+            result.output_as::<Weather>().unwrap(),
+            Weather {
+                city: "Lyon".into(),
+                celsius: 18
+            }
+        );
+        assert_eq!(result.steps.len(), 2);
+        let requests = model.requests();
+        assert!(requests
+            .iter()
+            .all(|r| r.response_format.as_ref().map(|f| f.name.as_str()) == Some("weather")));
+        let Some(Message::User { text }) = requests[1].messages.last() else {
+            panic!("the second request ends with what was wrong");
+        };
+        assert!(text.contains("/celsius"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn without_retries_an_answer_off_the_schema_fails_the_run() {
+        let model = ScriptedModel::new().then(ModelResponse::answer("It is 18 degrees."));
+        let agent = Agent::builder(model).build();
+        let options = RunOptions::default().output(weather()).output_retries(0);
+        let error = agent.run("Weather in Lyon?", &options).await.unwrap_err();
+        assert!(
+            matches!(&error.failure, RunFailure::Output(told) if told.contains("holds none")),
+            "{error:?}"
+        );
+        assert_eq!(error.partial.text, "It is 18 degrees.");
+        assert!(error.partial.output.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_run_without_an_output_schema_has_no_output() {
+        let model = ScriptedModel::new().then(ModelResponse::answer(r#"{"city": "Lyon"}"#));
+        let agent = Agent::builder(model).build();
+        let result = agent
+            .run("Weather in Lyon?", &RunOptions::default())
+            .await
+            .unwrap();
+        assert!(result.output.is_none());
+        assert!(result.output_as::<serde_json::Value>().is_err());
+    }
+}

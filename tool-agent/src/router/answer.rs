@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use tool_core::ToolSpec;
 
 use crate::router::declared::DeclaredTool;
+use crate::structured::json_object;
 
 /// The JSON Schema of a tool's answer.
 pub(crate) fn answer_schema(tool: &DeclaredTool, handler: Option<&ToolSpec>) -> Value {
@@ -141,25 +142,6 @@ fn score_of(value: &Value) -> Option<u8> {
         return None;
     }
     Some(number.round().clamp(0.0, 100.0) as u8)
-}
-
-/// The first JSON object in the text: the whole text, the inside of a code fence, or the
-/// first `{` that starts a complete object.
-fn json_object(text: &str) -> Option<Map<String, Value>> {
-    let trimmed = text.trim();
-    if let Ok(Value::Object(object)) = serde_json::from_str(trimmed) {
-        return Some(object);
-    }
-    let mut from = 0;
-    while let Some(offset) = trimmed[from..].find('{') {
-        let start = from + offset;
-        let mut stream = serde_json::Deserializer::from_str(&trimmed[start..]).into_iter::<Value>();
-        if let Some(Ok(Value::Object(object))) = stream.next() {
-            return Some(object);
-        }
-        from = start + 1;
-    }
-    None
 }
 
 fn preview(text: &str) -> String {

@@ -1,12 +1,14 @@
 //! The loop: request, run the calls, send the results, until an answer or a stop condition.
 //! Resuming an interrupted run is in `resume`.
 
+mod output;
 mod resume;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::stream::{self, Stream, StreamExt};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tool_core::provider::CallResult;
 use tool_core::ToolCall;
@@ -25,6 +27,7 @@ use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 use crate::scope::InvocationScope;
+use output::OutputCheck;
 
 impl Agent {
     /// Runs the model on `input` until it answers without calling tools or a stop condition
@@ -113,6 +116,13 @@ type Events = mpsc::UnboundedSender<RunEvent>;
 
 /// One run in progress.
 struct Run<'a> {
+    /// The check of the final answer, when the run asked for a schema; an error when the
+    /// schema cannot check anything (the run then fails before its first request).
+    output_check: Result<Option<OutputCheck>, String>,
+    /// How many more times the model may answer again after an answer the check refused.
+    output_retries: usize,
+    /// The final answer as the check read it.
+    output: Option<Value>,
     /// Where events go, when the run is streamed.
     events: Option<Events>,
     agent: &'a Agent,
@@ -151,6 +161,9 @@ impl<'a> Run<'a> {
     ) -> Self {
         let offered = Arc::new(offered);
         Run {
+            output_check: options.output.as_ref().map(OutputCheck::new).transpose(),
+            output_retries: options.output_retries,
+            output: None,
             events: None,
             agent,
             options,
@@ -161,7 +174,7 @@ impl<'a> Run<'a> {
                 messages,
                 tools: offered,
                 tool_choice: ToolChoice::Auto,
-                response_format: None,
+                response_format: options.output.clone(),
                 temperature: None,
                 parallel_tool_calls: options.parallel_tool_calls,
                 rendered: Default::default(),
@@ -188,6 +201,10 @@ impl<'a> Run<'a> {
     }
 
     async fn go(mut self) -> Result<RunResult, RunError> {
+        if let Err(problem) = &self.output_check {
+            let failure = RunFailure::Output(problem.clone());
+            return self.fail(failure);
+        }
         loop {
             let index = self.step_number();
             let at_limit = index >= self.options.max_steps;
@@ -235,6 +252,20 @@ impl<'a> Run<'a> {
             if calls.is_empty() {
                 let text = step.text.clone().unwrap_or_default();
                 self.push_step(step);
+                let checked = match &self.output_check {
+                    Ok(Some(check)) => Some(check.check(&text)),
+                    _ => None,
+                };
+                match checked {
+                    None => {}
+                    Some(Ok(answer)) => self.output = Some(answer),
+                    Some(Err(told)) if !at_limit && self.output_retries > 0 => {
+                        self.output_retries -= 1;
+                        self.request.messages.push(Message::user(told));
+                        continue;
+                    }
+                    Some(Err(told)) => return self.fail(RunFailure::Output(told)),
+                }
                 let reason = if at_limit {
                     StopReason::MaxSteps {
                         steps: self.options.max_steps,
@@ -541,6 +572,7 @@ impl<'a> Run<'a> {
             stop,
             references: self.scope.references(),
             interruption: None,
+            output: self.output,
         }
     }
 
