@@ -249,3 +249,62 @@ async fn a_dynamic_closure_that_panics_before_returning_its_future_is_a_caught_p
     let out = exec.execute("boom", json!({})).await.unwrap();
     assert_eq!(out.to_text(), "later", "the executor goes on serving");
 }
+
+/// A dynamic tool that declares an output schema (as every MCP tool imported with an
+/// `outputSchema` does) has its structured results checked against it.
+#[tokio::test]
+async fn a_structured_result_off_the_output_schema_fails_the_call_naming_what_is_wrong() {
+    let total = |value: serde_json::Value| {
+        let schema = json!({ "type": "object" });
+        DynamicTool::new("total", "Totals", schema, move |_, _| {
+            let value = value.clone();
+            async move { Ok(ToolOutput::json(value)) }
+        })
+        .with_output_schema(json!({
+            "type": "object",
+            "properties": { "total": { "type": "integer" } },
+            "required": ["total"]
+        }))
+    };
+    let exec = |value| {
+        Executor::builder()
+            .registered_tools(false)
+            .tool(total(value))
+            .build()
+            .unwrap()
+    };
+    let out = exec(json!({ "total": 42 }))
+        .execute("total", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured, Some(json!({ "total": 42 })));
+    let err = exec(json!({ "total": "42" }))
+        .execute("total", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
+    let text = err.to_model_text();
+    assert!(
+        text.contains("output schema") && text.contains("/total"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unusable_output_schema_is_a_build_problem_naming_the_tool() {
+    let schema = json!({ "type": "object" });
+    let tool = DynamicTool::new("odd", "Odd", schema, |_, _| async {
+        Ok(ToolOutput::empty())
+    })
+    .with_output_schema(json!({ "type": "strnig" }));
+    let err = Executor::builder()
+        .registered_tools(false)
+        .tool(tool)
+        .build()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`odd`") && text.contains("output schema"),
+        "{text}"
+    );
+}

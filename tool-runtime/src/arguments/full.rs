@@ -46,7 +46,7 @@ impl ArgumentValidator {
 
     /// Checks `args`; on failure, every violation with its JSON pointer, in the schema's words
     /// (see [`report`]). `schema` is the schema this was compiled from.
-    pub(super) fn check(&self, tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
+    pub(crate) fn check(&self, tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
         if self.is_valid(args) {
             return Ok(());
         }

@@ -140,11 +140,28 @@ fn checked_entry(
         });
         return None;
     }
+    // A dynamic tool's structured results are checked against its output schema; a typed
+    // tool's follow from its Rust type.
+    let output = match (&callable, &spec.output_schema) {
+        (Callable::Dynamic(_), Some(output)) => match ArgumentValidator::compile(output, limits) {
+            Ok(check) => Some(check),
+            Err(problem) => {
+                problems.push(BuildProblem::BadOutputSchema {
+                    name: spec.name.clone(),
+                    defined_in: source_of(&spec),
+                    problem,
+                });
+                return None;
+            }
+        },
+        _ => None,
+    };
     Some(Entry {
         name: spec.name.as_str().into(),
         timeout: spec.metadata.timeout_ms.map(Duration::from_millis),
         callable,
         schema,
+        output,
         spec,
     })
 }

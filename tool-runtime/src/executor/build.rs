@@ -90,6 +90,17 @@ pub enum BuildProblem {
         #[source]
         problem: tool_core::name::NameError,
     },
+    /// A dynamic tool's output schema cannot be used.
+    #[error("tool `{name}` ({defined_in}) has an unusable output schema: {problem}")]
+    BadOutputSchema {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        defined_in: ToolSource,
+        /// What is wrong.
+        #[source]
+        problem: tool_core::schema::SchemaError,
+    },
     /// A tool's schema cannot be used.
     #[error("tool `{name}` ({defined_in}) has an unusable schema: {problem}")]
     BadSchema {
@@ -420,6 +431,7 @@ impl ExecutorBuilder {
             spec,
             name: reg.name.into(),
             schema,
+            output: None,
             callable: Callable::Registered {
                 invoke: reg.invoke,
                 service,

@@ -63,6 +63,8 @@ pub(crate) struct Entry {
     spec: ToolSpec,
     name: Arc<str>,
     schema: ArgumentValidator,
+    /// What checks a dynamic tool's structured results, when it declares an output schema.
+    output: Option<ArgumentValidator>,
     callable: Callable,
     timeout: Option<Duration>,
 }
@@ -271,6 +273,10 @@ impl Executor {
                 // The closure may panic before it returns its future.
                 .and_then(|args| {
                     guard::sync_call(name, || Ok(call(args, ctx.to_static(), guard(timeout))))
+                })
+                .map(|future| match &entry.output {
+                    None => future,
+                    Some(check) => Box::pin(checked_output(future, entry, check)),
                 }),
             Callable::Declared => self
                 .arguments(entry, raw)
@@ -362,5 +368,46 @@ impl std::fmt::Debug for Executor {
             )
             .field("services", &self.inner.services)
             .finish_non_exhaustive()
+    }
+}
+/// A dynamic tool's result, held to its output schema (MCP: a client should check structured
+/// results against the tool's `outputSchema`): structured content the schema refuses fails
+/// the call, naming what is wrong. Results reporting an error are passed on as they are.
+async fn checked_output(
+    future: BoxFuture<'_, Result<ToolOutput, ToolError>>,
+    entry: &Entry,
+    check: &ArgumentValidator,
+) -> Result<ToolOutput, ToolError> {
+    /// How many violations the message names at most.
+    const NAMED: usize = 20;
+    let output = future.await?;
+    let (Some(structured), Some(schema), false) = (
+        &output.structured,
+        &entry.spec.output_schema,
+        output.is_error,
+    ) else {
+        return Ok(output);
+    };
+    match check.check(&entry.spec.name, schema, structured) {
+        Err(ToolError::InvalidArguments { violations, .. }) => {
+            let mut named: Vec<String> = violations
+                .iter()
+                .take(NAMED)
+                .map(ToString::to_string)
+                .collect();
+            if violations.len() > NAMED {
+                named.push(format!("and {} more", violations.len() - NAMED));
+            }
+            Err(ToolError::Failed {
+                tool: entry.spec.name.clone(),
+                message: format!(
+                    "its result does not follow its output schema: {}",
+                    named.join("; ")
+                ),
+                error: None,
+                source: None,
+            })
+        }
+        _ => Ok(output),
     }
 }
