@@ -144,12 +144,24 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 call_id,
                 text,
                 is_error,
+                images,
                 ..
             } => {
+                let content = if images.is_empty() {
+                    json!(text)
+                } else {
+                    let text = json!({ "type": "text", "text": text });
+                    let images = images.iter().map(|image| {
+                        json!({ "type": "image", "source": {
+                            "type": "base64", "media_type": image.mime_type, "data": image.data
+                        } })
+                    });
+                    Value::Array(std::iter::once(text).chain(images).collect())
+                };
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": call_id.as_deref().unwrap_or_default(),
-                    "content": text,
+                    "content": content,
                 });
                 if *is_error {
                     block["is_error"] = json!(true);
@@ -420,12 +432,14 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
+                images: Vec::new(),
             },
             Message::Tool {
                 call_id: Some("t2".into()),
                 name: "add".into(),
                 text: "bad".into(),
                 is_error: true,
+                images: Vec::new(),
             },
         ];
         assert_eq!(
@@ -442,6 +456,33 @@ mod tests {
                     { "type": "tool_result", "tool_use_id": "t2", "content": "bad", "is_error": true }
                 ]}
             ])
+        );
+    }
+
+    #[test]
+    fn a_results_images_go_with_its_text_in_the_tool_result() {
+        let result = Message::Tool {
+            call_id: Some("t1".into()),
+            name: "chart".into(),
+            text: "the chart".into(),
+            is_error: false,
+            images: vec![crate::ToolImage {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            }],
+        };
+        assert_eq!(
+            messages(&[result], &Aliases::default()),
+            json!([{ "role": "user", "content": [{
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": [
+                    { "type": "text", "text": "the chart" },
+                    { "type": "image", "source": {
+                        "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="
+                    } }
+                ]
+            }] }])
         );
     }
 

@@ -156,6 +156,7 @@ fn contents(messages: &[Message], aliases: &Aliases) -> Value {
                 name,
                 text,
                 is_error,
+                ..
             } => {
                 let mut response = Map::new();
                 if let Some(id) = call_id {
@@ -401,6 +402,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         assert_eq!(

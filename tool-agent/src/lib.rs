@@ -63,7 +63,7 @@ pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
-pub use message::{Message, Usage};
+pub use message::{Message, ToolImage, Usage};
 pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 pub use offer::OfferedTools;
 pub use openai_chat::OpenAiChatModel;

@@ -5,7 +5,7 @@ use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
 use tool_core::provider::CallResult;
-use tool_core::ToolCall;
+use tool_core::{Content, ToolCall};
 
 /// One message of a conversation.
 ///
@@ -40,7 +40,27 @@ pub enum Message {
         /// Whether the call failed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// The images of the output, sent with the text where the API takes images in a tool
+        /// result (Anthropic, OpenAI Responses); the other clients send the text alone.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ToolImage>,
     },
+}
+
+/// An image a tool gave back ([`Content::Image`](tool_core::Content::Image)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolImage {
+    /// The base64 data.
+    pub data: String,
+    /// The media type, such as `image/png`.
+    pub mime_type: String,
+}
+
+impl ToolImage {
+    /// The image as a `data:` URL.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
 }
 
 impl Message {
@@ -60,15 +80,29 @@ impl Message {
     /// The message answering a call with its result: the output's text, or the error's text
     /// for the model ([`ToolError::to_model_text`](tool_core::ToolError::to_model_text)).
     pub fn tool_result(result: &CallResult) -> Self {
-        let (text, is_error) = match &result.result {
-            Ok(output) => (output.to_text(), output.is_error),
-            Err(error) => (error.to_model_text(), true),
+        let (text, is_error, images) = match &result.result {
+            Ok(output) => {
+                let images = output
+                    .content
+                    .iter()
+                    .filter_map(|content| match content {
+                        Content::Image { data, mime_type } => Some(ToolImage {
+                            data: data.clone(),
+                            mime_type: mime_type.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                (output.to_text(), output.is_error, images)
+            }
+            Err(error) => (error.to_model_text(), true, Vec::new()),
         };
         Message::Tool {
             call_id: result.call.id.clone(),
             name: result.call.name.clone(),
             text,
             is_error,
+            images,
         }
     }
 }
@@ -139,8 +173,29 @@ mod tests {
                 name: "ad".into(),
                 text: "There is no tool named `ad`. Did you mean `add`?".into(),
                 is_error: true,
+                images: Vec::new(),
             }
         );
+        let shown = CallResult {
+            call: ToolCall::new("c3", "chart", json!({})),
+            result: Ok(ToolOutput {
+                content: vec![
+                    tool_core::Content::Text {
+                        text: "the chart".into(),
+                    },
+                    tool_core::Content::Image {
+                        data: "iVBORw0KGgo=".into(),
+                        mime_type: "image/png".into(),
+                    },
+                ],
+                ..ToolOutput::default()
+            }),
+        };
+        let Message::Tool { text, images, .. } = Message::tool_result(&shown) else {
+            panic!("a tool message");
+        };
+        assert_eq!(text, "the chart");
+        assert_eq!(images[0].data_url(), "data:image/png;base64,iVBORw0KGgo=");
         let ok = CallResult {
             call: ToolCall::new("c2", "add", json!({})),
             result: Ok(ToolOutput::text("3")),

@@ -138,11 +138,27 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
             });
             text.into_iter().chain(calls).collect()
         }
-        Message::Tool { call_id, text, .. } => vec![json!({
-            "type": "function_call_output",
-            "call_id": call_id.as_deref().unwrap_or_default(),
-            "output": text,
-        })],
+        Message::Tool {
+            call_id,
+            text,
+            images,
+            ..
+        } => {
+            let output = if images.is_empty() {
+                json!(text)
+            } else {
+                let text = json!({ "type": "input_text", "text": text });
+                let images = images
+                    .iter()
+                    .map(|image| json!({ "type": "input_image", "image_url": image.data_url() }));
+                Value::Array(std::iter::once(text).chain(images).collect())
+            };
+            vec![json!({
+                "type": "function_call_output",
+                "call_id": call_id.as_deref().unwrap_or_default(),
+                "output": output,
+            })]
+        }
     }
 }
 
@@ -347,10 +363,34 @@ mod tests {
             name: "add".into(),
             text: "1".into(),
             is_error: false,
+            images: Vec::new(),
         };
         assert_eq!(
             items(&result, &Aliases::default()),
             [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
+        );
+    }
+
+    #[test]
+    fn a_results_images_go_with_its_text_as_input_images() {
+        let result = Message::Tool {
+            call_id: Some("fc_1".into()),
+            name: "chart".into(),
+            text: "the chart".into(),
+            is_error: false,
+            images: vec![crate::ToolImage {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            }],
+        };
+        assert_eq!(
+            items(&result, &Aliases::default()),
+            [
+                json!({ "type": "function_call_output", "call_id": "fc_1", "output": [
+                { "type": "input_text", "text": "the chart" },
+                { "type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=" }
+            ] })
+            ]
         );
     }
 

@@ -382,6 +382,7 @@ mod tests {
                 name: "add".into(),
                 text: "3".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ]);
         request.instructions = Some("Be brief.".into());

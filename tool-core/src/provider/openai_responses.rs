@@ -97,7 +97,7 @@ impl Api for OpenAiResponses {
                 .iter()
                 .map(|r| match screenshot(r) {
                     Some(image_url) => computer_call_output(r, image_url),
-                    None => json!({ "type": "function_call_output", "call_id": r.id(), "output": r.text() }),
+                    None => json!({ "type": "function_call_output", "call_id": r.id(), "output": function_output(r) }),
                 })
                 .collect(),
         )
@@ -114,6 +114,29 @@ fn is_computer_call(call: &ToolCall) -> bool {
             .arguments
             .get("pending_safety_checks")
             .is_some_and(Value::is_array)
+}
+
+/// A function's output: its text, or with images, the text and each image as input items.
+fn function_output(r: &CallResult) -> Value {
+    let images: Vec<Value> = match &r.result {
+        Ok(output) => output
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Image { data, mime_type } => Some(json!({
+                    "type": "input_image",
+                    "image_url": format!("data:{mime_type};base64,{data}"),
+                })),
+                Content::Text { .. } => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if images.is_empty() {
+        return json!(r.text());
+    }
+    let text = json!({ "type": "input_text", "text": r.text() });
+    Value::Array(std::iter::once(text).chain(images).collect())
 }
 
 /// The screenshot answering a computer call, as a data URL: the first image of its output.
