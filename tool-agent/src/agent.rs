@@ -43,6 +43,8 @@ pub struct Agent {
     declare: DeclareOptions,
     pub(crate) approval: Option<ApprovalPolicy>,
     pub(crate) call_approval: Option<CallApprovalPolicy>,
+    /// Whether the executor's declared tools are offered, their calls answered from outside.
+    pub(crate) external: bool,
     pub(crate) hooks: Option<Arc<dyn RunHooks>>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
@@ -69,6 +71,7 @@ impl Agent {
                 declare: DeclareOptions::default(),
                 approval: None,
                 call_approval: None,
+                external: false,
                 hooks: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
@@ -89,7 +92,8 @@ impl Agent {
     ///   for the run's context (a purpose without a gate passes);
     /// - a selectable tool is offered when the options select it by name, or when the
     ///   retriever picks it for the input (feature `retrieval`);
-    /// - a tool that is only declared (a catalog line with no implementation) never is.
+    /// - a tool that is only declared (a catalog line with no implementation) is offered only
+    ///   with [`AgentBuilder::external_tools`], under the same rules.
     pub async fn offered_tools(
         &self,
         input: &str,
@@ -101,7 +105,7 @@ impl Agent {
         let retrieved = self.retrieved(input).await?;
         let specs: Vec<ToolSpec> = exec
             .tools()
-            .filter(|spec| exec.is_executable(&spec.name))
+            .filter(|spec| self.external || exec.is_executable(&spec.name))
             .filter(|spec| self.offers(spec, options, &retrieved))
             .cloned()
             .collect();
@@ -233,6 +237,19 @@ impl AgentBuilder {
         policy: impl Fn(&ToolSpec, &ToolCall, &RunContext) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.agent.call_approval = Some(Arc::new(policy));
+        self
+    }
+
+    /// Offers the executor's declared tools too (catalog lines,
+    /// [`DynamicTool::declared`](tool_runtime::DynamicTool::declared)): tools run outside the
+    /// executor, by the client
+    /// (a browser, a phone) or a person. A call of one with valid arguments stops the run as
+    /// an approval does ([`StopReason::Interrupted`](crate::StopReason::Interrupted)), the call
+    /// pending and marked [`external`](crate::PendingApproval::external); [`Agent::resume`]
+    /// goes on with its result, given with [`PendingApproval::answer`](crate::PendingApproval::answer).
+    /// Invalid arguments go back to the model as for any tool, without stopping.
+    pub fn external_tools(mut self) -> Self {
+        self.agent.external = true;
         self
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_core::{ToolCall, ToolSpec};
+use tool_core::{ToolCall, ToolOutput, ToolSpec};
 
 use crate::message::{Message, Usage};
 use crate::repeat::{self, RepeatGuard};
@@ -18,21 +18,27 @@ pub type ApprovalPolicy = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
 pub type CallApprovalPolicy =
     Arc<dyn Fn(&ToolSpec, &ToolCall, &crate::RunContext) -> bool + Send + Sync>;
 
-/// A call waiting for a person's decision.
+/// A call waiting for a person's decision, or for its result from outside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {
     /// The call, as the model made it.
     pub call: ToolCall,
     /// The hash of its name and arguments (object keys sorted): what a decision is bound to.
     pub arguments_hash: String,
+    /// Whether the call is of an external tool (declared, run outside the executor; see
+    /// [`AgentBuilder::external_tools`](crate::AgentBuilder::external_tools)): it waits for
+    /// its result, given with [`PendingApproval::answer`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
 }
 
 impl PendingApproval {
-    pub(crate) fn new(call: ToolCall) -> Self {
+    pub(crate) fn new(call: ToolCall, external: bool) -> Self {
         let arguments_hash = hash(&call);
         PendingApproval {
             call,
             arguments_hash,
+            external,
         }
     }
 
@@ -63,6 +69,13 @@ impl PendingApproval {
     pub fn reject(&self, reason: impl Into<String>) -> Decision {
         self.decide(ApprovalVerdict::Reject(reason.into()))
     }
+
+    /// Does not run the call: `output` is its result, as a tool run outside the executor
+    /// (by the client, a browser, a person) gave it. What an [`external`](Self::external)
+    /// call waits for.
+    pub fn answer(&self, output: ToolOutput) -> Decision {
+        self.decide(ApprovalVerdict::Answer(output))
+    }
 }
 
 /// A person's decision on one pending call, bound to its id and to the hash of the arguments
@@ -89,6 +102,8 @@ pub enum ApprovalVerdict {
     ApproveForSession,
     /// Do not run it; the reason goes to the model.
     Reject(String),
+    /// Do not run it: this is its result, from outside the executor.
+    Answer(ToolOutput),
 }
 
 /// Where an interrupted run stopped: everything [`Agent::resume`](crate::Agent::resume) needs,
@@ -149,21 +164,18 @@ mod tests {
 
     #[test]
     fn the_hash_ignores_key_order_and_sees_every_value() {
-        let a = PendingApproval::new(ToolCall::new(
-            "c",
-            "pay",
-            json!({ "to": "bob", "amount": 5 }),
-        ));
-        let b = PendingApproval::new(ToolCall::new(
-            "c",
-            "pay",
-            json!({ "amount": 5, "to": "bob" }),
-        ));
-        let c = PendingApproval::new(ToolCall::new(
-            "c",
-            "pay",
-            json!({ "amount": 500, "to": "bob" }),
-        ));
+        let a = PendingApproval::new(
+            ToolCall::new("c", "pay", json!({ "to": "bob", "amount": 5 })),
+            false,
+        );
+        let b = PendingApproval::new(
+            ToolCall::new("c", "pay", json!({ "amount": 5, "to": "bob" })),
+            false,
+        );
+        let c = PendingApproval::new(
+            ToolCall::new("c", "pay", json!({ "amount": 500, "to": "bob" })),
+            false,
+        );
         assert_eq!(a.arguments_hash, b.arguments_hash);
         assert_ne!(a.arguments_hash, c.arguments_hash);
         assert_eq!(a.arguments_hash.len(), 16);
@@ -171,7 +183,8 @@ mod tests {
 
     #[test]
     fn a_decision_is_bound_to_the_call_id_and_hash() {
-        let pending = PendingApproval::new(ToolCall::new("c7", "pay", json!({ "amount": 5 })));
+        let pending =
+            PendingApproval::new(ToolCall::new("c7", "pay", json!({ "amount": 5 })), false);
         let decision = pending.reject("too much");
         assert_eq!(decision.call_id, "c7");
         assert_eq!(decision.arguments_hash, pending.arguments_hash);

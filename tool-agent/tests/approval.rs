@@ -288,3 +288,89 @@ async fn a_policy_on_arguments_holds_only_the_calls_it_names() {
     );
     assert_every_call_answered(&result.transcript);
 }
+
+/// A tool the client runs: declared to the executor, offered with `external_tools`, its call
+/// waits for the result the application gives back.
+fn locate() -> DynamicTool {
+    let schema = json!({
+        "type": "object",
+        "properties": { "precise": { "type": "boolean" } },
+        "required": ["precise"]
+    });
+    DynamicTool::declared(tool_core::ToolSpec {
+        name: "locate".into(),
+        description: "Where the user's device is".into(),
+        parameters: schema,
+        output_schema: None,
+        metadata: ToolMetadata::default(),
+    })
+}
+
+#[tokio::test]
+async fn an_external_tools_call_waits_for_its_result_from_the_application() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "locate",
+                json!({ "precise": true }),
+            )]))
+            .then(ModelResponse::answer("You are in Lyon.")),
+    );
+    let agent = Agent::builder(Arc::clone(&model))
+        .executor(executor([locate()]))
+        .external_tools()
+        .build();
+    let first = agent
+        .run("Where am I?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(first.stop, StopReason::Interrupted);
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    assert!(pending.external);
+    let decision = pending.answer(ToolOutput::text("45.76 N, 4.84 E (Lyon)"));
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "You are in Lyon.");
+    let texts = tool_messages(&result.transcript);
+    assert_eq!(texts[0].1, "45.76 N, 4.84 E (Lyon)");
+    assert_every_call_answered(&result.transcript);
+}
+
+#[tokio::test]
+async fn an_external_call_with_invalid_arguments_goes_back_to_the_model_without_stopping() {
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "locate",
+            json!({ "precise": "yes" }),
+        )]))
+        .then(ModelResponse::answer("I could not locate you."));
+    let agent = Agent::builder(model)
+        .executor(executor([locate()]))
+        .external_tools()
+        .build();
+    let result = agent
+        .run("Where am I?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    let texts = tool_messages(&result.transcript);
+    assert!(texts[0].1.contains("/precise"), "{}", texts[0].1);
+}
+
+#[tokio::test]
+async fn without_external_tools_a_declared_tool_is_not_offered() {
+    let model = Arc::new(ScriptedModel::new().then(ModelResponse::answer("Hello.")));
+    let agent = Agent::builder(Arc::clone(&model))
+        .executor(executor([locate()]))
+        .build();
+    agent
+        .run("Where am I?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert!(model.requests()[0].tools.is_empty());
+}

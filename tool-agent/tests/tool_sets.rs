@@ -165,7 +165,7 @@ async fn a_gated_tool_called_without_its_gate_is_refused() {
 }
 
 #[tokio::test]
-async fn declared_only_tools_are_never_offered() {
+async fn declared_only_tools_are_not_offered_unless_external() {
     let spec = tool_core::ToolSpec {
         name: "remote".into(),
         description: "Declared in a catalog".into(),

@@ -307,7 +307,10 @@ impl<'a> Run<'a> {
             }
         }
         let waiting: Vec<usize> = (0..calls.len())
-            .filter(|&i| verdicts[i] == Verdict::Run && self.needs_approval(&calls[i]))
+            .filter(|&i| {
+                verdicts[i] == Verdict::Run
+                    && (self.needs_approval(&calls[i]) || self.is_external(&calls[i]))
+            })
             .collect();
         if !waiting.is_empty() {
             let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
@@ -327,7 +330,10 @@ impl<'a> Run<'a> {
             self.push_step(step);
             let pending = waiting
                 .into_iter()
-                .map(|i| (i, PendingApproval::new(calls[i].clone())))
+                .map(|i| {
+                    let external = self.is_external(&calls[i]);
+                    (i, PendingApproval::new(calls[i].clone(), external))
+                })
                 .collect();
             return Outcome::Interrupted(done, pending);
         }
@@ -382,6 +388,18 @@ impl<'a> Run<'a> {
                         || policy.is_some_and(|p| p(spec))
                         || call_policy.is_some_and(|p| p(spec, call, context))
                 })
+    }
+
+    /// Whether the call waits for its result from outside: an offered tool the executor only
+    /// declares, with arguments its schema admits (the others fail as any call's would).
+    fn is_external(&self, call: &ToolCall) -> bool {
+        self.agent.external
+            && self.request.tools.contains(&call.name)
+            && self.agent.executor.as_ref().is_some_and(|exec| {
+                exec.spec(&call.name).is_some()
+                    && !exec.is_executable(&call.name)
+                    && exec.validate(&call.name, &call.arguments).is_ok()
+            })
     }
 
     /// What runs the calls of this run.

@@ -108,6 +108,15 @@ impl Run<'_> {
                     self.approved_tools.push(call.name.clone());
                     approved.push((index, call));
                 }
+                ApprovalVerdict::Answer(output) => {
+                    let record = CallRecord {
+                        result: Ok(output),
+                        call,
+                        elapsed: Default::default(),
+                    };
+                    messages.push((index, result_message(&record)));
+                    records.push(record);
+                }
                 ApprovalVerdict::Reject(reason) => {
                     let record = CallRecord {
                         result: Ok(ToolOutput::error(format!(
