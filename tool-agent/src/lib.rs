@@ -30,6 +30,7 @@ mod assemble;
 mod calls;
 pub mod citations;
 mod context;
+mod delegate;
 mod events;
 #[doc(hidden)]
 pub mod fuzzing;

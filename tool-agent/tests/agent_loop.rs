@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use tool_agent::{
-    Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel, StopReason,
+    Agent, Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel, StopReason,
     ToolChoice, Usage,
 };
 use tool_core::{ToolErrorKind, ToolOutput};
@@ -531,4 +531,63 @@ async fn history_comes_before_the_input() {
     expected.push(Message::user("Where do I live?"));
     assert_eq!(model.requests()[0].messages, expected);
     assert_eq!(result.transcript.len(), 4);
+}
+
+/// A coordinator hands a task to another agent through `Agent::into_tool`.
+#[tokio::test]
+async fn an_agent_as_a_tool_answers_the_task_its_caller_gives_it() {
+    let researcher_model = Arc::new(
+        ScriptedModel::new().then(ModelResponse::answer("Paris is the capital of France.")),
+    );
+    let researcher = Arc::new(
+        Agent::builder(Arc::clone(&researcher_model))
+            .instructions("You answer questions about geography.")
+            .build(),
+    );
+    let tool = researcher.into_tool(
+        "researcher",
+        "Answers questions about geography",
+        RunOptions::default(),
+    );
+    let coordinator_model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "researcher",
+                json!({ "input": "What is the capital of France?" }),
+            )]))
+            .then(ModelResponse::answer("Paris.")),
+    );
+    let coordinator = agent(&coordinator_model, executor([tool])).build();
+    let result = coordinator
+        .run("Capital of France?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Paris.");
+    let results = tool_messages(&result.transcript);
+    assert_eq!(
+        results[0],
+        ("c1".into(), "Paris is the capital of France.".into(), false)
+    );
+    let asked = researcher_model.requests();
+    assert!(
+        matches!(asked[0].messages.last(), Some(Message::User { text }) if text == "What is the capital of France?"),
+        "{:?}",
+        asked[0].messages
+    );
+}
+
+#[tokio::test]
+async fn an_agent_tools_failed_run_is_a_failed_call_the_caller_reads() {
+    let failing = Arc::new(
+        Agent::builder(ScriptedModel::new().then_error(ModelError::Setup("no key".into()))).build(),
+    );
+    let tool = failing.into_tool("helper", "Helps", RunOptions::default());
+    let exec = executor([tool]);
+    let err = exec
+        .execute("helper", json!({ "input": "help" }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
+    assert!(err.to_string().contains("helper"), "{err}");
 }
