@@ -660,11 +660,10 @@ fn a_function_tool_of_your_own_named_computer_is_answered_as_a_function() {
     let rendered = provider::render_results(Format::OpenAiResponses, &results, &Default::default());
     assert_eq!(rendered[0]["type"], "function_call_output", "{rendered}");
     assert_eq!(rendered[0]["call_id"], "call_2");
-    // A function's images go with its text, as input images.
+    // A function's images go with its text, as input images (no empty text before them).
     assert_eq!(
         rendered[0]["output"],
         json!([
-            { "type": "input_text", "text": "" },
             { "type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=" }
         ])
     );

@@ -117,6 +117,7 @@ impl Agent {
         let specs = self.executor.as_ref().map_or_else(Vec::new, |exec| {
             exec.tools()
                 .filter(|spec| names.contains(&spec.name))
+                .filter(|spec| self.external || exec.is_executable(&spec.name))
                 .cloned()
                 .collect()
         });

@@ -79,7 +79,7 @@ impl AnthropicModel {
         body.insert("max_tokens".into(), json!(self.max_tokens));
         if let Some(format) = &request.response_format {
             // No JSON mode in Messages: the schema goes into the system prompt.
-            let system = format.anthropic_system(request.instructions.as_deref());
+            let system = format.in_instructions(request.instructions.as_deref());
             body.insert("system".into(), json!(system));
         } else if let Some(instructions) = &request.instructions {
             body.insert("system".into(), json!(instructions));
@@ -150,13 +150,14 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 let content = if images.is_empty() {
                     json!(text)
                 } else {
-                    let text = json!({ "type": "text", "text": text });
+                    // Anthropic refuses an empty text block: an image alone goes alone.
+                    let text = (!text.is_empty()).then(|| json!({ "type": "text", "text": text }));
                     let images = images.iter().map(|image| {
                         json!({ "type": "image", "source": {
                             "type": "base64", "media_type": image.mime_type, "data": image.data
                         } })
                     });
-                    Value::Array(std::iter::once(text).chain(images).collect())
+                    Value::Array(text.into_iter().chain(images).collect())
                 };
                 let mut block = json!({
                     "type": "tool_result",

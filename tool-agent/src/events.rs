@@ -60,6 +60,15 @@ pub enum RunEvent {
     },
     /// A step ended.
     StepFinished(Box<Step>),
+    /// The step's answer did not follow the run's output schema
+    /// ([`RunOptions::output`](crate::RunOptions::output)): the model is told what is wrong
+    /// and answers again, so the text streamed for this step is not the final answer.
+    OutputRejected {
+        /// The step, from 0.
+        step: usize,
+        /// What the model is told.
+        told: String,
+    },
     /// The run ended: what [`Agent::run`](crate::Agent::run) would have returned.
     Finished(Box<Result<RunResult, RunError>>),
 }

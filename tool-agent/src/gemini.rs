@@ -75,7 +75,17 @@ impl GeminiModel {
         let declarations = request.tools.declarations_or_declare(Format::Gemini);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
-        if let Some(instructions) = &request.instructions {
+        // Gemini 2 models refuse a JSON answer type beside function calling: with tools, the
+        // schema is asked for in the instructions, and the answer checked as always.
+        let format = request.response_format.as_ref();
+        let schema_in_instructions = format.is_some() && request.offers_tools();
+        let instructions = match format {
+            Some(format) if schema_in_instructions => {
+                Some(format.in_instructions(request.instructions.as_deref()))
+            }
+            _ => request.instructions.clone(),
+        };
+        if let Some(instructions) = instructions {
             body.insert(
                 "systemInstruction".into(),
                 json!({ "parts": [{ "text": instructions }] }),
@@ -83,7 +93,7 @@ impl GeminiModel {
         }
         body.insert("contents".into(), contents(&request.messages, aliases));
         let mut generation = Map::new();
-        if let Some(format) = &request.response_format {
+        if let Some(format) = format.filter(|_| !schema_in_instructions) {
             generation.extend(format.gemini().into_iter().map(|(k, v)| (k.to_owned(), v)));
         }
         if let Some(temperature) = request.temperature {

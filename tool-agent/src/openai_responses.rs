@@ -147,11 +147,12 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
             let output = if images.is_empty() {
                 json!(text)
             } else {
-                let text = json!({ "type": "input_text", "text": text });
+                let text =
+                    (!text.is_empty()).then(|| json!({ "type": "input_text", "text": text }));
                 let images = images
                     .iter()
                     .map(|image| json!({ "type": "input_image", "image_url": image.data_url() }));
-                Value::Array(std::iter::once(text).chain(images).collect())
+                Value::Array(text.into_iter().chain(images).collect())
             };
             vec![json!({
                 "type": "function_call_output",

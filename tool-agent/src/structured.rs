@@ -81,8 +81,9 @@ impl ResponseFormat {
         })
     }
 
-    /// Anthropic Messages has no JSON mode: the schema is written into the system prompt.
-    pub(crate) fn anthropic_system(&self, instructions: Option<&str>) -> String {
+    /// The instructions asking for this JSON object, for a request that cannot ask for it
+    /// otherwise (Anthropic Messages has no JSON mode; Gemini 2 refuses one beside tools).
+    pub(crate) fn in_instructions(&self, instructions: Option<&str>) -> String {
         let schema = serde_json::to_string(&self.schema).unwrap_or_default();
         let ask = format!(
             "Answer with one JSON object and nothing else (no code fence, no text around it). \
@@ -173,7 +174,7 @@ mod tests {
         let fields = format.gemini();
         assert_eq!(fields[0], ("responseMimeType", json!("application/json")));
         assert_eq!(fields[1].0, "responseSchema");
-        let system = format.anthropic_system(Some("Be brief."));
+        let system = format.in_instructions(Some("Be brief."));
         assert!(
             system.starts_with("Be brief.\n\nAnswer with one JSON object"),
             "{system}"

@@ -374,3 +374,76 @@ async fn without_external_tools_a_declared_tool_is_not_offered() {
         .unwrap();
     assert!(model.requests()[0].tools.is_empty());
 }
+
+/// The policy on arguments is asked for every call: approving one payment for the session
+/// does not let a larger one through, and arguments sent as JSON text are read as such.
+#[tokio::test]
+async fn a_policy_on_arguments_is_asked_again_after_an_approval_for_the_session() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "pay",
+            json!({ "to": "ann", "amount": 500 }),
+        )]))
+        .then(ModelResponse::calling([call(
+            "c2",
+            "pay",
+            json!(r#"{"to": "bob", "amount": 600}"#),
+        )]));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_when(|_, call, _| {
+            call.arguments["amount"].as_i64().is_some_and(|a| a > 100)
+        })
+        .build();
+    let first = agent.run("pay them", &RunOptions::default()).await.unwrap();
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    let second = agent
+        .resume(
+            state,
+            &[pending.approve_for_session()],
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        second.stop,
+        StopReason::Interrupted,
+        "the larger payment waits"
+    );
+    let waiting = &second.interruption.as_ref().unwrap().pending;
+    assert_eq!(waiting[0].call.id.as_deref(), Some("c2"));
+    assert_eq!(
+        *paid.lock().unwrap(),
+        [json!({ "to": "ann", "amount": 500 })]
+    );
+}
+
+#[tokio::test]
+async fn an_external_call_takes_its_result_or_a_refusal_not_an_approval() {
+    let model = ScriptedModel::new().then(ModelResponse::calling([call(
+        "c1",
+        "locate",
+        json!({ "precise": true }),
+    )]));
+    let agent = Agent::builder(model)
+        .executor(executor([locate()]))
+        .external_tools()
+        .build();
+    let first = agent
+        .run("Where am I?", &RunOptions::default())
+        .await
+        .unwrap();
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    let failure = agent
+        .resume(state, &[pending.approve()], &RunOptions::default())
+        .await
+        .expect_err("an external tool cannot be run here");
+    match failure.failure {
+        RunFailure::Approval(why) => assert!(why.contains("answer(output)"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -79,6 +79,32 @@ fn gemini_sets_the_response_mime_type_and_schema() {
 }
 
 #[test]
+fn gemini_with_tools_asks_for_the_schema_in_the_instructions() {
+    let mut with_tools = request();
+    let spec = tool_core::ToolSpec {
+        name: "search".into(),
+        description: "Searches".into(),
+        parameters: json!({ "type": "object" }),
+        output_schema: None,
+        metadata: Default::default(),
+    };
+    with_tools.tools = std::sync::Arc::new(tool_agent::OfferedTools::new(
+        vec![spec],
+        Some(tool_core::provider::Format::Gemini),
+        &Default::default(),
+    ));
+    let body = GeminiModel::new("m").body(&with_tools);
+    assert_eq!(body["generationConfig"].get("responseMimeType"), None);
+    assert_eq!(body["generationConfig"]["temperature"], 0.0);
+    let system = body["systemInstruction"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(system.starts_with("You score tools."), "{system}");
+    assert!(system.contains(r#""search_query""#), "{system}");
+    assert!(body.get("tools").is_some());
+}
+
+#[test]
 fn without_a_response_format_nothing_is_added() {
     let plain = ModelRequest::new(vec![Message::user("hi")]);
     let chat: Value =
@@ -163,6 +189,52 @@ mod run_output {
         );
         assert_eq!(error.partial.text, "It is 18 degrees.");
         assert!(error.partial.output.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_empty_answer_is_asked_again_and_left_out_of_the_transcript() {
+        let model = Arc::new(
+            ScriptedModel::new()
+                .then(ModelResponse::answer(""))
+                .then(ModelResponse::answer(r#"{"city": "Lyon", "celsius": 18}"#)),
+        );
+        let agent = Agent::builder(Arc::clone(&model)).build();
+        let options = RunOptions::default().output(weather());
+        let result = agent.run("Weather in Lyon?", &options).await.unwrap();
+        assert!(result.output.is_some());
+        let second = &model.requests()[1].messages;
+        assert_eq!(second.len(), 2, "{second:?}");
+        assert!(matches!(&second[0], Message::User { .. }));
+        assert!(matches!(&second[1], Message::User { text } if text.contains("holds none")));
+    }
+
+    #[tokio::test]
+    async fn without_a_step_left_a_refused_answer_fails_the_run() {
+        let model = ScriptedModel::new().then(ModelResponse::answer("It is 18 degrees."));
+        let agent = Agent::builder(model).build();
+        let mut options = RunOptions::default().output(weather());
+        options.max_steps = 1;
+        options.answer_at_limit = false;
+        let error = agent.run("Weather in Lyon?", &options).await.unwrap_err();
+        assert!(matches!(error.failure, RunFailure::Output(_)), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn the_nulls_of_a_strict_answer_are_left_out_of_the_output() {
+        let format = ResponseFormat::new(
+            "weather",
+            json!({
+                "type": "object",
+                "properties": { "city": { "type": "string" }, "wind": { "type": "integer" } },
+                "required": ["city"]
+            }),
+        );
+        let model =
+            ScriptedModel::new().then(ModelResponse::answer(r#"{"city": "Lyon", "wind": null}"#));
+        let agent = Agent::builder(model).build();
+        let options = RunOptions::default().output(format);
+        let result = agent.run("Weather in Lyon?", &options).await.unwrap();
+        assert_eq!(result.output, Some(json!({ "city": "Lyon" })));
     }
 
     #[tokio::test]

@@ -455,6 +455,45 @@ fn require_nullable_without_default(map: &mut Map<String, Value>) {
     }
 }
 
+/// Removes `null` values of properties that are optional and whose schema does not admit
+/// `null`, through nested objects and arrays: what a strict-mode model writes for a property
+/// it leaves out, read as absent. Returns whether anything was removed.
+pub fn drop_optional_nulls(schema: &Value, instance: &mut Value) -> bool {
+    let mut changed = false;
+    match instance {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return false;
+            };
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |r| r.iter().filter_map(Value::as_str).collect());
+            map.retain(|key, value| {
+                let drop = value.is_null()
+                    && !required.contains(&key.as_str())
+                    && properties.get(key).is_some_and(|p| !admits_null(p));
+                changed |= drop;
+                !drop
+            });
+            for (key, value) in map.iter_mut() {
+                if let Some(sub) = properties.get(key) {
+                    changed |= drop_optional_nulls(sub, value);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for item in items {
+                    changed |= drop_optional_nulls(sub, item);
+                }
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
 /// Whether a schema's own type admits `null` (through `type` or an `anyOf`/`oneOf` branch).
 pub fn admits_null(schema: &Value) -> bool {
     let is_null_type = |t: &Value| match t {

@@ -256,11 +256,23 @@ impl<'a> Run<'a> {
                     Ok(Some(check)) => Some(check.check(&text)),
                     _ => None,
                 };
+                // Another answer needs a step that can still ask with tools, or one more
+                // request at the limit.
+                let room = index + 1 < self.options.max_steps || self.options.answer_at_limit;
                 match checked {
                     None => {}
                     Some(Ok(answer)) => self.output = Some(answer),
-                    Some(Err(told)) if !at_limit && self.output_retries > 0 => {
+                    Some(Err(told)) if !at_limit && room && self.output_retries > 0 => {
                         self.output_retries -= 1;
+                        self.emit(RunEvent::OutputRejected {
+                            step: index,
+                            told: told.clone(),
+                        });
+                        // An empty answer is left out: APIs refuse an empty message before
+                        // the last.
+                        if text.trim().is_empty() {
+                            self.request.messages.pop();
+                        }
                         self.request.messages.push(Message::user(told));
                         continue;
                     }
@@ -306,11 +318,16 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        let waiting: Vec<usize> = (0..calls.len())
-            .filter(|&i| {
-                verdicts[i] == Verdict::Run
-                    && (self.needs_approval(&calls[i]) || self.is_external(&calls[i]))
+        // Each call that waits, with whether it waits for its result from outside.
+        let external: Vec<Option<bool>> = (0..calls.len())
+            .map(|i| {
+                (verdicts[i] == Verdict::Run)
+                    .then(|| self.waits(&calls[i]))
+                    .flatten()
             })
+            .collect();
+        let waiting: Vec<usize> = (0..calls.len())
+            .filter(|&i| external[i].is_some())
             .collect();
         if !waiting.is_empty() {
             let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
@@ -331,7 +348,7 @@ impl<'a> Run<'a> {
             let pending = waiting
                 .into_iter()
                 .map(|i| {
-                    let external = self.is_external(&calls[i]);
+                    let external = external[i].unwrap_or(false);
                     (i, PendingApproval::new(calls[i].clone(), external))
                 })
                 .collect();
@@ -369,37 +386,31 @@ impl<'a> Run<'a> {
         };
     }
 
-    /// Whether the call waits for a person: an offered tool marked `requires_approval` or named
-    /// by the agent's policy, or a call its policy on arguments names, not approved for the
-    /// run already.
-    fn needs_approval(&self, call: &ToolCall) -> bool {
+    /// Whether the call waits, and for what: `Some(true)` for its result from outside (an
+    /// offered tool the executor only declares, with arguments its schema admits: other
+    /// arguments fail as any call's would), `Some(false)` for a person's decision (a tool marked
+    /// `requires_approval` or named by the agent's policy, unless approved for the run; or a
+    /// call the policy on arguments names, asked every time).
+    fn waits(&self, call: &ToolCall) -> Option<bool> {
+        if !self.request.tools.contains(&call.name) {
+            return None;
+        }
+        let exec = self.agent.executor.as_ref()?;
+        let spec = exec.spec(&call.name)?;
+        // Arguments a model sent as JSON text are read as the executor reads them.
+        let read = read_arguments(call);
+        let call = read.as_ref().unwrap_or(call);
+        if !exec.is_executable(&call.name) {
+            let answered =
+                self.agent.external && exec.validate(&call.name, &call.arguments).is_ok();
+            return answered.then_some(true);
+        }
         let policy = self.agent.approval.as_deref();
+        let tool_waits = !self.approved_tools.contains(&call.name)
+            && (spec.metadata.requires_approval || policy.is_some_and(|p| p(spec)));
         let call_policy = self.agent.call_approval.as_deref();
-        let context = &self.options.context;
-        self.request.tools.contains(&call.name)
-            && !self.approved_tools.contains(&call.name)
-            && self
-                .agent
-                .executor
-                .as_ref()
-                .and_then(|exec| exec.spec(&call.name))
-                .is_some_and(|spec| {
-                    spec.metadata.requires_approval
-                        || policy.is_some_and(|p| p(spec))
-                        || call_policy.is_some_and(|p| p(spec, call, context))
-                })
-    }
-
-    /// Whether the call waits for its result from outside: an offered tool the executor only
-    /// declares, with arguments its schema admits (the others fail as any call's would).
-    fn is_external(&self, call: &ToolCall) -> bool {
-        self.agent.external
-            && self.request.tools.contains(&call.name)
-            && self.agent.executor.as_ref().is_some_and(|exec| {
-                exec.spec(&call.name).is_some()
-                    && !exec.is_executable(&call.name)
-                    && exec.validate(&call.name, &call.arguments).is_ok()
-            })
+        let call_waits = call_policy.is_some_and(|p| p(spec, call, &self.options.context));
+        (tool_waits || call_waits).then_some(false)
     }
 
     /// What runs the calls of this run.
@@ -651,4 +662,17 @@ fn describe(record: &CallRecord) -> String {
         Err(error) => error.to_string(),
         Ok(output) => format!("`{}`: {}", record.call.name, output.to_text()),
     }
+}
+
+/// A call whose arguments came as JSON text, with them read: what the executor runs it with.
+/// `None` when they are a value already, or text that is not JSON (which fails when run).
+fn read_arguments(call: &ToolCall) -> Option<ToolCall> {
+    let Value::String(text) = &call.arguments else {
+        return None;
+    };
+    let arguments = serde_json::from_str(text).ok()?;
+    Some(ToolCall {
+        arguments,
+        ..call.clone()
+    })
 }

@@ -17,6 +17,8 @@ const TOLD: usize = 20;
 /// Checks answers against one schema.
 pub(crate) struct OutputCheck {
     exec: Executor,
+    /// The schema, for the nulls a strict-mode model writes for what it leaves out.
+    schema: Value,
 }
 
 impl OutputCheck {
@@ -40,7 +42,10 @@ impl OutputCheck {
                     problems.join("; ")
                 )
             })?;
-        Ok(OutputCheck { exec })
+        Ok(OutputCheck {
+            exec,
+            schema: format.schema.clone(),
+        })
     }
 
     /// The answer as the JSON object the schema admits, or what to tell the model.
@@ -52,9 +57,13 @@ impl OutputCheck {
                     .to_owned(),
             );
         };
-        let answer = Value::Object(object);
+        let mut answer = Value::Object(object);
         match self.exec.validate(ANSWER, &answer) {
-            Ok(()) => Ok(answer),
+            Ok(()) => {
+                // Accepted as absent, and so left out: a type reads them as its defaults.
+                tool_core::schema::drop_optional_nulls(&self.schema, &mut answer);
+                Ok(answer)
+            }
             Err(ToolError::InvalidArguments { violations, .. }) => {
                 let mut told: Vec<String> = violations
                     .iter()

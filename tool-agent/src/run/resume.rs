@@ -41,6 +41,11 @@ impl Agent {
         run.repeats = state.repeats;
         run.approved_tools = state.approved_tools;
         run.first_step = state.steps;
+        // Nothing runs when the answer could not be checked anyway.
+        if let Err(problem) = &run.output_check {
+            let failure = RunFailure::Output(problem.clone());
+            return run.fail(failure);
+        }
         let scope = run.scope.clone();
         scope
             .enter(run.resume_calls(state.done, decided))
@@ -72,16 +77,29 @@ fn match_decisions(
         .iter()
         .map(|(index, pending)| {
             let id = pending.call.id.as_deref().unwrap_or_default();
-            decisions
+            let verdict = decisions
                 .iter()
                 .find(|d| d.call_id == id && d.arguments_hash == pending.arguments_hash)
-                .map(|d| (*index, pending.clone(), d.verdict.clone()))
+                .map(|d| d.verdict.clone())
                 .ok_or_else(|| {
                     format!(
                         "no decision on pending call `{id}` to `{}`",
                         pending.call.name
                     )
-                })
+                })?;
+            // An external tool has nothing here to run: it takes its result or a refusal.
+            let runs = !matches!(
+                verdict,
+                ApprovalVerdict::Answer(_) | ApprovalVerdict::Reject(_)
+            );
+            if pending.external && runs {
+                return Err(format!(
+                    "call `{id}` to `{}` is of an external tool: give its result with \
+                     `answer(output)`, or `reject(reason)`",
+                    pending.call.name
+                ));
+            }
+            Ok((*index, pending.clone(), verdict))
         })
         .collect()
 }

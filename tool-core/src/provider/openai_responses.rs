@@ -135,8 +135,9 @@ fn function_output(r: &CallResult) -> Value {
     if images.is_empty() {
         return json!(r.text());
     }
-    let text = json!({ "type": "input_text", "text": r.text() });
-    Value::Array(std::iter::once(text).chain(images).collect())
+    let text = r.text();
+    let text = (!text.is_empty()).then(|| json!({ "type": "input_text", "text": text }));
+    Value::Array(text.into_iter().chain(images).collect())
 }
 
 /// The screenshot answering a computer call, as a data URL: the first image of its output.

@@ -100,46 +100,6 @@ impl<'i> jsonschema::Keyword<'i> for TypeKeyword {
     }
 }
 
-/// Removes `null` values of properties that are optional and whose schema does not admit
-/// `null`, through nested objects and arrays. Returns whether anything was removed.
-pub(crate) fn drop_nulls_for_optional(schema: &Value, instance: &mut Value) -> bool {
-    let mut changed = false;
-    match instance {
-        Value::Object(map) => {
-            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-                return false;
-            };
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map_or(Vec::new(), |r| r.iter().filter_map(Value::as_str).collect());
-            map.retain(|key, value| {
-                let drop = value.is_null()
-                    && !required.contains(&key.as_str())
-                    && properties
-                        .get(key)
-                        .is_some_and(|p| !tool_core::schema::admits_null(p));
-                changed |= drop;
-                !drop
-            });
-            for (key, value) in map.iter_mut() {
-                if let Some(sub) = properties.get(key) {
-                    changed |= drop_nulls_for_optional(sub, value);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(sub) = schema.get("items") {
-                for item in items {
-                    changed |= drop_nulls_for_optional(sub, item);
-                }
-            }
-        }
-        _ => {}
-    }
-    changed
-}
-
 /// What [`Executor::validate`](crate::Executor::validate) answers: the Full stage's verdict on a
 /// value, without taking it. The value is copied only when it is not valid as it is.
 pub(crate) fn check_value(
@@ -170,6 +130,6 @@ pub(super) fn verdict(
     if schema.is_valid(args) {
         return Ok(());
     }
-    drop_nulls_for_optional(parameters, args);
+    tool_core::schema::drop_optional_nulls(parameters, args);
     schema.check(tool, parameters, args)
 }
