@@ -460,7 +460,8 @@ async fn with_search_a_session_sees_search_tools_then_what_it_found() {
 
 // Import: our client's executor over our server.
 
-async fn imported(exec: Executor) -> (McpTools, Executor) {
+/// The shop's tools, imported from a server in-process.
+async fn shop_tools(exec: Executor) -> McpTools {
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
     let server = McpServer::new(exec)
         .unwrap()
@@ -470,9 +471,14 @@ async fn imported(exec: Executor) -> (McpTools, Executor) {
             let _ = running.waiting().await;
         }
     });
-    let tools = McpTools::connect("in-process shop", client_end)
+    McpTools::connect("in-process shop", client_end)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The shop's tools, imported, and an executor of them.
+async fn imported(exec: Executor) -> (McpTools, Executor) {
+    let tools = shop_tools(exec).await;
     let local = Executor::builder()
         .registered_tools(false)
         .mcp(&tools)
@@ -944,22 +950,6 @@ mod processes;
 mod npm;
 
 // A gateway: our server serving its own tools and an imported server's.
-
-/// The shop's tools, imported from a server in-process.
-async fn shop_tools(exec: Executor) -> McpTools {
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec)
-        .unwrap()
-        .with_server_info("shop", "1.0.0");
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    McpTools::connect("in-process shop", client_end)
-        .await
-        .unwrap()
-}
 
 fn echo(name: &str) -> DynamicTool {
     let schema = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
