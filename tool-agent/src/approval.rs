@@ -128,6 +128,9 @@ pub struct RunState {
     pub(crate) usage: Usage,
     pub(crate) failed_steps: usize,
     pub(crate) repeats: RepeatGuard,
+    /// Tool calls made so far, against `RunOptions::max_tool_calls`.
+    #[serde(default)]
+    pub(crate) tool_calls: usize,
 }
 
 impl RunState {

@@ -97,6 +97,10 @@ impl Calls<'_> {
             Verdict::Skip => Ok(ToolOutput::error(
                 "Not run: another call of the same answer repeated itself, so the run was stopped.",
             )),
+            Verdict::OverLimit { limit } => Ok(ToolOutput::error(format!(
+                "Not run: this conversation's limit of {limit} tool calls is reached. Answer \
+                 with the results you have."
+            ))),
         };
         CallRecord {
             call: call.clone(),

@@ -46,6 +46,11 @@ pub struct RunOptions {
     pub tool_choice: ToolChoice,
     /// How many calls of one response run at once; destructive tools run one at a time anyway.
     pub max_concurrency: usize,
+    /// How many tool calls the run may make in all; `None`, the default, sets no limit. The
+    /// calls over it are not run (the model is told), and the next request, without tools,
+    /// asks for the answer: the run ends with
+    /// [`StopReason::ToolCallLimit`](crate::StopReason::ToolCallLimit).
+    pub max_tool_calls: Option<usize>,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
     /// the default, leaves it to the API.
@@ -85,6 +90,7 @@ impl Default for RunOptions {
             stop_when: None,
             tool_choice: ToolChoice::Auto,
             max_concurrency: 8,
+            max_tool_calls: None,
             parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
@@ -132,6 +138,12 @@ impl RunOptions {
     /// Sets [`RunOptions::tool_choice`].
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = choice;
+        self
+    }
+
+    /// Sets [`RunOptions::max_tool_calls`].
+    pub fn max_tool_calls(mut self, calls: usize) -> Self {
+        self.max_tool_calls = Some(calls);
         self
     }
 
@@ -209,6 +221,7 @@ impl std::fmt::Debug for RunOptions {
             .field("stop_when", &self.stop_when.is_some())
             .field("tool_choice", &self.tool_choice)
             .field("max_concurrency", &self.max_concurrency)
+            .field("max_tool_calls", &self.max_tool_calls)
             .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("output", &self.output.as_ref().map(|f| &f.name))
             .field("output_retries", &self.output_retries)

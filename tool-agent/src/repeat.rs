@@ -18,6 +18,8 @@ pub(crate) enum Verdict {
     Stop { times: usize },
     /// Another call of the same response stops the run: not run.
     Skip,
+    /// The run's limit of tool calls is reached: not run.
+    OverLimit { limit: usize },
 }
 
 /// Counts identical calls in a row.

@@ -80,6 +80,12 @@ pub enum StopReason {
     },
     /// The `stop_when` predicate said so.
     Predicate,
+    /// The run made [`RunOptions::max_tool_calls`](crate::RunOptions::max_tool_calls) calls;
+    /// one more request without tools gave the final text.
+    ToolCallLimit {
+        /// The limit.
+        calls: usize,
+    },
     /// A hook ended the run ([`BeforeTool::Terminate`](crate::BeforeTool::Terminate) or
     /// [`AfterTool::Terminate`](crate::AfterTool::Terminate)).
     Terminated {

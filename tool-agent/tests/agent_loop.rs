@@ -591,3 +591,32 @@ async fn an_agent_tools_failed_run_is_a_failed_call_the_caller_reads() {
     assert_eq!(err.kind(), ToolErrorKind::Failed, "{err}");
     assert!(err.to_string().contains("helper"), "{err}");
 }
+
+#[tokio::test]
+async fn the_calls_over_the_runs_limit_are_not_run_and_the_model_answers_without_tools() {
+    let adds = Arc::new(AtomicUsize::new(0));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([
+                call("c1", "add", json!({ "a": 1, "b": 2 })),
+                call("c2", "add", json!({ "a": 3, "b": 4 })),
+                call("c3", "add", json!({ "a": 5, "b": 6 })),
+            ]))
+            .then(ModelResponse::answer("3 and 7; the third was not added.")),
+    );
+    let runner = agent(&model, executor([add(Arc::clone(&adds))])).build();
+    let options = RunOptions::default().max_tool_calls(2);
+    let result = runner.run("add three pairs", &options).await.unwrap();
+    assert_eq!(adds.load(Ordering::SeqCst), 2);
+    assert_eq!(result.stop, StopReason::ToolCallLimit { calls: 2 });
+    let results = tool_messages(&result.transcript);
+    assert!(!results[1].2 && results[2].2, "{results:?}");
+    assert!(
+        results[2].1.contains("limit of 2 tool calls"),
+        "{}",
+        results[2].1
+    );
+    assert_every_call_answered(&result.transcript);
+    let requests = model.requests();
+    assert_eq!(requests[1].tool_choice, ToolChoice::None);
+}

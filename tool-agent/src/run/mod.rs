@@ -140,6 +140,8 @@ struct Run<'a> {
     repeats: RepeatGuard,
     /// Steps in a row whose calls all failed.
     failed_steps: usize,
+    /// Tool calls made (or waiting for approval), against `RunOptions::max_tool_calls`.
+    tool_calls: usize,
     /// Tools approved for the rest of the run.
     approved_tools: Vec<String>,
 }
@@ -184,6 +186,7 @@ impl<'a> Run<'a> {
             usage: Usage::default(),
             repeats: RepeatGuard::default(),
             failed_steps: 0,
+            tool_calls: 0,
             approved_tools: Vec::new(),
         }
     }
@@ -207,11 +210,11 @@ impl<'a> Run<'a> {
         }
         loop {
             let index = self.step_number();
-            let at_limit = index >= self.options.max_steps;
-            if at_limit && !self.options.answer_at_limit {
+            let limit = self.limit_reached(index);
+            let at_limit = limit.is_some();
+            if let (Some(reason), false) = (&limit, self.options.answer_at_limit) {
                 let text = self.last_text();
-                let steps = self.options.max_steps;
-                return self.done(StopReason::MaxSteps { steps }, text);
+                return self.done(reason.clone(), text);
             }
             self.request.tool_choice = self.tool_choice(index, at_limit);
             self.plan_step(index);
@@ -278,13 +281,7 @@ impl<'a> Run<'a> {
                     }
                     Some(Err(told)) => return self.fail(RunFailure::Output(told)),
                 }
-                let reason = if at_limit {
-                    StopReason::MaxSteps {
-                        steps: self.options.max_steps,
-                    }
-                } else {
-                    StopReason::Finished
-                };
+                let reason = limit.unwrap_or(StopReason::Finished);
                 return self.done(reason, text);
             }
             match self.act(step, &calls).await {
@@ -318,6 +315,7 @@ impl<'a> Run<'a> {
                 }
             }
         }
+        self.count_calls(&mut verdicts);
         // Each call that waits, with whether it waits for its result from outside.
         let external: Vec<Option<bool>> = (0..calls.len())
             .map(|i| {
@@ -384,6 +382,29 @@ impl<'a> Run<'a> {
             Some(names) => Arc::new(self.agent.narrowed(&self.offered, &names)),
             None => Arc::clone(&self.offered),
         };
+    }
+
+    /// The limit the run has reached before step `index`, if any: its steps, or its tool calls.
+    fn limit_reached(&self, index: usize) -> Option<StopReason> {
+        if index >= self.options.max_steps {
+            let steps = self.options.max_steps;
+            return Some(StopReason::MaxSteps { steps });
+        }
+        self.options
+            .max_tool_calls
+            .filter(|&calls| self.tool_calls >= calls)
+            .map(|calls| StopReason::ToolCallLimit { calls })
+    }
+
+    /// Counts the calls about to run against the run's limit of tool calls; those over it are
+    /// not run.
+    fn count_calls(&mut self, verdicts: &mut [Verdict]) {
+        for verdict in verdicts.iter_mut().filter(|v| **v == Verdict::Run) {
+            match self.options.max_tool_calls {
+                Some(limit) if self.tool_calls >= limit => *verdict = Verdict::OverLimit { limit },
+                _ => self.tool_calls = self.tool_calls.saturating_add(1),
+            }
+        }
     }
 
     /// Whether the call waits, and for what: `Some(true)` for its result from outside (an
@@ -633,6 +654,7 @@ impl<'a> Run<'a> {
             usage: self.usage,
             failed_steps: self.failed_steps,
             repeats: self.repeats.clone(),
+            tool_calls: self.tool_calls,
             pending,
         };
         for pending in state.pending() {

@@ -38,6 +38,7 @@ impl Agent {
         let mut run = Run::new(self, options, state.messages, offered);
         run.usage = state.usage;
         run.failed_steps = state.failed_steps;
+        run.tool_calls = state.tool_calls;
         run.repeats = state.repeats;
         run.approved_tools = state.approved_tools;
         run.first_step = state.steps;
