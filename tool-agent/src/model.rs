@@ -124,7 +124,8 @@ pub struct ModelRequest {
     pub tool_choice: ToolChoice,
     /// A JSON Schema the answer's text must follow (structured output), if any.
     pub response_format: Option<ResponseFormat>,
-    /// The sampling temperature, if not the model's default.
+    /// The sampling temperature, if not the model's default. Anthropic's Messages API has no
+    /// such parameter, and its client sends none.
     pub temperature: Option<f32>,
     /// Whether the model may call several tools in one answer; `None` leaves it to the API
     /// (each allows it). OpenAI's two APIs send `parallel_tool_calls`, Anthropic's

@@ -8,7 +8,7 @@
 //! not strict.
 
 use serde_json::{json, Map, Value};
-use tool_core::profile::{gemini, openai_strict_encoded};
+use tool_core::profile::{anthropic_strict_encoded, gemini, openai_strict_encoded};
 
 /// A JSON Schema for the answer's text: the model answers with one JSON object that follows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,8 +81,21 @@ impl ResponseFormat {
         })
     }
 
+    /// Anthropic's `output_config` (`{"format": {"type": "json_schema", "schema": ..}}`), when
+    /// the schema fits Anthropic's structured-output profile (the one its strict tools share)
+    /// unchanged; `None` when it must go into the instructions instead.
+    pub(crate) fn anthropic(&self) -> Option<Value> {
+        match anthropic_strict_encoded(&self.schema) {
+            Ok((schema, encoding)) if encoding.is_identity() => {
+                Some(json!({ "format": { "type": "json_schema", "schema": schema } }))
+            }
+            _ => None,
+        }
+    }
+
     /// The instructions asking for this JSON object, for a request that cannot ask for it
-    /// otherwise (Anthropic Messages has no JSON mode; Gemini 2 refuses one beside tools).
+    /// otherwise (a schema Anthropic's profile cannot say; Gemini 2 refuses JSON mode beside
+    /// tools).
     pub(crate) fn in_instructions(&self, instructions: Option<&str>) -> String {
         let schema = serde_json::to_string(&self.schema).unwrap_or_default();
         let ask = format!(

@@ -1,5 +1,5 @@
 //! Each client asks for a request's answer schema (`response_format`) and temperature the way
-//! its API does.
+//! its API does (Anthropic's has no temperature).
 
 use serde_json::{json, Value};
 use tool_agent::{
@@ -51,18 +51,45 @@ fn openai_responses_sends_text_format() {
 }
 
 #[test]
-fn anthropic_writes_the_schema_into_the_system_prompt() {
+fn anthropic_sends_output_config_format_and_no_temperature() {
     let body = AnthropicModel::new("m").body(&request());
+    assert_eq!(body["system"], "You score tools.");
+    let format = &body["output_config"]["format"];
+    assert_eq!(format["type"], "json_schema", "{body}");
+    assert_eq!(
+        format["schema"]["properties"]["search_query"],
+        json!({ "type": "string" }),
+        "{body}"
+    );
+    // The Messages API has no temperature (the Anthropic SDK's parameters have none).
+    assert!(body.get("temperature").is_none(), "{body}");
+}
+
+#[test]
+fn anthropic_writes_a_schema_its_profile_cannot_say_into_the_system_prompt() {
+    let mut request = request();
+    // A map of any keys: Anthropic's structured output would need it encoded as pairs.
+    request.response_format = Some(ResponseFormat::new(
+        "scores",
+        json!({
+            "type": "object",
+            "properties": {
+                "scores": { "type": "object", "additionalProperties": { "type": "integer" } }
+            },
+            "required": ["scores"]
+        }),
+    ));
+    let body = AnthropicModel::new("m").body(&request);
+    assert!(body.get("output_config").is_none(), "{body}");
     let system = body["system"].as_str().unwrap();
     assert!(
         system.starts_with("You score tools.\n\nAnswer with one JSON object"),
         "{system}"
     );
     assert!(
-        system.contains(r#""search_query":{"type":"string"}"#),
+        system.contains(r#""additionalProperties":{"type":"integer"}"#),
         "{system}"
     );
-    assert_eq!(body["temperature"], 0.0);
 }
 
 #[test]
