@@ -5,7 +5,7 @@
 
 use reqwest::header::HeaderName;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{parse_calls, Aliases, Format, ParseError};
+use tool_core::provider::{gemini_inline_image, parse_calls, Aliases, Format, ParseError};
 
 use crate::assemble::CallAssembler;
 use crate::events::ModelEventStream;
@@ -166,7 +166,7 @@ fn contents(messages: &[Message], aliases: &Aliases) -> Value {
                 name,
                 text,
                 is_error,
-                ..
+                images,
             } => {
                 let mut response = Map::new();
                 if let Some(id) = call_id {
@@ -179,6 +179,12 @@ fn contents(messages: &[Message], aliases: &Aliases) -> Value {
                     json!({ "output": text })
                 };
                 response.insert("response".into(), body);
+                if !images.is_empty() {
+                    let parts = images
+                        .iter()
+                        .map(|image| gemini_inline_image(&image.data, &image.mime_type));
+                    response.insert("parts".into(), parts.collect());
+                }
                 results.push(json!({ "functionResponse": response }));
             }
             Message::User { text } => {
@@ -397,7 +403,27 @@ impl std::fmt::Debug for GeminiModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::ToolImage;
     use tool_core::ToolCall;
+
+    #[test]
+    fn a_results_images_go_as_parts_of_its_function_response() {
+        let result = Message::Tool {
+            call_id: Some("g1".into()),
+            name: "radar".into(),
+            text: "the radar".into(),
+            is_error: false,
+            images: vec![ToolImage {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            }],
+        };
+        let contents = contents(&[result], &Aliases::default());
+        assert_eq!(
+            contents[0]["parts"][0]["functionResponse"]["parts"],
+            json!([{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }])
+        );
+    }
 
     #[test]
     fn calls_and_results_become_function_call_and_response_parts() {

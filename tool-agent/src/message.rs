@@ -41,7 +41,7 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         /// The images of the output, sent with the text where the API takes images in a tool
-        /// result (Anthropic, OpenAI Responses); the other clients send the text alone.
+        /// result (Anthropic, OpenAI Responses, Gemini); Chat Completions gets the text alone.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
     },

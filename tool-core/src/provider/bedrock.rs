@@ -9,7 +9,7 @@ use super::declare::{DeclareOptions, Declared};
 use super::json::{array, object_arguments};
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{ToolOutput, ToolSpec};
+use crate::{Content, ToolOutput, ToolSpec};
 
 pub(crate) struct Bedrock;
 
@@ -67,7 +67,8 @@ impl Api for Bedrock {
                         content,
                         is_error: false,
                     }) if content.is_empty() => json!([{ "json": value }]),
-                    _ => json!([{ "text": r.text() }]),
+                    Ok(output) => with_images(r.text(), &output.content),
+                    Err(_) => json!([{ "text": r.text() }]),
                 };
                 let mut result = Map::new();
                 result.insert("toolUseId".into(), json!(r.id()));
@@ -79,5 +80,84 @@ impl Api for Bedrock {
             })
             .collect();
         json!({ "role": "user", "content": blocks })
+    }
+}
+
+/// A result's text, then its images in the formats Converse takes (PNG, JPEG, GIF, WebP; others
+/// are left out). The text is left out when it is empty and there are images: Converse refuses
+/// a blank text block.
+fn with_images(text: String, content: &[Content]) -> Value {
+    let images: Vec<Value> = content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Image { data, mime_type } => {
+                let format = image_format(mime_type)?;
+                Some(json!({ "image": { "format": format, "source": { "bytes": data } } }))
+            }
+            Content::Text { .. } => None,
+        })
+        .collect();
+    let text = (images.is_empty() || !text.is_empty()).then(|| json!({ "text": text }));
+    Value::Array(text.into_iter().chain(images).collect())
+}
+
+/// Converse's name for an image's media type, when it takes the type.
+fn image_format(mime_type: &str) -> Option<&'static str> {
+    match mime_type.to_ascii_lowercase().as_str() {
+        "image/png" => Some("png"),
+        "image/jpeg" | "image/jpg" => Some("jpeg"),
+        "image/gif" => Some("gif"),
+        "image/webp" => Some("webp"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolCall;
+
+    fn image(mime_type: &str) -> Content {
+        Content::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    fn rendered(output: ToolOutput) -> Value {
+        let result = CallResult {
+            call: ToolCall::new("t1", "radar", json!({})),
+            result: Ok(output),
+        };
+        Bedrock.render(&[result], &Aliases::default())["content"][0]["toolResult"]["content"]
+            .clone()
+    }
+
+    #[test]
+    fn a_results_images_follow_its_text_in_the_formats_converse_takes() {
+        let output = ToolOutput::text("the radar")
+            .with_content(image("image/png"))
+            .with_content(image("image/svg+xml"))
+            .with_content(image("image/JPEG"));
+        assert_eq!(
+            rendered(output),
+            json!([
+                { "text": "the radar" },
+                { "image": { "format": "png", "source": { "bytes": "iVBORw0KGgo=" } } },
+                { "image": { "format": "jpeg", "source": { "bytes": "iVBORw0KGgo=" } } }
+            ])
+        );
+    }
+
+    #[test]
+    fn an_image_alone_goes_without_a_blank_text_block() {
+        let output = ToolOutput::empty().with_content(image("image/webp"));
+        assert_eq!(
+            rendered(output),
+            json!([{ "image": { "format": "webp", "source": { "bytes": "iVBORw0KGgo=" } } }])
+        );
+        // Nothing Converse takes: the (empty) text stays, as without images.
+        let output = ToolOutput::empty().with_content(image("image/svg+xml"));
+        assert_eq!(rendered(output), json!([{ "text": "" }]));
     }
 }

@@ -20,7 +20,9 @@ use super::profile::{
 };
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, PORTABLE};
-use crate::ToolSpec;
+#[cfg(test)]
+use crate::ToolOutput;
+use crate::{Content, ToolSpec};
 
 pub(crate) struct Gemini;
 
@@ -182,11 +184,27 @@ impl Api for Gemini {
                     _ => json!({ "error": r.text() }),
                 };
                 response.insert("response".into(), body);
+                if let Ok(output) = &r.result {
+                    let images = output.content.iter().filter_map(|c| match c {
+                        Content::Image { data, mime_type } => Some(inline_image(data, mime_type)),
+                        Content::Text { .. } => None,
+                    });
+                    let images: Vec<Value> = images.collect();
+                    if !images.is_empty() {
+                        response.insert("parts".into(), Value::Array(images));
+                    }
+                }
                 json!({ "functionResponse": response })
             })
             .collect();
         json!({ "role": "user", "parts": parts })
     }
+}
+
+/// An image of a function's result, as a part of its `functionResponse` (Gemini's multimodal
+/// function responses).
+pub fn inline_image(data: &str, mime_type: &str) -> Value {
+    json!({ "inlineData": { "mimeType": mime_type, "data": data } })
 }
 
 const PROFILE: &str = "gemini";
@@ -450,6 +468,29 @@ pub fn check_gemini(schema: &Value) -> Result<(), Vec<Finding>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ToolCall;
+
+    #[test]
+    fn a_results_images_go_as_parts_of_its_function_response() {
+        let output = ToolOutput::text("the radar").with_content(Content::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into(),
+        });
+        let result = CallResult {
+            call: ToolCall::new("g1", "radar", json!({})),
+            result: Ok(output),
+        };
+        let rendered = Gemini.render(&[result], &Aliases::default());
+        assert_eq!(
+            rendered["parts"][0]["functionResponse"],
+            json!({
+                "id": "g1",
+                "name": "radar",
+                "response": { "output": "the radar" },
+                "parts": [{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }]
+            })
+        );
+    }
 
     #[test]
     fn null_unions_become_nullable_and_enums_strings_only() {

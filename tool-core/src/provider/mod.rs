@@ -38,6 +38,7 @@ use crate::ToolSpec;
 pub use aliases::Aliases;
 pub use calls::{parse_calls, parse_calls_within, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
+pub use gemini::inline_image as gemini_inline_image;
 pub use hosted_results::{parse_hosted_results, HostedResult};
 pub use limits::{read_response, ResponseLimits, DEFAULT_RESPONSE_BYTES};
 pub use results::{render_results, CallResult};
