@@ -447,3 +447,55 @@ async fn an_external_call_takes_its_result_or_a_refusal_not_an_approval() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_external_answer_off_the_tools_output_schema_is_refused_and_can_be_given_again() {
+    let mut spec = locate().spec().clone();
+    spec.output_schema = Some(json!({
+        "type": "object",
+        "properties": { "lat": { "type": "number" }, "lon": { "type": "number" } },
+        "required": ["lat", "lon"]
+    }));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "locate",
+                json!({ "precise": true }),
+            )]))
+            .then(ModelResponse::answer("You are in Lyon.")),
+    );
+    let agent = Agent::builder(Arc::clone(&model))
+        .executor(executor([DynamicTool::declared(spec)]))
+        .external_tools()
+        .build();
+    let first = agent
+        .run("Where am I?", &RunOptions::default())
+        .await
+        .unwrap();
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+
+    // Off the schema: refused before anything runs, the state kept for another answer.
+    let wrong = pending.answer(ToolOutput::json(json!({ "lat": "north" })));
+    let failure = agent
+        .resume(state.clone(), &[wrong], &RunOptions::default())
+        .await
+        .expect_err("an answer off the output schema is refused");
+    match failure.failure {
+        RunFailure::Approval(why) => {
+            assert!(why.contains("`c1` to `locate`"), "{why}");
+            assert!(why.contains("/lat") && why.contains("\"lon\""), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The same state, answered well: the run goes on.
+    let right = pending.answer(ToolOutput::json(json!({ "lat": 45.76, "lon": 4.84 })));
+    let result = agent
+        .resume(state, &[right], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "You are in Lyon.");
+    assert_every_call_answered(&result.transcript);
+}

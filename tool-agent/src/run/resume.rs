@@ -30,7 +30,9 @@ impl Agent {
         decisions: &[Decision],
         options: &RunOptions,
     ) -> Result<RunResult, RunError> {
-        let decided = match match_decisions(&state, decisions) {
+        let decided = match_decisions(&state, decisions)
+            .and_then(|decided| self.check_answers(&decided).map(|()| decided));
+        let decided = match decided {
             Ok(decided) => decided,
             Err(why) => return Err(early_failure(RunFailure::Approval(why), state.messages)),
         };
@@ -52,6 +54,33 @@ impl Agent {
             .enter(run.resume_calls(state.done, decided))
             .instrument(self.run_span())
             .await
+    }
+}
+
+impl Agent {
+    /// Each result given with [`PendingApproval::answer`] held to the tool's output schema,
+    /// as the executor holds its own tools' results: an answer it refuses is sent back to the
+    /// caller, who can answer again, rather than on to the model.
+    fn check_answers(
+        &self,
+        decided: &[(usize, PendingApproval, ApprovalVerdict)],
+    ) -> Result<(), String> {
+        let Some(exec) = self.executor() else {
+            return Ok(());
+        };
+        for (_, pending, verdict) in decided {
+            if let ApprovalVerdict::Answer(output) = verdict {
+                exec.check_output(&pending.call.name, output).map_err(|e| {
+                    format!(
+                        "the answer to call `{}` to `{}` is refused: {}",
+                        pending.call.id.as_deref().unwrap_or_default(),
+                        pending.call.name,
+                        e.to_model_text()
+                    )
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -141,8 +141,11 @@ fn checked_entry(
         return None;
     }
     // A dynamic tool's structured results are checked against its output schema; a typed
-    // tool's follow from its Rust type.
+    // tool's follow from its Rust type. A declared tool's results come from outside
+    // (`Executor::check_output`): checked when its output schema compiles, and a schema that
+    // does not is no build problem, as the tool never runs here.
     let output = match (&callable, &spec.output_schema) {
+        (Callable::Declared, Some(output)) => ArgumentValidator::compile(output, limits).ok(),
         (Callable::Dynamic(_), Some(output)) => match ArgumentValidator::compile(output, limits) {
             Ok(check) => Some(check),
             Err(problem) => {

@@ -150,6 +150,19 @@ impl Executor {
         )
     }
 
+    /// Checks a result given from outside for a call of `name` (an external tool's answer, a
+    /// result replayed from a log) as the executor checks its dynamic tools' results: structured
+    /// content that the tool's output schema refuses is [`ToolError::Failed`] naming every
+    /// violation. A result that reports an error, one without structured content, and a tool
+    /// without an output schema pass.
+    pub fn check_output(&self, name: &str, output: &ToolOutput) -> Result<(), ToolError> {
+        let entry = self.entry(name)?;
+        match &entry.output {
+            Some(check) => output_follows_schema(entry, check, output),
+            None => Ok(()),
+        }
+    }
+
     /// Validates the arguments and runs the tool.
     ///
     /// The returned [`Call`] is a future; nothing happens until it is awaited.
@@ -378,15 +391,26 @@ async fn checked_output(
     entry: &Entry,
     check: &ArgumentValidator,
 ) -> Result<ToolOutput, ToolError> {
+    let output = future.await?;
+    output_follows_schema(entry, check, &output)?;
+    Ok(output)
+}
+
+/// Whether a result's structured content follows the tool's output schema; [`ToolError::Failed`]
+/// naming the violations when it does not.
+fn output_follows_schema(
+    entry: &Entry,
+    check: &ArgumentValidator,
+    output: &ToolOutput,
+) -> Result<(), ToolError> {
     /// How many violations the message names at most.
     const NAMED: usize = 20;
-    let output = future.await?;
     let (Some(structured), Some(schema), false) = (
         &output.structured,
         &entry.spec.output_schema,
         output.is_error,
     ) else {
-        return Ok(output);
+        return Ok(());
     };
     match check.check(&entry.spec.name, schema, structured) {
         Err(ToolError::InvalidArguments { violations, .. }) => {
@@ -408,6 +432,6 @@ async fn checked_output(
                 source: None,
             })
         }
-        _ => Ok(output),
+        _ => Ok(()),
     }
 }
