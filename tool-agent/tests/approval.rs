@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use serde_json::{json, Value};
 use tool_agent::{
-    Agent, ModelResponse, RunFailure, RunOptions, RunResult, RunState, ScriptedModel, StopReason,
+    Agent, ModelResponse, PendingApproval, RunFailure, RunOptions, RunResult, RunState,
+    ScriptedModel, StopReason,
 };
 use tool_core::{SafetyHints, ToolMetadata, ToolOutput};
 use tool_runtime::DynamicTool;
@@ -63,6 +64,15 @@ fn stored(result: &RunResult) -> RunState {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Runs `input` to its interruption: the stored state and its first pending call.
+async fn interrupted(agent: &Agent, input: &str) -> (RunState, PendingApproval) {
+    let first = agent.run(input, &RunOptions::default()).await.unwrap();
+    assert_eq!(first.stop, StopReason::Interrupted);
+    let state = stored(&first);
+    let pending = state.pending().next().unwrap().clone();
+    (state, pending)
+}
+
 #[tokio::test]
 async fn a_call_needing_approval_waits_while_the_others_run() {
     let (agent, paid, adds) = setup(Vec::new());
@@ -82,9 +92,7 @@ async fn a_call_needing_approval_waits_while_the_others_run() {
 #[tokio::test]
 async fn approve_with_edited_arguments_after_serializing_runs_exactly_those() {
     let (agent, paid, _) = setup(vec![ModelResponse::answer("Paid bob 50.")]);
-    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "pay bob").await;
     let decision = pending.approve_with(json!({ "to": "bob", "amount": 50 }));
 
     let result = agent
@@ -107,9 +115,7 @@ async fn approve_with_edited_arguments_after_serializing_runs_exactly_those() {
 #[tokio::test]
 async fn edited_arguments_are_validated_like_any_call() {
     let (agent, paid, _) = setup(vec![ModelResponse::answer("Could not pay.")]);
-    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "pay bob").await;
     let decision = pending.approve_with(json!({ "to": "bob", "amount": 5000 }));
     let result = agent
         .resume(state, &[decision], &RunOptions::default())
@@ -321,13 +327,7 @@ async fn an_external_tools_call_waits_for_its_result_from_the_application() {
         .executor(executor([locate()]))
         .external_tools()
         .build();
-    let first = agent
-        .run("Where am I?", &RunOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(first.stop, StopReason::Interrupted);
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "Where am I?").await;
     assert!(pending.external);
     let decision = pending.answer(ToolOutput::text("45.76 N, 4.84 E (Lyon)"));
     let result = agent
@@ -397,9 +397,7 @@ async fn a_policy_on_arguments_is_asked_again_after_an_approval_for_the_session(
             call.arguments["amount"].as_i64().is_some_and(|a| a > 100)
         })
         .build();
-    let first = agent.run("pay them", &RunOptions::default()).await.unwrap();
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "pay them").await;
     let second = agent
         .resume(
             state,
@@ -432,12 +430,7 @@ async fn an_external_call_takes_its_result_or_a_refusal_not_an_approval() {
         .executor(executor([locate()]))
         .external_tools()
         .build();
-    let first = agent
-        .run("Where am I?", &RunOptions::default())
-        .await
-        .unwrap();
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "Where am I?").await;
     let failure = agent
         .resume(state, &[pending.approve()], &RunOptions::default())
         .await
@@ -469,12 +462,7 @@ async fn an_external_answer_off_the_tools_output_schema_is_refused_and_can_be_gi
         .executor(executor([DynamicTool::declared(spec)]))
         .external_tools()
         .build();
-    let first = agent
-        .run("Where am I?", &RunOptions::default())
-        .await
-        .unwrap();
-    let state = stored(&first);
-    let pending = state.pending().next().unwrap().clone();
+    let (state, pending) = interrupted(&agent, "Where am I?").await;
 
     // Off the schema: refused before anything runs, the state kept for another answer.
     let wrong = pending.answer(ToolOutput::json(json!({ "lat": "north" })));
