@@ -5,7 +5,7 @@ mod common;
 use ai_tool::prelude::*;
 use ai_tool::schema::SchemaError;
 use ai_tool::{BuildProblem, ToolMetadata, ToolSource};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use common::TempFile;
 
@@ -306,5 +306,35 @@ fn an_unusable_output_schema_is_a_build_problem_naming_the_tool() {
     assert!(
         text.contains("`odd`") && text.contains("output schema"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_catalog_lines_strict_field_sets_strict_mode_for_that_tool() {
+    let file = catalog_file(&[
+        r#"{"type":"function","function":{"name":"loose","description":"Loose","parameters":{"type":"object","properties":{}},"strict":false}}"#,
+        r#"{"name":"tight","description":"Tight","parameters":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false},"strict":true}"#,
+        r#"{"name":"plain","description":"Plain","parameters":{"type":"object","properties":{}}}"#,
+    ]);
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .catalog_file(file.path())
+        .build()
+        .unwrap();
+    let strict: Vec<Option<bool>> = exec.tools().map(|t| t.metadata.strict).collect();
+    assert_eq!(strict, [Some(false), Some(true), None]);
+    let declared = exec.declarations(Format::OpenAiResponses, &DeclareOptions::default());
+    let flags: Vec<&Value> = declared
+        .tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["strict"])
+        .collect();
+    assert_eq!(
+        flags,
+        [&json!(false), &json!(true), &json!(false)],
+        "{:?}",
+        declared.notes
     );
 }

@@ -118,7 +118,8 @@ impl DemoService {
     /// Greets someone.
     #[ai_tool(title = "Greeter", category = "social", purpose = "greeting", purpose = "politeness",
               selectable, keywords = ["hello", "welcome"], examples = ["say hi to Ann"],
-              read_only, idempotent, destructive = false, open_world = false, requires_approval)]
+              read_only, idempotent, destructive = false, open_world = false, requires_approval,
+              strict = false)]
     fn greet(&self, name: &str, #[arg(default = 1)] times: u8, title: Option<String>) -> String {
         let who = match title {
             Some(title) => format!("{title} {name}"),

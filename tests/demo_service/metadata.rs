@@ -48,6 +48,8 @@ fn metadata_from_the_attribute_is_in_the_spec() {
     assert_eq!(m.hints.open_world, Some(false));
     assert!(m.requires_approval);
     assert!(!spec(&exec, "add").metadata.requires_approval);
+    assert_eq!(m.strict, Some(false));
+    assert_eq!(spec(&exec, "add").metadata.strict, None);
     assert!(
         !spec(&exec, "add").metadata.selectable,
         "tools are system tools unless selectable"
@@ -82,4 +84,50 @@ fn require_all_services_names_the_tool_and_the_missing_service() {
         "{err}"
     );
     assert!(err.contains("demo_service/main.rs"), "{err}");
+}
+
+#[test]
+fn a_tools_own_strict_setting_wins_over_the_declarations_options() {
+    let exec = executor();
+    // `greet` says `strict = false`: never strict, and no note, as it was not asked.
+    let asked = DeclareOptions {
+        strict: true,
+        ..DeclareOptions::default()
+    };
+    let declared = exec.declarations(Format::OpenAiChat, &asked);
+    let strict = |name: &str| {
+        let tools = declared.tools.as_array().unwrap();
+        let tool = tools.iter().find(|t| t["function"]["name"] == name);
+        tool.unwrap()["function"]["strict"].clone()
+    };
+    assert_eq!(
+        (strict("greet"), strict("add")),
+        (json!(false), json!(true))
+    );
+    assert!(
+        !declared.notes.iter().any(|n| n.contains("`greet`")),
+        "{:?}",
+        declared.notes
+    );
+
+    // The other way round: a tool that asks for strict mode gets it without the options.
+    let tool = DynamicTool::new(
+        "lookup",
+        "Looks a word up",
+        json!({ "type": "object", "properties": { "word": { "type": "string" } }, "required": ["word"] }),
+        |_, _| async { Ok(ToolOutput::empty()) },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(tool)
+        .strict(true)
+        .build()
+        .unwrap();
+    let declared = exec.declarations(Format::Anthropic, &DeclareOptions::default());
+    assert_eq!(
+        declared.tools[0]["strict"],
+        json!(true),
+        "{}",
+        declared.tools
+    );
 }

@@ -5,6 +5,7 @@
 //! retrieval uses (`title`, `keywords`, `examples`, `category`, `selectable`) are read when
 //! present; catalog tools are selectable unless the line says `"selectable": false`.
 //! `"requires_approval": true` marks a tool whose calls a person approves (in the agent loop).
+//! `"strict": true` or `false` (OpenAI's own field) sets strict mode for the tool alone.
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +98,8 @@ struct Declaration {
     selectable: Option<bool>,
     #[serde(default)]
     requires_approval: bool,
+    #[serde(default)]
+    strict: Option<bool>,
 }
 
 /// Which names a catalog may use.
@@ -269,6 +272,7 @@ fn declaration_to_spec(
             // A catalog is there to be selected from.
             selectable: d.selectable.unwrap_or(true),
             requires_approval: d.requires_approval,
+            strict: d.strict,
             source: Some(ToolSource::Catalog {
                 file: file.display().to_string(),
                 line,

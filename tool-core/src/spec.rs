@@ -112,6 +112,12 @@ pub struct ToolMetadata {
     /// (`#[ai_tool(requires_approval)]`). The executor itself runs what it is asked to.
     #[serde(skip_serializing_if = "is_false")]
     pub requires_approval: bool,
+    /// Strict mode for this tool where the API has one (OpenAI, Anthropic): `Some(true)` asks
+    /// for it (a schema its profile cannot say is still declared non-strict, with a note),
+    /// `Some(false)` never, `None` as [`DeclareOptions::strict`](crate::provider::DeclareOptions)
+    /// says (`#[ai_tool(strict = false)]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
     /// Where the tool was defined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<ToolSource>,

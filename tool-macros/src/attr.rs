@@ -26,6 +26,7 @@ pub(crate) struct ToolAttr {
     pub open_world: Option<bool>,
     pub timeout: Option<LitStr>,
     pub requires_approval: bool,
+    pub strict: Option<bool>,
     pub convert: Vec<Path>,
     pub krate: Option<Path>,
 }
@@ -53,12 +54,13 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "open_world" => attr.open_world = Some(flag(&meta)?),
             "timeout" => attr.timeout = Some(meta.value()?.parse()?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
+            "strict" => attr.strict = Some(flag(&meta)?),
             "convert" => attr.convert.push(meta.value()?.parse()?),
             "crate" => attr.krate = Some(krate(&meta)?),
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
-                     open_world, timeout, requires_approval, convert, crate",
+                     open_world, timeout, requires_approval, strict, convert, crate",
             )),
         }
         Ok(())

@@ -385,6 +385,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
+    let strict = opt_bool(a.strict);
     let timeout = match tool.timeout_ms() {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
@@ -405,6 +406,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             },
             timeout_ms: #timeout,
             requires_approval: #requires_approval,
+            strict: #strict,
         }
     }
 }

@@ -151,6 +151,8 @@ pub struct StaticMetadata {
     pub timeout_ms: Option<u64>,
     /// `requires_approval`.
     pub requires_approval: bool,
+    /// `strict` or `strict = false`; `None` when not written.
+    pub strict: Option<bool>,
 }
 
 /// One tool registered by `#[ai_tool]`.

@@ -114,8 +114,10 @@ pub(crate) struct Strictness {
     pub encoding: Encoding,
 }
 
-/// The schema in the strict profile when asked and possible; otherwise the canonical one.
+/// The schema in the strict profile when asked (by the tool's own `strict`, else by the
+/// options) and possible; otherwise the canonical one.
 pub(crate) fn strict_or_not(spec: &ToolSpec, strict: bool, transform: StrictProfile) -> Strictness {
+    let strict = spec.metadata.strict.unwrap_or(strict);
     let canonical = |note| Strictness {
         schema: spec.parameters.clone(),
         strict: false,

@@ -269,6 +269,12 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.requires_approval = true)
     }
 
+    /// Strict mode for this tool alone, where the API has one (`strict`): `true` asks for it
+    /// whatever the declaration's options say, `false` never.
+    pub fn strict(self, strict: bool) -> Self {
+        self.metadata(|spec| spec.metadata.strict = Some(strict))
+    }
+
     /// The tool may destroy or overwrite data (`destructive`).
     pub fn destructive(self) -> Self {
         self.metadata(|spec| spec.metadata.hints.destructive = Some(true))

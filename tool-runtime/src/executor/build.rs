@@ -509,6 +509,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             hints: m.hints,
             timeout_ms: m.timeout_ms,
             requires_approval: m.requires_approval,
+            strict: m.strict,
             source: Some(source_of_location(&reg.location)),
         },
     }
