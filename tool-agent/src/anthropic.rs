@@ -35,6 +35,17 @@ pub struct AnthropicModel {
     api_key: Option<ApiKey>,
     retry: RetryPolicy,
     max_tokens: u32,
+    cache: Option<PromptCache>,
+}
+
+/// How long Anthropic keeps a request's prefix cached
+/// ([`AnthropicModel::with_prompt_cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptCache {
+    /// Five minutes from the last use (the API's default).
+    FiveMinutes,
+    /// One hour from the last use.
+    OneHour,
 }
 
 impl AnthropicModel {
@@ -53,6 +64,7 @@ impl AnthropicModel {
             api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
             retry: RetryPolicy::default(),
             max_tokens: 4096,
+            cache: None,
         }
     }
 
@@ -67,6 +79,15 @@ impl AnthropicModel {
     /// The most tokens an answer may have.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Caches each request's prefix (tools, system prompt, messages so far): the request's
+    /// top-level `cache_control`, which marks its last cacheable block. A run's later steps
+    /// then read the earlier ones from the cache, billed as cached input
+    /// ([`Usage::cached_input_tokens`](crate::Usage::cached_input_tokens)).
+    pub fn with_prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.cache = Some(cache);
         self
     }
 
@@ -95,6 +116,16 @@ impl AnthropicModel {
             body.insert("output_config".into(), config);
         }
         // `request.temperature` is not sent: the Messages API has no sampling parameters.
+        match self.cache {
+            Some(PromptCache::FiveMinutes) => {
+                body.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+            }
+            Some(PromptCache::OneHour) => {
+                let control = json!({ "type": "ephemeral", "ttl": "1h" });
+                body.insert("cache_control".into(), control);
+            }
+            None => {}
+        }
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
@@ -416,6 +447,7 @@ impl std::fmt::Debug for AnthropicModel {
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
             .field("retry", &self.retry)
             .field("max_tokens", &self.max_tokens)
+            .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
 }
@@ -515,6 +547,23 @@ mod tests {
         assert_eq!(response.usage.cached_input_tokens, 100);
         assert_eq!(response.usage.output_tokens, 7);
         assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
+    }
+
+    #[test]
+    fn a_prompt_cache_is_the_requests_top_level_cache_control() {
+        let request = ModelRequest::new(vec![Message::user("hi")]);
+        let body = AnthropicModel::new("m").body(&request);
+        assert!(body.get("cache_control").is_none(), "{body}");
+        let cached = AnthropicModel::new("m").with_prompt_cache(PromptCache::FiveMinutes);
+        assert_eq!(
+            cached.body(&request)["cache_control"],
+            json!({ "type": "ephemeral" })
+        );
+        let hour = AnthropicModel::new("m").with_prompt_cache(PromptCache::OneHour);
+        assert_eq!(
+            hour.body(&request)["cache_control"],
+            json!({ "type": "ephemeral", "ttl": "1h" })
+        );
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod structured;
 mod timer;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
-pub use anthropic::AnthropicModel;
+pub use anthropic::{AnthropicModel, PromptCache};
 pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
     RunState,

@@ -22,7 +22,7 @@ use common::mock::{serve, Canned};
 use serde_json::{json, Value};
 use tool_agent::{
     AnthropicModel, ChatModel, GeminiModel, Message, ModelRequest, OfferedTools, OpenAiChatModel,
-    OpenAiResponsesModel, ResponseFormat, ToolChoice, ToolImage,
+    OpenAiResponsesModel, PromptCache, ResponseFormat, ToolChoice, ToolImage,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -290,8 +290,11 @@ async fn openai_responses_requests_match_the_sdk_types() {
 
 #[tokio::test]
 async fn anthropic_requests_match_the_sdk_types() {
+    // With the prompt cache, which adds the request's top-level `cache_control`.
     check_client("anthropic", |url| {
-        AnthropicModel::new("claude-sonnet-4-5").with_base_url(url)
+        AnthropicModel::new("claude-sonnet-4-5")
+            .with_base_url(url)
+            .with_prompt_cache(PromptCache::OneHour)
     })
     .await;
 }
