@@ -36,6 +36,7 @@ pub struct AnthropicModel {
     retry: RetryPolicy,
     max_tokens: u32,
     cache: Option<PromptCache>,
+    extra: Map<String, Value>,
 }
 
 /// How long Anthropic keeps a request's prefix cached
@@ -65,6 +66,7 @@ impl AnthropicModel {
             retry: RetryPolicy::default(),
             max_tokens: 4096,
             cache: None,
+            extra: Map::new(),
         }
     }
 
@@ -75,6 +77,13 @@ impl AnthropicModel {
     }
 
     crate::http::client_setters!("`ANTHROPIC_API_KEY`");
+
+    /// A field added to every request body (`thinking`, `metadata`, `top_k`...). A field the client writes itself
+    /// (`model`, `messages`, `system`, `tools`, `tool_choice`, `output_config`, `stream`) is replaced by it: set those through the request instead.
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
 
     /// The most tokens an answer may have.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
@@ -136,6 +145,9 @@ impl AnthropicModel {
                 choice.insert("disable_parallel_tool_use".into(), json!(!parallel));
             }
             body.insert("tool_choice".into(), choice);
+        }
+        for (name, value) in &self.extra {
+            body.insert(name.clone(), value.clone());
         }
         Value::Object(body)
     }

@@ -40,6 +40,7 @@ pub struct GeminiModel {
     model: String,
     api_key: Option<ApiKey>,
     retry: RetryPolicy,
+    extra: Map<String, Value>,
 }
 
 impl GeminiModel {
@@ -58,6 +59,7 @@ impl GeminiModel {
             api_key: ApiKey::from_env("GEMINI_API_KEY")
                 .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
             retry: RetryPolicy::default(),
+            extra: Map::new(),
         }
     }
 
@@ -69,6 +71,13 @@ impl GeminiModel {
     }
 
     crate::http::client_setters!("the environment's");
+
+    /// A field added to every request body (`safetySettings`, `cachedContent`...). A field the client writes itself
+    /// (`contents`, `systemInstruction`, `tools`, `toolConfig`, `generationConfig`) is replaced by it: set those through the request instead.
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
@@ -108,6 +117,9 @@ impl GeminiModel {
                 "toolConfig".into(),
                 json!({ "functionCallingConfig": calling_config(&request.tool_choice, aliases) }),
             );
+        }
+        for (name, value) in &self.extra {
+            body.insert(name.clone(), value.clone());
         }
         Value::Object(body)
     }

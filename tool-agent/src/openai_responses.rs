@@ -32,6 +32,7 @@ pub struct OpenAiResponsesModel {
     model: String,
     api_key: Option<ApiKey>,
     retry: RetryPolicy,
+    extra: Map<String, Value>,
 }
 
 impl OpenAiResponsesModel {
@@ -43,6 +44,7 @@ impl OpenAiResponsesModel {
             model: model.into(),
             api_key: ApiKey::from_env("OPENAI_API_KEY"),
             retry: RetryPolicy::default(),
+            extra: Map::new(),
         }
     }
 
@@ -53,6 +55,13 @@ impl OpenAiResponsesModel {
     }
 
     crate::http::client_setters!("`OPENAI_API_KEY`");
+
+    /// A field added to every request body (`reasoning`, `service_tier`, `store`...). A field the client writes itself
+    /// (`model`, `input`, `instructions`, `tools`, `tool_choice`, `text`, `stream`) is replaced by it: set those through the request instead.
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
@@ -92,6 +101,9 @@ impl OpenAiResponsesModel {
             if let Some(parallel) = request.parallel_tool_calls {
                 body.insert("parallel_tool_calls".into(), json!(parallel));
             }
+        }
+        for (name, value) in &self.extra {
+            body.insert(name.clone(), value.clone());
         }
         Value::Object(body)
     }

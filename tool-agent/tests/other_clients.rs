@@ -342,3 +342,28 @@ async fn openai_responses_streams_text_and_function_call_argument_deltas() {
     assert_eq!(result.usage.input_tokens, 30);
     assert_eq!(mock.seen.lock().unwrap()[0].body["stream"], true);
 }
+
+#[test]
+fn a_body_field_is_added_to_every_request_and_replaces_the_clients_own() {
+    use tool_agent::{GeminiModel, Message, ModelRequest, OpenAiResponsesModel};
+    let request = ModelRequest::new(vec![Message::user("hi")]);
+    let thinking = json!({ "type": "enabled", "budget_tokens": 2048 });
+    let anthropic = AnthropicModel::new("m")
+        .with_body_field("thinking", thinking.clone())
+        .with_body_field("max_tokens", json!(8192))
+        .body(&request);
+    assert_eq!(anthropic["thinking"], thinking);
+    assert_eq!(
+        anthropic["max_tokens"], 8192,
+        "the field replaces the client's"
+    );
+    let safety = json!([{ "category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE" }]);
+    let gemini = GeminiModel::new("m")
+        .with_body_field("safetySettings", safety.clone())
+        .body(&request);
+    assert_eq!(gemini["safetySettings"], safety);
+    let responses = OpenAiResponsesModel::new("m")
+        .with_body_field("reasoning", json!({ "effort": "low" }))
+        .body(&request);
+    assert_eq!(responses["reasoning"], json!({ "effort": "low" }));
+}
