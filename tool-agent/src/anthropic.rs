@@ -4,12 +4,14 @@
 
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{parse_calls, Aliases, Format, ParseError};
+use tool_core::provider::{
+    anthropic_tool_result_content, parse_calls, Aliases, Format, ParseError,
+};
 
 use crate::assemble::CallAssembler;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
-use crate::message::{Message, Usage};
+use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 
@@ -198,18 +200,8 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 images,
                 ..
             } => {
-                let content = if images.is_empty() {
-                    json!(text)
-                } else {
-                    // Anthropic refuses an empty text block: an image alone goes alone.
-                    let text = (!text.is_empty()).then(|| json!({ "type": "text", "text": text }));
-                    let images = images.iter().map(|image| {
-                        json!({ "type": "image", "source": {
-                            "type": "base64", "media_type": image.mime_type, "data": image.data
-                        } })
-                    });
-                    Value::Array(text.into_iter().chain(images).collect())
-                };
+                let images = images.iter().map(ToolImage::parts);
+                let content = anthropic_tool_result_content(text, images);
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": call_id.as_deref().unwrap_or_default(),

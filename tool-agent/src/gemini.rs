@@ -10,7 +10,7 @@ use tool_core::provider::{gemini_inline_image, parse_calls, Aliases, Format, Par
 use crate::assemble::CallAssembler;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
-use crate::message::{Message, Usage};
+use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 
@@ -194,7 +194,8 @@ fn contents(messages: &[Message], aliases: &Aliases) -> Value {
                 if !images.is_empty() {
                     let parts = images
                         .iter()
-                        .map(|image| gemini_inline_image(&image.data, &image.mime_type));
+                        .map(ToolImage::parts)
+                        .map(|(data, mime_type)| gemini_inline_image(data, mime_type));
                     response.insert("parts".into(), parts.collect());
                 }
                 results.push(json!({ "functionResponse": response }));

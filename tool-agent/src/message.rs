@@ -57,6 +57,11 @@ pub struct ToolImage {
 }
 
 impl ToolImage {
+    /// The base64 data and the media type, as `tool-core`'s renderers take an image.
+    pub fn parts(&self) -> (&str, &str) {
+        (&self.data, &self.mime_type)
+    }
+
     /// The image as a `data:` URL.
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.mime_type, self.data)

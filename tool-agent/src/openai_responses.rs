@@ -5,12 +5,14 @@
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{parse_calls, Aliases, Format, ParseError};
+use tool_core::provider::{
+    parse_calls, responses_function_call_output, Aliases, Format, ParseError,
+};
 
 use crate::assemble::CallAssembler;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
-use crate::message::{Message, Usage};
+use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 
@@ -156,16 +158,8 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
             images,
             ..
         } => {
-            let output = if images.is_empty() {
-                json!(text)
-            } else {
-                let text =
-                    (!text.is_empty()).then(|| json!({ "type": "input_text", "text": text }));
-                let images = images
-                    .iter()
-                    .map(|image| json!({ "type": "input_image", "image_url": image.data_url() }));
-                Value::Array(text.into_iter().chain(images).collect())
-            };
+            let images = images.iter().map(ToolImage::parts);
+            let output = responses_function_call_output(text, images);
             vec![json!({
                 "type": "function_call_output",
                 "call_id": call_id.as_deref().unwrap_or_default(),

@@ -183,21 +183,41 @@ fn server_result_text(content: Option<&Value>) -> (String, bool) {
     (fields(content), false)
 }
 
-/// A result's content: text, or blocks of text and images when there are images.
+/// A result's content: its text, or with images, blocks of text and images.
 fn result_content(r: &CallResult) -> Value {
-    match &r.result {
-        Ok(output) if output.content.iter().any(|c| matches!(c, Content::Image { .. })) => Value::Array(
-            output
-                .content
-                .iter()
-                .map(|c| match c {
-                    Content::Text { text } => json!({ "type": "text", "text": text }),
-                    Content::Image { data, mime_type } => json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } }),
-                })
-                .collect(),
-        ),
-        _ => json!(r.text()),
+    tool_result_content(&r.text(), result_images(r))
+}
+
+/// The images of a result that has an output.
+pub(crate) fn result_images(r: &CallResult) -> impl Iterator<Item = (&str, &str)> {
+    let content = match &r.result {
+        Ok(output) => output.content.as_slice(),
+        Err(_) => &[],
+    };
+    content.iter().filter_map(|c| match c {
+        Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
+        Content::Text { .. } => None,
+    })
+}
+
+/// A `tool_result` block's `content`: the text alone, or with images (each `(base64 data,
+/// media type)`), a text block then `image` blocks. An empty text is left out beside images, as
+/// Anthropic refuses an empty text block.
+pub fn tool_result_content<'a>(
+    text: &str,
+    images: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Value {
+    let images: Vec<Value> = images
+        .into_iter()
+        .map(|(data, mime_type)| {
+            json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })
+        })
+        .collect();
+    if images.is_empty() {
+        return json!(text);
     }
+    let text = (!text.is_empty()).then(|| json!({ "type": "text", "text": text }));
+    Value::Array(text.into_iter().chain(images).collect())
 }
 
 const PROFILE: &str = "anthropic-strict";

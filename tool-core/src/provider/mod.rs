@@ -36,11 +36,13 @@ use crate::name::NameRule;
 use crate::ToolSpec;
 
 pub use aliases::Aliases;
+pub use anthropic::tool_result_content as anthropic_tool_result_content;
 pub use calls::{parse_calls, parse_calls_within, ParseError, Provider};
 pub use declare::{declaration, declare, Declarations, DeclareOptions};
 pub use gemini::inline_image as gemini_inline_image;
 pub use hosted_results::{parse_hosted_results, HostedResult};
 pub use limits::{read_response, ResponseLimits, DEFAULT_RESPONSE_BYTES};
+pub use openai_responses::function_call_output as responses_function_call_output;
 pub use results::{render_results, CallResult};
 
 /// What [`crate::profile`] shows: the strict profiles live with their APIs.

@@ -118,24 +118,24 @@ fn is_computer_call(call: &ToolCall) -> bool {
 
 /// A function's output: its text, or with images, the text and each image as input items.
 fn function_output(r: &CallResult) -> Value {
-    let images: Vec<Value> = match &r.result {
-        Ok(output) => output
-            .content
-            .iter()
-            .filter_map(|c| match c {
-                Content::Image { data, mime_type } => Some(json!({
-                    "type": "input_image",
-                    "image_url": format!("data:{mime_type};base64,{data}"),
-                })),
-                Content::Text { .. } => None,
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    function_call_output(&r.text(), super::anthropic::result_images(r))
+}
+
+/// A `function_call_output` item's `output`: the text alone, or with images (each `(base64
+/// data, media type)`), an `input_text` item (left out when empty) then `input_image` items.
+pub fn function_call_output<'a>(
+    text: &str,
+    images: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Value {
+    let images: Vec<Value> = images
+        .into_iter()
+        .map(|(data, mime_type)| {
+            json!({ "type": "input_image", "image_url": format!("data:{mime_type};base64,{data}") })
+        })
+        .collect();
     if images.is_empty() {
-        return json!(r.text());
+        return json!(text);
     }
-    let text = r.text();
     let text = (!text.is_empty()).then(|| json!({ "type": "input_text", "text": text }));
     Value::Array(text.into_iter().chain(images).collect())
 }
