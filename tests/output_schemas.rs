@@ -197,3 +197,28 @@ fn mcp_declares_an_output_schema_only_for_an_object() {
     assert!(declare("winds").get("outputSchema").is_none());
     assert!(declare("text").get("outputSchema").is_none());
 }
+
+#[test]
+fn a_result_given_from_outside_is_held_to_a_typed_tools_output_schema() {
+    let exec = executor();
+    let good = ToolOutput::json(json!({ "celsius": 21, "sky": "Clear", "wind": null }));
+    exec.check_output("weather", &good).unwrap();
+    let bad = ToolOutput::json(json!({ "celsius": "warm", "sky": "Clear" }));
+    let err = exec.check_output("weather", &bad).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("its result does not follow its output schema"),
+        "{text}"
+    );
+    assert!(text.contains("/celsius"), "{text}");
+    // An error result, text, and a tool without an output schema are not held to one.
+    exec.check_output("weather", &ToolOutput::error("no station"))
+        .unwrap();
+    exec.check_output("weather", &ToolOutput::text("sunny"))
+        .unwrap();
+    let unknown = exec.check_output("nope", &good).unwrap_err();
+    assert!(
+        matches!(unknown, ToolError::UnknownTool { .. }),
+        "{unknown:?}"
+    );
+}

@@ -39,6 +39,8 @@ class Mismatch(Exception):
 
 
 def _alias(annotation):
+    while typing.get_origin(annotation) in (typing_extensions.Required, typing_extensions.NotRequired):
+        annotation = typing.get_args(annotation)[0]
     for meta in getattr(annotation, "__metadata__", ()):
         alias = getattr(meta, "alias", None)
         if alias:
@@ -169,7 +171,7 @@ def check_typed(value, tp, path=""):
         for i, element in enumerate(value):
             check_typed(element, item, f"{path}/{i}")
         return
-    if origin in (dict, typing.Dict, typing.Mapping) or tp is dict:
+    if origin in (dict, typing.Dict, typing.Mapping, abc.Mapping) or tp is dict:
         if not isinstance(value, dict):
             raise Mismatch(path, f"expected an object, got {type(value).__name__}")
         item = args[1] if len(args) == 2 else typing.Any
@@ -237,7 +239,7 @@ def gemini_request(value):
         "toolConfig": g.ToolConfig.model_validate,
         "generationConfig": g.GenerationConfig.model_validate,
         "safetySettings": lambda v: [g.SafetySetting.model_validate(s) for s in v],
-        "cachedContent": lambda v: None if isinstance(v, str) else Mismatch("/cachedContent", "not a string"),
+        "cachedContent": _string("/cachedContent"),
     }
     for key, item in value.items():
         if key not in fields:
@@ -245,6 +247,14 @@ def gemini_request(value):
         fields[key](item)
     if "contents" not in value:
         raise Mismatch("/contents", "required, missing")
+
+
+def _string(path):
+    def check(value):
+        if not isinstance(value, str):
+            raise Mismatch(path, "expected a string")
+
+    return check
 
 
 def gemini_contents(value):
@@ -273,6 +283,9 @@ def bedrock_input(shape_name):
         report = ParamValidator().validate(_bedrock_blobs(params), converse)
         if report.has_errors():
             raise Mismatch("", report.generate_report())
+        # botocore's validator checks types, required members and unknown ones, not enums
+        # (an image's `format`, a result's `status`): the service model's walk does.
+        walk_shape(params, converse, "")
 
     return check
 
@@ -363,6 +376,72 @@ def sse(check_event, skipped=()):
     return check
 
 
+def strict_model(cls):
+    """An MCP model, validated, and also refusing keys it does not declare: the MCP SDK's
+    models ignore unknown keys and take field names beside the wire's camelCase aliases."""
+
+    def check(value):
+        cls.model_validate(value)
+        _known_keys(value, cls, "")
+
+    return check
+
+
+def _models_in(annotation):
+    """The pydantic model classes an annotation can hold (through Optional, unions, lists)."""
+    import pydantic
+
+    annotation = _strip(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [annotation]
+    found = []
+    for arg in typing.get_args(annotation):
+        found += _models_in(arg)
+    return found
+
+
+def _known_keys(value, cls, path):
+    if not isinstance(value, dict):
+        return
+    fields = {(f.alias or name): f for name, f in cls.model_fields.items()}
+    for key, item in value.items():
+        if key not in fields:
+            if cls.model_config.get("extra") == "allow":
+                continue
+            raise Mismatch(f"{path}/{key}", f"not a field of {cls.__name__}")
+        models = _models_in(fields[key].annotation)
+        if isinstance(item, list):
+            for i, element in enumerate(item):
+                _one_of(element, models, f"{path}/{key}/{i}")
+        else:
+            _one_of(item, models, f"{path}/{key}")
+
+
+def _one_of(value, models, path):
+    """The value's keys are those of one of `models` (any value when there are none)."""
+    failures = []
+    for model in models:
+        try:
+            _known_keys(value, model, path)
+            return
+        except Mismatch as mismatch:
+            failures.append(mismatch)
+    if failures:
+        raise max(failures, key=lambda m: m.path.count("/"))
+
+
+def strict_model_list(cls):
+    check_one = strict_model(cls)
+
+    def check(value):
+        if not isinstance(value, list):
+            raise Mismatch("", "expected an array")
+        for item in value:
+            check_one(item)
+
+    return check
+
+
 def mcp_call_request(value):
     from mcp import types as m
 
@@ -413,8 +492,8 @@ def kinds():
         "gemini.results": gemini_contents,
         "bedrock.tools": bedrock_input("tools"),
         "bedrock.results": bedrock_input("message"),
-        "mcp.tools": model_list(m.Tool),
-        "mcp.results": model_list(m.CallToolResult),
+        "mcp.tools": strict_model_list(m.Tool),
+        "mcp.results": strict_model_list(m.CallToolResult),
         "mcp.call": mcp_call_request,
     }
 

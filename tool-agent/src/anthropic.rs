@@ -80,7 +80,7 @@ impl AnthropicModel {
 
     crate::http::client_setters!("`ANTHROPIC_API_KEY`");
 
-    /// A field added to every request body (`thinking`, `metadata`, `top_k`...). A field the client writes itself
+    /// A field added to every request body (`thinking`, `metadata`, `service_tier`...). A field the client writes itself
     /// (`model`, `messages`, `system`, `tools`, `tool_choice`, `output_config`, `stream`) is replaced by it: set those through the request instead.
     pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
         self.extra.insert(name.into(), value);

@@ -100,7 +100,9 @@ impl GeminiModel {
                 json!({ "parts": [{ "text": instructions }] }),
             );
         }
-        body.insert("contents".into(), contents(&request.messages, aliases));
+        let images_read = takes_response_images(&self.model);
+        let contents = contents(&request.messages, aliases, images_read);
+        body.insert("contents".into(), contents);
         let mut generation = Map::new();
         if let Some(format) = format.filter(|_| !schema_in_instructions) {
             generation.extend(format.gemini().into_iter().map(|(k, v)| (k.to_owned(), v)));
@@ -161,9 +163,16 @@ fn stream_url(base_url: &str, model: &str) -> String {
     )
 }
 
+/// Whether the model reads images in a function response: Google documents multimodal
+/// function responses from Gemini 3 on, so the 1.x and 2.x models are sent the text alone.
+fn takes_response_images(model: &str) -> bool {
+    let name = model.strip_prefix("models/").unwrap_or(model);
+    !(name.starts_with("gemini-1") || name.starts_with("gemini-2"))
+}
+
 /// The neutral messages as Gemini contents: results of one answer's calls go together in one
-/// user content of `functionResponse` parts.
-fn contents(messages: &[Message], aliases: &Aliases) -> Value {
+/// user content of `functionResponse` parts, with their images where the model reads them.
+fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value {
     let mut out: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
     let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
@@ -191,7 +200,7 @@ fn contents(messages: &[Message], aliases: &Aliases) -> Value {
                     json!({ "output": text })
                 };
                 response.insert("response".into(), body);
-                if !images.is_empty() {
+                if images_read && !images.is_empty() {
                     let parts = images
                         .iter()
                         .map(ToolImage::parts)
@@ -431,11 +440,20 @@ mod tests {
                 mime_type: "image/png".into(),
             }],
         };
-        let contents = contents(&[result], &Aliases::default());
+        let contents = contents(std::slice::from_ref(&result), &Aliases::default(), true);
         assert_eq!(
             contents[0]["parts"][0]["functionResponse"]["parts"],
             json!([{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }])
         );
+        // Gemini 2 and earlier read no images there: the text alone.
+        let older = super::contents(&[result], &Aliases::default(), false);
+        assert!(older[0]["parts"][0]["functionResponse"]
+            .get("parts")
+            .is_none());
+        assert!(takes_response_images("gemini-3-pro-preview"));
+        assert!(takes_response_images("models/gemini-3-flash"));
+        assert!(!takes_response_images("gemini-2.5-flash"));
+        assert!(!takes_response_images("models/gemini-1.5-pro"));
     }
 
     #[test]
@@ -455,7 +473,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            contents(&transcript, &Aliases::default()),
+            contents(&transcript, &Aliases::default(), true),
             json!([
                 { "role": "user", "parts": [{ "text": "add" }] },
                 { "role": "model", "parts": [{ "functionCall": { "id": "g1", "name": "add", "args": { "a": 1 } } }] },

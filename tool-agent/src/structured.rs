@@ -82,8 +82,9 @@ impl ResponseFormat {
     }
 
     /// Anthropic's `output_config` (`{"format": {"type": "json_schema", "schema": ..}}`), when
-    /// the schema fits Anthropic's structured-output profile (the one its strict tools share)
-    /// unchanged; `None` when it must go into the instructions instead.
+    /// Anthropic's structured-output profile (the one its strict tools share) can say the
+    /// schema without encoding maps or untyped values; `None` when it must go into the
+    /// instructions instead. The answer is checked against the schema as written either way.
     pub(crate) fn anthropic(&self) -> Option<Value> {
         match anthropic_strict_encoded(&self.schema) {
             Ok((schema, encoding)) if encoding.is_identity() => {

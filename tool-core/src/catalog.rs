@@ -5,7 +5,9 @@
 //! retrieval uses (`title`, `keywords`, `examples`, `category`, `selectable`) are read when
 //! present; catalog tools are selectable unless the line says `"selectable": false`.
 //! `"requires_approval": true` marks a tool whose calls a person approves (in the agent loop).
-//! `"strict": true` or `false` (OpenAI's own field) sets strict mode for the tool alone.
+//! `"strict": true` (OpenAI's own field) asks strict mode for the tool whatever the declaring
+//! options say; `false`, which OpenAI's declarations write for every tool that is not strict,
+//! leaves it to the options.
 
 use std::path::{Path, PathBuf};
 
@@ -272,7 +274,9 @@ fn declaration_to_spec(
             // A catalog is there to be selected from.
             selectable: d.selectable.unwrap_or(true),
             requires_approval: d.requires_approval,
-            strict: d.strict,
+            // OpenAI's declarations write `"strict": false` for every tool that is not strict,
+            // so a catalog made from them would pin them all: only `true` is read.
+            strict: d.strict.filter(|strict| *strict),
             source: Some(ToolSource::Catalog {
                 file: file.display().to_string(),
                 line,

@@ -202,7 +202,7 @@ impl Api for Gemini {
 }
 
 /// An image of a function's result, as a part of its `functionResponse` (Gemini's multimodal
-/// function responses).
+/// function responses, which Gemini 3 models read).
 pub fn inline_image(data: &str, mime_type: &str) -> Value {
     json!({ "inlineData": { "mimeType": mime_type, "data": data } })
 }

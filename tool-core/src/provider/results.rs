@@ -44,7 +44,10 @@ impl CallResult {
 /// - Bedrock: one user message of `toolResult` blocks, `status: "error"` on failures;
 /// - MCP: an array of `CallToolResult`s with `content`, `structuredContent` and `isError`.
 ///
-/// A failure is rendered as text the model can use to fix its call.
+/// A failure is rendered as text the model can use to fix its call. An output's images go where
+/// the API takes them: Anthropic `image` blocks, Responses `input_image` items, Gemini
+/// `functionResponse` parts (read by Gemini 3 models), Bedrock `image` blocks (PNG, JPEG, GIF,
+/// WebP; read by Nova and Claude models), MCP content; Chat Completions gets the text.
 pub fn render_results(format: Format, results: &[CallResult], aliases: &Aliases) -> Value {
     api(format).render(results, aliases)
 }

@@ -141,11 +141,9 @@ fn checked_entry(
         return None;
     }
     // A dynamic tool's structured results are checked against its output schema; a typed
-    // tool's follow from its Rust type. A declared tool's results come from outside
-    // (`Executor::check_output`): checked when its output schema compiles, and a schema that
-    // does not is no build problem, as the tool never runs here.
+    // tool's follow from its Rust type. (Results given from outside are checked by
+    // `Executor::check_output`, which compiles the schema then.)
     let output = match (&callable, &spec.output_schema) {
-        (Callable::Declared, Some(output)) => ArgumentValidator::compile(output, limits).ok(),
         (Callable::Dynamic(_), Some(output)) => match ArgumentValidator::compile(output, limits) {
             Ok(check) => Some(check),
             Err(problem) => {

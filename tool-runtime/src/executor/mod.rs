@@ -153,13 +153,28 @@ impl Executor {
     /// Checks a result given from outside for a call of `name` (an external tool's answer, a
     /// result replayed from a log) as the executor checks its dynamic tools' results: structured
     /// content that the tool's output schema refuses is [`ToolError::Failed`] naming every
-    /// violation. A result that reports an error, one without structured content, and a tool
-    /// without an output schema pass.
+    /// violation. Any tool with an output schema is checked, typed and declared ones too. A
+    /// result that reports an error, one without structured content, and a tool without an
+    /// output schema pass; so does one whose output schema cannot be compiled (with a
+    /// `tracing` warning).
     pub fn check_output(&self, name: &str, output: &ToolOutput) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
-        match &entry.output {
-            Some(check) => output_follows_schema(entry, check, output),
-            None => Ok(()),
+        if let Some(check) = &entry.output {
+            return output_follows_schema(entry, check, output);
+        }
+        let (Some(schema), Some(_), false) = (
+            &entry.spec.output_schema,
+            &output.structured,
+            output.is_error,
+        ) else {
+            return Ok(());
+        };
+        match ArgumentValidator::compile(schema, &self.inner.schema_limits) {
+            Ok(check) => output_follows_schema(entry, &check, output),
+            Err(problem) => {
+                tracing::warn!(tool = %entry.spec.name, "the output schema is not checked: {problem}");
+                Ok(())
+            }
         }
     }
 
