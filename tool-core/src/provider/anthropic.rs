@@ -21,6 +21,7 @@ use super::profile::{
     is_object_schema, move_to_description, verdict, walk_with_pointer, Finding, Problem,
     ProfileError,
 };
+use super::results::text_then_images;
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Content, ToolSpec};
@@ -185,19 +186,7 @@ fn server_result_text(content: Option<&Value>) -> (String, bool) {
 
 /// A result's content: its text, or with images, blocks of text and images.
 fn result_content(r: &CallResult) -> Value {
-    tool_result_content(&r.text(), result_images(r))
-}
-
-/// The images of a result that has an output.
-pub(crate) fn result_images(r: &CallResult) -> impl Iterator<Item = (&str, &str)> {
-    let content = match &r.result {
-        Ok(output) => output.content.as_slice(),
-        Err(_) => &[],
-    };
-    content.iter().filter_map(|c| match c {
-        Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
-        Content::Text { .. } => None,
-    })
+    tool_result_content(&r.text(), r.images())
 }
 
 /// A `tool_result` block's `content`: the text alone, or with images (each `(base64 data,
@@ -216,8 +205,8 @@ pub fn tool_result_content<'a>(
     if images.is_empty() {
         return json!(text);
     }
-    let text = (!text.is_empty()).then(|| json!({ "type": "text", "text": text }));
-    Value::Array(text.into_iter().chain(images).collect())
+    let text_block = |text: &str| json!({ "type": "text", "text": text });
+    Value::Array(text_then_images(text, images, text_block))
 }
 
 const PROFILE: &str = "anthropic-strict";

@@ -7,9 +7,10 @@ use serde_json::{json, Map, Value};
 use super::calls::Calls;
 use super::declare::{DeclareOptions, Declared};
 use super::json::{array, object_arguments};
+use super::results::text_then_images;
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{Content, ToolOutput, ToolSpec};
+use crate::{ToolOutput, ToolSpec};
 
 pub(crate) struct Bedrock;
 
@@ -67,8 +68,7 @@ impl Api for Bedrock {
                         content,
                         is_error: false,
                     }) if content.is_empty() => json!([{ "json": value }]),
-                    Ok(output) => with_images(r.text(), &output.content),
-                    Err(_) => json!([{ "text": r.text() }]),
+                    _ => tool_result_content(&r.text(), r.images()),
                 };
                 let mut result = Map::new();
                 result.insert("toolUseId".into(), json!(r.id()));
@@ -83,22 +83,22 @@ impl Api for Bedrock {
     }
 }
 
-/// A result's text, then its images in the formats Converse takes (PNG, JPEG, GIF, WebP; others
-/// are left out). The text is left out when it is empty and there are images: Converse refuses
-/// a blank text block.
-fn with_images(text: String, content: &[Content]) -> Value {
-    let images: Vec<Value> = content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Image { data, mime_type } => {
-                let format = image_format(mime_type)?;
-                Some(json!({ "image": { "format": format, "source": { "bytes": data } } }))
-            }
-            Content::Text { .. } => None,
+/// A `toolResult` block's `content`: a text block, then the images (each `(base64 data, media
+/// type)`) in the formats Converse takes (PNG, JPEG, GIF, WebP; others are left out). The text
+/// is left out when it is empty and there are images: Converse refuses a blank text block.
+pub fn tool_result_content<'a>(
+    text: &str,
+    images: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Value {
+    let images: Vec<Value> = images
+        .into_iter()
+        .filter_map(|(data, mime_type)| {
+            let format = image_format(mime_type)?;
+            Some(json!({ "image": { "format": format, "source": { "bytes": data } } }))
         })
         .collect();
-    let text = (images.is_empty() || !text.is_empty()).then(|| json!({ "text": text }));
-    Value::Array(text.into_iter().chain(images).collect())
+    let text_block = |text: &str| json!({ "text": text });
+    Value::Array(text_then_images(text, images, text_block))
 }
 
 /// Converse's name for an image's media type, when it takes the type.
@@ -115,7 +115,7 @@ fn image_format(mime_type: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolCall;
+    use crate::{Content, ToolCall};
 
     fn image(mime_type: &str) -> Content {
         Content::Image {

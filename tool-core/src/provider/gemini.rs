@@ -22,7 +22,7 @@ use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, PORTABLE};
 #[cfg(test)]
 use crate::ToolOutput;
-use crate::{Content, ToolSpec};
+use crate::ToolSpec;
 
 pub(crate) struct Gemini;
 
@@ -184,15 +184,9 @@ impl Api for Gemini {
                     _ => json!({ "error": r.text() }),
                 };
                 response.insert("response".into(), body);
-                if let Ok(output) = &r.result {
-                    let images = output.content.iter().filter_map(|c| match c {
-                        Content::Image { data, mime_type } => Some(inline_image(data, mime_type)),
-                        Content::Text { .. } => None,
-                    });
-                    let images: Vec<Value> = images.collect();
-                    if !images.is_empty() {
-                        response.insert("parts".into(), Value::Array(images));
-                    }
+                let images: Vec<Value> = r.images().map(|(d, m)| inline_image(d, m)).collect();
+                if !images.is_empty() {
+                    response.insert("parts".into(), Value::Array(images));
                 }
                 json!({ "functionResponse": response })
             })
@@ -468,7 +462,7 @@ pub fn check_gemini(schema: &Value) -> Result<(), Vec<Finding>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolCall;
+    use crate::{Content, ToolCall};
 
     #[test]
     fn a_results_images_go_as_parts_of_its_function_response() {

@@ -13,6 +13,7 @@ use super::declare::{DeclareOptions, Declared};
 use super::hosted::COMPUTER;
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, text_arguments};
+use super::results::text_then_images;
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Content, ToolCall, ToolSpec};
@@ -118,7 +119,7 @@ fn is_computer_call(call: &ToolCall) -> bool {
 
 /// A function's output: its text, or with images, the text and each image as input items.
 fn function_output(r: &CallResult) -> Value {
-    function_call_output(&r.text(), super::anthropic::result_images(r))
+    function_call_output(&r.text(), r.images())
 }
 
 /// A `function_call_output` item's `output`: the text alone, or with images (each `(base64
@@ -136,8 +137,8 @@ pub fn function_call_output<'a>(
     if images.is_empty() {
         return json!(text);
     }
-    let text = (!text.is_empty()).then(|| json!({ "type": "input_text", "text": text }));
-    Value::Array(text.into_iter().chain(images).collect())
+    let text_block = |text: &str| json!({ "type": "input_text", "text": text });
+    Value::Array(text_then_images(text, images, text_block))
 }
 
 /// The screenshot answering a computer call, as a data URL: the first image of its output.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{api, Aliases, Format};
-use crate::{ToolCall, ToolError, ToolOutput};
+use crate::{Content, ToolCall, ToolError, ToolOutput};
 
 /// A call and what came of it.
 #[derive(Debug, Clone)]
@@ -33,6 +33,30 @@ impl CallResult {
     pub(crate) fn is_error(&self) -> bool {
         self.result.is_err() || self.result.as_ref().is_ok_and(|o| o.is_error)
     }
+
+    /// The images of the output, each `(base64 data, media type)`; none for a failure.
+    pub(crate) fn images(&self) -> impl Iterator<Item = (&str, &str)> {
+        let content = match &self.result {
+            Ok(output) => output.content.as_slice(),
+            Err(_) => &[],
+        };
+        content.iter().filter_map(|c| match c {
+            Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
+            Content::Text { .. } => None,
+        })
+    }
+}
+
+/// A result's text and images as content blocks, the rule every API with image blocks shares:
+/// the text block first, then the images. The text block is left out when it is empty and
+/// there are images, because the APIs refuse a blank text block; without images it stays.
+pub(crate) fn text_then_images(
+    text: &str,
+    images: Vec<Value>,
+    text_block: fn(&str) -> Value,
+) -> Vec<Value> {
+    let text = (images.is_empty() || !text.is_empty()).then(|| text_block(text));
+    text.into_iter().chain(images).collect()
 }
 
 /// The results of one response's calls, in the shape the API takes in the next request:
