@@ -27,6 +27,7 @@ mod agent;
 mod anthropic;
 mod approval;
 mod assemble;
+mod bedrock;
 mod calls;
 pub mod citations;
 mod context;
@@ -59,6 +60,7 @@ pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
     RunState,
 };
+pub use bedrock::{AwsCredentials, BedrockModel};
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;

@@ -1,0 +1,414 @@
+//! Amazon Bedrock Converse over HTTP. Tools are declared and calls parsed by `tool-core`'s
+//! provider module; this module writes the messages (a call's results go back as one user
+//! message of `toolResult` blocks), signs the request (SigV4, or a Bedrock API key) and reads
+//! the text and usage.
+
+mod sigv4;
+
+use std::time::SystemTime;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
+use serde_json::{json, Map, Value};
+use tool_core::provider::{bedrock_tool_result_content, parse_calls, Aliases, Format, ParseError};
+
+pub use sigv4::AwsCredentials;
+
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::message::{Message, ToolImage, Usage};
+use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+
+const PROVIDER: &str = "Bedrock";
+
+/// The signing name of Bedrock Runtime, whose endpoints are `bedrock-runtime.{region}...`.
+const SIGNING_NAME: &str = "bedrock";
+
+/// A [`ChatModel`] speaking Amazon Bedrock Converse
+/// (`POST https://bedrock-runtime.{region}.amazonaws.com/model/{model}/converse`).
+///
+/// Requests are authorised with a Bedrock API key when there is one (`AWS_BEARER_TOKEN_BEDROCK`,
+/// or [`BedrockModel::with_api_key`]), sent as a bearer token; otherwise they are signed with
+/// AWS Signature Version 4 from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
+/// `AWS_SESSION_TOKEN` (or [`BedrockModel::with_credentials`]). The region comes from
+/// `AWS_REGION` or `AWS_DEFAULT_REGION`, else `us-east-1`. Neither secret is ever logged, and
+/// `Debug` shows neither.
+///
+/// The model is a model id, an inference profile id or an ARN; it is percent-encoded into the
+/// path. `maxTokens` is sent only when set with [`BedrockModel::with_max_tokens`].
+///
+/// ```
+/// use tool_agent::BedrockModel;
+///
+/// let model = BedrockModel::new("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+///     .with_region("us-west-2");
+/// assert_eq!(
+///     model.url(),
+///     "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+/// );
+/// ```
+#[derive(Clone)]
+pub struct BedrockModel {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    region: String,
+    api_key: Option<ApiKey>,
+    credentials: Option<AwsCredentials>,
+    retry: RetryPolicy,
+    max_tokens: Option<u32>,
+    extra: Map<String, Value>,
+}
+
+impl std::fmt::Debug for BedrockModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BedrockModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("region", &self.region)
+            .field("api_key", &self.api_key)
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BedrockModel {
+    /// A client for `model` in the environment's region, with the environment's API key or
+    /// credentials.
+    pub fn new(model: impl Into<String>) -> Self {
+        let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok().filter(|r| !r.trim().is_empty()))
+            .unwrap_or_else(|| "us-east-1".to_owned());
+        let model = model.into();
+        BedrockModel {
+            client: crate::http::default_client(),
+            url: converse_url(&regional_endpoint(&region), &model),
+            model,
+            region,
+            api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
+            credentials: AwsCredentials::from_env(),
+            retry: RetryPolicy::default(),
+            max_tokens: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The region, such as `eu-west-1`: requests go to its endpoint and are signed for it.
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = region.into();
+        self.url = converse_url(&regional_endpoint(&self.region), &self.model);
+        self
+    }
+
+    /// Another endpoint (a VPC endpoint, a proxy), such as
+    /// `https://bedrock-runtime.us-east-1.amazonaws.com`; requests are still signed for the
+    /// region. Set the region first: [`BedrockModel::with_region`] restores its own endpoint.
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = converse_url(base_url, &self.model);
+        self
+    }
+
+    crate::http::client_setters!("`AWS_BEARER_TOKEN_BEDROCK`");
+
+    /// AWS credentials to sign requests with, instead of the environment's. An API key, if
+    /// there is one, is used instead of them.
+    pub fn with_credentials(mut self, credentials: AwsCredentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// The most tokens an answer may have (`inferenceConfig.maxTokens`).
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// A field added to every request body (`guardrailConfig`, `additionalModelRequestFields`,
+    /// `performanceConfig`...). A field the client writes itself (`messages`, `system`,
+    /// `inferenceConfig`, `toolConfig`) is replaced by it: set those through the request instead.
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
+
+    /// The request body for `request`.
+    ///
+    /// A structured answer's schema is asked for in the system prompt, and the answer checked
+    /// as always: Converse's `outputConfig` is taken by some models only. Converse has no tool
+    /// choice "none": then no tool choice is sent, and the tools are declared only when the
+    /// conversation already holds tool calls (which Converse requires), and a call the model
+    /// makes anyway is not run.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let declarations = request.tools.declarations_or_declare(Format::Bedrock);
+        let aliases = &declarations.aliases;
+        let mut body = Map::new();
+        body.insert("messages".into(), messages(&request.messages, aliases));
+        let instructions = match &request.response_format {
+            Some(format) => Some(format.in_instructions(request.instructions.as_deref())),
+            None => request.instructions.clone(),
+        };
+        if let Some(instructions) = instructions {
+            body.insert("system".into(), json!([{ "text": instructions }]));
+        }
+        let mut inference = Map::new();
+        if let Some(max_tokens) = self.max_tokens {
+            inference.insert("maxTokens".into(), json!(max_tokens));
+        }
+        if let Some(temperature) = request.temperature {
+            inference.insert("temperature".into(), json!(temperature));
+        }
+        if !inference.is_empty() {
+            body.insert("inferenceConfig".into(), Value::Object(inference));
+        }
+        let history_has_tools = request.messages.iter().any(|m| match m {
+            Message::Assistant { calls, .. } => !calls.is_empty(),
+            Message::Tool { .. } => true,
+            Message::User { .. } => false,
+        });
+        if request.offers_tools() {
+            let mut config = Map::new();
+            config.insert("tools".into(), declarations.tools.clone());
+            config.insert(
+                "toolChoice".into(),
+                tool_choice(&request.tool_choice, aliases),
+            );
+            body.insert("toolConfig".into(), Value::Object(config));
+        } else if history_has_tools && !request.tools.is_empty() {
+            body.insert(
+                "toolConfig".into(),
+                json!({ "tools": declarations.tools.clone() }),
+            );
+        }
+        for (name, value) in &self.extra {
+            body.insert(name.clone(), value.clone());
+        }
+        Value::Object(body)
+    }
+
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let headers = match (&self.api_key, &self.credentials) {
+            (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
+            (None, Some(credentials)) => self.signed_headers(credentials, &body)?,
+            (None, None) => {
+                return Err(ModelError::Setup(
+                    "Bedrock needs an API key (AWS_BEARER_TOKEN_BEDROCK) or AWS credentials \
+                     (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+                        .into(),
+                ))
+            }
+        };
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+        })
+    }
+
+    /// The headers of a request signed with SigV4: `content-type`, `host`, `x-amz-date` and,
+    /// for temporary credentials, `x-amz-security-token`, all signed, and `authorization`.
+    fn signed_headers(
+        &self,
+        credentials: &AwsCredentials,
+        body: &[u8],
+    ) -> Result<HeaderMap, ModelError> {
+        let url = reqwest::Url::parse(&self.url)
+            .map_err(|e| ModelError::Setup(format!("`{}` is not a URL: {e}", self.url)))?;
+        let host = match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            (None, _) => return Err(ModelError::Setup(format!("`{}` has no host", self.url))),
+        };
+        let timestamp = sigv4::timestamp(SystemTime::now());
+        let mut signed = vec![
+            ("content-type", "application/json"),
+            ("host", host.as_str()),
+            ("x-amz-date", timestamp.as_str()),
+        ];
+        if let Some(token) = credentials.session_token() {
+            signed.push(("x-amz-security-token", token));
+        }
+        let scope = sigv4::Scope {
+            region: &self.region,
+            service: SIGNING_NAME,
+            timestamp: &timestamp,
+        };
+        let authorization = sigv4::authorization(credentials, &scope, url.path(), &signed, body);
+        let mut headers = HeaderMap::new();
+        let value = |text: &str| {
+            HeaderValue::from_str(text).map_err(|_| {
+                ModelError::Setup(
+                    "the AWS credentials or the region have characters a header cannot carry"
+                        .into(),
+                )
+            })
+        };
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(HOST, value(&host)?);
+        headers.insert(HeaderName::from_static("x-amz-date"), value(&timestamp)?);
+        if let Some(token) = credentials.session_token() {
+            let mut token = value(token)?;
+            token.set_sensitive(true);
+            headers.insert(HeaderName::from_static("x-amz-security-token"), token);
+        }
+        let mut authorization = value(&authorization)?;
+        authorization.set_sensitive(true);
+        headers.insert(AUTHORIZATION, authorization);
+        Ok(headers)
+    }
+}
+
+fn regional_endpoint(region: &str) -> String {
+    format!("https://bedrock-runtime.{region}.amazonaws.com")
+}
+
+fn converse_url(base_url: &str, model: &str) -> String {
+    format!(
+        "{}/model/{}/converse",
+        base_url.trim_end_matches('/'),
+        sigv4::uri_encode(model, false)
+    )
+}
+
+/// The neutral messages as Converse's: results of one answer's calls go together in one user
+/// message of `toolResult` blocks.
+fn messages(messages: &[Message], aliases: &Aliases) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
+        if !results.is_empty() {
+            out.push(json!({ "role": "user", "content": std::mem::take(results) }));
+        }
+    };
+    for message in messages {
+        match message {
+            Message::Tool {
+                call_id,
+                text,
+                is_error,
+                images,
+                ..
+            } => {
+                let images = images.iter().map(ToolImage::parts);
+                let mut result = Map::new();
+                result.insert(
+                    "toolUseId".into(),
+                    json!(call_id.as_deref().unwrap_or_default()),
+                );
+                result.insert("content".into(), bedrock_tool_result_content(text, images));
+                if *is_error {
+                    result.insert("status".into(), json!("error"));
+                }
+                results.push(json!({ "toolResult": result }));
+            }
+            Message::User { text } => {
+                flush(&mut results, &mut out);
+                out.push(json!({ "role": "user", "content": [{ "text": text }] }));
+            }
+            Message::Assistant { text, calls } => {
+                flush(&mut results, &mut out);
+                let mut content: Vec<Value> = Vec::new();
+                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                    content.push(json!({ "text": text }));
+                }
+                for call in calls {
+                    let input = match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        _ => json!({}),
+                    };
+                    content.push(json!({ "toolUse": {
+                        "toolUseId": call.id.as_deref().unwrap_or_default(),
+                        "name": aliases.provider_name(&call.name),
+                        "input": input,
+                    } }));
+                }
+                out.push(json!({ "role": "assistant", "content": content }));
+            }
+        }
+    }
+    flush(&mut results, &mut out);
+    Value::Array(out)
+}
+
+/// Converse's tool choice; `None` is never asked for (see [`BedrockModel::body`]).
+fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
+    match choice {
+        ToolChoice::Auto | ToolChoice::None => json!({ "auto": {} }),
+        ToolChoice::Required => json!({ "any": {} }),
+        ToolChoice::Tool(name) => json!({ "tool": { "name": aliases.provider_name(name) } }),
+    }
+}
+
+/// The text, calls and usage of a Converse answer.
+fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+    let calls = parse_calls(Format::Bedrock, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider: PROVIDER,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider: PROVIDER,
+            message: other.to_string(),
+        },
+    })?;
+    let text: String = answer
+        .pointer("/output/message/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage: usage(answer.get("usage")),
+        finish_reason: answer
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// Converse's token counts. `inputTokens` leaves out what was read from or written to the
+/// cache; the neutral count includes both.
+fn usage(usage: Option<&Value>) -> Usage {
+    let count = |name: &str| {
+        usage
+            .and_then(|u| u.get(name))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let cached = count("cacheReadInputTokens");
+    Usage {
+        requests: 1,
+        input_tokens: count("inputTokens")
+            .saturating_add(cached)
+            .saturating_add(count("cacheWriteInputTokens")),
+        output_tokens: count("outputTokens"),
+        cached_input_tokens: cached,
+        reasoning_tokens: 0,
+    }
+}
+
+impl ChatModel for BedrockModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request))?.send().await?;
+            let aliases = request.tools.aliases();
+            response(&answer, &aliases)
+        })
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::Bedrock)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}

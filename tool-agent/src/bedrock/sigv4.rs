@@ -1,0 +1,254 @@
+//! AWS Signature Version 4 for one JSON POST: the canonical request, the string to sign, the
+//! derived key and the `Authorization` header, as AWS documents them for services other than
+//! S3 (the path encoded twice, the payload hashed).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
+
+/// An AWS access key: the key id, its secret and, for temporary credentials, the session
+/// token. Its `Debug` form shows the key id only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AwsCredentials {
+    access_key_id: String,
+    secret_access_key: String,
+    session_token: Option<String>,
+}
+
+impl AwsCredentials {
+    /// Long-term credentials: an access key id and its secret.
+    pub fn new(access_key_id: impl Into<String>, secret_access_key: impl Into<String>) -> Self {
+        AwsCredentials {
+            access_key_id: access_key_id.into(),
+            secret_access_key: secret_access_key.into(),
+            session_token: None,
+        }
+    }
+
+    /// With the session token of temporary credentials (sent as `x-amz-security-token`).
+    pub fn with_session_token(mut self, token: impl Into<String>) -> Self {
+        self.session_token = Some(token.into());
+        self
+    }
+
+    /// The credentials in `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and, if set,
+    /// `AWS_SESSION_TOKEN`; `None` unless the first two are set and not empty.
+    pub fn from_env() -> Option<Self> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let credentials =
+            AwsCredentials::new(var("AWS_ACCESS_KEY_ID")?, var("AWS_SECRET_ACCESS_KEY")?);
+        Some(match var("AWS_SESSION_TOKEN") {
+            Some(token) => credentials.with_session_token(token),
+            None => credentials,
+        })
+    }
+
+    /// The session token, if any.
+    pub(crate) fn session_token(&self) -> Option<&str> {
+        self.session_token.as_deref()
+    }
+}
+
+impl std::fmt::Debug for AwsCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsCredentials")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"<hidden>")
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "<hidden>"),
+            )
+            .finish()
+    }
+}
+
+/// What a signature covers besides the headers: where and when.
+pub(crate) struct Scope<'a> {
+    /// The region, such as `us-east-1`.
+    pub region: &'a str,
+    /// The signing name of the service (`bedrock` for Bedrock Runtime).
+    pub service: &'a str,
+    /// The request time, `YYYYMMDDTHHMMSSZ`, also sent as `x-amz-date`.
+    pub timestamp: &'a str,
+}
+
+/// The `Authorization` header of a POST to `path` (as sent, percent-encoded) with these
+/// headers, each `(lower-case name, value)`, all of them signed, and this body.
+pub(crate) fn authorization(
+    credentials: &AwsCredentials,
+    scope: &Scope<'_>,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> String {
+    let mut headers: Vec<(&str, String)> = headers.iter().map(|(n, v)| (*n, trim_all(v))).collect();
+    headers.sort_by(|a, b| a.0.cmp(b.0));
+    let signed_headers = headers
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(";");
+    let canonical_headers: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}:{value}\n"))
+        .collect();
+    let canonical_request = format!(
+        "POST\n{}\n\n{canonical_headers}\n{signed_headers}\n{}",
+        uri_encode(path, true),
+        hex(&Sha256::digest(body)),
+    );
+    let date = &scope.timestamp[..scope.timestamp.len().min(8)];
+    let credential_scope = format!("{date}/{}/{}/aws4_request", scope.region, scope.service);
+    let string_to_sign = format!(
+        "AWS4-HMAC-SHA256\n{}\n{credential_scope}\n{}",
+        scope.timestamp,
+        hex(&Sha256::digest(canonical_request.as_bytes())),
+    );
+    let secret = format!("AWS4{}", credentials.secret_access_key);
+    let key = [date, scope.region, scope.service, "aws4_request"]
+        .iter()
+        .fold(secret.into_bytes(), |key, part| hmac(&key, part.as_bytes()));
+    let signature = hex(&hmac(&key, string_to_sign.as_bytes()));
+    format!(
+        "AWS4-HMAC-SHA256 Credential={}/{credential_scope}, SignedHeaders={signed_headers}, Signature={signature}",
+        credentials.access_key_id
+    )
+}
+
+/// `time` as SigV4 writes it: `YYYYMMDDTHHMMSSZ`, in UTC.
+pub(crate) fn timestamp(time: SystemTime) -> String {
+    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (year, month, day) = civil_date(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_date(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Percent-encodes every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) and, when
+/// `keep_slash`, `/`: a URI path label, or (over an encoded path) SigV4's canonical URI.
+pub(crate) fn uri_encode(text: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        let unreserved = byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~');
+        if unreserved || (keep_slash && byte == b'/') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// A header value as SigV4 signs it: trimmed, with runs of spaces as one.
+fn trim_all(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn hmac(key: &[u8], message: &[u8]) -> Vec<u8> {
+    // HMAC takes a key of any length, so this cannot fail.
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        return Vec::new();
+    };
+    mac.update(message);
+    mac.finalize().into_bytes().to_vec()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_in_sigv4s_form() {
+        let at = |seconds| timestamp(UNIX_EPOCH + Duration::from_secs(seconds));
+        assert_eq!(at(0), "19700101T000000Z");
+        // 2000-02-29 (a leap day of a century leap year), 23:59:59.
+        assert_eq!(at(951_868_799), "20000229T235959Z");
+        assert_eq!(at(951_868_800), "20000301T000000Z");
+        // 2026-11-24 20:26:52.
+        assert_eq!(at(1_795_552_012), "20261124T202652Z");
+        assert_eq!(at(4_102_444_799), "20991231T235959Z");
+    }
+
+    #[test]
+    fn paths_are_encoded_once_as_labels_and_again_when_canonical() {
+        let label = uri_encode("us.anthropic.claude-sonnet-4-5-20250929-v1:0", false);
+        assert_eq!(label, "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0");
+        let path = format!("/model/{label}/converse");
+        assert_eq!(
+            uri_encode(&path, true),
+            "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%253A0/converse"
+        );
+        assert_eq!(uri_encode("a b/ü", false), "a%20b%2F%C3%BC");
+    }
+
+    #[test]
+    fn the_secret_never_shows_in_debug() {
+        let credentials =
+            AwsCredentials::new("AKIDEXAMPLE", "very-secret").with_session_token("tok");
+        let shown = format!("{credentials:?}");
+        assert!(shown.contains("AKIDEXAMPLE"), "{shown}");
+        assert!(
+            !shown.contains("very-secret") && !shown.contains("tok\""),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn header_values_are_trimmed_and_sorted_by_name_and_the_signature_follows_every_input() {
+        let credentials = AwsCredentials::new("AKID", "secret");
+        let scope = Scope {
+            region: "eu-west-1",
+            service: "bedrock",
+            timestamp: "20261124T202652Z",
+        };
+        let headers = [
+            ("x-amz-date", "20261124T202652Z"),
+            ("host", "  example.com "),
+        ];
+        let signed = authorization(&credentials, &scope, "/model/m/converse", &headers, b"{}");
+        assert!(
+            signed.starts_with(
+                "AWS4-HMAC-SHA256 Credential=AKID/20261124/eu-west-1/bedrock/aws4_request, \
+                 SignedHeaders=host;x-amz-date, Signature="
+            ),
+            "{signed}"
+        );
+        let signature = |s: &str| s.rsplit('=').next().unwrap_or_default().len();
+        assert_eq!(signature(&signed), 64);
+        let other_body = authorization(&credentials, &scope, "/model/m/converse", &headers, b"[]");
+        assert_ne!(signed, other_body);
+        let spaced = [("x-amz-date", "20261124T202652Z"), ("host", "example.com")];
+        let same = authorization(&credentials, &scope, "/model/m/converse", &spaced, b"{}");
+        assert_eq!(signed, same, "values are trimmed before signing");
+    }
+}
