@@ -27,6 +27,7 @@ mod agent;
 mod anthropic;
 mod approval;
 mod assemble;
+mod aws_frames;
 mod bedrock;
 mod calls;
 pub mod citations;

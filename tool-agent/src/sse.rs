@@ -1,6 +1,7 @@
 //! Streamed answers over server-sent events, the part every API shares: the request opened
 //! (with the client's retries, before anything is read), the body read as it comes and cut
-//! into `data:` payloads, errors and the end. Each API's [`Decoder`] reads the payloads.
+//! into `data:` payloads (or, for Bedrock, AWS event stream messages), errors and the end. Each
+//! API's [`Decoder`] reads the payloads.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -8,6 +9,7 @@ use std::pin::Pin;
 
 use futures_util::stream;
 
+use crate::aws_frames::FrameReader;
 use crate::events::{ModelEvent, ModelEventStream};
 use crate::http::{error_chain, MAX_ANSWER_BYTES};
 use crate::model::{ModelError, ModelResponse};
@@ -31,12 +33,31 @@ pub(crate) fn events<'a>(
     url: String,
     decoder: Box<dyn Decoder + 'a>,
 ) -> ModelEventStream<'a> {
+    read_events(opening, url, EventReader::new(decoder))
+}
+
+/// The answer read from the AWS event stream `opening` opens, as events: each message is
+/// given to the decoder as one JSON payload (see [`Frame::as_json`](crate::aws_frames::Frame::as_json)).
+pub(crate) fn aws_events<'a>(
+    opening: Opening<'a>,
+    url: String,
+    decoder: Box<dyn Decoder + 'a>,
+    provider: &'static str,
+) -> ModelEventStream<'a> {
+    read_events(opening, url, EventReader::aws(decoder, provider))
+}
+
+fn read_events<'a>(
+    opening: Opening<'a>,
+    url: String,
+    events: EventReader<'a>,
+) -> ModelEventStream<'a> {
     let reading = Reading {
         opening: Some(opening),
         url,
         response: None,
         read: 0,
-        events: EventReader::new(decoder),
+        events,
     };
     Box::pin(stream::unfold(reading, |mut reading| async move {
         let event = reading.next().await?;
@@ -100,9 +121,13 @@ impl Reading<'_> {
     }
 }
 
-/// The events of a stream's body, from its bytes however they are cut: lines, their `data:`
-/// payloads given to the decoder, and the end. Knows nothing of HTTP.
+/// The events of a stream's body, from its bytes however they are cut: lines and their
+/// `data:` payloads (or AWS event stream messages) given to the decoder, and the end. Knows
+/// nothing of HTTP.
 pub(crate) struct EventReader<'a> {
+    /// An AWS event stream's frames, and the provider named in its errors; `None` for
+    /// server-sent events.
+    frames: Option<(FrameReader, &'static str)>,
     /// Bytes of a line not complete yet.
     buffer: Vec<u8>,
     /// How much of `buffer` is known to hold no line end, so that a long line arriving in
@@ -118,11 +143,20 @@ pub(crate) struct EventReader<'a> {
 impl<'a> EventReader<'a> {
     pub(crate) fn new(decoder: Box<dyn Decoder + 'a>) -> Self {
         EventReader {
+            frames: None,
             buffer: Vec::new(),
             scanned: 0,
             decoder,
             ready: VecDeque::new(),
             over: false,
+        }
+    }
+
+    /// A reader of an AWS event stream, whose broken frames are `provider`'s malformed answer.
+    pub(crate) fn aws(decoder: Box<dyn Decoder + 'a>, provider: &'static str) -> Self {
+        EventReader {
+            frames: Some((FrameReader::default(), provider)),
+            ..EventReader::new(decoder)
         }
     }
 
@@ -145,6 +179,21 @@ impl<'a> EventReader<'a> {
 
     /// Reads the complete lines of `bytes` (and what was left of the last ones).
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        if let Some((frames, provider)) = &mut self.frames {
+            let provider = *provider;
+            match frames.feed(bytes) {
+                Ok(frames) => {
+                    for frame in frames {
+                        self.payload(&frame.as_json().to_string());
+                        if self.over {
+                            break;
+                        }
+                    }
+                }
+                Err(message) => self.fail(ModelError::Malformed { provider, message }),
+            }
+            return;
+        }
         self.buffer.extend_from_slice(bytes);
         let mut start = 0;
         while let Some(at) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') {
@@ -163,6 +212,14 @@ impl<'a> EventReader<'a> {
 
     /// The body ended. A stream that ends without its end marker: what came is the answer.
     pub(crate) fn end(&mut self) {
+        if let Some((frames, provider)) = &self.frames {
+            if frames.is_mid_frame() {
+                let provider = *provider;
+                let message = "the stream ended inside an event stream message".to_owned();
+                self.fail(ModelError::Malformed { provider, message });
+                return;
+            }
+        }
         let rest = std::mem::take(&mut self.buffer);
         self.scanned = 0;
         if !rest.is_empty() {
@@ -177,8 +234,13 @@ impl<'a> EventReader<'a> {
         let Some(data) = line.trim_end().strip_prefix("data:") else {
             return;
         };
+        self.payload(data.trim());
+    }
+
+    /// One payload, given to the decoder.
+    fn payload(&mut self, data: &str) {
         let mut deltas = Vec::new();
-        let complete = self.decoder.data(data.trim(), &mut deltas);
+        let complete = self.decoder.data(data, &mut deltas);
         self.ready.extend(
             deltas
                 .into_iter()

@@ -1,9 +1,10 @@
 //! Amazon Bedrock Converse over HTTP. Tools are declared and calls parsed by `tool-core`'s
 //! provider module; this module writes the messages (a call's results go back as one user
 //! message of `toolResult` blocks), signs the request (SigV4, or a Bedrock API key) and reads
-//! the text and usage.
+//! the text and usage, whole or streamed (`ConverseStream`, an AWS event stream).
 
 mod sigv4;
+mod stream;
 
 use std::time::SystemTime;
 
@@ -13,9 +14,11 @@ use tool_core::provider::{bedrock_tool_result_content, parse_calls, Aliases, For
 
 pub use sigv4::AwsCredentials;
 
+use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::sse;
 
 const PROVIDER: &str = "Bedrock";
 
@@ -49,6 +52,7 @@ const SIGNING_NAME: &str = "bedrock";
 pub struct BedrockModel {
     client: reqwest::Client,
     url: String,
+    stream_url: String,
     model: String,
     region: String,
     api_key: Option<ApiKey>,
@@ -81,7 +85,8 @@ impl BedrockModel {
         let model = model.into();
         BedrockModel {
             client: crate::http::default_client(),
-            url: converse_url(&regional_endpoint(&region), &model),
+            url: converse_url(&regional_endpoint(&region), &model, "converse"),
+            stream_url: converse_url(&regional_endpoint(&region), &model, "converse-stream"),
             model,
             region,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
@@ -95,15 +100,16 @@ impl BedrockModel {
     /// The region, such as `eu-west-1`: requests go to its endpoint and are signed for it.
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
         self.region = region.into();
-        self.url = converse_url(&regional_endpoint(&self.region), &self.model);
-        self
+        let endpoint = regional_endpoint(&self.region);
+        self.with_base_url(&endpoint)
     }
 
     /// Another endpoint (a VPC endpoint, a proxy), such as
     /// `https://bedrock-runtime.us-east-1.amazonaws.com`; requests are still signed for the
     /// region. Set the region first: [`BedrockModel::with_region`] restores its own endpoint.
     pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = converse_url(base_url, &self.model);
+        self.url = converse_url(base_url, &self.model, "converse");
+        self.stream_url = converse_url(base_url, &self.model, "converse-stream");
         self
     }
 
@@ -184,12 +190,12 @@ impl BedrockModel {
         Value::Object(body)
     }
 
-    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+    fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let headers = match (&self.api_key, &self.credentials) {
             (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
-            (None, Some(credentials)) => self.signed_headers(credentials, &body)?,
+            (None, Some(credentials)) => self.signed_headers(url, credentials, &body)?,
             (None, None) => {
                 return Err(ModelError::Setup(
                     "Bedrock needs an API key (AWS_BEARER_TOKEN_BEDROCK) or AWS credentials \
@@ -200,7 +206,7 @@ impl BedrockModel {
         };
         Ok(JsonPost {
             client: &self.client,
-            url: &self.url,
+            url,
             headers,
             body,
             retry: self.retry,
@@ -212,15 +218,17 @@ impl BedrockModel {
     /// for temporary credentials, `x-amz-security-token`, all signed, and `authorization`.
     fn signed_headers(
         &self,
+        url: &str,
         credentials: &AwsCredentials,
         body: &[u8],
     ) -> Result<HeaderMap, ModelError> {
-        let url = reqwest::Url::parse(&self.url)
-            .map_err(|e| ModelError::Setup(format!("`{}` is not a URL: {e}", self.url)))?;
+        let shown = url;
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| ModelError::Setup(format!("`{shown}` is not a URL: {e}")))?;
         let host = match (url.host_str(), url.port()) {
             (Some(host), Some(port)) => format!("{host}:{port}"),
             (Some(host), None) => host.to_owned(),
-            (None, _) => return Err(ModelError::Setup(format!("`{}` has no host", self.url))),
+            (None, _) => return Err(ModelError::Setup(format!("`{shown}` has no host"))),
         };
         let timestamp = sigv4::timestamp(SystemTime::now());
         let mut signed = vec![
@@ -265,9 +273,10 @@ fn regional_endpoint(region: &str) -> String {
     format!("https://bedrock-runtime.{region}.amazonaws.com")
 }
 
-fn converse_url(base_url: &str, model: &str) -> String {
+/// The URL of `operation` (`converse`, `converse-stream`) for `model`.
+fn converse_url(base_url: &str, model: &str, operation: &str) -> String {
     format!(
-        "{}/model/{}/converse",
+        "{}/model/{}/{operation}",
         base_url.trim_end_matches('/'),
         sigv4::uri_encode(model, false)
     )
@@ -398,10 +407,20 @@ fn usage(usage: Option<&Value>) -> Usage {
 impl ChatModel for BedrockModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self.post(self.body(request))?.send().await?;
+            let answer = self.post(&self.url, self.body(request))?.send().await?;
             let aliases = request.tools.aliases();
             response(&answer, &aliases)
         })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let body = self.body(request);
+            self.post(&self.stream_url, body)?.open().await
+        });
+        let aliases = request.tools.aliases().into_owned();
+        let decoder = stream::stream_decoder(aliases);
+        sse::aws_events(opening, self.stream_url.clone(), decoder, PROVIDER)
     }
 
     fn format(&self) -> Option<Format> {

@@ -1,0 +1,207 @@
+//! A streamed Converse answer (`ConverseStream`): AWS event stream messages, each read as
+//! `{"<event>": payload}` (`messageStart`, `contentBlockStart`, `contentBlockDelta`,
+//! `contentBlockStop`, `messageStop`, `metadata`), or an exception.
+
+use serde_json::Value;
+use tool_core::provider::Aliases;
+
+use super::{usage, PROVIDER};
+use crate::assemble::CallAssembler;
+use crate::message::Usage;
+use crate::model::{ModelError, ModelResponse};
+use crate::sse::Decoder;
+
+/// What reads a streamed answer's events, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+    Box::new(Streamed {
+        aliases,
+        ..Streamed::default()
+    })
+}
+
+/// What a streamed answer's events said so far: tool uses started with their id and name and
+/// grown by pieces of their input, text deltas, the stop reason, and the usage last.
+#[derive(Default)]
+struct Streamed {
+    aliases: Aliases,
+    text: String,
+    calls: CallAssembler,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl Decoder for Streamed {
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!("a streamed event is not JSON ({e}): {data}"),
+        })?;
+        let Some((name, body)) = event.as_object().and_then(|o| o.iter().next()) else {
+            return Ok(false);
+        };
+        let index = body.get("contentBlockIndex").and_then(Value::as_u64);
+        match name.as_str() {
+            "contentBlockStart" => {
+                if let Some(tool_use) = body.pointer("/start/toolUse") {
+                    let field = |name: &str| tool_use.get(name).and_then(Value::as_str);
+                    self.calls
+                        .push(index, field("toolUseId"), field("name"), None);
+                }
+            }
+            "contentBlockDelta" => {
+                let delta = body.get("delta");
+                if let Some(text) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
+                    self.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+                let input = delta
+                    .and_then(|d| d.pointer("/toolUse/input"))
+                    .and_then(Value::as_str);
+                if input.is_some() {
+                    self.calls.push(index, None, None, input);
+                }
+            }
+            "messageStop" => {
+                self.stop_reason = body
+                    .get("stopReason")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            // The last event: the usage.
+            "metadata" => {
+                self.usage = usage(body.get("usage"));
+                return Ok(true);
+            }
+            "messageStart" | "contentBlockStop" => {}
+            // An exception (`throttlingException`, `validationException`...) or an error.
+            other => {
+                let message = body
+                    .get("message")
+                    .or_else(|| body.get("Message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)");
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: format!("{other}: {message}"),
+                    attempts: 1,
+                });
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.stop_reason.take(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aws_frames::tests::encode;
+    use crate::sse::EventReader;
+    use serde_json::json;
+
+    fn frame(event: &Value) -> Vec<u8> {
+        let (name, payload) = event.as_object().unwrap().iter().next().unwrap();
+        let headers = [
+            (":message-type", "event"),
+            (":event-type", name.as_str()),
+            (":content-type", "application/json"),
+        ];
+        encode(&headers, payload.to_string().as_bytes())
+    }
+
+    fn read(events: &[Value], cut: usize) -> Vec<Result<crate::events::ModelEvent, ModelError>> {
+        let bytes: Vec<u8> = events.iter().flat_map(frame).collect();
+        let mut reader = EventReader::aws(stream_decoder(Aliases::default()), PROVIDER);
+        for piece in bytes.chunks(cut) {
+            reader.feed(piece);
+        }
+        reader.end();
+        std::iter::from_fn(|| reader.pop()).collect()
+    }
+
+    #[test]
+    fn text_and_tool_use_are_assembled_from_deltas() {
+        let events = [
+            json!({ "messageStart": { "role": "assistant" } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 0, "delta": { "text": "Let me " } } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 0, "delta": { "text": "check." } } }),
+            json!({ "contentBlockStop": { "contentBlockIndex": 0 } }),
+            json!({ "contentBlockStart": { "contentBlockIndex": 1, "start": { "toolUse": { "toolUseId": "tooluse_1", "name": "add" } } } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 1, "delta": { "toolUse": { "input": "{\"a\": 2," } } } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 1, "delta": { "toolUse": { "input": " \"b\": 40}" } } } }),
+            json!({ "contentBlockStop": { "contentBlockIndex": 1 } }),
+            json!({ "messageStop": { "stopReason": "tool_use" } }),
+            json!({ "metadata": { "usage": { "inputTokens": 10, "outputTokens": 5, "totalTokens": 15, "cacheReadInputTokens": 4 }, "metrics": { "latencyMs": 9 } } }),
+        ];
+        for cut in [7, 64, 100_000] {
+            let read = read(&events, cut);
+            let deltas: Vec<String> = read
+                .iter()
+                .filter_map(|e| match e {
+                    Ok(crate::events::ModelEvent::TextDelta(t)) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(deltas, ["Let me ", "check."]);
+            let Some(Ok(crate::events::ModelEvent::Done(response))) = read.last() else {
+                panic!("the stream ends with the answer: {read:?}");
+            };
+            assert_eq!(response.text.as_deref(), Some("Let me check."));
+            assert_eq!(response.calls.len(), 1);
+            assert_eq!(response.calls[0].id.as_deref(), Some("tooluse_1"));
+            assert_eq!(response.calls[0].arguments, json!({ "a": 2, "b": 40 }));
+            assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
+            assert_eq!(response.usage.input_tokens, 14);
+            assert_eq!(response.usage.cached_input_tokens, 4);
+        }
+    }
+
+    #[test]
+    fn an_exception_in_the_stream_ends_it_with_the_providers_message() {
+        let bytes = encode(
+            &[
+                (":message-type", "exception"),
+                (":exception-type", "throttlingException"),
+            ],
+            br#"{"message":"Too many tokens, please wait before trying again."}"#,
+        );
+        let mut reader = EventReader::aws(stream_decoder(Aliases::default()), PROVIDER);
+        reader.feed(&frame(&json!({ "messageStart": { "role": "assistant" } })));
+        reader.feed(&bytes);
+        let Some(Err(error)) = reader.pop() else {
+            panic!("an error");
+        };
+        let shown = error.to_string();
+        assert!(
+            shown.contains("throttlingException: Too many tokens"),
+            "{shown}"
+        );
+        assert!(reader.is_over());
+    }
+
+    #[test]
+    fn a_damaged_frame_is_a_malformed_answer() {
+        let mut bytes = frame(&json!({ "messageStart": { "role": "assistant" } }));
+        let at = bytes.len() - 5;
+        bytes[at] ^= 0xff;
+        let mut reader = EventReader::aws(stream_decoder(Aliases::default()), PROVIDER);
+        reader.feed(&bytes);
+        assert!(matches!(
+            reader.pop(),
+            Some(Err(ModelError::Malformed {
+                provider: "Bedrock",
+                ..
+            }))
+        ));
+    }
+}
