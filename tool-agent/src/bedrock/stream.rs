@@ -203,5 +203,17 @@ mod tests {
                 ..
             }))
         ));
+        // A stream cut inside a message.
+        let bytes = frame(&json!({ "messageStart": { "role": "assistant" } }));
+        let mut reader = EventReader::aws(stream_decoder(Aliases::default()), PROVIDER);
+        reader.feed(&bytes[..bytes.len() - 1]);
+        reader.end();
+        let Some(Err(ModelError::Malformed { message, .. })) = reader.pop() else {
+            panic!("a malformed answer");
+        };
+        assert!(
+            message.contains("inside an event stream message"),
+            "{message}"
+        );
     }
 }
