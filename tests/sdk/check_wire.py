@@ -264,18 +264,23 @@ def gemini_contents(value):
         g.Content.model_validate(content)
 
 
-def bedrock_input(shape_name):
-    """A part of a Converse request, checked by botocore's own parameter validator."""
+def bedrock_input(shape_name, operation="Converse"):
+    """A part of a Converse request, checked by botocore's own parameter validator. A whole
+    request is a body: the model id goes in the path, so it must not be in the body."""
 
     def check(value):
         import botocore.session
         from botocore.validate import ParamValidator
 
         service = botocore.session.get_session().get_service_model("bedrock-runtime")
-        converse = service.operation_model("Converse").input_shape
+        converse = service.operation_model(operation).input_shape
         params = {"modelId": "model", "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
         if shape_name == "request":
-            params = value
+            if not isinstance(value, dict):
+                raise Mismatch("", "expected an object")
+            if "modelId" in value:
+                raise Mismatch("/modelId", "the model id goes in the path, not the body")
+            params = dict(value, modelId="model")
         elif shape_name == "tools":
             params["toolConfig"] = {"tools": value}
         elif shape_name == "message":
@@ -313,6 +318,51 @@ def bedrock_response(value):
 
     service = botocore.session.get_session().get_service_model("bedrock-runtime")
     walk_shape(value, service.operation_model("Converse").output_shape, "")
+
+
+def bedrock_stream_events(events):
+    """Streamed Converse events, each `{"<event>": payload}` as boto3 gives them, walked along
+    the service model's `ConverseStreamOutput` event stream."""
+    import botocore.session
+
+    service = botocore.session.get_session().get_service_model("bedrock-runtime")
+    stream = service.operation_model("ConverseStream").output_shape.members["stream"]
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or len(event) != 1:
+            raise Mismatch(f"/{i}", "an event is one object of one member, its type")
+        name, payload = next(iter(event.items()))
+        if name not in stream.members:
+            raise Mismatch(f"/{i}/{name}", f"not an event of {stream.name}")
+        walk_shape(payload, stream.members[name], f"/{i}/{name}")
+
+
+def bedrock_event_lines(text):
+    """A golden stream: one event per line, as JSON."""
+    bedrock_stream_events([json.loads(line) for line in text.splitlines() if line.strip()])
+
+
+bedrock_event_lines.reads_text = True
+
+
+def bedrock_event_stream(data):
+    """The bytes of an AWS event stream, read by botocore's own parser (which checks lengths
+    and CRCs); every message must be a JSON event, then checked as one."""
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    buffer.add_data(data)
+    events = []
+    for i, message in enumerate(buffer):
+        headers = message.headers
+        if headers.get(":message-type") != "event" or headers.get(":content-type") != "application/json":
+            raise Mismatch(f"/{i}", f"not a JSON event: headers {headers}")
+        events.append({headers[":event-type"]: json.loads(message.payload)})
+    if buffer._data:
+        raise Mismatch(f"/{len(events)}", f"{len(buffer._data)} bytes after the last message")
+    bedrock_stream_events(events)
+
+
+bedrock_event_stream.reads_bytes = True
 
 
 def walk_shape(value, shape, path):
@@ -471,6 +521,7 @@ def kinds():
         "gemini.request": gemini_request,
         "gemini.stream-request": gemini_request,
         "bedrock.request": bedrock_input("request"),
+        "bedrock.stream-request": bedrock_input("request", "ConverseStream"),
         # What the model sends back.
         "openai-chat.response": model(oc.ChatCompletion),
         "openai-chat.stream": sse(model(oc.ChatCompletionChunk)),
@@ -481,6 +532,8 @@ def kinds():
         "gemini.response": model(g.GenerateContentResponse),
         "gemini.stream": sse(model(g.GenerateContentResponse)),
         "bedrock.response": bedrock_response,
+        "bedrock.stream": bedrock_event_lines,
+        "bedrock.event-stream": bedrock_event_stream,
         # tool-core's renderings: a request's tools, and the results of calls.
         "openai-chat.tools": typed_list(oc.ChatCompletionToolUnionParam),
         "openai-chat.results": typed_list(oc.ChatCompletionMessageParam),
@@ -504,6 +557,7 @@ GOLDEN = [
     ("tool-agent/tests/golden/{api}/stream-request-*.json", "{api}.stream-request"),
     ("tool-agent/tests/golden/{api}/response-*.json", "{api}.response"),
     ("tool-agent/tests/golden/{api}/stream-*.sse", "{api}.stream"),
+    ("tool-agent/tests/golden/{api}/stream-*.jsonl", "{api}.stream"),
     ("tests/golden/{api}/declarations*.json", "{api}.tools"),
     ("tests/golden/{api}/hosted/declarations.json", "{api}.tools"),
     ("tests/golden/{api}/results.json", "{api}.results"),
@@ -548,10 +602,14 @@ def _shown(error):
 
 def check_file(checks, kind, path):
     check = checks[kind]
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
+    if getattr(check, "reads_bytes", False):
+        with open(path, "rb") as file:
+            data = file.read()
+    else:
+        with open(path, encoding="utf-8") as file:
+            data = file.read()
     try:
-        check(text if getattr(check, "reads_text", False) else json.loads(text))
+        check(data if getattr(check, "reads_text", False) or getattr(check, "reads_bytes", False) else json.loads(data))
     except Mismatch as mismatch:
         return str(mismatch)
     except Exception as error:  # pydantic's ValidationError, a JSON error

@@ -1,4 +1,4 @@
-//! The four HTTP clients' wire formats, checked against golden files: for one fixed two-step
+//! The five HTTP clients' wire formats, checked against golden files: for one fixed two-step
 //! conversation (instructions, a user message, one tool, the model's call of it, the tool's
 //! result, the answer), the exact request bodies each client sends, streamed and not, compared
 //! as JSON with `tests/golden/<api>/request-*.json` and `stream-request-*.json`. The mock server
@@ -11,12 +11,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::event_stream;
 use common::mock::{serve, Canned};
 use common::*;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tool_agent::{
-    Agent, AnthropicModel, ApiKey, ChatModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
+    Agent, AnthropicModel, ApiKey, BedrockModel, ChatModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
     RunEvent, RunOptions, RunResult,
 };
 use tool_core::ToolOutput;
@@ -63,6 +64,9 @@ struct Api {
     /// Where a request asks for one call per answer, and what it says there; `None` for an
     /// API that cannot be asked.
     one_call: Option<(&'static str, Value)>,
+    /// Whether answers stream as an AWS event stream (`stream-*.jsonl`, encoded), rather than
+    /// server-sent events (`stream-*.sse`).
+    aws_stream: bool,
 }
 
 fn golden(folder: &str, file: &str) -> PathBuf {
@@ -81,8 +85,14 @@ fn canned_json(folder: &str, file: &str) -> Canned {
     Canned::Answer(200, Vec::new(), body)
 }
 
-fn canned_events(folder: &str, file: &str) -> Canned {
-    Canned::Events(read(&golden(folder, file)))
+/// The `n`th streamed answer of the API.
+fn canned_stream(api: &Api, n: usize) -> Canned {
+    if api.aws_stream {
+        let lines = read(&golden(api.folder, &format!("stream-{n}.jsonl")));
+        Canned::Bytes(event_stream::CONTENT_TYPE, event_stream::encode_lines(&lines))
+    } else {
+        Canned::Events(read(&golden(api.folder, &format!("stream-{n}.sse"))))
+    }
 }
 
 /// Compares `sent` with the golden file, as JSON; with `AI_TOOL_BLESS=1`, rewrites the file.
@@ -191,11 +201,7 @@ where
         }
     }
 
-    let (mock, base_url) = serve(vec![
-        canned_events(folder, "stream-1.sse"),
-        canned_events(folder, "stream-2.sse"),
-    ])
-    .await;
+    let (mock, base_url) = serve(vec![canned_stream(&api, 1), canned_stream(&api, 2)]).await;
     let options = RunOptions::default();
     let runner = agent(&base_url);
     let events: Vec<RunEvent> = runner.run_stream(QUESTION, &options).collect().await;
@@ -263,6 +269,7 @@ async fn openai_chat_completions_sends_the_golden_requests() {
         key_header: "authorization",
         key_value: bearer(),
         one_call: Some(("/parallel_tool_calls", json!(false))),
+        aws_stream: false,
     };
     check(api, |base_url| {
         OpenAiChatModel::new("gpt-4.1")
@@ -281,6 +288,7 @@ async fn openai_responses_sends_the_golden_requests() {
         key_header: "authorization",
         key_value: bearer(),
         one_call: Some(("/parallel_tool_calls", json!(false))),
+        aws_stream: false,
     };
     check(api, |base_url| {
         OpenAiResponsesModel::new("gpt-4.1")
@@ -299,6 +307,7 @@ async fn anthropic_messages_sends_the_golden_requests() {
         key_header: "x-api-key",
         key_value: KEY.to_owned(),
         one_call: Some(("/tool_choice/disable_parallel_tool_use", json!(true))),
+        aws_stream: false,
     };
     check(api, |base_url| {
         AnthropicModel::new("claude-sonnet-4-5")
@@ -317,9 +326,30 @@ async fn gemini_generate_content_sends_the_golden_requests() {
         key_header: "x-goog-api-key",
         key_value: KEY.to_owned(),
         one_call: None,
+        aws_stream: false,
     };
     check(api, |base_url| {
         GeminiModel::new("gemini-2.5-flash")
+            .with_base_url(base_url)
+            .with_api_key(ApiKey::new(KEY))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bedrock_converse_sends_the_golden_requests() {
+    // An inference profile id: its `:` is percent-encoded in the path.
+    let api = Api {
+        folder: "bedrock",
+        path: "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse",
+        stream_path: "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream",
+        key_header: "authorization",
+        key_value: bearer(),
+        one_call: None,
+        aws_stream: true,
+    };
+    check(api, |base_url| {
+        BedrockModel::new("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
             .with_base_url(base_url)
             .with_api_key(ApiKey::new(KEY))
     })

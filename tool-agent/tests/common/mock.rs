@@ -16,6 +16,8 @@ pub struct Seen {
     pub path: String,
     pub headers: HeaderMap,
     pub body: Value,
+    /// The body's bytes, as sent.
+    pub raw: Vec<u8>,
 }
 
 impl Seen {
@@ -27,11 +29,12 @@ impl Seen {
     }
 }
 
-/// One canned answer: status, extra headers, body; server-sent events; or a wait that never
-/// ends.
+/// One canned answer: status, extra headers, body; server-sent events; bytes of a content
+/// type (an AWS event stream); or a wait that never ends.
 pub enum Canned {
     Answer(u16, Vec<(&'static str, String)>, Value),
     Events(String),
+    Bytes(&'static str, Vec<u8>),
     Hang,
 }
 
@@ -50,11 +53,13 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let raw = body.to_vec();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     mock.seen.lock().unwrap().push(Seen {
         path: uri.path().to_owned(),
         headers,
         body,
+        raw,
     });
     mock.arrived.notify_one();
     let next = mock.answers.lock().unwrap().pop_front();
@@ -77,6 +82,9 @@ async fn answer(
             text,
         )
             .into_response(),
+        Some(Canned::Bytes(content_type, bytes)) => {
+            (StatusCode::OK, [("content-type", content_type)], bytes).into_response()
+        }
         Some(Canned::Hang) => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()

@@ -1,6 +1,7 @@
 //! Tools and helpers shared by the agent tests.
 #![allow(dead_code)]
 
+pub mod event_stream;
 pub mod mock;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
