@@ -18,11 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use common::event_stream;
 use common::mock::{serve, Canned};
 use serde_json::{json, Value};
 use tool_agent::{
-    AnthropicModel, ChatModel, GeminiModel, Message, ModelRequest, OfferedTools, OpenAiChatModel,
-    OpenAiResponsesModel, PromptCache, ResponseFormat, ToolChoice, ToolImage,
+    AnthropicModel, ApiKey, AwsCredentials, BedrockModel, ChatModel, GeminiModel, Message,
+    ModelRequest, OfferedTools, OpenAiChatModel, OpenAiResponsesModel, PromptCache, ResponseFormat,
+    ToolChoice, ToolImage,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -108,16 +110,17 @@ fn every_golden_file_matches_the_sdk_types() {
     };
     let (passed, printed) = run_checker(&python, &[]);
     assert!(passed, "{printed}");
-    // Every wire file of the golden folders: 32 of the clients' conversation, 28 of tool-core's.
+    // Every wire file of the golden folders: 40 of the clients' conversation, 28 of tool-core's.
     let checked = printed.lines().filter(|l| l.starts_with("ok   ")).count();
     assert!(
-        checked >= 60,
+        checked >= 68,
         "only {checked} files were checked:\n{printed}"
     );
     // Every API's files were found: requests of four clients, renderings of six APIs.
     for expected in [
         "tool-agent/tests/golden/gemini/stream-request-2.json",
         "tool-agent/tests/golden/anthropic/stream-1.sse",
+        "tool-agent/tests/golden/bedrock/stream-2.jsonl",
         "tests/golden/bedrock/results.json",
         "tests/golden/mcp/declarations.json",
         "tests/golden/openai-responses/hosted/results-rendered.json",
@@ -312,6 +315,145 @@ async fn gemini_requests_match_the_sdk_types() {
         GeminiModel::new("gemini-3-pro-preview").with_base_url(url)
     })
     .await;
+}
+
+#[tokio::test]
+async fn bedrock_requests_match_the_sdk_types() {
+    check_client("bedrock", |url| {
+        BedrockModel::new("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            .with_base_url(url)
+            .with_api_key(ApiKey::new("bedrock-api-key"))
+            .with_max_tokens(1024)
+    })
+    .await;
+}
+
+/// The golden streamed answers, encoded as the tests' mock server sends them, are read by
+/// botocore's own event stream parser as the events they are meant to be.
+#[test]
+fn bedrock_event_streams_are_read_by_botocore() {
+    let Some(python) = sdk_tools("bedrock_event_streams_are_read_by_botocore") else {
+        return;
+    };
+    let dir = temp_dir("bedrock-streams");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/bedrock");
+    let mut args = Vec::new();
+    for n in [1, 2] {
+        let lines = std::fs::read_to_string(golden.join(format!("stream-{n}.jsonl"))).unwrap();
+        let path = dir.join(format!("stream-{n}.eventstream"));
+        std::fs::write(&path, event_stream::encode_lines(&lines)).unwrap();
+        args.push(format!("bedrock.event-stream={}", path.display()));
+    }
+    let (passed, printed) = run_checker(&python, &args);
+    assert!(passed, "{printed}");
+    // And bytes botocore refuses are refused: one CRC byte changed.
+    let mut broken = std::fs::read(dir.join("stream-1.eventstream")).unwrap();
+    let last = broken.len() - 1;
+    broken[last] ^= 1;
+    let path = dir.join("broken.eventstream");
+    std::fs::write(&path, broken).unwrap();
+    let (passed, printed) = run_checker(
+        &python,
+        &[format!("bedrock.event-stream={}", path.display())],
+    );
+    assert!(!passed && printed.contains("FAIL"), "{printed}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A request signed with SigV4 carries the `Authorization` botocore computes for the same
+/// request (`tests/sdk/check_sigv4.py`), with long-term and with temporary credentials.
+#[tokio::test]
+async fn bedrock_signatures_match_botocores() {
+    let Some(python) = sdk_tools("bedrock_signatures_match_botocores") else {
+        return;
+    };
+    let dir = temp_dir("bedrock-sigv4");
+    let answer = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/bedrock/response-2.json"),
+    )
+    .unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let plain = AwsCredentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+    let temporary = plain
+        .clone()
+        .with_session_token("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ");
+    for (name, credentials, token) in [
+        ("long-term", plain, None),
+        (
+            "temporary",
+            temporary,
+            Some("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ"),
+        ),
+    ] {
+        let (mock, base_url) = serve(vec![Canned::Answer(200, Vec::new(), answer.clone())]).await;
+        let model = BedrockModel::new("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            .with_region("eu-west-3")
+            .with_base_url(base_url.trim_end_matches("/v1"))
+            .with_credentials(credentials);
+        let mut request = ModelRequest::new(conversation());
+        request.instructions = Some("Answer in one sentence: «très bien».".into());
+        model
+            .respond(&request)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let seen = mock.seen.lock().unwrap();
+        let headers: serde_json::Map<String, Value> = seen[0]
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), json!(v.to_str().unwrap())))
+            .collect();
+        let host = seen[0].header("host").unwrap();
+        let body_hex: String = seen[0].raw.iter().map(|b| format!("{b:02x}")).collect();
+        let described = json!({
+            "method": "POST",
+            "url": format!("http://{host}{}", seen[0].path),
+            "headers": headers,
+            "body_hex": body_hex,
+            "region": "eu-west-3",
+            "service": "bedrock",
+            "access_key": "AKIDEXAMPLE",
+            "secret_key": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            "token": token,
+        });
+        assert_eq!(
+            seen[0].path,
+            "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+        );
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, described.to_string()).unwrap();
+        let output = Command::new("python3")
+            .arg(workspace().join("tests/sdk/check_sigv4.py"))
+            .arg(&path)
+            .env("PYTHONPATH", &python)
+            .output()
+            .expect("python3 runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "{name}: {printed}");
+        assert!(
+            printed.starts_with("ok   AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
+            "{printed}"
+        );
+        // The check can fail: botocore, given another secret, signs differently.
+        let mut wrong = described.clone();
+        wrong["secret_key"] = json!("another-secret");
+        std::fs::write(&path, wrong.to_string()).unwrap();
+        let output = Command::new("python3")
+            .arg(workspace().join("tests/sdk/check_sigv4.py"))
+            .arg(&path)
+            .env("PYTHONPATH", &python)
+            .output()
+            .expect("python3 runs");
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !output.status.success() && printed.contains("signatures differ"),
+            "{printed}"
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
 }
 
 // -------------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ use common::*;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tool_agent::{
-    Agent, AnthropicModel, ApiKey, BedrockModel, ChatModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
-    RunEvent, RunOptions, RunResult,
+    Agent, AnthropicModel, ApiKey, BedrockModel, ChatModel, GeminiModel, OpenAiChatModel,
+    OpenAiResponsesModel, RunEvent, RunOptions, RunResult,
 };
 use tool_core::ToolOutput;
 use tool_runtime::{DynamicTool, Executor};
@@ -89,7 +89,10 @@ fn canned_json(folder: &str, file: &str) -> Canned {
 fn canned_stream(api: &Api, n: usize) -> Canned {
     if api.aws_stream {
         let lines = read(&golden(api.folder, &format!("stream-{n}.jsonl")));
-        Canned::Bytes(event_stream::CONTENT_TYPE, event_stream::encode_lines(&lines))
+        Canned::Bytes(
+            event_stream::CONTENT_TYPE,
+            event_stream::encode_lines(&lines),
+        )
     } else {
         Canned::Events(read(&golden(api.folder, &format!("stream-{n}.sse"))))
     }
