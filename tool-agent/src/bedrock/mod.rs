@@ -431,3 +431,131 @@ impl ChatModel for BedrockModel {
         &self.model
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::offer::OfferedTools;
+    use tool_core::provider::DeclareOptions;
+    use tool_core::{ToolCall, ToolSpec};
+
+    fn model() -> BedrockModel {
+        BedrockModel::new("amazon.nova-pro-v1:0").with_api_key(ApiKey::new("k"))
+    }
+
+    fn request(messages: Vec<Message>, choice: ToolChoice) -> ModelRequest {
+        let spec = ToolSpec {
+            name: "add".into(),
+            description: "Adds.".into(),
+            parameters: json!({ "type": "object" }),
+            output_schema: None,
+            metadata: Default::default(),
+        };
+        let tools = OfferedTools::new(
+            vec![spec],
+            Some(Format::Bedrock),
+            &DeclareOptions::default(),
+        );
+        let mut request = ModelRequest::new(messages);
+        request.tools = Arc::new(tools);
+        request.tool_choice = choice;
+        request
+    }
+
+    fn with_a_call() -> Vec<Message> {
+        vec![
+            Message::user("add"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("t1", "add", json!({ "a": 1 }))],
+            },
+            Message::Tool {
+                call_id: Some("t1".into()),
+                name: "add".into(),
+                text: "1".into(),
+                is_error: true,
+                images: Vec::new(),
+            },
+        ]
+    }
+
+    #[test]
+    fn each_tool_choice_in_converses_words() {
+        let choice = |c| {
+            model().body(&request(vec![Message::user("hi")], c))["toolConfig"]["toolChoice"].clone()
+        };
+        assert_eq!(choice(ToolChoice::Auto), json!({ "auto": {} }));
+        assert_eq!(choice(ToolChoice::Required), json!({ "any": {} }));
+        assert_eq!(
+            choice(ToolChoice::Tool("add".into())),
+            json!({ "tool": { "name": "add" } })
+        );
+    }
+
+    #[test]
+    fn no_tool_choice_none_but_tools_declared_when_the_history_holds_calls() {
+        // Converse refuses tool blocks without `toolConfig`.
+        let body = model().body(&request(with_a_call(), ToolChoice::None));
+        assert_eq!(body["toolConfig"]["tools"][0]["toolSpec"]["name"], "add");
+        assert!(body["toolConfig"].get("toolChoice").is_none(), "{body}");
+        let results = &body["messages"][2]["content"][0]["toolResult"];
+        assert_eq!(results["status"], "error");
+        assert_eq!(results["content"], json!([{ "text": "1" }]));
+        // Without calls in the history, no tools at all.
+        let body = model().body(&request(vec![Message::user("hi")], ToolChoice::None));
+        assert!(body.get("toolConfig").is_none(), "{body}");
+    }
+
+    #[test]
+    fn max_tokens_and_temperature_go_in_the_inference_config() {
+        let mut request = request(vec![Message::user("hi")], ToolChoice::Auto);
+        assert!(model().body(&request).get("inferenceConfig").is_none());
+        request.temperature = Some(0.5);
+        let body = model().with_max_tokens(512).body(&request);
+        assert_eq!(
+            body["inferenceConfig"],
+            json!({ "maxTokens": 512, "temperature": 0.5 })
+        );
+    }
+
+    #[test]
+    fn usage_counts_cached_input_as_input() {
+        let answer = json!({
+            "output": { "message": { "role": "assistant", "content": [{ "text": "hi" }] } },
+            "stopReason": "end_turn",
+            "usage": { "inputTokens": 10, "outputTokens": 3, "totalTokens": 33,
+                       "cacheReadInputTokens": 15, "cacheWriteInputTokens": 5 }
+        });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(response.text.as_deref(), Some("hi"));
+        assert_eq!(response.usage.input_tokens, 30);
+        assert_eq!(response.usage.cached_input_tokens, 15);
+        assert_eq!(response.usage.output_tokens, 3);
+        assert_eq!(response.finish_reason.as_deref(), Some("end_turn"));
+    }
+
+    #[test]
+    fn without_a_key_or_credentials_the_request_is_not_sent() {
+        let mut model = model();
+        model.api_key = None;
+        model.credentials = None;
+        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})) else {
+            panic!("a setup error");
+        };
+        assert!(message.contains("AWS_BEARER_TOKEN_BEDROCK"), "{message}");
+    }
+
+    #[test]
+    fn an_api_key_wins_over_credentials_and_neither_shows_in_debug() {
+        let model = model().with_credentials(AwsCredentials::new("AKID", "the-secret"));
+        let post = model.post(&model.url, json!({})).unwrap();
+        assert_eq!(post.headers[AUTHORIZATION], "Bearer k");
+        let shown = format!("{model:?}");
+        assert!(
+            !shown.contains("the-secret") && !shown.contains("\"k\""),
+            "{shown}"
+        );
+    }
+}
