@@ -1,8 +1,9 @@
-//! A streamed answer's body (server-sent events) as arbitrary bytes, read by each of the four
-//! clients' stream decoders and tool-call assemblers (`tool_agent::fuzzing::stream_events`,
+//! A streamed answer's body (server-sent events, or Bedrock's AWS event stream) as arbitrary
+//! bytes, read by each of the five clients' stream decoders and tool-call assemblers (`tool_agent::fuzzing::stream_events`,
 //! the code `respond_stream` runs once the response is open), with the aliases and strict
 //! encodings of real declarations. The first byte picks the API and the declarations, the
-//! second seeds where the body is cut. What must hold: no panic; text deltas then one last
+//! second seeds where the body is cut (a Bedrock body is AWS event stream messages, whose CRCs
+//! the seeds from the golden files get right). What must hold: no panic; text deltas then one last
 //! event, the assembled answer (every call named) or an error with a message; and the same
 //! events whether the body comes whole, cut at pseudo-random points, or a byte at a time.
 #![no_main]
@@ -24,6 +25,7 @@ fn format(api: StreamApi) -> Format {
         StreamApi::OpenAiResponses => Format::OpenAiResponses,
         StreamApi::Anthropic => Format::Anthropic,
         StreamApi::Gemini => Format::Gemini,
+        StreamApi::Bedrock => Format::Bedrock,
     }
 }
 
@@ -69,8 +71,8 @@ fuzz_target!(|data: &[u8]| {
     let [pick, seed, body @ ..] = data else {
         return;
     };
-    let api = StreamApi::ALL[usize::from(pick % 4)];
-    let aliases = common::aliases(format(api), pick & 4 != 0);
+    let api = StreamApi::ALL[usize::from(pick % 5)];
+    let aliases = common::aliases(format(api), pick & 0x80 != 0);
     let whole = stream_events(api, aliases.clone(), [body]);
     check(&whole);
     let pieces = stream_events(api, aliases.clone(), cut(body, *seed));

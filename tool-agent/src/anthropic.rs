@@ -173,6 +173,7 @@ impl AnthropicModel {
             body,
             retry: self.retry,
             provider: PROVIDER,
+            sign: None,
         })
     }
 }

@@ -23,21 +23,25 @@ impl Frame {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The frame as one JSON object, the shape AWS's SDKs give an event: `{"<event type>":
-    /// payload}` for an event, `{"<exception type>": payload}` for an exception, and
-    /// `{"<error code>": {"message": "<error message>"}}` for an error.
+    /// The frame as one JSON object: an event as AWS's SDKs give it, `{"<event type>":
+    /// payload}`; an exception or an error as `{":exception": {"type", "message"}}` (a name no
+    /// event has), from the `:exception-type` header and the payload's message, or from the
+    /// `:error-code` and `:error-message` headers.
     pub(crate) fn as_json(&self) -> serde_json::Value {
         use serde_json::{json, Value};
         let payload = || serde_json::from_slice(&self.payload).unwrap_or(Value::Null);
-        let (name, value) = match self.header(":message-type") {
-            Some("exception") => (self.header(":exception-type"), payload()),
-            Some("error") => (
-                self.header(":error-code"),
-                json!({ "message": self.header(":error-message").unwrap_or_default() }),
-            ),
-            _ => (self.header(":event-type"), payload()),
-        };
-        json!({ name.unwrap_or("unknown"): value })
+        let exception = |kind: Option<&str>, message: Option<&str>| json!({ ":exception": { "type": kind.unwrap_or("unknown"), "message": message.unwrap_or("(no message)") } });
+        match self.header(":message-type") {
+            Some("exception") => {
+                let payload = payload();
+                let message = ["message", "Message"]
+                    .iter()
+                    .find_map(|key| payload.get(key).and_then(Value::as_str));
+                exception(self.header(":exception-type"), message)
+            }
+            Some("error") => exception(self.header(":error-code"), self.header(":error-message")),
+            _ => json!({ self.header(":event-type").unwrap_or("unknown"): payload() }),
+        }
     }
 }
 
@@ -48,19 +52,27 @@ pub(crate) struct FrameReader {
 }
 
 impl FrameReader {
-    /// Adds bytes and returns the frames they complete, in order; an error for a frame that
-    /// is not one (a length out of bounds, a CRC that does not match), after which nothing
-    /// more can be read.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Frame>, String> {
+    /// Adds bytes and returns the frames they complete, in order, then the error of a frame
+    /// that is not one (a length out of bounds, a CRC that does not match), if one came: the
+    /// frames before it are given however the bytes were cut. Nothing can be read after an
+    /// error.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> (Vec<Frame>, Option<String>) {
         self.buffer.extend_from_slice(bytes);
         let mut frames = Vec::new();
         let mut start = 0;
-        while let Some(length) = self.complete_frame(start)? {
-            frames.push(decode(&self.buffer[start..start + length])?);
-            start += length;
-        }
+        let error = loop {
+            match self.complete_frame(start) {
+                Ok(Some(length)) => match decode(&self.buffer[start..start + length]) {
+                    Ok(frame) => frames.push(frame),
+                    Err(error) => break Some(error),
+                },
+                Ok(None) => break None,
+                Err(error) => break Some(error),
+            }
+            start += length_of(&self.buffer[start..]);
+        };
         self.buffer.drain(..start);
-        Ok(frames)
+        (frames, error)
     }
 
     /// Whether bytes of an unfinished frame are held.
@@ -146,6 +158,11 @@ fn read_headers(mut bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
     Ok(headers)
 }
 
+/// The total length a checked prelude gives.
+fn length_of(frame: &[u8]) -> usize {
+    be_u32(&frame[0..4]) as usize
+}
+
 fn be_u32(bytes: &[u8]) -> u32 {
     u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
 }
@@ -202,7 +219,11 @@ pub(crate) mod tests {
             let mut reader = FrameReader::default();
             let frames: Vec<Frame> = stream
                 .chunks(cut)
-                .flat_map(|piece| reader.feed(piece).expect("good frames"))
+                .flat_map(|piece| {
+                    let (frames, error) = reader.feed(piece);
+                    assert_eq!(error, None);
+                    frames
+                })
                 .collect();
             assert_eq!(frames.len(), 2, "cut {cut}");
             assert_eq!(frames[0].header(":event-type"), Some("messageStart"));
@@ -220,7 +241,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn exceptions_and_errors_read_as_events_named_by_their_type() {
+    fn exceptions_and_errors_read_as_one_kind_of_event_with_their_type() {
         let exception = encode(
             &[
                 (":message-type", "exception"),
@@ -237,14 +258,14 @@ pub(crate) mod tests {
             b"",
         );
         let mut reader = FrameReader::default();
-        let frames = reader.feed(&[exception, error].concat()).unwrap();
+        let (frames, _) = reader.feed(&[exception, error].concat());
         assert_eq!(
             frames[0].as_json(),
-            serde_json::json!({ "throttlingException": { "message": "slow down" } })
+            serde_json::json!({ ":exception": { "type": "throttlingException", "message": "slow down" } })
         );
         assert_eq!(
             frames[1].as_json(),
-            serde_json::json!({ "InternalFailure": { "message": "oops" } })
+            serde_json::json!({ ":exception": { "type": "InternalFailure", "message": "oops" } })
         );
     }
 
@@ -255,19 +276,19 @@ pub(crate) mod tests {
         let mut damaged = good.clone();
         let last = damaged.len() - 6;
         damaged[last] ^= 1;
-        let error = FrameReader::default().feed(&damaged).unwrap_err();
+        let error = FrameReader::default().feed(&damaged).1.unwrap();
         assert!(error.contains("CRC"), "{error}");
         // A length changed: the prelude CRC fails before the length is believed.
         let mut damaged = good.clone();
         damaged[3] ^= 0x40;
-        let error = FrameReader::default().feed(&damaged).unwrap_err();
+        let error = FrameReader::default().feed(&damaged).1.unwrap();
         assert!(error.contains("prelude"), "{error}");
         // Lengths that contradict each other, with a prelude CRC that matches them.
         let mut lying = Vec::new();
         lying.extend_from_slice(&20u32.to_be_bytes());
         lying.extend_from_slice(&10u32.to_be_bytes());
         lying.extend_from_slice(&crc32fast::hash(&lying).to_be_bytes());
-        let error = FrameReader::default().feed(&lying).unwrap_err();
+        let error = FrameReader::default().feed(&lying).1.unwrap();
         assert!(error.contains("20 bytes with 10"), "{error}");
         // Headers that run past their block.
         let mut block = vec![5, b'n', b'a', b'm', b'e', b'x', 7, 0, 9, b'v'];
@@ -277,7 +298,7 @@ pub(crate) mod tests {
         frame.extend_from_slice(&crc32fast::hash(&frame).to_be_bytes());
         frame.append(&mut block);
         frame.extend_from_slice(&crc32fast::hash(&frame).to_be_bytes());
-        let error = FrameReader::default().feed(&frame).unwrap_err();
+        let error = FrameReader::default().feed(&frame).1.unwrap();
         assert!(error.contains("cut short"), "{error}");
     }
 
@@ -285,8 +306,27 @@ pub(crate) mod tests {
     fn half_a_frame_waits_for_the_rest() {
         let frame = event("messageStart", "{}");
         let mut reader = FrameReader::default();
-        assert!(reader.feed(&frame[..frame.len() - 1]).unwrap().is_empty());
+        assert_eq!(reader.feed(&frame[..frame.len() - 1]), (Vec::new(), None));
         assert!(reader.is_mid_frame());
-        assert_eq!(reader.feed(&frame[frame.len() - 1..]).unwrap().len(), 1);
+        assert_eq!(reader.feed(&frame[frame.len() - 1..]).0.len(), 1);
+    }
+
+    /// Found by the `sse_assembler` fuzz target: the frames before a damaged one were lost
+    /// when they arrived in the same piece as it, and given when they came in an earlier one.
+    #[test]
+    fn frames_before_a_damaged_one_are_given_however_the_bytes_are_cut() {
+        let good = event("messageStart", "{}");
+        let mut damaged = event("messageStop", "{}");
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        let stream = [good.clone(), damaged].concat();
+        let (frames, error) = FrameReader::default().feed(&stream);
+        assert_eq!(frames.len(), 1);
+        assert!(error.is_some_and(|e| e.contains("CRC")));
+        let mut reader = FrameReader::default();
+        let (first, none) = reader.feed(&stream[..good.len()]);
+        let (rest, error) = reader.feed(&stream[good.len()..]);
+        assert_eq!((first.len(), none, rest.len()), (1, None, 0));
+        assert!(error.is_some());
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! [`stream_events`] runs the very code a client's
 //! [`respond_stream`](crate::ChatModel::respond_stream) runs once the response is open: the
-//! body cut into lines and `data:` payloads, the API's decoder, and the tool-call assembler.
+//! body cut into lines and `data:` payloads (or AWS event stream messages), the API's decoder,
+//! and the tool-call assembler.
 
 use tool_core::provider::Aliases;
 
@@ -22,15 +23,19 @@ pub enum StreamApi {
     Anthropic,
     /// Gemini `streamGenerateContent` ([`GeminiModel`](crate::GeminiModel)).
     Gemini,
+    /// Bedrock `ConverseStream` ([`BedrockModel`](crate::BedrockModel)), an AWS event stream
+    /// rather than server-sent events.
+    Bedrock,
 }
 
 impl StreamApi {
     /// Every API, in a fixed order.
-    pub const ALL: [StreamApi; 4] = [
+    pub const ALL: [StreamApi; 5] = [
         StreamApi::OpenAiChat,
         StreamApi::OpenAiResponses,
         StreamApi::Anthropic,
         StreamApi::Gemini,
+        StreamApi::Bedrock,
     ];
 
     fn decoder(self, aliases: Aliases) -> Box<dyn Decoder> {
@@ -39,6 +44,14 @@ impl StreamApi {
             StreamApi::OpenAiResponses => crate::openai_responses::stream_decoder(aliases),
             StreamApi::Anthropic => crate::anthropic::stream_decoder(aliases),
             StreamApi::Gemini => crate::gemini::stream_decoder(aliases),
+            StreamApi::Bedrock => crate::bedrock::stream_decoder(aliases),
+        }
+    }
+
+    fn reader(self, aliases: Aliases) -> EventReader<'static> {
+        match self {
+            StreamApi::Bedrock => EventReader::aws(self.decoder(aliases), "Bedrock"),
+            _ => EventReader::new(self.decoder(aliases)),
         }
     }
 }
@@ -51,7 +64,7 @@ pub fn stream_events<'c>(
     aliases: Aliases,
     chunks: impl IntoIterator<Item = &'c [u8]>,
 ) -> Vec<Result<ModelEvent, ModelError>> {
-    let mut reader = EventReader::new(api.decoder(aliases));
+    let mut reader = api.reader(aliases);
     let mut chunks = chunks.into_iter();
     let mut events = Vec::new();
     loop {
@@ -126,7 +139,10 @@ mod tests {
 
     #[test]
     fn a_payload_that_is_not_json_ends_the_stream_with_an_error() {
-        for api in StreamApi::ALL {
+        for api in StreamApi::ALL
+            .into_iter()
+            .filter(|a| *a != StreamApi::Bedrock)
+        {
             let events = stream_events(api, Aliases::default(), [&b"data: {\"a\n\ndata: {}\n"[..]]);
             match events.as_slice() {
                 [Err(ModelError::Malformed { message, .. })] => {

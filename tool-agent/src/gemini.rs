@@ -145,6 +145,7 @@ impl GeminiModel {
             body,
             retry: self.retry,
             provider: PROVIDER,
+            sign: None,
         })
     }
 }

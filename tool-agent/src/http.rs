@@ -137,12 +137,13 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// The provider's own message in an error body: `error.message` (OpenAI, Anthropic, Gemini),
-/// `message`, or the start of the body.
+/// `message` or `Message` (AWS), or the start of the body.
 fn provider_message(body: &[u8]) -> String {
     if let Ok(json) = serde_json::from_slice::<Value>(body) {
         let message = json
             .pointer("/error/message")
             .or_else(|| json.get("message"))
+            .or_else(|| json.get("Message"))
             .and_then(Value::as_str);
         if let Some(message) = message {
             return message.to_owned();
@@ -165,7 +166,13 @@ pub(crate) struct JsonPost<'a> {
     pub body: Vec<u8>,
     pub retry: RetryPolicy,
     pub provider: &'static str,
+    /// The headers of each attempt, for a request signed at the time it is sent (Bedrock's
+    /// SigV4, whose signature names its time); `None` sends `headers` every time.
+    pub sign: Option<Signer<'a>>,
 }
+
+/// What signs each attempt of a request: the headers for this body, now.
+pub(crate) type Signer<'a> = Box<dyn Fn(&[u8]) -> Result<HeaderMap, ModelError> + Send + Sync + 'a>;
 
 impl JsonPost<'_> {
     /// Sends the request, retrying as the policy says, and returns the answer's JSON.
@@ -200,10 +207,14 @@ impl JsonPost<'_> {
             let (wait, error) = match self.attempt(&read).await {
                 Ok(Ok(answer)) => return Ok(answer),
                 Ok(Err(refused)) => {
+                    let message = provider_message(&refused.body);
                     let error = ModelError::Status {
                         provider: self.provider,
                         status: refused.status,
-                        message: provider_message(&refused.body),
+                        message: match &refused.error_type {
+                            Some(kind) => format!("{kind}: {message}"),
+                            None => message,
+                        },
                         attempts,
                     };
                     if !is_retryable(refused.status) {
@@ -246,10 +257,14 @@ impl JsonPost<'_> {
         F: Fn(reqwest::Response) -> Fut,
         Fut: std::future::Future<Output = Result<T, String>>,
     {
+        let headers = match &self.sign {
+            Some(sign) => sign(&self.body).map_err(|e| e.to_string())?,
+            None => self.headers.clone(),
+        };
         let response = self
             .client
             .post(self.url)
-            .headers(self.headers.clone())
+            .headers(headers)
             .body(self.body.clone())
             .send()
             .await
@@ -259,11 +274,13 @@ impl JsonPost<'_> {
             return read(response).await.map(Ok);
         }
         let retry_after = retry_after(response.headers());
+        let error_type = error_type(response.headers());
         let body = read_body(response).await?;
         Ok(Err(Refused {
             status,
             body,
             retry_after,
+            error_type,
         }))
     }
 }
@@ -342,6 +359,16 @@ struct Refused {
     status: u16,
     body: Vec<u8>,
     retry_after: Option<Duration>,
+    /// AWS's error code (`x-amzn-ErrorType`), such as `ValidationException`.
+    error_type: Option<String>,
+}
+
+/// The error code of an AWS answer: `x-amzn-ErrorType` up to its first `:` (after which AWS
+/// may add a URL).
+fn error_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get("x-amzn-errortype")?.to_str().ok()?;
+    let code = value.split(':').next().unwrap_or_default().trim();
+    (!code.is_empty()).then(|| code.to_owned())
 }
 
 /// An error and its sources, in one line: reqwest's own message says little without them.
@@ -408,6 +435,13 @@ mod tests {
         assert_eq!(provider_message(b"Bad Gateway"), "Bad Gateway");
         assert_eq!(provider_message(b""), "(no message)");
         assert!(provider_message("x".repeat(1000).as_bytes()).ends_with("..."));
+        // AWS: `message`, or `Message`, and the code in a header.
+        assert_eq!(provider_message(br#"{"Message":"Bad input"}"#), "Bad input");
+        let mut headers = HeaderMap::new();
+        let code = "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/";
+        headers.insert("x-amzn-ErrorType", HeaderValue::from_static(code));
+        assert_eq!(error_type(&headers).as_deref(), Some("ValidationException"));
+        assert_eq!(error_type(&HeaderMap::new()), None);
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl OpenAiResponsesModel {
             body,
             retry: self.retry,
             provider: PROVIDER,
+            sign: None,
         })
     }
 }

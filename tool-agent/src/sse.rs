@@ -21,6 +21,12 @@ pub(crate) trait Decoder: Send {
 
     /// The whole answer, from what the payloads said.
     fn finish(&mut self) -> ModelResponse;
+
+    /// Why the answer is not whole, when the body ended before the payload that says it is
+    /// complete, for an API whose streams always send one; `None` takes what came as the answer.
+    fn cut_short(&self) -> Option<ModelError> {
+        None
+    }
 }
 
 /// The opening of the request: the response whose body is the stream.
@@ -181,16 +187,15 @@ impl<'a> EventReader<'a> {
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         if let Some((frames, provider)) = &mut self.frames {
             let provider = *provider;
-            match frames.feed(bytes) {
-                Ok(frames) => {
-                    for frame in frames {
-                        self.payload(&frame.as_json().to_string());
-                        if self.over {
-                            break;
-                        }
-                    }
+            let (frames, error) = frames.feed(bytes);
+            for frame in frames {
+                if self.over {
+                    return;
                 }
-                Err(message) => self.fail(ModelError::Malformed { provider, message }),
+                self.payload(&frame.as_json().to_string());
+            }
+            if let Some(message) = error.filter(|_| !self.over) {
+                self.fail(ModelError::Malformed { provider, message });
             }
             return;
         }
@@ -212,6 +217,9 @@ impl<'a> EventReader<'a> {
 
     /// The body ended. A stream that ends without its end marker: what came is the answer.
     pub(crate) fn end(&mut self) {
+        if self.over {
+            return;
+        }
         if let Some((frames, provider)) = &self.frames {
             if frames.is_mid_frame() {
                 let provider = *provider;
@@ -219,6 +227,10 @@ impl<'a> EventReader<'a> {
                 self.fail(ModelError::Malformed { provider, message });
                 return;
             }
+        }
+        if let Some(error) = self.decoder.cut_short() {
+            self.fail(error);
+            return;
         }
         let rest = std::mem::take(&mut self.buffer);
         self.scanned = 0;

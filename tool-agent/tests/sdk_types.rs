@@ -17,6 +17,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::event_stream;
 use common::mock::{serve, Canned};
@@ -24,7 +25,7 @@ use serde_json::{json, Value};
 use tool_agent::{
     AnthropicModel, ApiKey, AwsCredentials, BedrockModel, ChatModel, GeminiModel, Message,
     ModelRequest, OfferedTools, OpenAiChatModel, OpenAiResponsesModel, PromptCache, ResponseFormat,
-    ToolChoice, ToolImage,
+    RetryPolicy, ToolChoice, ToolImage,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -360,8 +361,55 @@ fn bedrock_event_streams_are_read_by_botocore() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+const ACCESS_KEY: &str = "AKIDEXAMPLE";
+const SECRET_KEY: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+const SESSION_TOKEN: &str = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ";
+
+/// Runs `tests/sdk/check_sigv4.py` on a request as the mock received it, signed for
+/// `eu-west-3` with `secret_key`; whether botocore signed it the same, and what it printed.
+fn botocore_signs_the_same(
+    python: &Path,
+    file: &Path,
+    seen: &common::mock::Seen,
+    secret_key: &str,
+    token: Option<&str>,
+) -> (bool, String) {
+    let headers: serde_json::Map<String, Value> = seen
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), json!(v.to_str().unwrap())))
+        .collect();
+    let host = seen.header("host").unwrap();
+    let body_hex: String = seen.raw.iter().map(|b| format!("{b:02x}")).collect();
+    let described = json!({
+        "method": "POST",
+        "url": format!("http://{host}{}", seen.path),
+        "headers": headers,
+        "body_hex": body_hex,
+        "region": "eu-west-3",
+        "service": "bedrock",
+        "access_key": ACCESS_KEY,
+        "secret_key": secret_key,
+        "token": token,
+    });
+    std::fs::write(file, described.to_string()).unwrap();
+    let output = Command::new("python3")
+        .arg(workspace().join("tests/sdk/check_sigv4.py"))
+        .arg(file)
+        .env("PYTHONPATH", python)
+        .output()
+        .expect("python3 runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
+}
+
 /// A request signed with SigV4 carries the `Authorization` botocore computes for the same
-/// request (`tests/sdk/check_sigv4.py`), with long-term and with temporary credentials.
+/// request (`tests/sdk/check_sigv4.py`), with long-term and with temporary credentials, and a
+/// retry is signed again, at its own time.
 #[tokio::test]
 async fn bedrock_signatures_match_botocores() {
     let Some(python) = sdk_tools("bedrock_signatures_match_botocores") else {
@@ -373,23 +421,36 @@ async fn bedrock_signatures_match_botocores() {
     )
     .unwrap();
     let answer: Value = serde_json::from_str(&answer).unwrap();
-    let plain = AwsCredentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
-    let temporary = plain
-        .clone()
-        .with_session_token("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ");
+    let plain = AwsCredentials::new(ACCESS_KEY, SECRET_KEY);
+    let temporary = plain.clone().with_session_token(SESSION_TOKEN);
     for (name, credentials, token) in [
         ("long-term", plain, None),
-        (
-            "temporary",
-            temporary,
-            Some("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ"),
-        ),
+        ("temporary", temporary, Some(SESSION_TOKEN)),
     ] {
-        let (mock, base_url) = serve(vec![Canned::Answer(200, Vec::new(), answer.clone())]).await;
+        // The temporary credentials' request is throttled once, then retried after more than
+        // a second, so that its signature's time has moved on.
+        let throttled = Canned::Answer(
+            429,
+            vec![(
+                "x-amzn-ErrorType",
+                "ThrottlingException:http://internal.amazon.com/".into(),
+            )],
+            json!({ "message": "Too many requests, please wait before trying again." }),
+        );
+        let answers = match token {
+            Some(_) => vec![throttled, Canned::Answer(200, Vec::new(), answer.clone())],
+            None => vec![Canned::Answer(200, Vec::new(), answer.clone())],
+        };
+        let (mock, base_url) = serve(answers).await;
         let model = BedrockModel::new("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
             .with_region("eu-west-3")
             .with_base_url(base_url.trim_end_matches("/v1"))
-            .with_credentials(credentials);
+            .with_credentials(credentials)
+            .with_retry(RetryPolicy {
+                max_retries: 1,
+                initial_backoff: Duration::from_millis(2200),
+                max_backoff: Duration::from_secs(3),
+            });
         let mut request = ModelRequest::new(conversation());
         request.instructions = Some("Answer in one sentence: «très bien».".into());
         model
@@ -397,63 +458,61 @@ async fn bedrock_signatures_match_botocores() {
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let seen = mock.seen.lock().unwrap();
-        let headers: serde_json::Map<String, Value> = seen[0]
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_owned(), json!(v.to_str().unwrap())))
-            .collect();
-        let host = seen[0].header("host").unwrap();
-        let body_hex: String = seen[0].raw.iter().map(|b| format!("{b:02x}")).collect();
-        let described = json!({
-            "method": "POST",
-            "url": format!("http://{host}{}", seen[0].path),
-            "headers": headers,
-            "body_hex": body_hex,
-            "region": "eu-west-3",
-            "service": "bedrock",
-            "access_key": "AKIDEXAMPLE",
-            "secret_key": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-            "token": token,
-        });
-        assert_eq!(
-            seen[0].path,
-            "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
-        );
-        let path = dir.join(format!("{name}.json"));
-        std::fs::write(&path, described.to_string()).unwrap();
-        let output = Command::new("python3")
-            .arg(workspace().join("tests/sdk/check_sigv4.py"))
-            .arg(&path)
-            .env("PYTHONPATH", &python)
-            .output()
-            .expect("python3 runs");
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(output.status.success(), "{name}: {printed}");
-        assert!(
-            printed.starts_with("ok   AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
-            "{printed}"
-        );
-        // The check can fail: botocore, given another secret, signs differently.
-        let mut wrong = described.clone();
-        wrong["secret_key"] = json!("another-secret");
-        std::fs::write(&path, wrong.to_string()).unwrap();
-        let output = Command::new("python3")
-            .arg(workspace().join("tests/sdk/check_sigv4.py"))
-            .arg(&path)
-            .env("PYTHONPATH", &python)
-            .output()
-            .expect("python3 runs");
-        let printed = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            !output.status.success() && printed.contains("signatures differ"),
-            "{printed}"
-        );
+        assert_eq!(seen.len(), if token.is_some() { 2 } else { 1 }, "{name}");
+        for (attempt, received) in seen.iter().enumerate() {
+            assert_eq!(
+                received.path,
+                "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+            );
+            let file = dir.join(format!("{name}-{attempt}.json"));
+            let (same, printed) =
+                botocore_signs_the_same(&python, &file, received, SECRET_KEY, token);
+            assert!(same, "{name}, attempt {attempt}: {printed}");
+            assert!(
+                printed.starts_with("ok   AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
+                "{printed}"
+            );
+            // The check can fail: botocore, given another secret, signs differently.
+            let (same, printed) =
+                botocore_signs_the_same(&python, &file, received, "another-secret", token);
+            assert!(!same && printed.contains("signatures differ"), "{printed}");
+        }
+        if let [first, retry] = seen.as_slice() {
+            assert_ne!(
+                first.header("x-amz-date"),
+                retry.header("x-amz-date"),
+                "the retry is signed at its own time"
+            );
+        }
     }
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// AWS's error code (`x-amzn-ErrorType`) and message reach the error.
+#[tokio::test]
+async fn a_bedrock_refusal_names_awss_error_code() {
+    let refused = Canned::Answer(
+        400,
+        vec![(
+            "x-amzn-ErrorType",
+            "ValidationException:http://internal.amazon.com/".into(),
+        )],
+        json!({ "message": "A conversation must alternate between user and assistant roles." }),
+    );
+    let (_mock, base_url) = serve(vec![refused]).await;
+    let model = BedrockModel::new("amazon.nova-pro-v1:0")
+        .with_base_url(base_url.trim_end_matches("/v1"))
+        .with_api_key(ApiKey::new("k"));
+    let error = model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .expect_err("a 400");
+    let shown = error.to_string();
+    assert!(
+        shown.contains("400")
+            && shown.contains("ValidationException: A conversation must alternate"),
+        "{shown}"
+    );
 }
 
 // -------------------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ use serde_json::{json, Map, Value};
 use tool_core::provider::{bedrock_tool_result_content, parse_calls, Aliases, Format, ParseError};
 
 pub use sigv4::AwsCredentials;
+pub(crate) use stream::stream_decoder;
 
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy, Signer};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse;
@@ -140,19 +141,25 @@ impl BedrockModel {
     ///
     /// A structured answer's schema is asked for in the system prompt, and the answer checked
     /// as always: Converse's `outputConfig` is taken by some models only. Converse has no tool
-    /// choice "none": then no tool choice is sent, and the tools are declared only when the
-    /// conversation already holds tool calls (which Converse requires), and a call the model
-    /// makes anyway is not run.
+    /// choice "none": then no tool choice is sent, and tools are declared only when the
+    /// conversation already holds tool calls, which Converse requires (the request's tools, or
+    /// when it has none the tools called, with an open schema); a call the model makes anyway
+    /// is not run. A temperature is held to Converse's 0 to 1. See `messages` for how the
+    /// conversation is written so that Converse takes it.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let declarations = request.tools.declarations_or_declare(Format::Bedrock);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
-        body.insert("messages".into(), messages(&request.messages, aliases));
+        let with_status = takes_result_status(&self.model);
+        body.insert(
+            "messages".into(),
+            messages(&request.messages, aliases, with_status),
+        );
         let instructions = match &request.response_format {
             Some(format) => Some(format.in_instructions(request.instructions.as_deref())),
             None => request.instructions.clone(),
         };
-        if let Some(instructions) = instructions {
+        if let Some(instructions) = instructions.filter(|i| !i.trim().is_empty()) {
             body.insert("system".into(), json!([{ "text": instructions }]));
         }
         let mut inference = Map::new();
@@ -160,7 +167,8 @@ impl BedrockModel {
             inference.insert("maxTokens".into(), json!(max_tokens));
         }
         if let Some(temperature) = request.temperature {
-            inference.insert("temperature".into(), json!(temperature));
+            // Converse takes 0 to 1.
+            inference.insert("temperature".into(), json!(temperature.clamp(0.0, 1.0)));
         }
         if !inference.is_empty() {
             body.insert("inferenceConfig".into(), Value::Object(inference));
@@ -178,11 +186,13 @@ impl BedrockModel {
                 tool_choice(&request.tool_choice, aliases),
             );
             body.insert("toolConfig".into(), Value::Object(config));
-        } else if history_has_tools && !request.tools.is_empty() {
-            body.insert(
-                "toolConfig".into(),
-                json!({ "tools": declarations.tools.clone() }),
-            );
+        } else if history_has_tools {
+            let tools = if request.tools.is_empty() {
+                called_tools(&request.messages, aliases)
+            } else {
+                declarations.tools.clone()
+            };
+            body.insert("toolConfig".into(), json!({ "tools": tools }));
         }
         for (name, value) in &self.extra {
             body.insert(name.clone(), value.clone());
@@ -193,9 +203,16 @@ impl BedrockModel {
     fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let mut sign: Option<Signer<'a>> = None;
         let headers = match (&self.api_key, &self.credentials) {
             (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
-            (None, Some(credentials)) => self.signed_headers(url, credentials, &body)?,
+            (None, Some(credentials)) => {
+                // Signed again for each attempt: a signature is good for minutes only.
+                sign = Some(Box::new(move |body: &[u8]| {
+                    self.signed_headers(url, credentials, body)
+                }));
+                self.signed_headers(url, credentials, &body)?
+            }
             (None, None) => {
                 return Err(ModelError::Setup(
                     "Bedrock needs an API key (AWS_BEARER_TOKEN_BEDROCK) or AWS credentials \
@@ -211,6 +228,7 @@ impl BedrockModel {
             body,
             retry: self.retry,
             provider: PROVIDER,
+            sign,
         })
     }
 
@@ -282,16 +300,19 @@ fn converse_url(base_url: &str, model: &str, operation: &str) -> String {
     )
 }
 
-/// The neutral messages as Converse's: results of one answer's calls go together in one user
-/// message of `toolResult` blocks.
-fn messages(messages: &[Message], aliases: &Aliases) -> Value {
-    let mut out: Vec<Value> = Vec::new();
-    let mut results: Vec<Value> = Vec::new();
-    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
-        if !results.is_empty() {
-            out.push(json!({ "role": "user", "content": std::mem::take(results) }));
-        }
+/// The neutral messages as Converse's. Converse refuses two messages of one role in a row, an
+/// empty message and a blank text block, so blocks of one role in a row go into one message
+/// (the results of one answer's calls, and a user's text after them, are one user message), an
+/// assistant turn with nothing in it is left out, blank assistant text too, and a blank user
+/// text is sent as `(empty)`. A failed result is marked `status: "error"` only for the models
+/// that take the field (`with_status`); its text says so for the others.
+fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
+        Some((last, blocks)) if *last == role => blocks.push(block),
+        _ => turns.push((role, vec![block])),
     };
+    let mut ids = ToolUseIds::default();
     for message in messages {
         match message {
             Message::Tool {
@@ -303,43 +324,116 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
             } => {
                 let images = images.iter().map(ToolImage::parts);
                 let mut result = Map::new();
-                result.insert(
-                    "toolUseId".into(),
-                    json!(call_id.as_deref().unwrap_or_default()),
-                );
+                result.insert("toolUseId".into(), json!(ids.of_result(call_id.as_deref())));
                 result.insert("content".into(), bedrock_tool_result_content(text, images));
-                if *is_error {
+                if *is_error && with_status {
                     result.insert("status".into(), json!("error"));
                 }
-                results.push(json!({ "toolResult": result }));
+                push("user", json!({ "toolResult": result }));
             }
             Message::User { text } => {
-                flush(&mut results, &mut out);
-                out.push(json!({ "role": "user", "content": [{ "text": text }] }));
+                let text = if text.trim().is_empty() {
+                    "(empty)"
+                } else {
+                    text
+                };
+                push("user", json!({ "text": text }));
             }
             Message::Assistant { text, calls } => {
-                flush(&mut results, &mut out);
-                let mut content: Vec<Value> = Vec::new();
-                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
-                    content.push(json!({ "text": text }));
+                if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
+                    push("assistant", json!({ "text": text }));
                 }
                 for call in calls {
                     let input = match &call.arguments {
                         Value::Object(_) => call.arguments.clone(),
                         _ => json!({}),
                     };
-                    content.push(json!({ "toolUse": {
-                        "toolUseId": call.id.as_deref().unwrap_or_default(),
-                        "name": aliases.provider_name(&call.name),
-                        "input": input,
-                    } }));
+                    push(
+                        "assistant",
+                        json!({ "toolUse": {
+                            "toolUseId": ids.of_call(call.id.as_deref()),
+                            "name": aliases.provider_name(&call.name),
+                            "input": input,
+                        } }),
+                    );
                 }
-                out.push(json!({ "role": "assistant", "content": content }));
             }
         }
     }
-    flush(&mut results, &mut out);
-    Value::Array(out)
+    let turns = turns
+        .into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }));
+    Value::Array(turns.collect())
+}
+
+/// Whether the model takes a failed result's `status` (Amazon Nova and Anthropic Claude, as the
+/// service model says); an ARN that names neither is sent none.
+fn takes_result_status(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    model.contains("anthropic.") || model.contains("nova-")
+}
+
+/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`): a call's own id with any other
+/// character as `_`, or for a call without one, `call_N` by its place among those, the same
+/// for the call and its result.
+#[derive(Default)]
+struct ToolUseIds {
+    calls: usize,
+    results: usize,
+}
+
+impl ToolUseIds {
+    fn of_call(&mut self, id: Option<&str>) -> String {
+        Self::id(id, &mut self.calls)
+    }
+
+    fn of_result(&mut self, id: Option<&str>) -> String {
+        Self::id(id, &mut self.results)
+    }
+
+    fn id(id: Option<&str>, without: &mut usize) -> String {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => id
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
+                    _ => '_',
+                })
+                .take(64)
+                .collect(),
+            None => {
+                *without += 1;
+                format!("call_{without}")
+            }
+        }
+    }
+}
+
+/// The names of the tools the conversation called, declared with an open schema: Converse
+/// refuses `toolUse` and `toolResult` blocks in a request without tools, even when none is
+/// offered any more.
+fn called_tools(messages: &[Message], aliases: &Aliases) -> Value {
+    let mut names: Vec<&str> = Vec::new();
+    for message in messages {
+        let called = match message {
+            Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
+            Message::Tool { name, .. } => vec![name.as_str()],
+            Message::User { .. } => Vec::new(),
+        };
+        for name in called {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let specs = names.into_iter().map(|name| {
+        json!({ "toolSpec": {
+            "name": aliases.provider_name(name),
+            "description": "A tool called earlier in this conversation; not offered now.",
+            "inputSchema": { "json": { "type": "object" } },
+        } })
+    });
+    Value::Array(specs.collect())
 }
 
 /// Converse's tool choice; `None` is never asked for (see [`BedrockModel::body`]).
@@ -509,6 +603,99 @@ mod tests {
     }
 
     #[test]
+    fn a_user_message_after_results_joins_them_and_empty_turns_are_left_out() {
+        let mut messages = with_a_call();
+        messages.push(Message::Assistant {
+            text: Some("  ".into()),
+            calls: Vec::new(),
+        });
+        messages.push(Message::user("and now?"));
+        messages.push(Message::user(" "));
+        let body = model().body(&request(messages, ToolChoice::Auto));
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        // Converse takes only turns that alternate, none empty, no blank text.
+        assert_eq!(roles, ["user", "assistant", "user"]);
+        let last = &body["messages"][2]["content"];
+        assert_eq!(last[0]["toolResult"]["toolUseId"], "t1");
+        assert_eq!(last[1], json!({ "text": "and now?" }));
+        assert_eq!(last[2], json!({ "text": "(empty)" }));
+        assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn tool_use_ids_are_ones_converse_takes_for_the_call_and_its_result() {
+        let messages = vec![
+            Message::user("go"),
+            Message::Assistant {
+                text: None,
+                calls: vec![
+                    ToolCall {
+                        id: None,
+                        name: "add".into(),
+                        arguments: json!({}),
+                    },
+                    ToolCall::new("fc/1 é", "add", json!({})),
+                ],
+            },
+            Message::Tool {
+                call_id: None,
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+            Message::Tool {
+                call_id: Some("fc/1 é".into()),
+                name: "add".into(),
+                text: "2".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let body = model().body(&request(messages, ToolChoice::Auto));
+        let uses = &body["messages"][1]["content"];
+        let results = &body["messages"][2]["content"];
+        assert_eq!(uses[0]["toolUse"]["toolUseId"], "call_1");
+        assert_eq!(uses[1]["toolUse"]["toolUseId"], "fc_1__");
+        assert_eq!(results[0]["toolResult"]["toolUseId"], "call_1");
+        assert_eq!(results[1]["toolResult"]["toolUseId"], "fc_1__");
+    }
+
+    #[test]
+    fn with_no_tools_left_the_called_ones_are_declared_for_the_history() {
+        let mut request = request(with_a_call(), ToolChoice::Auto);
+        request.tools = Arc::new(OfferedTools::none());
+        let body = model().body(&request);
+        let tools = &body["toolConfig"]["tools"];
+        assert_eq!(tools.as_array().unwrap().len(), 1);
+        assert_eq!(tools[0]["toolSpec"]["name"], "add");
+        assert!(body["toolConfig"].get("toolChoice").is_none());
+    }
+
+    #[test]
+    fn a_failed_results_status_goes_only_to_the_models_that_take_it() {
+        let status = |model_id: &str| {
+            let model = BedrockModel::new(model_id).with_api_key(ApiKey::new("k"));
+            model.body(&request(with_a_call(), ToolChoice::Auto))["messages"][2]["content"][0]
+                ["toolResult"]
+                .get("status")
+                .cloned()
+        };
+        assert_eq!(status("amazon.nova-pro-v1:0"), Some(json!("error")));
+        assert_eq!(
+            status("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some(json!("error"))
+        );
+        assert_eq!(status("meta.llama3-70b-instruct-v1:0"), None);
+        assert_eq!(status("mistral.mistral-large-2407-v1:0"), None);
+    }
+
+    #[test]
     fn max_tokens_and_temperature_go_in_the_inference_config() {
         let mut request = request(vec![Message::user("hi")], ToolChoice::Auto);
         assert!(model().body(&request).get("inferenceConfig").is_none());
@@ -517,6 +704,12 @@ mod tests {
         assert_eq!(
             body["inferenceConfig"],
             json!({ "maxTokens": 512, "temperature": 0.5 })
+        );
+        // Converse takes 0 to 1.
+        request.temperature = Some(1.7);
+        assert_eq!(
+            model().body(&request)["inferenceConfig"]["temperature"],
+            1.0
         );
     }
 

@@ -1,6 +1,7 @@
 //! A streamed Converse answer (`ConverseStream`): AWS event stream messages, each read as
 //! `{"<event>": payload}` (`messageStart`, `contentBlockStart`, `contentBlockDelta`,
-//! `contentBlockStop`, `messageStop`, `metadata`), or an exception.
+//! `contentBlockStop`, `messageStop`, `metadata`; others are skipped, as AWS's SDKs skip them),
+//! or an exception.
 
 use serde_json::Value;
 use tool_core::provider::Aliases;
@@ -28,6 +29,8 @@ struct Streamed {
     calls: CallAssembler,
     usage: Usage,
     stop_reason: Option<String>,
+    /// Whether `messageStop` came: a stream that ends before it was cut short.
+    stopped: bool,
 }
 
 impl Decoder for Streamed {
@@ -42,7 +45,11 @@ impl Decoder for Streamed {
         let index = body.get("contentBlockIndex").and_then(Value::as_u64);
         match name.as_str() {
             "contentBlockStart" => {
-                if let Some(tool_use) = body.pointer("/start/toolUse") {
+                let tool_use = body.pointer("/start/toolUse");
+                // A tool the service runs itself is not a call for us.
+                let hosted =
+                    |t: &&Value| t.get("type").and_then(Value::as_str) == Some("server_tool_use");
+                if let Some(tool_use) = tool_use.filter(|t| !hosted(t)) {
                     let field = |name: &str| tool_use.get(name).and_then(Value::as_str);
                     self.calls
                         .push(index, field("toolUseId"), field("name"), None);
@@ -62,6 +69,7 @@ impl Decoder for Streamed {
                 }
             }
             "messageStop" => {
+                self.stopped = true;
                 self.stop_reason = body
                     .get("stopReason")
                     .and_then(Value::as_str)
@@ -72,23 +80,27 @@ impl Decoder for Streamed {
                 self.usage = usage(body.get("usage"));
                 return Ok(true);
             }
-            "messageStart" | "contentBlockStop" => {}
             // An exception (`throttlingException`, `validationException`...) or an error.
-            other => {
-                let message = body
-                    .get("message")
-                    .or_else(|| body.get("Message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)");
+            ":exception" => {
+                let field = |name: &str| body.get(name).and_then(Value::as_str).unwrap_or_default();
+                let kind = field("type");
                 return Err(ModelError::Status {
                     provider: PROVIDER,
-                    status: 200,
-                    message: format!("{other}: {message}"),
+                    status: exception_status(kind),
+                    message: format!("{kind}: {}", field("message")),
                     attempts: 1,
                 });
             }
+            _ => {}
         }
         Ok(false)
+    }
+
+    fn cut_short(&self) -> Option<ModelError> {
+        (!self.stopped).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its messageStop event".into(),
+        })
     }
 
     fn finish(&mut self) -> ModelResponse {
@@ -99,6 +111,18 @@ impl Decoder for Streamed {
             usage: self.usage,
             finish_reason: self.stop_reason.take(),
         }
+    }
+}
+
+/// The HTTP status an exception in a stream stands for, as the service model gives each
+/// exception's (`modelStreamErrorException` is 424).
+fn exception_status(kind: &str) -> u16 {
+    match kind {
+        "throttlingException" => 429,
+        "validationException" => 400,
+        "modelStreamErrorException" => 424,
+        "serviceUnavailableException" => 503,
+        _ => 500,
     }
 }
 
@@ -186,6 +210,10 @@ mod tests {
             shown.contains("throttlingException: Too many tokens"),
             "{shown}"
         );
+        assert!(
+            matches!(error, ModelError::Status { status: 429, .. }),
+            "{error:?}"
+        );
         assert!(reader.is_over());
     }
 
@@ -215,5 +243,36 @@ mod tests {
             message.contains("inside an event stream message"),
             "{message}"
         );
+        // A stream cut between messages, before `messageStop`: text so far, then the error.
+        let events = [
+            json!({ "messageStart": { "role": "assistant" } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 0, "delta": { "text": "It is" } } }),
+        ];
+        match read(&events, 1000).as_slice() {
+            [Ok(crate::events::ModelEvent::TextDelta(_)), Err(ModelError::Malformed { message, .. })] =>
+            {
+                assert!(message.contains("before its messageStop"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_events_and_hosted_tool_uses_are_skipped() {
+        let events = [
+            json!({ "messageStart": { "role": "assistant" } }),
+            json!({ "somethingNew": { "p": "abc" } }),
+            json!({ "contentBlockStart": { "contentBlockIndex": 0, "start": { "toolUse": { "toolUseId": "srv_1", "name": "web_search", "type": "server_tool_use" } } } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 0, "delta": { "toolUse": { "input": "{}" } } } }),
+            json!({ "contentBlockDelta": { "contentBlockIndex": 1, "delta": { "text": "Done." }, "p": "padding" } }),
+            json!({ "messageStop": { "stopReason": "end_turn" } }),
+        ];
+        // No metadata: a stream whose last event is `messageStop` is whole.
+        let read = read(&events, 1000);
+        let Some(Ok(crate::events::ModelEvent::Done(response))) = read.last() else {
+            panic!("{read:?}");
+        };
+        assert_eq!(response.text.as_deref(), Some("Done."));
+        assert!(response.calls.is_empty(), "{:?}", response.calls);
     }
 }

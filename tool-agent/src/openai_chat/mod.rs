@@ -189,6 +189,7 @@ impl OpenAiChatModel {
             body,
             retry: self.retry,
             provider: PROVIDER,
+            sign: None,
         })
     }
 }

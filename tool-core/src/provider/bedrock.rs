@@ -48,7 +48,9 @@ impl Api for Bedrock {
             .get("output")
             .and_then(|o| o.get("message"))
             .and_then(|m| m.get("content"));
-        for tool_use in array(content).filter_map(|b| b.get("toolUse")) {
+        // A tool the service runs itself (`"type": "server_tool_use"`) is not a call to run.
+        let ours = |t: &&Value| t.get("type").and_then(Value::as_str) != Some("server_tool_use");
+        for tool_use in array(content).filter_map(|b| b.get("toolUse")).filter(ours) {
             calls.push(
                 tool_use.get("toolUseId"),
                 tool_use.get("name"),
@@ -84,8 +86,9 @@ impl Api for Bedrock {
 }
 
 /// A `toolResult` block's `content`: a text block, then the images (each `(base64 data, media
-/// type)`) in the formats Converse takes (PNG, JPEG, GIF, WebP; others are left out). The text
-/// is left out when it is empty and there are images: Converse refuses a blank text block.
+/// type)`) in the formats Converse takes (PNG, JPEG, GIF, WebP; others are left out). Converse
+/// refuses a blank text block: a blank text is left out beside images, and without images it
+/// is sent as `(no output)`.
 pub fn tool_result_content<'a>(
     text: &str,
     images: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -97,9 +100,17 @@ pub fn tool_result_content<'a>(
             Some(json!({ "image": { "format": format, "source": { "bytes": data } } }))
         })
         .collect();
+    let text = if images.is_empty() && text.trim().is_empty() {
+        NO_OUTPUT
+    } else {
+        text
+    };
     let text_block = |text: &str| json!({ "text": text });
     Value::Array(text_then_images(text, images, text_block))
 }
+
+/// What a result with no text and no image Converse takes says.
+const NO_OUTPUT: &str = "(no output)";
 
 /// Converse's name for an image's media type, when it takes the type.
 fn image_format(mime_type: &str) -> Option<&'static str> {
@@ -150,14 +161,34 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_the_service_runs_is_not_a_call() {
+        let response = json!({ "output": { "message": { "role": "assistant", "content": [
+            { "toolUse": { "toolUseId": "srv_1", "name": "web_search", "input": {}, "type": "server_tool_use" } },
+            { "toolUse": { "toolUseId": "t_1", "name": "radar", "input": { "city": "Oslo" } } }
+        ] } } });
+        let calls = crate::provider::parse_calls(
+            crate::provider::Format::Bedrock,
+            &response,
+            &Aliases::default(),
+        )
+        .unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].id.as_deref(), Some("t_1"));
+    }
+
+    #[test]
     fn an_image_alone_goes_without_a_blank_text_block() {
         let output = ToolOutput::empty().with_content(image("image/webp"));
         assert_eq!(
             rendered(output),
             json!([{ "image": { "format": "webp", "source": { "bytes": "iVBORw0KGgo=" } } }])
         );
-        // Nothing Converse takes: the (empty) text stays, as without images.
+        // Nothing Converse takes, and no text: a text that says so, as it refuses a blank one.
         let output = ToolOutput::empty().with_content(image("image/svg+xml"));
-        assert_eq!(rendered(output), json!([{ "text": "" }]));
+        assert_eq!(rendered(output), json!([{ "text": "(no output)" }]));
+        assert_eq!(
+            rendered(ToolOutput::text(" \n")),
+            json!([{ "text": "(no output)" }])
+        );
     }
 }

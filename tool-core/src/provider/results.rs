@@ -48,14 +48,14 @@ impl CallResult {
 }
 
 /// A result's text and images as content blocks, the rule every API with image blocks shares:
-/// the text block first, then the images. The text block is left out when it is empty and
+/// the text block first, then the images. The text block is left out when it is blank and
 /// there are images, because the APIs refuse a blank text block; without images it stays.
 pub(crate) fn text_then_images(
     text: &str,
     images: Vec<Value>,
     text_block: fn(&str) -> Value,
 ) -> Vec<Value> {
-    let text = (images.is_empty() || !text.is_empty()).then(|| text_block(text));
+    let text = (images.is_empty() || !text.trim().is_empty()).then(|| text_block(text));
     text.into_iter().chain(images).collect()
 }
 
