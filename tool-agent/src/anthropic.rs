@@ -4,11 +4,9 @@
 
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{
-    anthropic_tool_result_content, parse_calls, Aliases, Format, ParseError,
-};
+use tool_core::provider::{anthropic_tool_result_content, Aliases, Format};
 
-use crate::assemble::CallAssembler;
+use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
@@ -254,18 +252,7 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
 
 /// The text, calls and usage of a Messages answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
-    let calls = parse_calls(Format::Anthropic, answer, aliases).map_err(|e| match e {
-        ParseError::ProviderError { message, .. } => ModelError::Status {
-            provider: PROVIDER,
-            status: 200,
-            message,
-            attempts: 1,
-        },
-        other => ModelError::Malformed {
-            provider: PROVIDER,
-            message: other.to_string(),
-        },
-    })?;
+    let calls = crate::model::answer_calls(PROVIDER, Format::Anthropic, answer, aliases)?;
     let text: String = answer
         .get("content")
         .and_then(Value::as_array)
@@ -333,8 +320,7 @@ impl ChatModel for AnthropicModel {
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
-        aliases,
-        ..Streamed::default()
+        answer: StreamedAnswer::new(aliases),
     })
 }
 
@@ -342,11 +328,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 /// grown by deltas (`text_delta`, `input_json_delta`), `message_delta`, `message_stop`.
 #[derive(Default)]
 struct Streamed {
-    aliases: Aliases,
-    text: String,
-    calls: CallAssembler,
-    usage: Usage,
-    stop_reason: Option<String>,
+    answer: StreamedAnswer,
 }
 
 impl Decoder for Streamed {
@@ -367,15 +349,15 @@ impl Decoder for Streamed {
                         .unwrap_or(0)
                 };
                 let cached = count("cache_read_input_tokens");
-                self.usage.input_tokens = count("input_tokens")
+                self.answer.usage.input_tokens = count("input_tokens")
                     .saturating_add(cached)
                     .saturating_add(count("cache_creation_input_tokens"));
-                self.usage.cached_input_tokens = cached;
+                self.answer.usage.cached_input_tokens = cached;
             }
             Some("content_block_start") => {
                 let block = event.get("content_block");
                 match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
-                    Some("tool_use") => self.calls.push(
+                    Some("tool_use") => self.answer.calls.push(
                         index,
                         block.and_then(|b| b.get("id")).and_then(Value::as_str),
                         block.and_then(|b| b.get("name")).and_then(Value::as_str),
@@ -384,7 +366,7 @@ impl Decoder for Streamed {
                     Some("text") => {
                         let start = text(block.and_then(|b| b.get("text")));
                         if !start.is_empty() {
-                            self.text.push_str(&start);
+                            self.answer.text.push_str(&start);
                             deltas.push(start);
                         }
                     }
@@ -396,27 +378,27 @@ impl Decoder for Streamed {
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
                     Some("text_delta") => {
                         let piece = text(delta.and_then(|d| d.get("text")));
-                        self.text.push_str(&piece);
+                        self.answer.text.push_str(&piece);
                         deltas.push(piece);
                     }
                     Some("input_json_delta") => {
                         let piece = delta
                             .and_then(|d| d.get("partial_json"))
                             .and_then(Value::as_str);
-                        self.calls.push(index, None, None, piece);
+                        self.answer.calls.push(index, None, None, piece);
                     }
                     _ => {}
                 }
             }
             Some("message_delta") => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_owned());
+                    self.answer.finish_reason = Some(reason.to_owned());
                 }
                 if let Some(output) = event
                     .pointer("/usage/output_tokens")
                     .and_then(Value::as_u64)
                 {
-                    self.usage.output_tokens = output;
+                    self.answer.usage.output_tokens = output;
                 }
             }
             Some("message_stop") => return Ok(true),
@@ -434,13 +416,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let text = std::mem::take(&mut self.text);
-        ModelResponse {
-            text: (!text.is_empty()).then_some(text),
-            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
-            usage: self.usage,
-            finish_reason: self.stop_reason.take(),
-        }
+        self.answer.finish()
     }
 }
 

@@ -6,6 +6,40 @@ use serde_json::Value;
 use tool_core::provider::Aliases;
 use tool_core::ToolCall;
 
+use crate::message::Usage;
+use crate::model::ModelResponse;
+
+/// What a streamed answer said so far, as every API's stream decoder keeps it: the text, the
+/// calls as they come, the usage and why it ended; the aliases its tools were declared under.
+#[derive(Debug, Default)]
+pub(crate) struct StreamedAnswer {
+    aliases: Aliases,
+    pub text: String,
+    pub calls: CallAssembler,
+    pub usage: Usage,
+    pub finish_reason: Option<String>,
+}
+
+impl StreamedAnswer {
+    pub(crate) fn new(aliases: Aliases) -> Self {
+        StreamedAnswer {
+            aliases,
+            ..StreamedAnswer::default()
+        }
+    }
+
+    /// The whole answer: the text (none when empty) and the calls assembled.
+    pub(crate) fn finish(&mut self) -> ModelResponse {
+        let text = std::mem::take(&mut self.text);
+        ModelResponse {
+            text: (!text.is_empty()).then_some(text),
+            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
+            usage: self.usage,
+            finish_reason: self.finish_reason.take(),
+        }
+    }
+}
+
 /// The calls of one streamed answer, as they come.
 #[derive(Debug, Default)]
 pub(crate) struct CallAssembler {

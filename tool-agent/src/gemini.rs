@@ -5,9 +5,9 @@
 
 use reqwest::header::HeaderName;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{gemini_inline_image, parse_calls, Aliases, Format, ParseError};
+use tool_core::provider::{gemini_inline_image, Aliases, Format};
 
-use crate::assemble::CallAssembler;
+use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
@@ -255,18 +255,7 @@ fn calling_config(choice: &ToolChoice, aliases: &Aliases) -> Value {
 
 /// The text, calls and usage of a `generateContent` answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
-    let calls = parse_calls(Format::Gemini, answer, aliases).map_err(|e| match e {
-        ParseError::ProviderError { message, .. } => ModelError::Status {
-            provider: PROVIDER,
-            status: 200,
-            message,
-            attempts: 1,
-        },
-        other => ModelError::Malformed {
-            provider: PROVIDER,
-            message: other.to_string(),
-        },
-    })?;
+    let calls = crate::model::answer_calls(PROVIDER, Format::Gemini, answer, aliases)?;
     let candidate = answer.pointer("/candidates/0");
     let text: String = candidate
         .and_then(|c| c.pointer("/content/parts"))
@@ -319,7 +308,7 @@ impl ChatModel for GeminiModel {
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
-        aliases,
+        answer: StreamedAnswer::new(aliases),
         ..Streamed::default()
     })
 }
@@ -328,12 +317,8 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 /// parts continue the text and whose function calls come whole; the last usage counts.
 #[derive(Default)]
 struct Streamed {
-    aliases: Aliases,
-    text: String,
-    calls: CallAssembler,
+    answer: StreamedAnswer,
     count: u64,
-    usage: Usage,
-    finish_reason: Option<String>,
 }
 
 impl Decoder for Streamed {
@@ -351,14 +336,14 @@ impl Decoder for Streamed {
             });
         }
         if chunk.get("usageMetadata").is_some() {
-            self.usage = usage(&chunk);
+            self.answer.usage = usage(&chunk);
         }
         let candidate = chunk.pointer("/candidates/0");
         if let Some(reason) = candidate
             .and_then(|c| c.get("finishReason"))
             .and_then(Value::as_str)
         {
-            self.finish_reason = Some(reason.to_owned());
+            self.answer.finish_reason = Some(reason.to_owned());
         }
         let parts = candidate
             .and_then(|c| c.pointer("/content/parts"))
@@ -367,7 +352,7 @@ impl Decoder for Streamed {
             if let Some(call) = part.get("functionCall") {
                 self.count += 1;
                 let arguments = call.get("args").map(Value::to_string);
-                self.calls.push(
+                self.answer.calls.push(
                     Some(self.count),
                     call.get("id").and_then(Value::as_str),
                     call.get("name").and_then(Value::as_str),
@@ -375,7 +360,7 @@ impl Decoder for Streamed {
                 );
             } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
                 if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    self.text.push_str(text);
+                    self.answer.text.push_str(text);
                     deltas.push(text.to_owned());
                 }
             }
@@ -384,13 +369,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let text = std::mem::take(&mut self.text);
-        ModelResponse {
-            text: (!text.is_empty()).then_some(text),
-            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
-            usage: self.usage,
-            finish_reason: self.finish_reason.take(),
-        }
+        self.answer.finish()
     }
 }
 

@@ -277,3 +277,27 @@ pub enum ModelError {
     #[error("{0}")]
     Other(String),
 }
+
+/// The calls of a provider's whole answer in `format`: an error the answer reports is a
+/// [`ModelError::Status`] with its message, one it cannot be read for a
+/// [`ModelError::Malformed`].
+pub(crate) fn answer_calls(
+    provider: &'static str,
+    format: Format,
+    answer: &serde_json::Value,
+    aliases: &tool_core::provider::Aliases,
+) -> Result<Vec<ToolCall>, ModelError> {
+    use tool_core::provider::{parse_calls, ParseError};
+    parse_calls(format, answer, aliases).map_err(|e| match e {
+        ParseError::ProviderError { message, .. } => ModelError::Status {
+            provider,
+            status: 200,
+            message,
+            attempts: 1,
+        },
+        other => ModelError::Malformed {
+            provider,
+            message: other.to_string(),
+        },
+    })
+}

@@ -5,11 +5,9 @@
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{
-    parse_calls, responses_function_call_output, Aliases, Format, ParseError,
-};
+use tool_core::provider::{responses_function_call_output, Aliases, Format};
 
-use crate::assemble::CallAssembler;
+use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
@@ -172,18 +170,7 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
 
 /// The text, calls and usage of a Responses answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
-    let calls = parse_calls(Format::OpenAiResponses, answer, aliases).map_err(|e| match e {
-        ParseError::ProviderError { message, .. } => ModelError::Status {
-            provider: PROVIDER,
-            status: 200,
-            message,
-            attempts: 1,
-        },
-        other => ModelError::Malformed {
-            provider: PROVIDER,
-            message: other.to_string(),
-        },
-    })?;
+    let calls = crate::model::answer_calls(PROVIDER, Format::OpenAiResponses, answer, aliases)?;
     let text: String = answer
         .get("output")
         .and_then(Value::as_array)
@@ -245,8 +232,7 @@ impl ChatModel for OpenAiResponsesModel {
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
-        aliases,
-        ..Streamed::default()
+        answer: StreamedAnswer::new(aliases),
     })
 }
 
@@ -255,11 +241,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 /// `response.function_call_arguments.delta`, and the usage of `response.completed`.
 #[derive(Default)]
 struct Streamed {
-    aliases: Aliases,
-    text: String,
-    calls: CallAssembler,
-    usage: Usage,
-    status: Option<String>,
+    answer: StreamedAnswer,
 }
 
 impl Decoder for Streamed {
@@ -273,12 +255,12 @@ impl Decoder for Streamed {
         match field("/type") {
             Some("response.output_text.delta") => {
                 if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
-                    self.text.push_str(text);
+                    self.answer.text.push_str(text);
                     deltas.push(text.to_owned());
                 }
             }
             Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
-                self.calls.push(
+                self.answer.calls.push(
                     index,
                     field("/item/call_id"),
                     field("/item/name"),
@@ -286,7 +268,7 @@ impl Decoder for Streamed {
                 );
             }
             Some("response.function_call_arguments.delta") => {
-                self.calls.push(index, None, None, field("/delta"));
+                self.answer.calls.push(index, None, None, field("/delta"));
             }
             Some("response.completed") | Some("response.incomplete") => {
                 let response = event.get("response").unwrap_or(&Value::Null);
@@ -296,14 +278,14 @@ impl Decoder for Streamed {
                         .and_then(Value::as_u64)
                         .unwrap_or(0)
                 };
-                self.usage = Usage {
+                self.answer.usage = Usage {
                     requests: 1,
                     input_tokens: count("/usage/input_tokens"),
                     output_tokens: count("/usage/output_tokens"),
                     cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
                     reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
                 };
-                self.status = response
+                self.answer.finish_reason = response
                     .get("status")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
@@ -327,13 +309,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let text = std::mem::take(&mut self.text);
-        ModelResponse {
-            text: (!text.is_empty()).then_some(text),
-            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
-            usage: self.usage,
-            finish_reason: self.status.take(),
-        }
+        self.answer.finish()
     }
 }
 

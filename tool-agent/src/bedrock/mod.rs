@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{bedrock_tool_result_content, parse_calls, Aliases, Format, ParseError};
+use tool_core::provider::{bedrock_tool_result_content, Aliases, Format};
 
 pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
@@ -447,18 +447,7 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
 
 /// The text, calls and usage of a Converse answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
-    let calls = parse_calls(Format::Bedrock, answer, aliases).map_err(|e| match e {
-        ParseError::ProviderError { message, .. } => ModelError::Status {
-            provider: PROVIDER,
-            status: 200,
-            message,
-            attempts: 1,
-        },
-        other => ModelError::Malformed {
-            provider: PROVIDER,
-            message: other.to_string(),
-        },
-    })?;
+    let calls = crate::model::answer_calls(PROVIDER, Format::Bedrock, answer, aliases)?;
     let text: String = answer
         .pointer("/output/message/content")
         .and_then(Value::as_array)

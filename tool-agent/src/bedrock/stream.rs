@@ -7,15 +7,14 @@ use serde_json::Value;
 use tool_core::provider::Aliases;
 
 use super::{usage, PROVIDER};
-use crate::assemble::CallAssembler;
-use crate::message::Usage;
+use crate::assemble::StreamedAnswer;
 use crate::model::{ModelError, ModelResponse};
 use crate::sse::Decoder;
 
 /// What reads a streamed answer's events, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
-        aliases,
+        answer: StreamedAnswer::new(aliases),
         ..Streamed::default()
     })
 }
@@ -24,11 +23,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 /// grown by pieces of their input, text deltas, the stop reason, and the usage last.
 #[derive(Default)]
 struct Streamed {
-    aliases: Aliases,
-    text: String,
-    calls: CallAssembler,
-    usage: Usage,
-    stop_reason: Option<String>,
+    answer: StreamedAnswer,
     /// Whether `messageStop` came: a stream that ends before it was cut short.
     stopped: bool,
 }
@@ -51,33 +46,34 @@ impl Decoder for Streamed {
                     |t: &&Value| t.get("type").and_then(Value::as_str) == Some("server_tool_use");
                 if let Some(tool_use) = tool_use.filter(|t| !hosted(t)) {
                     let field = |name: &str| tool_use.get(name).and_then(Value::as_str);
-                    self.calls
+                    self.answer
+                        .calls
                         .push(index, field("toolUseId"), field("name"), None);
                 }
             }
             "contentBlockDelta" => {
                 let delta = body.get("delta");
                 if let Some(text) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
-                    self.text.push_str(text);
+                    self.answer.text.push_str(text);
                     deltas.push(text.to_owned());
                 }
                 let input = delta
                     .and_then(|d| d.pointer("/toolUse/input"))
                     .and_then(Value::as_str);
                 if input.is_some() {
-                    self.calls.push(index, None, None, input);
+                    self.answer.calls.push(index, None, None, input);
                 }
             }
             "messageStop" => {
                 self.stopped = true;
-                self.stop_reason = body
+                self.answer.finish_reason = body
                     .get("stopReason")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
             }
             // The last event: the usage.
             "metadata" => {
-                self.usage = usage(body.get("usage"));
+                self.answer.usage = usage(body.get("usage"));
                 return Ok(true);
             }
             // An exception (`throttlingException`, `validationException`...) or an error.
@@ -104,13 +100,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let text = std::mem::take(&mut self.text);
-        ModelResponse {
-            text: (!text.is_empty()).then_some(text),
-            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
-            usage: self.usage,
-            finish_reason: self.stop_reason.take(),
-        }
+        self.answer.finish()
     }
 }
 

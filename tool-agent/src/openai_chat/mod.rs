@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{declare, parse_calls, Aliases, DeclareOptions, Format, ParseError};
+use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
@@ -287,18 +287,7 @@ fn usage(answer: &Value) -> Usage {
 
 /// The text, calls and usage of a Chat Completions answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
-    let calls = parse_calls(Format::OpenAiChat, answer, aliases).map_err(|e| match e {
-        ParseError::ProviderError { message, .. } => ModelError::Status {
-            provider: PROVIDER,
-            status: 200,
-            message,
-            attempts: 1,
-        },
-        other => ModelError::Malformed {
-            provider: PROVIDER,
-            message: other.to_string(),
-        },
-    })?;
+    let calls = crate::model::answer_calls(PROVIDER, Format::OpenAiChat, answer, aliases)?;
     let choice = answer.pointer("/choices/0");
     let text = choice
         .and_then(|c| c.pointer("/message/content"))

@@ -6,9 +6,8 @@ use serde_json::Value;
 use tool_core::provider::Aliases;
 
 use super::{usage, OpenAiChatModel, PROVIDER};
-use crate::assemble::CallAssembler;
+use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
-use crate::message::Usage;
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::sse::{self, Decoder};
 
@@ -28,19 +27,14 @@ pub(super) fn respond_stream<'a>(
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Chunks {
-        aliases,
-        ..Chunks::default()
+        answer: StreamedAnswer::new(aliases),
     })
 }
 
 /// What the chunks said so far.
 #[derive(Default)]
 struct Chunks {
-    aliases: Aliases,
-    text: String,
-    calls: CallAssembler,
-    usage: Usage,
-    finish_reason: Option<String>,
+    answer: StreamedAnswer,
 }
 
 impl Decoder for Chunks {
@@ -61,20 +55,20 @@ impl Decoder for Chunks {
             });
         }
         if chunk.get("usage").is_some_and(Value::is_object) {
-            self.usage = usage(&chunk);
+            self.answer.usage = usage(&chunk);
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(false);
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(reason.to_owned());
+            self.answer.finish_reason = Some(reason.to_owned());
         }
         let Some(delta) = choice.get("delta") else {
             return Ok(false);
         };
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
-                self.text.push_str(text);
+                self.answer.text.push_str(text);
                 deltas.push(text.to_owned());
             }
         }
@@ -82,7 +76,7 @@ impl Decoder for Chunks {
         for call in calls.into_iter().flatten() {
             let function = call.get("function");
             let field = |name: &str| function.and_then(|f| f.get(name)).and_then(Value::as_str);
-            self.calls.push(
+            self.answer.calls.push(
                 call.get("index").and_then(Value::as_u64),
                 call.get("id").and_then(Value::as_str),
                 field("name"),
@@ -93,12 +87,6 @@ impl Decoder for Chunks {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let text = std::mem::take(&mut self.text);
-        ModelResponse {
-            text: (!text.is_empty()).then_some(text),
-            calls: std::mem::take(&mut self.calls).finish(&self.aliases),
-            usage: self.usage,
-            finish_reason: self.finish_reason.take(),
-        }
+        self.answer.finish()
     }
 }
