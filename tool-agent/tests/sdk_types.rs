@@ -64,12 +64,11 @@ fn sdk_tools(test: &str) -> Option<PathBuf> {
     }
 }
 
-/// Runs the checker: with no arguments on every golden file, else on each `KIND=FILE`.
-/// Returns whether every file passed, and what it printed.
-fn run_checker(python: &Path, args: &[String]) -> (bool, String) {
-    let script = workspace().join("tests/sdk/check_wire.py");
+/// Runs a script of `tests/sdk/` with the SDKs on its path: whether it succeeded, and what it
+/// printed.
+fn run_script(python: &Path, script: &str, args: &[String]) -> (bool, String) {
     let output = Command::new("python3")
-        .arg(&script)
+        .arg(workspace().join("tests/sdk").join(script))
         .args(args)
         .env("PYTHONPATH", python)
         .output()
@@ -79,11 +78,18 @@ fn run_checker(python: &Path, args: &[String]) -> (bool, String) {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+    (output.status.success(), printed)
+}
+
+/// Runs the checker: with no arguments on every golden file, else on each `KIND=FILE`.
+/// Returns whether every file passed, and what it printed.
+fn run_checker(python: &Path, args: &[String]) -> (bool, String) {
+    let (passed, printed) = run_script(python, "check_wire.py", args);
     assert!(
         printed.contains("files,"),
         "the checker did not finish:\n{printed}"
     );
-    (output.status.success(), printed)
+    (passed, printed)
 }
 
 /// Writes each body to a file of `dir` and checks them all, each as its kind.
@@ -393,18 +399,7 @@ fn botocore_signs_the_same(
         "token": token,
     });
     std::fs::write(file, described.to_string()).unwrap();
-    let output = Command::new("python3")
-        .arg(workspace().join("tests/sdk/check_sigv4.py"))
-        .arg(file)
-        .env("PYTHONPATH", python)
-        .output()
-        .expect("python3 runs");
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), printed)
+    run_script(python, "check_sigv4.py", &[file.display().to_string()])
 }
 
 /// A request signed with SigV4 carries the `Authorization` botocore computes for the same
