@@ -10,7 +10,9 @@ use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
-use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::model::{
+    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
+};
 use crate::sse::{self, Decoder};
 
 const PROVIDER: &str = "Anthropic";
@@ -37,16 +39,6 @@ pub struct AnthropicModel {
     max_tokens: u32,
     cache: Option<PromptCache>,
     extra: Map<String, Value>,
-}
-
-/// How long Anthropic keeps a request's prefix cached
-/// ([`AnthropicModel::with_prompt_cache`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptCache {
-    /// Five minutes from the last use (the API's default).
-    FiveMinutes,
-    /// One hour from the last use.
-    OneHour,
 }
 
 impl AnthropicModel {

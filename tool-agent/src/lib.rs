@@ -56,7 +56,7 @@ mod structured;
 mod timer;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
-pub use anthropic::{AnthropicModel, PromptCache};
+pub use anthropic::AnthropicModel;
 pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
     RunState,
@@ -68,7 +68,9 @@ pub use gemini::GeminiModel;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
 pub use message::{Message, ToolImage, Usage};
-pub use model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+pub use model::{
+    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
+};
 pub use offer::OfferedTools;
 pub use openai_chat::OpenAiChatModel;
 pub use openai_responses::OpenAiResponsesModel;

@@ -92,6 +92,17 @@ impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
     }
 }
 
+/// How long the provider keeps a request's prefix cached, for the clients whose API caches
+/// only where asked ([`AnthropicModel::with_prompt_cache`](crate::AnthropicModel::with_prompt_cache),
+/// [`BedrockModel::with_prompt_cache`](crate::BedrockModel::with_prompt_cache)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptCache {
+    /// Five minutes from the last use (the APIs' default).
+    FiveMinutes,
+    /// One hour from the last use.
+    OneHour,
+}
+
 /// Which tools the model may or must call in a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -331,6 +331,7 @@ async fn bedrock_requests_match_the_sdk_types() {
             .with_base_url(url)
             .with_api_key(ApiKey::new("bedrock-api-key"))
             .with_max_tokens(1024)
+            .with_prompt_cache(PromptCache::OneHour)
     })
     .await;
 }

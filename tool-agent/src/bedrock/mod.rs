@@ -18,7 +18,9 @@ pub(crate) use stream::stream_decoder;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy, Signer};
 use crate::message::{Message, ToolImage, Usage};
-use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use crate::model::{
+    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
+};
 use crate::sse;
 
 const PROVIDER: &str = "Bedrock";
@@ -60,6 +62,7 @@ pub struct BedrockModel {
     credentials: Option<AwsCredentials>,
     retry: RetryPolicy,
     max_tokens: Option<u32>,
+    cache: Option<PromptCache>,
     extra: Map<String, Value>,
 }
 
@@ -71,6 +74,9 @@ impl std::fmt::Debug for BedrockModel {
             .field("region", &self.region)
             .field("api_key", &self.api_key)
             .field("credentials", &self.credentials)
+            .field("retry", &self.retry)
+            .field("max_tokens", &self.max_tokens)
+            .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
 }
@@ -94,6 +100,7 @@ impl BedrockModel {
             credentials: AwsCredentials::from_env(),
             retry: RetryPolicy::default(),
             max_tokens: None,
+            cache: None,
             extra: Map::new(),
         }
     }
@@ -129,6 +136,17 @@ impl BedrockModel {
         self
     }
 
+    /// Caches each request's prefix (tools, system prompt, messages so far): a `cachePoint`
+    /// block at the end of the last message, so that a run's later steps read the earlier
+    /// ones from the cache, billed as cached input
+    /// ([`Usage::cached_input_tokens`](crate::Usage::cached_input_tokens)). For the models that
+    /// cache (Anthropic Claude, Amazon Nova); a prefix shorter than the model's minimum is not
+    /// cached.
+    pub fn with_prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
     /// A field added to every request body (`guardrailConfig`, `additionalModelRequestFields`,
     /// `performanceConfig`...). A field the client writes itself (`messages`, `system`,
     /// `inferenceConfig`, `toolConfig`) is replaced by it: set those through the request instead.
@@ -151,10 +169,18 @@ impl BedrockModel {
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         let with_status = takes_result_status(&self.model);
-        body.insert(
-            "messages".into(),
-            messages(&request.messages, aliases, with_status),
-        );
+        let mut messages = messages(&request.messages, aliases, with_status);
+        if let Some(cache) = self.cache {
+            let point = match cache {
+                PromptCache::FiveMinutes => json!({ "cachePoint": { "type": "default" } }),
+                PromptCache::OneHour => json!({ "cachePoint": { "type": "default", "ttl": "1h" } }),
+            };
+            let last = messages.as_array_mut().and_then(|m| m.last_mut());
+            if let Some(Value::Array(content)) = last.and_then(|m| m.get_mut("content")) {
+                content.push(point);
+            }
+        }
+        body.insert("messages".into(), messages);
         let instructions = match &request.response_format {
             Some(format) => Some(format.in_instructions(request.instructions.as_deref())),
             None => request.instructions.clone(),
@@ -700,6 +726,31 @@ mod tests {
             model().body(&request)["inferenceConfig"]["temperature"],
             1.0
         );
+    }
+
+    #[test]
+    fn the_prompt_cache_is_a_cache_point_at_the_end_of_the_last_message() {
+        let request = request(with_a_call(), ToolChoice::Auto);
+        let body = model()
+            .with_prompt_cache(PromptCache::OneHour)
+            .body(&request);
+        let last = body["messages"][2]["content"].as_array().unwrap();
+        assert_eq!(
+            last.last(),
+            Some(&json!({ "cachePoint": { "type": "default", "ttl": "1h" } }))
+        );
+        assert_eq!(last.len(), 2, "the result, then the cache point");
+        let body = model()
+            .with_prompt_cache(PromptCache::FiveMinutes)
+            .body(&request);
+        let last = body["messages"][2]["content"].as_array().unwrap();
+        assert_eq!(
+            last.last(),
+            Some(&json!({ "cachePoint": { "type": "default" } }))
+        );
+        // Without it, none.
+        let body = model().body(&request);
+        assert!(!body.to_string().contains("cachePoint"));
     }
 
     #[test]
