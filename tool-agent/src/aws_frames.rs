@@ -26,21 +26,35 @@ impl Frame {
     /// The frame as one JSON object: an event as AWS's SDKs give it, `{"<event type>":
     /// payload}`; an exception or an error as `{":exception": {"type", "message"}}` (a name no
     /// event has), from the `:exception-type` header and the payload's message, or from the
-    /// `:error-code` and `:error-message` headers.
-    pub(crate) fn as_json(&self) -> serde_json::Value {
+    /// `:error-code` and `:error-message` headers. An error for an event or an exception
+    /// whose payload is not JSON.
+    pub(crate) fn as_json(&self) -> Result<serde_json::Value, String> {
         use serde_json::{json, Value};
-        let payload = || serde_json::from_slice(&self.payload).unwrap_or(Value::Null);
+        let payload = || {
+            serde_json::from_slice::<Value>(&self.payload).map_err(|e| {
+                let kind = self
+                    .header(":event-type")
+                    .or(self.header(":exception-type"));
+                format!(
+                    "the payload of an event stream message ({}) is not JSON: {e}",
+                    kind.unwrap_or("unknown")
+                )
+            })
+        };
         let exception = |kind: Option<&str>, message: Option<&str>| json!({ ":exception": { "type": kind.unwrap_or("unknown"), "message": message.unwrap_or("(no message)") } });
         match self.header(":message-type") {
             Some("exception") => {
-                let payload = payload();
+                let payload = payload()?;
                 let message = ["message", "Message"]
                     .iter()
                     .find_map(|key| payload.get(key).and_then(Value::as_str));
-                exception(self.header(":exception-type"), message)
+                Ok(exception(self.header(":exception-type"), message))
             }
-            Some("error") => exception(self.header(":error-code"), self.header(":error-message")),
-            _ => json!({ self.header(":event-type").unwrap_or("unknown"): payload() }),
+            Some("error") => Ok(exception(
+                self.header(":error-code"),
+                self.header(":error-message"),
+            )),
+            _ => Ok(json!({ self.header(":event-type").unwrap_or("unknown"): payload()? })),
         }
     }
 }
@@ -234,7 +248,7 @@ pub(crate) mod tests {
             );
             assert_eq!(
                 frames[1].as_json(),
-                serde_json::json!({ "messageStop": { "stopReason": "end_turn" } })
+                Ok(serde_json::json!({ "messageStop": { "stopReason": "end_turn" } }))
             );
             assert!(!reader.is_mid_frame());
         }
@@ -261,11 +275,15 @@ pub(crate) mod tests {
         let (frames, _) = reader.feed(&[exception, error].concat());
         assert_eq!(
             frames[0].as_json(),
-            serde_json::json!({ ":exception": { "type": "throttlingException", "message": "slow down" } })
+            Ok(
+                serde_json::json!({ ":exception": { "type": "throttlingException", "message": "slow down" } })
+            )
         );
         assert_eq!(
             frames[1].as_json(),
-            serde_json::json!({ ":exception": { "type": "InternalFailure", "message": "oops" } })
+            Ok(
+                serde_json::json!({ ":exception": { "type": "InternalFailure", "message": "oops" } })
+            )
         );
     }
 
@@ -300,6 +318,14 @@ pub(crate) mod tests {
         frame.extend_from_slice(&crc32fast::hash(&frame).to_be_bytes());
         let error = FrameReader::default().feed(&frame).1.unwrap();
         assert!(error.contains("cut short"), "{error}");
+    }
+
+    #[test]
+    fn a_payload_that_is_not_json_is_an_error_not_an_empty_event() {
+        let frame = event("messageStop", "stop");
+        let (frames, _) = FrameReader::default().feed(&frame);
+        let error = frames[0].as_json().unwrap_err();
+        assert!(error.contains("(messageStop) is not JSON"), "{error}");
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub(crate) struct JsonPost<'a> {
     pub body: Vec<u8>,
     pub retry: RetryPolicy,
     pub provider: &'static str,
-    /// The headers of each attempt, for a request signed at the time it is sent (Bedrock's
+    /// The headers of each retry, for a request signed at the time it is sent (Bedrock's
     /// SigV4, whose signature names its time); `None` sends `headers` every time.
     pub sign: Option<Signer<'a>>,
 }
@@ -204,7 +204,7 @@ impl JsonPost<'_> {
         loop {
             attempts += 1;
             let retries_left = attempts <= self.retry.max_retries;
-            let (wait, error) = match self.attempt(&read).await {
+            let (wait, error) = match self.attempt(&read, attempts).await {
                 Ok(Ok(answer)) => return Ok(answer),
                 Ok(Err(refused)) => {
                     let message = provider_message(&refused.body);
@@ -252,14 +252,15 @@ impl JsonPost<'_> {
 
     /// One request: the read answer, a refusal (a status other than 2xx), or a failed
     /// connection.
-    async fn attempt<T, F, Fut>(&self, read: &F) -> Result<Result<T, Refused>, String>
+    async fn attempt<T, F, Fut>(&self, read: &F, attempt: u32) -> Result<Result<T, Refused>, String>
     where
         F: Fn(reqwest::Response) -> Fut,
         Fut: std::future::Future<Output = Result<T, String>>,
     {
+        // The first attempt sends the headers made with the request; a retry is signed anew.
         let headers = match &self.sign {
-            Some(sign) => sign(&self.body).map_err(|e| e.to_string())?,
-            None => self.headers.clone(),
+            Some(sign) if attempt > 1 => sign(&self.body).map_err(|e| e.to_string())?,
+            _ => self.headers.clone(),
         };
         let response = self
             .client

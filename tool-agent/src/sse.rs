@@ -192,7 +192,10 @@ impl<'a> EventReader<'a> {
                 if self.over {
                     return;
                 }
-                self.payload(&frame.as_json().to_string());
+                match frame.as_json() {
+                    Ok(event) => self.payload(&event.to_string()),
+                    Err(message) => self.fail(ModelError::Malformed { provider, message }),
+                }
             }
             if let Some(message) = error.filter(|_| !self.over) {
                 self.fail(ModelError::Malformed { provider, message });

@@ -6,11 +6,14 @@
 mod sigv4;
 mod stream;
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{bedrock_tool_result_content, Aliases, Format};
+use tool_core::provider::{bedrock_tool_result_content, declare, Aliases, DeclareOptions, Format};
+use tool_core::ToolSpec;
 
 pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
@@ -165,7 +168,21 @@ impl BedrockModel {
     /// is not run. A temperature is held to Converse's 0 to 1. See `messages` for how the
     /// conversation is written so that Converse takes it.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let declarations = request.tools.declarations_or_declare(Format::Bedrock);
+        let history_has_tools = request.messages.iter().any(|m| match m {
+            Message::Assistant { calls, .. } => !calls.is_empty(),
+            Message::Tool { .. } => true,
+            Message::User { .. } => false,
+        });
+        let declarations = if request.tools.is_empty() && history_has_tools {
+            let called = called_tools(&request.messages);
+            Cow::Owned(declare(
+                &called,
+                Format::Bedrock,
+                &DeclareOptions::default(),
+            ))
+        } else {
+            request.tools.declarations_or_declare(Format::Bedrock)
+        };
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         let with_status = takes_result_status(&self.model);
@@ -192,18 +209,13 @@ impl BedrockModel {
         if let Some(max_tokens) = self.max_tokens {
             inference.insert("maxTokens".into(), json!(max_tokens));
         }
-        if let Some(temperature) = request.temperature {
+        if let Some(temperature) = request.temperature.filter(|t| t.is_finite()) {
             // Converse takes 0 to 1.
             inference.insert("temperature".into(), json!(temperature.clamp(0.0, 1.0)));
         }
         if !inference.is_empty() {
             body.insert("inferenceConfig".into(), Value::Object(inference));
         }
-        let history_has_tools = request.messages.iter().any(|m| match m {
-            Message::Assistant { calls, .. } => !calls.is_empty(),
-            Message::Tool { .. } => true,
-            Message::User { .. } => false,
-        });
         if request.offers_tools() {
             let mut config = Map::new();
             config.insert("tools".into(), declarations.tools.clone());
@@ -213,11 +225,7 @@ impl BedrockModel {
             );
             body.insert("toolConfig".into(), Value::Object(config));
         } else if history_has_tools {
-            let tools = if request.tools.is_empty() {
-                called_tools(&request.messages, aliases)
-            } else {
-                declarations.tools.clone()
-            };
+            let tools = declarations.tools.clone();
             body.insert("toolConfig".into(), json!({ "tools": tools }));
         }
         for (name, value) in &self.extra {
@@ -233,7 +241,8 @@ impl BedrockModel {
         let headers = match (&self.api_key, &self.credentials) {
             (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
             (None, Some(credentials)) => {
-                // Signed again for each attempt: a signature is good for minutes only.
+                // Signed now for the first attempt, and again for each retry: a signature is good
+                // for minutes only.
                 sign = Some(Box::new(move |body: &[u8]| {
                     self.signed_headers(url, credentials, body)
                 }));
@@ -326,16 +335,28 @@ fn converse_url(base_url: &str, model: &str, operation: &str) -> String {
     )
 }
 
-/// The neutral messages as Converse's. Converse refuses two messages of one role in a row, an
-/// empty message and a blank text block, so blocks of one role in a row go into one message
-/// (the results of one answer's calls, and a user's text after them, are one user message), an
-/// assistant turn with nothing in it is left out, blank assistant text too, and a blank user
-/// text is sent as `(empty)`. A failed result is marked `status: "error"` only for the models
-/// that take the field (`with_status`); its text says so for the others.
+/// The neutral messages as Converse's. Converse refuses a conversation that does not start with
+/// the user, two messages of one role in a row, an empty message and a blank text block, so:
+/// blocks of one role in a row go into one message, a turn's tool results first (the results
+/// of one answer's calls, and a user's text after them, are one user message); an assistant
+/// turn with nothing in it is left out, blank assistant text too; a blank user text, and a
+/// first user turn where there is none, is `(empty)`. A failed result is marked
+/// `status: "error"` only for the models that take the field (`with_status`); for the others
+/// its text begins with `Error: `.
 fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     let mut push = |role: &'static str, block: Value| match turns.last_mut() {
-        Some((last, blocks)) if *last == role => blocks.push(block),
+        Some((last, blocks)) if *last == role => {
+            // A turn's tool results come before anything else in it.
+            let at = match block.get("toolResult") {
+                Some(_) => blocks
+                    .iter()
+                    .position(|b| b.get("toolResult").is_none())
+                    .unwrap_or(blocks.len()),
+                None => blocks.len(),
+            };
+            blocks.insert(at, block);
+        }
         _ => turns.push((role, vec![block])),
     };
     let mut ids = ToolUseIds::default();
@@ -349,6 +370,13 @@ fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value
                 ..
             } => {
                 let images = images.iter().map(ToolImage::parts);
+                let marked;
+                let text = if *is_error && !with_status && !text.starts_with("Error") {
+                    marked = format!("Error: {text}");
+                    &marked
+                } else {
+                    text
+                };
                 let mut result = Map::new();
                 result.insert("toolUseId".into(), json!(ids.of_result(call_id.as_deref())));
                 result.insert("content".into(), bedrock_tool_result_content(text, images));
@@ -366,6 +394,7 @@ fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value
                 push("user", json!({ "text": text }));
             }
             Message::Assistant { text, calls } => {
+                ids.new_turn();
                 if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
                     push("assistant", json!({ "text": text }));
                 }
@@ -386,6 +415,10 @@ fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value
             }
         }
     }
+    // A conversation starts with the user.
+    if turns.first().is_none_or(|(role, _)| *role != "user") {
+        turns.insert(0, ("user", vec![json!({ "text": "(empty)" })]));
+    }
     let turns = turns
         .into_iter()
         .map(|(role, content)| json!({ "role": role, "content": content }));
@@ -399,46 +432,89 @@ fn takes_result_status(model: &str) -> bool {
     model.contains("anthropic.") || model.contains("nova-")
 }
 
-/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`): a call's own id with any other
-/// character as `_`, or for a call without one, `call_N` by its place among those, the same
-/// for the call and its result.
+/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`, each used once): a call's own id
+/// with any other character as `_`, made unique if that repeats another; for a call without
+/// an id, `call_N`, given to the results without an id that follow, in order, within its turn.
 #[derive(Default)]
 struct ToolUseIds {
-    calls: usize,
-    results: usize,
+    /// The id written for each call id.
+    written: HashMap<String, String>,
+    used: HashSet<String>,
+    /// The ids made for this turn's calls without one, not yet given to a result.
+    unanswered: VecDeque<String>,
+    made: usize,
 }
 
 impl ToolUseIds {
+    /// A new assistant turn: ids made for calls before it are no longer given to results.
+    fn new_turn(&mut self) {
+        self.unanswered.clear();
+    }
+
     fn of_call(&mut self, id: Option<&str>) -> String {
-        Self::id(id, &mut self.calls)
-    }
-
-    fn of_result(&mut self, id: Option<&str>) -> String {
-        Self::id(id, &mut self.results)
-    }
-
-    fn id(id: Option<&str>, without: &mut usize) -> String {
         match id.filter(|id| !id.is_empty()) {
-            Some(id) => id
-                .chars()
-                .map(|c| match c {
-                    'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
-                    _ => '_',
-                })
-                .take(64)
-                .collect(),
+            Some(id) => {
+                if let Some(written) = self.written.get(id) {
+                    return written.clone();
+                }
+                let written = self.unique(&clean(id));
+                self.written.insert(id.to_owned(), written.clone());
+                written
+            }
             None => {
-                *without += 1;
-                format!("call_{without}")
+                let written = self.made_id();
+                self.unanswered.push_back(written.clone());
+                written
             }
         }
     }
+
+    fn of_result(&mut self, id: Option<&str>) -> String {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => self.written.get(id).cloned().unwrap_or_else(|| clean(id)),
+            None => match self.unanswered.pop_front() {
+                Some(written) => written,
+                None => self.made_id(),
+            },
+        }
+    }
+
+    fn made_id(&mut self) -> String {
+        self.made += 1;
+        self.unique(&format!("call_{}", self.made))
+    }
+
+    /// `id`, or with `_2`, `_3`... when it is taken.
+    fn unique(&mut self, id: &str) -> String {
+        let mut candidate = id.to_owned();
+        let mut n = 1;
+        while self.used.contains(&candidate) {
+            n += 1;
+            let suffix = format!("_{n}");
+            let kept: String = id.chars().take(64 - suffix.len()).collect();
+            candidate = format!("{kept}{suffix}");
+        }
+        self.used.insert(candidate.clone());
+        candidate
+    }
 }
 
-/// The names of the tools the conversation called, declared with an open schema: Converse
-/// refuses `toolUse` and `toolResult` blocks in a request without tools, even when none is
-/// offered any more.
-fn called_tools(messages: &[Message], aliases: &Aliases) -> Value {
+/// An id with every character Converse does not take as `_`, at most 64 of them.
+fn clean(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
+            _ => '_',
+        })
+        .take(64)
+        .collect()
+}
+
+/// The tools the conversation called, with an open schema, to declare when none is offered:
+/// Converse refuses `toolUse` and `toolResult` blocks in a request without tools. Declared as
+/// any tool is, they are named as Converse takes names, and the calls are written under the
+/// same names.
+fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
     let mut names: Vec<&str> = Vec::new();
     for message in messages {
         let called = match message {
@@ -452,14 +528,14 @@ fn called_tools(messages: &[Message], aliases: &Aliases) -> Value {
             }
         }
     }
-    let specs = names.into_iter().map(|name| {
-        json!({ "toolSpec": {
-            "name": aliases.provider_name(name),
-            "description": "A tool called earlier in this conversation; not offered now.",
-            "inputSchema": { "json": { "type": "object" } },
-        } })
-    });
-    Value::Array(specs.collect())
+    let spec = |name: &str| ToolSpec {
+        name: name.to_owned(),
+        description: "A tool called earlier in this conversation; not offered now.".into(),
+        parameters: json!({ "type": "object" }),
+        output_schema: None,
+        metadata: Default::default(),
+    };
+    names.into_iter().map(spec).collect()
 }
 
 /// Converse's tool choice; `None` is never asked for (see [`BedrockModel::body`]).
@@ -682,6 +758,129 @@ mod tests {
     }
 
     #[test]
+    fn ids_stay_unique_and_paired_within_their_turn() {
+        let call = |id: Option<&str>| ToolCall {
+            id: id.map(str::to_owned),
+            name: "add".into(),
+            arguments: json!({}),
+        };
+        let result = |id: Option<&str>| Message::Tool {
+            call_id: id.map(str::to_owned),
+            name: "add".into(),
+            text: "1".into(),
+            is_error: false,
+            images: Vec::new(),
+        };
+        let messages = vec![
+            Message::user("go"),
+            // A call without an id whose result never came.
+            Message::Assistant {
+                text: None,
+                calls: vec![call(None)],
+            },
+            Message::user("again"),
+            Message::Assistant {
+                text: None,
+                // An id that is also what a call without one would be given, and two ids that
+                // clean to the same.
+                calls: vec![
+                    call(Some("call_2")),
+                    call(None),
+                    call(Some("a/b")),
+                    call(Some("a+b")),
+                ],
+            },
+            result(Some("call_2")),
+            result(None),
+            result(Some("a/b")),
+            result(Some("a+b")),
+        ];
+        let body = model().body(&request(messages, ToolChoice::Auto));
+        let ids = |turn: usize, kind: &str| -> Vec<String> {
+            body["messages"][turn]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b[kind]["toolUseId"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let uses = ids(3, "toolUse");
+        assert_eq!(uses, ["call_2", "call_2_2", "a_b", "a_b_2"]);
+        assert_eq!(
+            ids(4, "toolResult"),
+            uses,
+            "each result answers its own call"
+        );
+        assert_eq!(ids(1, "toolUse"), ["call_1"]);
+    }
+
+    #[test]
+    fn a_conversation_starts_with_the_user_and_a_turns_results_come_first() {
+        let messages = vec![
+            Message::Assistant {
+                text: Some("Hello, how can I help?".into()),
+                calls: vec![ToolCall::new("t1", "add", json!({}))],
+            },
+            Message::user("Thanks."),
+            Message::Tool {
+                call_id: Some("t1".into()),
+                name: "add".into(),
+                text: "3".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let body = model().body(&request(messages, ToolChoice::Auto));
+        let first = json!({ "role": "user", "content": [{ "text": "(empty)" }] });
+        assert_eq!(body["messages"][0], first);
+        let last = &body["messages"][2]["content"];
+        assert_eq!(last[0]["toolResult"]["toolUseId"], "t1");
+        assert_eq!(last[1], json!({ "text": "Thanks." }));
+        // No messages at all: still a user turn.
+        let body = model().body(&request(Vec::new(), ToolChoice::Auto));
+        assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn tools_called_under_names_converse_refuses_are_declared_and_called_under_aliases() {
+        let messages = vec![
+            Message::user("file it"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("t1", "github.create_issue", json!({}))],
+            },
+            Message::Tool {
+                call_id: Some("t1".into()),
+                name: "github.create_issue".into(),
+                text: "#12".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let mut request = request(messages, ToolChoice::Auto);
+        request.tools = Arc::new(OfferedTools::none());
+        let body = model().body(&request);
+        let declared = body["toolConfig"]["tools"][0]["toolSpec"]["name"].clone();
+        let called = body["messages"][1]["content"][0]["toolUse"]["name"].clone();
+        assert_eq!(declared, called);
+        let name = declared.as_str().unwrap();
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{name}"
+        );
+    }
+
+    #[test]
+    fn a_failure_says_so_in_its_text_for_models_without_status() {
+        let model =
+            BedrockModel::new("meta.llama3-70b-instruct-v1:0").with_api_key(ApiKey::new("k"));
+        let body = model.body(&request(with_a_call(), ToolChoice::Auto));
+        let result = &body["messages"][2]["content"][0]["toolResult"];
+        assert_eq!(result["content"], json!([{ "text": "Error: 1" }]));
+    }
+
+    #[test]
     fn with_no_tools_left_the_called_ones_are_declared_for_the_history() {
         let mut request = request(with_a_call(), ToolChoice::Auto);
         request.tools = Arc::new(OfferedTools::none());
@@ -720,12 +919,14 @@ mod tests {
             body["inferenceConfig"],
             json!({ "maxTokens": 512, "temperature": 0.5 })
         );
-        // Converse takes 0 to 1.
+        // Converse takes 0 to 1, and a number.
         request.temperature = Some(1.7);
         assert_eq!(
             model().body(&request)["inferenceConfig"]["temperature"],
             1.0
         );
+        request.temperature = Some(f32::NAN);
+        assert!(model().body(&request).get("inferenceConfig").is_none());
     }
 
     #[test]

@@ -190,8 +190,8 @@ fn result_content(r: &CallResult) -> Value {
 }
 
 /// A `tool_result` block's `content`: the text alone, or with images (each `(base64 data,
-/// media type)`), a text block then `image` blocks. An empty text is left out beside images, as
-/// Anthropic refuses an empty text block.
+/// media type)`), a text block then `image` blocks. A blank text is left out beside images, as
+/// Anthropic refuses a blank text block.
 pub fn tool_result_content<'a>(
     text: &str,
     images: impl IntoIterator<Item = (&'a str, &'a str)>,

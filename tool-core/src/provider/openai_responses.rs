@@ -123,7 +123,7 @@ fn function_output(r: &CallResult) -> Value {
 }
 
 /// A `function_call_output` item's `output`: the text alone, or with images (each `(base64
-/// data, media type)`), an `input_text` item (left out when empty) then `input_image` items.
+/// data, media type)`), an `input_text` item (left out when blank) then `input_image` items.
 pub fn function_call_output<'a>(
     text: &str,
     images: impl IntoIterator<Item = (&'a str, &'a str)>,

@@ -65,7 +65,8 @@ pub(crate) fn text_then_images(
 /// - OpenAI Responses: an array of `function_call_output` items;
 /// - Anthropic: one user message of `tool_result` blocks, `is_error` on failures;
 /// - Gemini: one user content of `functionResponse` parts, with the call `id` where given;
-/// - Bedrock: one user message of `toolResult` blocks, `status: "error"` on failures;
+/// - Bedrock: one user message of `toolResult` blocks, `status: "error"` on failures (a field
+///   Nova and Claude models take; `BedrockModel` in `tool-agent` leaves it out for the others);
 /// - MCP: an array of `CallToolResult`s with `content`, `structuredContent` and `isError`.
 ///
 /// A failure is rendered as text the model can use to fix its call. An output's images go where
