@@ -5,8 +5,9 @@
 //! - [`ChatModel`] is the one trait a model client implements: one [`ModelRequest`] in, one
 //!   [`ModelResponse`] out, in neutral types. [`OpenAiChatModel`] speaks OpenAI Chat Completions
 //!   (any compatible endpoint), [`OpenAiResponsesModel`] OpenAI Responses, [`AnthropicModel`]
-//!   Anthropic Messages, [`GeminiModel`] Gemini `generateContent`, and [`ScriptedModel`]
-//!   answers from a script, for tests.
+//!   Anthropic Messages, [`GeminiModel`] Gemini `generateContent`, [`BedrockModel`] Amazon
+//!   Bedrock Converse (signed with SigV4 or a Bedrock API key), and [`ScriptedModel`] answers
+//!   from a script, for tests.
 //! - [`Agent`] runs the loop: [`Agent::run`] returns a [`RunResult`] with the final text, the
 //!   transcript, every step and the usage summed, or a [`RunError`] that keeps all of that too;
 //!   [`Agent::run_stream`] yields [`RunEvent`]s as they happen.

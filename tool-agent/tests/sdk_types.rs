@@ -5,11 +5,13 @@
 //! SDK's types. The checker is `tests/sdk/check_wire.py` at the workspace root.
 //!
 //! - Every golden file (requests, responses, event streams, declarations, rendered results).
-//! - The requests the four HTTP clients send for what the golden conversation does not show:
+//! - The requests the five HTTP clients send for what the golden conversation does not show:
 //!   images and errors in tool results, each tool choice, one call per answer, strict
 //!   declarations, a temperature, structured output with and without tools.
 //! - `tool-core`'s declarations and rendered results for all six APIs, strict and not, with
 //!   images, structured output and failures.
+//! - Bedrock's event stream bytes, read back by botocore's parser, and `BedrockModel`'s SigV4
+//!   signatures against botocore's signer (`tests/sdk/check_sigv4.py`).
 //! - And the checker itself: a body the SDK would refuse is refused, with its path.
 
 mod common;
@@ -123,7 +125,7 @@ fn every_golden_file_matches_the_sdk_types() {
         checked >= 68,
         "only {checked} files were checked:\n{printed}"
     );
-    // Every API's files were found: requests of four clients, renderings of six APIs.
+    // Every API's files were found: requests of five clients, renderings of six APIs.
     for expected in [
         "tool-agent/tests/golden/gemini/stream-request-2.json",
         "tool-agent/tests/golden/anthropic/stream-1.sse",
