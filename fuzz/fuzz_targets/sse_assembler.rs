@@ -1,11 +1,12 @@
 //! A streamed answer's body (server-sent events, or Bedrock's AWS event stream) as arbitrary
-//! bytes, read by each of the five clients' stream decoders and tool-call assemblers (`tool_agent::fuzzing::stream_events`,
-//! the code `respond_stream` runs once the response is open), with the aliases and strict
-//! encodings of real declarations. The first byte picks the API and the declarations, the
-//! second seeds where the body is cut (a Bedrock body is AWS event stream messages, whose CRCs
-//! the seeds from the golden files get right). What must hold: no panic; text deltas then one last
-//! event, the assembled answer (every call named) or an error with a message; and the same
-//! events whether the body comes whole, cut at pseudo-random points, or a byte at a time.
+//! bytes, read by each of the five clients' stream decoders and tool-call assemblers
+//! (`tool_agent::fuzzing::stream_events`, the code `respond_stream` runs once the response is
+//! open), with the aliases and strict encodings of real declarations. The first byte picks the
+//! API and the declarations, the second seeds where the body is cut (a Bedrock body is AWS
+//! event stream messages, whose CRCs the seeds from the golden files get right). What must
+//! hold: no panic; text deltas then one last event, the assembled answer (every call named) or
+//! an error with a message; and the same events whether the body comes whole, cut at
+//! pseudo-random points, or a byte at a time.
 #![no_main]
 
 #[path = "../common/mod.rs"]

@@ -1,7 +1,12 @@
 //! AWS's binary event stream (`application/vnd.amazon.eventstream`), the framing of Bedrock's
 //! streamed answers: each message is a prelude (total length, headers length, the prelude's
 //! CRC-32), headers, a payload and the message's CRC-32, all big-endian. This module cuts bytes
-//! into messages and checks them; it knows nothing of what the payloads mean.
+//! into messages, checks them, and gives each as one JSON event (its payload read as JSON);
+//! what an event means is the decoder's.
+
+/// The name under which an exception or an error message is given as an event
+/// ([`Frame::to_event`]): no event of AWS's has a name beginning with `:`.
+pub(crate) const EXCEPTION_EVENT: &str = ":exception";
 
 /// The prelude (two lengths and a CRC) and the message CRC around headers and payload.
 const OVERHEAD: usize = 16;
@@ -23,12 +28,12 @@ impl Frame {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The frame as one JSON object: an event as AWS's SDKs give it, `{"<event type>":
+    /// The frame as one JSON event: an event as AWS's SDKs give it, `{"<event type>":
     /// payload}`; an exception or an error as `{":exception": {"type", "message"}}` (a name no
     /// event has), from the `:exception-type` header and the payload's message, or from the
     /// `:error-code` and `:error-message` headers. An error for an event or an exception
     /// whose payload is not JSON.
-    pub(crate) fn as_json(&self) -> Result<serde_json::Value, String> {
+    pub(crate) fn to_event(&self) -> Result<serde_json::Value, String> {
         use serde_json::{json, Value};
         let payload = || {
             serde_json::from_slice::<Value>(&self.payload).map_err(|e| {
@@ -41,7 +46,11 @@ impl Frame {
                 )
             })
         };
-        let exception = |kind: Option<&str>, message: Option<&str>| json!({ ":exception": { "type": kind.unwrap_or("unknown"), "message": message.unwrap_or("(no message)") } });
+        let exception = |kind: Option<&str>, message: Option<&str>| {
+            let kind = kind.unwrap_or("unknown");
+            let message = message.unwrap_or("(no message)");
+            json!({ EXCEPTION_EVENT: { "type": kind, "message": message } })
+        };
         match self.header(":message-type") {
             Some("exception") => {
                 let payload = payload()?;
@@ -247,7 +256,7 @@ pub(crate) mod tests {
                 "only the string headers are kept"
             );
             assert_eq!(
-                frames[1].as_json(),
+                frames[1].to_event(),
                 Ok(serde_json::json!({ "messageStop": { "stopReason": "end_turn" } }))
             );
             assert!(!reader.is_mid_frame());
@@ -274,13 +283,13 @@ pub(crate) mod tests {
         let mut reader = FrameReader::default();
         let (frames, _) = reader.feed(&[exception, error].concat());
         assert_eq!(
-            frames[0].as_json(),
+            frames[0].to_event(),
             Ok(
                 serde_json::json!({ ":exception": { "type": "throttlingException", "message": "slow down" } })
             )
         );
         assert_eq!(
-            frames[1].as_json(),
+            frames[1].to_event(),
             Ok(
                 serde_json::json!({ ":exception": { "type": "InternalFailure", "message": "oops" } })
             )
@@ -324,7 +333,7 @@ pub(crate) mod tests {
     fn a_payload_that_is_not_json_is_an_error_not_an_empty_event() {
         let frame = event("messageStop", "stop");
         let (frames, _) = FrameReader::default().feed(&frame);
-        let error = frames[0].as_json().unwrap_err();
+        let error = frames[0].to_event().unwrap_err();
         assert!(error.contains("(messageStop) is not JSON"), "{error}");
     }
 

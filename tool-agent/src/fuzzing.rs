@@ -50,7 +50,7 @@ impl StreamApi {
 
     fn reader(self, aliases: Aliases) -> EventReader<'static> {
         match self {
-            StreamApi::Bedrock => EventReader::aws(self.decoder(aliases), "Bedrock"),
+            StreamApi::Bedrock => EventReader::aws(self.decoder(aliases), crate::bedrock::PROVIDER),
             _ => EventReader::new(self.decoder(aliases)),
         }
     }

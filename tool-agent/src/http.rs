@@ -204,7 +204,12 @@ impl JsonPost<'_> {
         loop {
             attempts += 1;
             let retries_left = attempts <= self.retry.max_retries;
-            let (wait, error) = match self.attempt(&read, attempts).await {
+            // The first attempt sends the headers made with the request; a retry is signed anew.
+            let headers = match &self.sign {
+                Some(sign) if attempts > 1 => sign(&self.body)?,
+                _ => self.headers.clone(),
+            };
+            let (wait, error) = match self.attempt(&read, headers).await {
                 Ok(Ok(answer)) => return Ok(answer),
                 Ok(Err(refused)) => {
                     let message = provider_message(&refused.body);
@@ -252,16 +257,15 @@ impl JsonPost<'_> {
 
     /// One request: the read answer, a refusal (a status other than 2xx), or a failed
     /// connection.
-    async fn attempt<T, F, Fut>(&self, read: &F, attempt: u32) -> Result<Result<T, Refused>, String>
+    async fn attempt<T, F, Fut>(
+        &self,
+        read: &F,
+        headers: HeaderMap,
+    ) -> Result<Result<T, Refused>, String>
     where
         F: Fn(reqwest::Response) -> Fut,
         Fut: std::future::Future<Output = Result<T, String>>,
     {
-        // The first attempt sends the headers made with the request; a retry is signed anew.
-        let headers = match &self.sign {
-            Some(sign) if attempt > 1 => sign(&self.body).map_err(|e| e.to_string())?,
-            _ => self.headers.clone(),
-        };
         let response = self
             .client
             .post(self.url)

@@ -183,7 +183,8 @@ impl<'a> EventReader<'a> {
         self.ready.push_back(Err(error));
     }
 
-    /// Reads the complete lines of `bytes` (and what was left of the last ones).
+    /// Reads the complete lines of `bytes` (and what was left of the last ones), or for an AWS
+    /// event stream, the messages they complete.
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         if let Some((frames, provider)) = &mut self.frames {
             let provider = *provider;
@@ -192,7 +193,7 @@ impl<'a> EventReader<'a> {
                 if self.over {
                     return;
                 }
-                match frame.as_json() {
+                match frame.to_event() {
                     Ok(event) => self.payload(&event.to_string()),
                     Err(message) => self.fail(ModelError::Malformed { provider, message }),
                 }
@@ -231,14 +232,17 @@ impl<'a> EventReader<'a> {
                 return;
             }
         }
-        if let Some(error) = self.decoder.cut_short() {
-            self.fail(error);
-            return;
-        }
         let rest = std::mem::take(&mut self.buffer);
         self.scanned = 0;
         if !rest.is_empty() {
             self.line(&rest);
+        }
+        if self.over {
+            return;
+        }
+        if let Some(error) = self.decoder.cut_short() {
+            self.fail(error);
+            return;
         }
         self.finish();
     }

@@ -1,4 +1,5 @@
-//! The OpenAI Responses, Anthropic Messages and Gemini clients against the mock server: whole runs, headers, errors.
+//! The OpenAI Responses, Anthropic Messages, Gemini and Bedrock clients against the mock server:
+//! whole runs, headers, errors.
 
 mod common;
 
@@ -10,7 +11,8 @@ use common::*;
 use futures_util::StreamExt;
 use serde_json::json;
 use tool_agent::{
-    Agent, AnthropicModel, ApiKey, ModelError, RetryPolicy, RunEvent, RunFailure, RunOptions,
+    Agent, AnthropicModel, ApiKey, BedrockModel, ChatModel, Message, ModelError, ModelRequest,
+    RetryPolicy, RunEvent, RunFailure, RunOptions,
 };
 
 fn model(base_url: &str) -> AnthropicModel {
@@ -366,4 +368,31 @@ fn a_body_field_is_added_to_every_request_and_replaces_the_clients_own() {
         .with_body_field("reasoning", json!({ "effort": "low" }))
         .body(&request);
     assert_eq!(responses["reasoning"], json!({ "effort": "low" }));
+}
+
+/// AWS's error code (`x-amzn-ErrorType`) and message reach the error.
+#[tokio::test]
+async fn a_bedrock_refusal_names_awss_error_code() {
+    let refused = Canned::Answer(
+        400,
+        vec![(
+            "x-amzn-ErrorType",
+            "ValidationException:http://internal.amazon.com/".into(),
+        )],
+        json!({ "message": "A conversation must alternate between user and assistant roles." }),
+    );
+    let (_mock, base_url) = serve(vec![refused]).await;
+    let model = BedrockModel::new("amazon.nova-pro-v1:0")
+        .with_base_url(base_url.trim_end_matches("/v1"))
+        .with_api_key(ApiKey::new("k"));
+    let error = model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .expect_err("a 400");
+    let shown = error.to_string();
+    assert!(
+        shown.contains("400")
+            && shown.contains("ValidationException: A conversation must alternate"),
+        "{shown}"
+    );
 }

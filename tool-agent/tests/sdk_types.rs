@@ -486,33 +486,6 @@ async fn bedrock_signatures_match_botocores() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// AWS's error code (`x-amzn-ErrorType`) and message reach the error.
-#[tokio::test]
-async fn a_bedrock_refusal_names_awss_error_code() {
-    let refused = Canned::Answer(
-        400,
-        vec![(
-            "x-amzn-ErrorType",
-            "ValidationException:http://internal.amazon.com/".into(),
-        )],
-        json!({ "message": "A conversation must alternate between user and assistant roles." }),
-    );
-    let (_mock, base_url) = serve(vec![refused]).await;
-    let model = BedrockModel::new("amazon.nova-pro-v1:0")
-        .with_base_url(base_url.trim_end_matches("/v1"))
-        .with_api_key(ApiKey::new("k"));
-    let error = model
-        .respond(&ModelRequest::new(vec![Message::user("hi")]))
-        .await
-        .expect_err("a 400");
-    let shown = error.to_string();
-    assert!(
-        shown.contains("400")
-            && shown.contains("ValidationException: A conversation must alternate"),
-        "{shown}"
-    );
-}
-
 // -------------------------------------------------------------------------------------------
 // tool-core's renderings, for all six APIs.
 

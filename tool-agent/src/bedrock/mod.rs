@@ -3,33 +3,30 @@
 //! message of `toolResult` blocks), signs the request (SigV4, or a Bedrock API key) and reads
 //! the text and usage, whole or streamed (`ConverseStream`, an AWS event stream).
 
+mod messages;
 mod sigv4;
 mod stream;
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::SystemTime;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{bedrock_tool_result_content, declare, Aliases, DeclareOptions, Format};
-use tool_core::ToolSpec;
+use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
+use messages::{called_tools, messages, takes_result_status};
 pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
 
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy, Signer};
-use crate::message::{Message, ToolImage, Usage};
+use crate::message::{Message, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
 use crate::sse;
 
-const PROVIDER: &str = "Bedrock";
-
-/// The signing name of Bedrock Runtime, whose endpoints are `bedrock-runtime.{region}...`.
-const SIGNING_NAME: &str = "bedrock";
+pub(crate) const PROVIDER: &str = "Bedrock";
 
 /// A [`ChatModel`] speaking Amazon Bedrock Converse
 /// (`POST https://bedrock-runtime.{region}.amazonaws.com/model/{model}/converse`).
@@ -59,6 +56,8 @@ pub struct BedrockModel {
     client: reqwest::Client,
     url: String,
     stream_url: String,
+    /// The endpoint set with `with_base_url`, kept when the region changes.
+    base_url: Option<String>,
     model: String,
     region: String,
     api_key: Option<ApiKey>,
@@ -93,10 +92,12 @@ impl BedrockModel {
             .find_map(|name| std::env::var(name).ok().filter(|r| !r.trim().is_empty()))
             .unwrap_or_else(|| "us-east-1".to_owned());
         let model = model.into();
+        let endpoint = regional_endpoint(&region);
         BedrockModel {
             client: crate::http::default_client(),
-            url: converse_url(&regional_endpoint(&region), &model, "converse"),
-            stream_url: converse_url(&regional_endpoint(&region), &model, "converse-stream"),
+            url: converse_url(&endpoint, &model, "converse"),
+            stream_url: converse_url(&endpoint, &model, "converse-stream"),
+            base_url: None,
             model,
             region,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
@@ -108,20 +109,28 @@ impl BedrockModel {
         }
     }
 
-    /// The region, such as `eu-west-1`: requests go to its endpoint and are signed for it.
+    /// The region, such as `eu-west-1`: requests are signed for it, and go to its endpoint
+    /// unless one was set with [`BedrockModel::with_base_url`].
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
         self.region = region.into();
-        let endpoint = regional_endpoint(&self.region);
-        self.with_base_url(&endpoint)
+        if self.base_url.is_none() {
+            self.point_at(&regional_endpoint(&self.region));
+        }
+        self
     }
 
     /// Another endpoint (a VPC endpoint, a proxy), such as
     /// `https://bedrock-runtime.us-east-1.amazonaws.com`; requests are still signed for the
-    /// region. Set the region first: [`BedrockModel::with_region`] restores its own endpoint.
+    /// region.
     pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = converse_url(base_url, &self.model, "converse");
-        self.stream_url = converse_url(base_url, &self.model, "converse-stream");
+        self.point_at(base_url);
+        self.base_url = Some(base_url.to_owned());
         self
+    }
+
+    fn point_at(&mut self, endpoint: &str) {
+        self.url = converse_url(endpoint, &self.model, "converse");
+        self.stream_url = converse_url(endpoint, &self.model, "converse-stream");
     }
 
     crate::http::client_setters!("`AWS_BEARER_TOKEN_BEDROCK`");
@@ -165,8 +174,9 @@ impl BedrockModel {
     /// choice "none": then no tool choice is sent, and tools are declared only when the
     /// conversation already holds tool calls, which Converse requires (the request's tools, or
     /// when it has none the tools called, with an open schema); a call the model makes anyway
-    /// is not run. A temperature is held to Converse's 0 to 1. See `messages` for how the
-    /// conversation is written so that Converse takes it.
+    /// is not run. A temperature is held to Converse's 0 to 1. The conversation is written as
+    /// Converse takes it: turns that alternate and start with the user, none empty, no blank
+    /// text, valid and unique tool use ids.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let history_has_tools = request.messages.iter().any(|m| match m {
             Message::Assistant { calls, .. } => !calls.is_empty(),
@@ -243,10 +253,13 @@ impl BedrockModel {
             (None, Some(credentials)) => {
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
-                sign = Some(Box::new(move |body: &[u8]| {
-                    self.signed_headers(url, credentials, body)
-                }));
-                self.signed_headers(url, credentials, &body)?
+                let region = self.region.as_str();
+                let signed = move |body: &[u8]| {
+                    sigv4::signed_headers(url, region, credentials, body, SystemTime::now())
+                };
+                let headers = signed(&body)?;
+                sign = Some(Box::new(signed));
+                headers
             }
             (None, None) => {
                 return Err(ModelError::Setup(
@@ -266,60 +279,6 @@ impl BedrockModel {
             sign,
         })
     }
-
-    /// The headers of a request signed with SigV4: `content-type`, `host`, `x-amz-date` and,
-    /// for temporary credentials, `x-amz-security-token`, all signed, and `authorization`.
-    fn signed_headers(
-        &self,
-        url: &str,
-        credentials: &AwsCredentials,
-        body: &[u8],
-    ) -> Result<HeaderMap, ModelError> {
-        let shown = url;
-        let url = reqwest::Url::parse(url)
-            .map_err(|e| ModelError::Setup(format!("`{shown}` is not a URL: {e}")))?;
-        let host = match (url.host_str(), url.port()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (Some(host), None) => host.to_owned(),
-            (None, _) => return Err(ModelError::Setup(format!("`{shown}` has no host"))),
-        };
-        let timestamp = sigv4::timestamp(SystemTime::now());
-        let mut signed = vec![
-            ("content-type", "application/json"),
-            ("host", host.as_str()),
-            ("x-amz-date", timestamp.as_str()),
-        ];
-        if let Some(token) = credentials.session_token() {
-            signed.push(("x-amz-security-token", token));
-        }
-        let scope = sigv4::Scope {
-            region: &self.region,
-            service: SIGNING_NAME,
-            timestamp: &timestamp,
-        };
-        let authorization = sigv4::authorization(credentials, &scope, url.path(), &signed, body);
-        let mut headers = HeaderMap::new();
-        let value = |text: &str| {
-            HeaderValue::from_str(text).map_err(|_| {
-                ModelError::Setup(
-                    "the AWS credentials or the region have characters a header cannot carry"
-                        .into(),
-                )
-            })
-        };
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(HOST, value(&host)?);
-        headers.insert(HeaderName::from_static("x-amz-date"), value(&timestamp)?);
-        if let Some(token) = credentials.session_token() {
-            let mut token = value(token)?;
-            token.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-amz-security-token"), token);
-        }
-        let mut authorization = value(&authorization)?;
-        authorization.set_sensitive(true);
-        headers.insert(AUTHORIZATION, authorization);
-        Ok(headers)
-    }
 }
 
 fn regional_endpoint(region: &str) -> String {
@@ -333,209 +292,6 @@ fn converse_url(base_url: &str, model: &str, operation: &str) -> String {
         base_url.trim_end_matches('/'),
         sigv4::uri_encode(model, false)
     )
-}
-
-/// The neutral messages as Converse's. Converse refuses a conversation that does not start with
-/// the user, two messages of one role in a row, an empty message and a blank text block, so:
-/// blocks of one role in a row go into one message, a turn's tool results first (the results
-/// of one answer's calls, and a user's text after them, are one user message); an assistant
-/// turn with nothing in it is left out, blank assistant text too; a blank user text, and a
-/// first user turn where there is none, is `(empty)`. A failed result is marked
-/// `status: "error"` only for the models that take the field (`with_status`); for the others
-/// its text begins with `Error: `.
-fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value {
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
-        Some((last, blocks)) if *last == role => {
-            // A turn's tool results come before anything else in it.
-            let at = match block.get("toolResult") {
-                Some(_) => blocks
-                    .iter()
-                    .position(|b| b.get("toolResult").is_none())
-                    .unwrap_or(blocks.len()),
-                None => blocks.len(),
-            };
-            blocks.insert(at, block);
-        }
-        _ => turns.push((role, vec![block])),
-    };
-    let mut ids = ToolUseIds::default();
-    for message in messages {
-        match message {
-            Message::Tool {
-                call_id,
-                text,
-                is_error,
-                images,
-                ..
-            } => {
-                let images = images.iter().map(ToolImage::parts);
-                let marked;
-                let text = if *is_error && !with_status && !text.starts_with("Error") {
-                    marked = format!("Error: {text}");
-                    &marked
-                } else {
-                    text
-                };
-                let mut result = Map::new();
-                result.insert("toolUseId".into(), json!(ids.of_result(call_id.as_deref())));
-                result.insert("content".into(), bedrock_tool_result_content(text, images));
-                if *is_error && with_status {
-                    result.insert("status".into(), json!("error"));
-                }
-                push("user", json!({ "toolResult": result }));
-            }
-            Message::User { text } => {
-                let text = if text.trim().is_empty() {
-                    "(empty)"
-                } else {
-                    text
-                };
-                push("user", json!({ "text": text }));
-            }
-            Message::Assistant { text, calls } => {
-                ids.new_turn();
-                if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
-                    push("assistant", json!({ "text": text }));
-                }
-                for call in calls {
-                    let input = match &call.arguments {
-                        Value::Object(_) => call.arguments.clone(),
-                        _ => json!({}),
-                    };
-                    push(
-                        "assistant",
-                        json!({ "toolUse": {
-                            "toolUseId": ids.of_call(call.id.as_deref()),
-                            "name": aliases.provider_name(&call.name),
-                            "input": input,
-                        } }),
-                    );
-                }
-            }
-        }
-    }
-    // A conversation starts with the user.
-    if turns.first().is_none_or(|(role, _)| *role != "user") {
-        turns.insert(0, ("user", vec![json!({ "text": "(empty)" })]));
-    }
-    let turns = turns
-        .into_iter()
-        .map(|(role, content)| json!({ "role": role, "content": content }));
-    Value::Array(turns.collect())
-}
-
-/// Whether the model takes a failed result's `status` (Amazon Nova and Anthropic Claude, as the
-/// service model says); an ARN that names neither is sent none.
-fn takes_result_status(model: &str) -> bool {
-    let model = model.to_ascii_lowercase();
-    model.contains("anthropic.") || model.contains("nova-")
-}
-
-/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`, each used once): a call's own id
-/// with any other character as `_`, made unique if that repeats another; for a call without
-/// an id, `call_N`, given to the results without an id that follow, in order, within its turn.
-#[derive(Default)]
-struct ToolUseIds {
-    /// The id written for each call id.
-    written: HashMap<String, String>,
-    used: HashSet<String>,
-    /// The ids made for this turn's calls without one, not yet given to a result.
-    unanswered: VecDeque<String>,
-    made: usize,
-}
-
-impl ToolUseIds {
-    /// A new assistant turn: ids made for calls before it are no longer given to results.
-    fn new_turn(&mut self) {
-        self.unanswered.clear();
-    }
-
-    fn of_call(&mut self, id: Option<&str>) -> String {
-        match id.filter(|id| !id.is_empty()) {
-            Some(id) => {
-                if let Some(written) = self.written.get(id) {
-                    return written.clone();
-                }
-                let written = self.unique(&clean(id));
-                self.written.insert(id.to_owned(), written.clone());
-                written
-            }
-            None => {
-                let written = self.made_id();
-                self.unanswered.push_back(written.clone());
-                written
-            }
-        }
-    }
-
-    fn of_result(&mut self, id: Option<&str>) -> String {
-        match id.filter(|id| !id.is_empty()) {
-            Some(id) => self.written.get(id).cloned().unwrap_or_else(|| clean(id)),
-            None => match self.unanswered.pop_front() {
-                Some(written) => written,
-                None => self.made_id(),
-            },
-        }
-    }
-
-    fn made_id(&mut self) -> String {
-        self.made += 1;
-        self.unique(&format!("call_{}", self.made))
-    }
-
-    /// `id`, or with `_2`, `_3`... when it is taken.
-    fn unique(&mut self, id: &str) -> String {
-        let mut candidate = id.to_owned();
-        let mut n = 1;
-        while self.used.contains(&candidate) {
-            n += 1;
-            let suffix = format!("_{n}");
-            let kept: String = id.chars().take(64 - suffix.len()).collect();
-            candidate = format!("{kept}{suffix}");
-        }
-        self.used.insert(candidate.clone());
-        candidate
-    }
-}
-
-/// An id with every character Converse does not take as `_`, at most 64 of them.
-fn clean(id: &str) -> String {
-    id.chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
-            _ => '_',
-        })
-        .take(64)
-        .collect()
-}
-
-/// The tools the conversation called, with an open schema, to declare when none is offered:
-/// Converse refuses `toolUse` and `toolResult` blocks in a request without tools. Declared as
-/// any tool is, they are named as Converse takes names, and the calls are written under the
-/// same names.
-fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
-    let mut names: Vec<&str> = Vec::new();
-    for message in messages {
-        let called = match message {
-            Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
-            Message::Tool { name, .. } => vec![name.as_str()],
-            Message::User { .. } => Vec::new(),
-        };
-        for name in called {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    let spec = |name: &str| ToolSpec {
-        name: name.to_owned(),
-        description: "A tool called earlier in this conversation; not offered now.".into(),
-        parameters: json!({ "type": "object" }),
-        output_schema: None,
-        metadata: Default::default(),
-    };
-    names.into_iter().map(spec).collect()
 }
 
 /// Converse's tool choice; `None` is never asked for (see [`BedrockModel::body`]).
@@ -664,6 +420,23 @@ mod tests {
                 images: Vec::new(),
             },
         ]
+    }
+
+    #[test]
+    fn a_region_set_after_an_endpoint_changes_the_signing_not_the_endpoint() {
+        let model = BedrockModel::new("m")
+            .with_base_url("https://vpce-1.bedrock-runtime.eu-west-3.vpce.amazonaws.com")
+            .with_region("eu-west-3");
+        assert_eq!(
+            model.url(),
+            "https://vpce-1.bedrock-runtime.eu-west-3.vpce.amazonaws.com/model/m/converse"
+        );
+        assert_eq!(model.region, "eu-west-3");
+        let model = BedrockModel::new("m").with_region("ap-south-1");
+        assert_eq!(
+            model.url(),
+            "https://bedrock-runtime.ap-south-1.amazonaws.com/model/m/converse"
+        );
     }
 
     #[test]

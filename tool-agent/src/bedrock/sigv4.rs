@@ -1,11 +1,17 @@
-//! AWS Signature Version 4 for one JSON POST: the canonical request, the string to sign, the
-//! derived key and the `Authorization` header, as AWS documents them for services other than
-//! S3 (the path encoded twice, the payload hashed).
+//! AWS Signature Version 4 for one JSON POST to Bedrock: the canonical request, the string to
+//! sign, the derived key and the `Authorization` header, as AWS documents them for services
+//! other than S3 (the path encoded twice, the payload hashed), and the headers that carry them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
 use sha2::{Digest, Sha256};
+
+use crate::model::ModelError;
+
+/// The signing name of Bedrock Runtime, whose endpoints are `bedrock-runtime.{region}...`.
+const SIGNING_NAME: &str = "bedrock";
 
 /// An AWS access key: the key id, its secret and, for temporary credentials, the session
 /// token. Its `Debug` form shows the key id only.
@@ -61,6 +67,61 @@ impl std::fmt::Debug for AwsCredentials {
             )
             .finish()
     }
+}
+
+/// The headers of a POST of `body` to `url` signed with SigV4 for Bedrock in `region` at
+/// `now`: `content-type`, `host`, `x-amz-date` and, for temporary credentials,
+/// `x-amz-security-token`, all signed, and `authorization`.
+pub(crate) fn signed_headers(
+    url: &str,
+    region: &str,
+    credentials: &AwsCredentials,
+    body: &[u8],
+    now: SystemTime,
+) -> Result<HeaderMap, ModelError> {
+    let shown = url;
+    let url = reqwest::Url::parse(url)
+        .map_err(|e| ModelError::Setup(format!("`{shown}` is not a URL: {e}")))?;
+    let host = match (url.host_str(), url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        (None, _) => return Err(ModelError::Setup(format!("`{shown}` has no host"))),
+    };
+    let timestamp = timestamp(now);
+    let mut signed = vec![
+        ("content-type", "application/json"),
+        ("host", host.as_str()),
+        ("x-amz-date", timestamp.as_str()),
+    ];
+    if let Some(token) = credentials.session_token() {
+        signed.push(("x-amz-security-token", token));
+    }
+    let scope = Scope {
+        region,
+        service: SIGNING_NAME,
+        timestamp: &timestamp,
+    };
+    let authorization = authorization(credentials, &scope, url.path(), &signed, body);
+    let mut headers = HeaderMap::new();
+    let value = |text: &str| {
+        HeaderValue::from_str(text).map_err(|_| {
+            ModelError::Setup(
+                "the AWS credentials or the region have characters a header cannot carry".into(),
+            )
+        })
+    };
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(HOST, value(&host)?);
+    headers.insert(HeaderName::from_static("x-amz-date"), value(&timestamp)?);
+    if let Some(token) = credentials.session_token() {
+        let mut token = value(token)?;
+        token.set_sensitive(true);
+        headers.insert(HeaderName::from_static("x-amz-security-token"), token);
+    }
+    let mut authorization = value(&authorization)?;
+    authorization.set_sensitive(true);
+    headers.insert(AUTHORIZATION, authorization);
+    Ok(headers)
 }
 
 /// What a signature covers besides the headers: where and when.
@@ -223,8 +284,58 @@ mod tests {
         );
     }
 
+    /// AWS's published Signature Version 4 test suite, case `post-vanilla`.
     #[test]
-    fn header_values_are_trimmed_and_sorted_by_name_and_the_signature_follows_every_input() {
+    fn the_signature_of_awss_post_vanilla_case() {
+        let credentials =
+            AwsCredentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+        let scope = Scope {
+            region: "us-east-1",
+            service: "service",
+            timestamp: "20150830T123600Z",
+        };
+        let headers = [
+            ("host", "example.amazonaws.com"),
+            ("x-amz-date", "20150830T123600Z"),
+        ];
+        assert_eq!(
+            authorization(&credentials, &scope, "/", &headers, b""),
+            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, \
+             SignedHeaders=host;x-amz-date, \
+             Signature=5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b"
+        );
+    }
+
+    #[test]
+    fn each_signing_is_at_its_own_time_and_sends_what_it_signed() {
+        let credentials = AwsCredentials::new("AKID", "secret").with_session_token("token");
+        let url = "http://127.0.0.1:8080/model/m%3A0/converse";
+        let at = |seconds| UNIX_EPOCH + Duration::from_secs(seconds);
+        let first =
+            signed_headers(url, "eu-west-3", &credentials, b"{}", at(1_795_552_012)).unwrap();
+        let later =
+            signed_headers(url, "eu-west-3", &credentials, b"{}", at(1_795_552_072)).unwrap();
+        assert_eq!(first["x-amz-date"], "20261124T202652Z");
+        assert_eq!(later["x-amz-date"], "20261124T202752Z");
+        assert_ne!(first[AUTHORIZATION], later[AUTHORIZATION]);
+        assert_eq!(first[HOST], "127.0.0.1:8080");
+        assert_eq!(first["x-amz-security-token"], "token");
+        assert!(first[AUTHORIZATION].is_sensitive());
+        let signed = first[AUTHORIZATION].to_str().unwrap();
+        assert!(
+            signed.contains("/eu-west-3/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token,"),
+            "{signed}"
+        );
+        let error =
+            signed_headers("not a url", "eu-west-3", &credentials, b"{}", at(0)).unwrap_err();
+        assert!(
+            error.to_string().contains("`not a url` is not a URL"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn header_values_are_trimmed_and_sorted_by_name_and_the_body_is_signed() {
         let credentials = AwsCredentials::new("AKID", "secret");
         let scope = Scope {
             region: "eu-west-1",

@@ -8,6 +8,7 @@ use tool_core::provider::Aliases;
 
 use super::{usage, PROVIDER};
 use crate::assemble::StreamedAnswer;
+use crate::aws_frames::EXCEPTION_EVENT;
 use crate::model::{ModelError, ModelResponse};
 use crate::sse::Decoder;
 
@@ -77,7 +78,7 @@ impl Decoder for Streamed {
                 return Ok(true);
             }
             // An exception (`throttlingException`, `validationException`...) or an error.
-            ":exception" => {
+            EXCEPTION_EVENT => {
                 let field = |name: &str| body.get(name).and_then(Value::as_str).unwrap_or_default();
                 let kind = field("type");
                 return Err(ModelError::Status {
@@ -233,6 +234,10 @@ mod tests {
             message.contains("inside an event stream message"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_stream_ending_before_message_stop_is_malformed() {
         // A stream cut between messages, before `messageStop`: text so far, then the error.
         let events = [
             json!({ "messageStart": { "role": "assistant" } }),

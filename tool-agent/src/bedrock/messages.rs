@@ -1,0 +1,215 @@
+//! The conversation as Converse takes it: the neutral messages as Converse's messages, with
+//! the rules Converse holds them to that its service model does not say (turns that alternate
+//! and start with the user, no empty turn, no blank text, tool use ids of its alphabet, each
+//! used once), and the tools a history called, to declare when none is offered.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{json, Map, Value};
+use tool_core::provider::{bedrock_tool_result_content, Aliases};
+use tool_core::ToolSpec;
+
+use crate::message::{Message, ToolImage};
+
+/// The neutral messages as Converse's. Converse refuses a conversation that does not start with
+/// the user, two messages of one role in a row, an empty message and a blank text block, so:
+/// blocks of one role in a row go into one message, a turn's tool results first (the results
+/// of one answer's calls, and a user's text after them, are one user message); an assistant
+/// turn with nothing in it is left out, blank assistant text too; a blank user text, and a
+/// first user turn where there is none, is `(empty)`. A failed result is marked
+/// `status: "error"` only for the models that take the field (`with_status`); for the others
+/// its text begins with `Error: `.
+pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: bool) -> Value {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
+        Some((last, blocks)) if *last == role => {
+            // A turn's tool results come before anything else in it.
+            let at = match block.get("toolResult") {
+                Some(_) => blocks
+                    .iter()
+                    .position(|b| b.get("toolResult").is_none())
+                    .unwrap_or(blocks.len()),
+                None => blocks.len(),
+            };
+            blocks.insert(at, block);
+        }
+        _ => turns.push((role, vec![block])),
+    };
+    let mut ids = ToolUseIds::default();
+    for message in messages {
+        match message {
+            Message::Tool {
+                call_id,
+                text,
+                is_error,
+                images,
+                ..
+            } => {
+                let images = images.iter().map(ToolImage::parts);
+                let marked;
+                let text = if *is_error && !with_status && !text.starts_with("Error") {
+                    marked = format!("Error: {text}");
+                    &marked
+                } else {
+                    text
+                };
+                let mut result = Map::new();
+                result.insert("toolUseId".into(), json!(ids.of_result(call_id.as_deref())));
+                result.insert("content".into(), bedrock_tool_result_content(text, images));
+                if *is_error && with_status {
+                    result.insert("status".into(), json!("error"));
+                }
+                push("user", json!({ "toolResult": result }));
+            }
+            Message::User { text } => {
+                let text = if text.trim().is_empty() {
+                    "(empty)"
+                } else {
+                    text
+                };
+                push("user", json!({ "text": text }));
+            }
+            Message::Assistant { text, calls } => {
+                ids.new_turn();
+                if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
+                    push("assistant", json!({ "text": text }));
+                }
+                for call in calls {
+                    let input = match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        _ => json!({}),
+                    };
+                    push(
+                        "assistant",
+                        json!({ "toolUse": {
+                            "toolUseId": ids.of_call(call.id.as_deref()),
+                            "name": aliases.provider_name(&call.name),
+                            "input": input,
+                        } }),
+                    );
+                }
+            }
+        }
+    }
+    // A conversation starts with the user.
+    if turns.first().is_none_or(|(role, _)| *role != "user") {
+        turns.insert(0, ("user", vec![json!({ "text": "(empty)" })]));
+    }
+    let turns = turns
+        .into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }));
+    Value::Array(turns.collect())
+}
+
+/// Whether the model takes a failed result's `status` (Amazon Nova and Anthropic Claude, as the
+/// service model says); an ARN that names neither is sent none.
+pub(super) fn takes_result_status(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    model.contains("anthropic.") || model.contains("nova-")
+}
+
+/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`, each used once): a call's own id
+/// with any other character as `_`, made unique if that repeats another; for a call without
+/// an id, `call_N`, given to the results without an id that follow, in order, within its turn.
+#[derive(Default)]
+struct ToolUseIds {
+    /// The id written for each call id.
+    written: HashMap<String, String>,
+    used: HashSet<String>,
+    /// The ids made for this turn's calls without one, not yet given to a result.
+    unanswered: VecDeque<String>,
+    made: usize,
+}
+
+impl ToolUseIds {
+    /// A new assistant turn: ids made for calls before it are no longer given to results.
+    fn new_turn(&mut self) {
+        self.unanswered.clear();
+    }
+
+    fn of_call(&mut self, id: Option<&str>) -> String {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => {
+                if let Some(written) = self.written.get(id) {
+                    return written.clone();
+                }
+                let written = self.unique(&clean(id));
+                self.written.insert(id.to_owned(), written.clone());
+                written
+            }
+            None => {
+                let written = self.made_id();
+                self.unanswered.push_back(written.clone());
+                written
+            }
+        }
+    }
+
+    fn of_result(&mut self, id: Option<&str>) -> String {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => self.written.get(id).cloned().unwrap_or_else(|| clean(id)),
+            None => match self.unanswered.pop_front() {
+                Some(written) => written,
+                None => self.made_id(),
+            },
+        }
+    }
+
+    fn made_id(&mut self) -> String {
+        self.made += 1;
+        self.unique(&format!("call_{}", self.made))
+    }
+
+    /// `id`, or with `_2`, `_3`... when it is taken.
+    fn unique(&mut self, id: &str) -> String {
+        let mut candidate = id.to_owned();
+        let mut n = 1;
+        while self.used.contains(&candidate) {
+            n += 1;
+            let suffix = format!("_{n}");
+            let kept: String = id.chars().take(64 - suffix.len()).collect();
+            candidate = format!("{kept}{suffix}");
+        }
+        self.used.insert(candidate.clone());
+        candidate
+    }
+}
+
+/// An id with every character Converse does not take as `_`, at most 64 of them.
+fn clean(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
+            _ => '_',
+        })
+        .take(64)
+        .collect()
+}
+
+/// The tools the conversation called, with an open schema, to declare when none is offered:
+/// Converse refuses `toolUse` and `toolResult` blocks in a request without tools. Declared as
+/// any tool is, they are named as Converse takes names, and the calls are written under the
+/// same names.
+pub(super) fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
+    let mut names: Vec<&str> = Vec::new();
+    for message in messages {
+        let called = match message {
+            Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
+            Message::Tool { name, .. } => vec![name.as_str()],
+            Message::User { .. } => Vec::new(),
+        };
+        for name in called {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let spec = |name: &str| ToolSpec {
+        name: name.to_owned(),
+        description: "A tool called earlier in this conversation; not offered now.".into(),
+        parameters: json!({ "type": "object" }),
+        output_schema: None,
+        metadata: Default::default(),
+    };
+    names.into_iter().map(spec).collect()
+}
