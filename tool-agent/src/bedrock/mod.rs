@@ -8,6 +8,7 @@ mod sigv4;
 mod stream;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use reqwest::header::AUTHORIZATION;
@@ -34,7 +35,8 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 /// Requests are authorised with a Bedrock API key when there is one (`AWS_BEARER_TOKEN_BEDROCK`,
 /// or [`BedrockModel::with_api_key`]), sent as a bearer token; otherwise they are signed with
 /// AWS Signature Version 4 from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
-/// `AWS_SESSION_TOKEN` (or [`BedrockModel::with_credentials`]). The region comes from
+/// `AWS_SESSION_TOKEN` (or [`BedrockModel::with_credentials`], or for credentials that are
+/// renewed, [`BedrockModel::with_credentials_provider`]). The region comes from
 /// `AWS_REGION` or `AWS_DEFAULT_REGION`, else `us-east-1`. Neither secret is ever logged, and
 /// `Debug` shows neither.
 ///
@@ -61,7 +63,7 @@ pub struct BedrockModel {
     model: String,
     region: String,
     api_key: Option<ApiKey>,
-    credentials: Option<AwsCredentials>,
+    credentials: Option<Credentials>,
     retry: RetryPolicy,
     max_tokens: Option<u32>,
     cache: Option<PromptCache>,
@@ -101,7 +103,7 @@ impl BedrockModel {
             model,
             region,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
-            credentials: AwsCredentials::from_env(),
+            credentials: AwsCredentials::from_env().map(Credentials::Fixed),
             retry: RetryPolicy::default(),
             max_tokens: None,
             cache: None,
@@ -138,7 +140,20 @@ impl BedrockModel {
     /// AWS credentials to sign requests with, instead of the environment's. An API key, if
     /// there is one, is used instead of them.
     pub fn with_credentials(mut self, credentials: AwsCredentials) -> Self {
-        self.credentials = Some(credentials);
+        self.credentials = Some(Credentials::Fixed(credentials));
+        self
+    }
+
+    /// Where the AWS credentials to sign with come from, asked once for each request: for
+    /// temporary credentials that expire and are renewed, by a task of yours that keeps the
+    /// current ones (say in an `Arc<RwLock<AwsCredentials>>`) for this to read. An error it
+    /// gives fails the request with [`ModelError::Setup`], naming it. An API key, if there is
+    /// one, is used instead.
+    pub fn with_credentials_provider(
+        mut self,
+        provider: impl Fn() -> Result<AwsCredentials, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.credentials = Some(Credentials::Provider(Arc::new(provider)));
         self
     }
 
@@ -250,12 +265,13 @@ impl BedrockModel {
         let mut sign: Option<Signer<'a>> = None;
         let headers = match (&self.api_key, &self.credentials) {
             (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
-            (None, Some(credentials)) => {
+            (None, Some(source)) => {
+                let credentials = source.current()?;
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
                 let region = self.region.as_str();
                 let signed = move |body: &[u8]| {
-                    sigv4::signed_headers(url, region, credentials, body, SystemTime::now())
+                    sigv4::signed_headers(url, region, &credentials, body, SystemTime::now())
                 };
                 let headers = signed(&body)?;
                 sign = Some(Box::new(signed));
@@ -278,6 +294,34 @@ impl BedrockModel {
             provider: PROVIDER,
             sign,
         })
+    }
+}
+
+/// The AWS credentials a client signs with: given once, or asked for at each request.
+#[derive(Clone)]
+enum Credentials {
+    Fixed(AwsCredentials),
+    Provider(Arc<dyn Fn() -> Result<AwsCredentials, String> + Send + Sync>),
+}
+
+impl Credentials {
+    /// The credentials to sign the next request with.
+    fn current(&self) -> Result<AwsCredentials, ModelError> {
+        match self {
+            Credentials::Fixed(credentials) => Ok(credentials.clone()),
+            Credentials::Provider(provider) => provider().map_err(|e| {
+                ModelError::Setup(format!("the AWS credentials provider failed: {e}"))
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credentials::Fixed(credentials) => credentials.fmt(f),
+            Credentials::Provider(_) => f.write_str("<a credentials provider>"),
+        }
     }
 }
 
@@ -752,6 +796,38 @@ mod tests {
             panic!("a setup error");
         };
         assert!(message.contains("AWS_BEARER_TOKEN_BEDROCK"), "{message}");
+    }
+
+    #[test]
+    fn a_credentials_provider_is_asked_at_each_request_and_its_failure_named() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let mut model = model().with_credentials_provider(move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            match n {
+                0 => Ok(AwsCredentials::new("AKID1", "secret-1")),
+                1 => Ok(AwsCredentials::new("AKID2", "secret-2")),
+                _ => Err("the token file is gone".into()),
+            }
+        });
+        model.api_key = None;
+        let key_id = |model: &BedrockModel| {
+            let post = model.post(&model.url, json!({})).unwrap();
+            let signed = post.headers[AUTHORIZATION].to_str().unwrap().to_owned();
+            signed.split('/').next().unwrap_or_default().to_owned()
+        };
+        assert!(key_id(&model).ends_with("AKID1"));
+        assert!(key_id(&model).ends_with("AKID2"));
+        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})) else {
+            panic!("a setup error");
+        };
+        assert!(
+            message.contains("credentials provider failed: the token file is gone"),
+            "{message}"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        assert!(format!("{model:?}").contains("<a credentials provider>"));
     }
 
     #[test]
