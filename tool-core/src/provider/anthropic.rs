@@ -21,7 +21,7 @@ use super::profile::{
     is_object_schema, move_to_description, verdict, walk_with_pointer, Finding, Problem,
     ProfileError,
 };
-use super::results::text_then_images;
+use super::results::text_or_blocks;
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Content, ToolSpec};
@@ -202,11 +202,8 @@ pub fn tool_result_content<'a>(
             json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })
         })
         .collect();
-    if images.is_empty() {
-        return json!(text);
-    }
     let text_block = |text: &str| json!({ "type": "text", "text": text });
-    Value::Array(text_then_images(text, images, text_block))
+    text_or_blocks(text, images, text_block)
 }
 
 const PROFILE: &str = "anthropic-strict";

@@ -13,7 +13,7 @@ use super::declare::{DeclareOptions, Declared};
 use super::hosted::COMPUTER;
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, text_arguments};
-use super::results::text_then_images;
+use super::results::text_or_blocks;
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Content, ToolCall, ToolSpec};
@@ -134,11 +134,8 @@ pub fn function_call_output<'a>(
             json!({ "type": "input_image", "image_url": format!("data:{mime_type};base64,{data}") })
         })
         .collect();
-    if images.is_empty() {
-        return json!(text);
-    }
     let text_block = |text: &str| json!({ "type": "input_text", "text": text });
-    Value::Array(text_then_images(text, images, text_block))
+    text_or_blocks(text, images, text_block)
 }
 
 /// The screenshot answering a computer call, as a data URL: the first image of its output.

@@ -59,6 +59,20 @@ pub(crate) fn text_then_images(
     text.into_iter().chain(images).collect()
 }
 
+/// A result's content for the APIs that take either a string or blocks (Anthropic's
+/// `tool_result`, Responses' `function_call_output`): the text alone when there is no image,
+/// else [`text_then_images`].
+pub(crate) fn text_or_blocks(
+    text: &str,
+    images: Vec<Value>,
+    text_block: fn(&str) -> Value,
+) -> Value {
+    if images.is_empty() {
+        return Value::String(text.to_owned());
+    }
+    Value::Array(text_then_images(text, images, text_block))
+}
+
 /// The results of one response's calls, in the shape the API takes in the next request:
 ///
 /// - OpenAI Chat: an array of `{"role":"tool","tool_call_id","content"}` messages;
