@@ -8,7 +8,7 @@ use tool_core::provider::{anthropic_tool_result_content, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
@@ -35,6 +35,7 @@ pub struct AnthropicModel {
     url: String,
     model: String,
     api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
     retry: RetryPolicy,
     max_tokens: u32,
     cache: Option<PromptCache>,
@@ -55,6 +56,7 @@ impl AnthropicModel {
             url: messages_url(Self::DEFAULT_BASE_URL),
             model: model.into(),
             api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
+            headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             max_tokens: 4096,
             cache: None,
@@ -156,6 +158,7 @@ impl AnthropicModel {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(Self::API_VERSION),
         );
+        let headers = self.headers.apply(headers)?;
         Ok(JsonPost {
             client: &self.client,
             url: &self.url,
@@ -418,6 +421,7 @@ impl std::fmt::Debug for AnthropicModel {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("headers", &self.headers)
             .field("retry", &self.retry)
             .field("max_tokens", &self.max_tokens)
             .field("cache", &self.cache)

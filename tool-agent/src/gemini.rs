@@ -9,7 +9,7 @@ use tool_core::provider::{gemini_inline_image, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
@@ -39,6 +39,7 @@ pub struct GeminiModel {
     stream_url: String,
     model: String,
     api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
     retry: RetryPolicy,
     extra: Map<String, Value>,
 }
@@ -58,6 +59,7 @@ impl GeminiModel {
             model,
             api_key: ApiKey::from_env("GEMINI_API_KEY")
                 .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
+            headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             extra: Map::new(),
         }
@@ -133,11 +135,11 @@ impl GeminiModel {
     fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let headers = json_headers(
+        let headers = self.headers.apply(json_headers(
             self.api_key.as_ref(),
             HeaderName::from_static("x-goog-api-key"),
             false,
-        )?;
+        )?)?;
         Ok(JsonPost {
             client: &self.client,
             url,
@@ -397,6 +399,7 @@ impl std::fmt::Debug for GeminiModel {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("headers", &self.headers)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }

@@ -64,6 +64,70 @@ pub(crate) fn json_headers(
     Ok(headers)
 }
 
+/// Headers a client adds to every request, set with `with_header`: a gateway's key, an
+/// organisation, a beta flag. Each replaces the client's own header of the same name. Their
+/// values are marked sensitive (no log shows them) and `Debug` shows their names only. A name
+/// or value a header cannot carry is reported when a request is made, as a setup error naming
+/// the header.
+#[derive(Clone, Default)]
+pub(crate) struct ExtraHeaders {
+    headers: HeaderMap,
+    /// The first header that could not be added, and why.
+    invalid: Option<String>,
+}
+
+impl ExtraHeaders {
+    /// Adds `name: value`, replacing an earlier value of the same name.
+    pub(crate) fn insert(&mut self, name: &str, value: &str) {
+        let Ok(parsed) = HeaderName::from_bytes(name.as_bytes()) else {
+            self.invalid
+                .get_or_insert_with(|| format!("`{name}` (with_header) is not a header name"));
+            return;
+        };
+        let Ok(mut value) = HeaderValue::from_str(value) else {
+            self.invalid.get_or_insert_with(|| {
+                format!("the value of header `{name}` (with_header) has characters a header cannot carry")
+            });
+            return;
+        };
+        value.set_sensitive(true);
+        self.headers.insert(parsed, value);
+    }
+
+    /// `headers` with these added, each replacing the one of its name.
+    pub(crate) fn apply(&self, mut headers: HeaderMap) -> Result<HeaderMap, ModelError> {
+        self.check()?;
+        for (name, value) in &self.headers {
+            headers.insert(name.clone(), value.clone());
+        }
+        Ok(headers)
+    }
+
+    /// The headers, each `(lower-case name, value)`, for a request signature.
+    pub(crate) fn pairs(&self) -> Result<Vec<(&str, &str)>, ModelError> {
+        self.check()?;
+        Ok(self
+            .headers
+            .iter()
+            // A value was made from a `&str` of visible ASCII, so it reads back as one.
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap_or_default()))
+            .collect())
+    }
+
+    fn check(&self) -> Result<(), ModelError> {
+        match &self.invalid {
+            Some(why) => Err(ModelError::Setup(why.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ExtraHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.headers.keys()).finish()
+    }
+}
+
 /// How a client retries: 429 and 5xx answers, and connections that failed or broke.
 ///
 /// The wait before retry `n` (from 0) is `initial_backoff * 2^n`, at most `max_backoff`, less
@@ -308,13 +372,22 @@ pub(crate) fn default_client() -> reqwest::Client {
         .unwrap_or_default()
 }
 
-/// The setters every HTTP model client has, over its `api_key`, `retry`, `client` and `url`
-/// fields; `$env` names where the key comes from otherwise.
+/// The setters every HTTP model client has, over its `api_key`, `headers`, `retry`, `client`
+/// and `url` fields; `$env` names where the key comes from otherwise.
 macro_rules! client_setters {
     ($env:literal) => {
         #[doc = concat!("The API key, instead of ", $env, ".")]
         pub fn with_api_key(mut self, key: $crate::ApiKey) -> Self {
             self.api_key = Some(key);
+            self
+        }
+
+        /// A header sent with every request, replacing the client's own of the same name: an
+        /// AI gateway's key, `OpenAI-Organization`, `anthropic-beta`. Its value is never logged,
+        /// and `Debug` shows only its name. A name or value a header cannot carry fails the
+        /// first request with [`ModelError::Setup`](crate::ModelError::Setup), naming it.
+        pub fn with_header(mut self, name: &str, value: &str) -> Self {
+            self.headers.insert(name, value);
             self
         }
 

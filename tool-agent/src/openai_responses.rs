@@ -9,7 +9,7 @@ use tool_core::provider::{responses_function_call_output, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
@@ -31,6 +31,7 @@ pub struct OpenAiResponsesModel {
     url: String,
     model: String,
     api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
     retry: RetryPolicy,
     extra: Map<String, Value>,
 }
@@ -43,6 +44,7 @@ impl OpenAiResponsesModel {
             url: responses_url("https://api.openai.com/v1"),
             model: model.into(),
             api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             extra: Map::new(),
         }
@@ -111,7 +113,9 @@ impl OpenAiResponsesModel {
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
+        let headers =
+            self.headers
+                .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;
         Ok(JsonPost {
             client: &self.client,
             url: &self.url,
@@ -319,6 +323,7 @@ impl std::fmt::Debug for OpenAiResponsesModel {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("headers", &self.headers)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }

@@ -396,3 +396,123 @@ async fn a_bedrock_refusal_names_awss_error_code() {
         "{shown}"
     );
 }
+
+/// A client, and its `Debug` form.
+fn shown<M: ChatModel + std::fmt::Debug + 'static>(model: M) -> (Box<dyn ChatModel>, String) {
+    let debug = format!("{model:?}");
+    (Box::new(model), debug)
+}
+
+/// `with_header` adds a header to every client's requests, replacing the client's own of the
+/// same name; `Debug` names it without its value; a header that cannot be sent fails the
+/// request as a setup error naming it, before anything is sent.
+#[tokio::test]
+async fn every_client_sends_the_headers_set_with_with_header() {
+    use tool_agent::{GeminiModel, OpenAiChatModel, OpenAiResponsesModel};
+    let refusal = || Canned::Answer(400, Vec::new(), json!({ "error": { "message": "no" } }));
+    let (mock, base_url) = serve((0..5).map(|_| refusal()).collect()).await;
+    let bedrock_url = base_url.trim_end_matches("/v1");
+    let key = || ApiKey::new("k");
+    let clients: Vec<(&str, (Box<dyn ChatModel>, String))> = vec![
+        (
+            "chat",
+            shown(
+                OpenAiChatModel::new("m")
+                    .with_base_url(&base_url)
+                    .with_header("OpenAI-Organization", "org-123")
+                    .with_header("x-gateway-key", "secret-1"),
+            ),
+        ),
+        (
+            "responses",
+            shown(
+                OpenAiResponsesModel::new("m")
+                    .with_base_url(&base_url)
+                    .with_header("x-gateway-key", "secret-2"),
+            ),
+        ),
+        (
+            "anthropic",
+            shown(
+                model(&base_url)
+                    .with_header("anthropic-beta", "context-management-2025-06-27")
+                    .with_header("anthropic-version", "2099-01-01")
+                    .with_header("x-gateway-key", "secret-3"),
+            ),
+        ),
+        (
+            "gemini",
+            shown(
+                GeminiModel::new("m")
+                    .with_base_url(&base_url)
+                    .with_api_key(key())
+                    .with_header("x-gateway-key", "secret-4"),
+            ),
+        ),
+        (
+            "bedrock",
+            shown(
+                BedrockModel::new("amazon.nova-pro-v1:0")
+                    .with_base_url(bedrock_url)
+                    .with_api_key(key())
+                    .with_header("x-gateway-key", "secret-5"),
+            ),
+        ),
+    ];
+    let request = ModelRequest::new(vec![Message::user("hi")]);
+    for (name, (client, shown)) in &clients {
+        let error = client.respond(&request).await.expect_err("a 400");
+        assert!(
+            matches!(error, ModelError::Status { status: 400, .. }),
+            "{name}: {error}"
+        );
+        assert!(
+            shown.contains("x-gateway-key") && !shown.contains("secret-"),
+            "{name}: {shown}"
+        );
+    }
+    let seen = mock.seen.lock().unwrap();
+    assert_eq!(seen.len(), 5);
+    for (i, request) in seen.iter().enumerate() {
+        let expected = format!("secret-{}", i + 1);
+        assert_eq!(
+            request.header("x-gateway-key"),
+            Some(expected),
+            "client {i}"
+        );
+    }
+    assert_eq!(
+        seen[0].header("openai-organization").as_deref(),
+        Some("org-123")
+    );
+    assert_eq!(
+        seen[2].header("anthropic-beta").as_deref(),
+        Some("context-management-2025-06-27")
+    );
+    assert_eq!(
+        seen[2].header("anthropic-version").as_deref(),
+        Some("2099-01-01"),
+        "the header replaces the client's own"
+    );
+    assert_eq!(seen[2].header("x-api-key").as_deref(), Some("sk-ant-test"));
+    drop(seen);
+
+    for (header, value, named) in [
+        (
+            "bad header",
+            "v",
+            "`bad header` (with_header) is not a header name",
+        ),
+        ("x-ok", "line\nbreak", "the value of header `x-ok`"),
+    ] {
+        let model = OpenAiChatModel::new("m")
+            .with_base_url(&base_url)
+            .with_header(header, value);
+        let error = model.respond(&request).await.expect_err("a setup error");
+        assert!(
+            matches!(&error, ModelError::Setup(why) if why.contains(named)),
+            "{error}"
+        );
+    }
+    assert_eq!(mock.seen.lock().unwrap().len(), 5, "nothing more was sent");
+}

@@ -407,7 +407,7 @@ fn botocore_signs_the_same(
 
 /// A request signed with SigV4 carries the `Authorization` botocore computes for the same
 /// request (`tests/sdk/check_sigv4.py`), with long-term and with temporary credentials, and a
-/// retry is signed again, at its own time.
+/// retry is signed again, at its own time; a header set with `with_header` is signed too.
 #[tokio::test]
 async fn bedrock_signatures_match_botocores() {
     let Some(python) = sdk_tools("bedrock_signatures_match_botocores") else {
@@ -444,6 +444,7 @@ async fn bedrock_signatures_match_botocores() {
             .with_region("eu-west-3")
             .with_base_url(base_url.trim_end_matches("/v1"))
             .with_credentials(credentials)
+            .with_header("X-Gateway-Tag", "  signed   too ")
             .with_retry(RetryPolicy {
                 max_retries: 1,
                 initial_backoff: Duration::from_millis(2200),
@@ -466,6 +467,8 @@ async fn bedrock_signatures_match_botocores() {
             let (same, printed) =
                 botocore_signs_the_same(&python, &file, received, SECRET_KEY, token);
             assert!(same, "{name}, attempt {attempt}: {printed}");
+            let authorization = received.header("authorization").unwrap();
+            assert!(authorization.contains(";x-gateway-tag,"), "{authorization}");
             assert!(
                 printed.starts_with("ok   AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
                 "{printed}"

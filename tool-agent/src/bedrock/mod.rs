@@ -20,7 +20,7 @@ pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
 
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy, Signer};
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
 use crate::message::{Message, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
@@ -63,6 +63,7 @@ pub struct BedrockModel {
     model: String,
     region: String,
     api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
     credentials: Option<Credentials>,
     retry: RetryPolicy,
     max_tokens: Option<u32>,
@@ -77,6 +78,7 @@ impl std::fmt::Debug for BedrockModel {
             .field("model", &self.model)
             .field("region", &self.region)
             .field("api_key", &self.api_key)
+            .field("headers", &self.headers)
             .field("credentials", &self.credentials)
             .field("retry", &self.retry)
             .field("max_tokens", &self.max_tokens)
@@ -103,6 +105,7 @@ impl BedrockModel {
             model,
             region,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
+            headers: ExtraHeaders::default(),
             credentials: AwsCredentials::from_env().map(Credentials::Fixed),
             retry: RetryPolicy::default(),
             max_tokens: None,
@@ -264,14 +267,18 @@ impl BedrockModel {
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let mut sign: Option<Signer<'a>> = None;
         let headers = match (&self.api_key, &self.credentials) {
-            (Some(key), _) => json_headers(Some(key), AUTHORIZATION, true)?,
+            (Some(key), _) => self
+                .headers
+                .apply(json_headers(Some(key), AUTHORIZATION, true)?)?,
             (None, Some(source)) => {
                 let credentials = source.current()?;
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
                 let region = self.region.as_str();
+                let extra = self.headers.pairs()?;
                 let signed = move |body: &[u8]| {
-                    sigv4::signed_headers(url, region, &credentials, body, SystemTime::now())
+                    let now = SystemTime::now();
+                    sigv4::signed_headers(url, region, &credentials, &extra, body, now)
                 };
                 let headers = signed(&body)?;
                 sign = Some(Box::new(signed));

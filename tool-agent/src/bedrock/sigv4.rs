@@ -69,13 +69,24 @@ impl std::fmt::Debug for AwsCredentials {
     }
 }
 
+/// The headers a signature writes, which no other header may replace.
+const SIGNATURE_HEADERS: [&str; 5] = [
+    "authorization",
+    "content-type",
+    "host",
+    "x-amz-date",
+    "x-amz-security-token",
+];
+
 /// The headers of a POST of `body` to `url` signed with SigV4 for Bedrock in `region` at
 /// `now`: `content-type`, `host`, `x-amz-date` and, for temporary credentials,
-/// `x-amz-security-token`, all signed, and `authorization`.
+/// `x-amz-security-token`, and the `extra` headers (lower-case names), all
+/// signed, and `authorization`.
 pub(crate) fn signed_headers(
     url: &str,
     region: &str,
     credentials: &AwsCredentials,
+    extra: &[(&str, &str)],
     body: &[u8],
     now: SystemTime,
 ) -> Result<HeaderMap, ModelError> {
@@ -95,6 +106,14 @@ pub(crate) fn signed_headers(
     ];
     if let Some(token) = credentials.session_token() {
         signed.push(("x-amz-security-token", token));
+    }
+    for &(name, value) in extra {
+        if SIGNATURE_HEADERS.contains(&name) {
+            return Err(ModelError::Setup(format!(
+                "`{name}` is written by the AWS signature; with_header cannot set it"
+            )));
+        }
+        signed.push((name, value));
     }
     let scope = Scope {
         region,
@@ -117,6 +136,13 @@ pub(crate) fn signed_headers(
         let mut token = value(token)?;
         token.set_sensitive(true);
         headers.insert(HeaderName::from_static("x-amz-security-token"), token);
+    }
+    for &(name, text) in extra {
+        let mut extra = value(text)?;
+        extra.set_sensitive(true);
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ModelError::Setup(format!("`{name}` is not a header name")))?;
+        headers.insert(name, extra);
     }
     let mut authorization = value(&authorization)?;
     authorization.set_sensitive(true);
@@ -311,10 +337,24 @@ mod tests {
         let credentials = AwsCredentials::new("AKID", "secret").with_session_token("token");
         let url = "http://127.0.0.1:8080/model/m%3A0/converse";
         let at = |seconds| UNIX_EPOCH + Duration::from_secs(seconds);
-        let first =
-            signed_headers(url, "eu-west-3", &credentials, b"{}", at(1_795_552_012)).unwrap();
-        let later =
-            signed_headers(url, "eu-west-3", &credentials, b"{}", at(1_795_552_072)).unwrap();
+        let first = signed_headers(
+            url,
+            "eu-west-3",
+            &credentials,
+            &[],
+            b"{}",
+            at(1_795_552_012),
+        )
+        .unwrap();
+        let later = signed_headers(
+            url,
+            "eu-west-3",
+            &credentials,
+            &[],
+            b"{}",
+            at(1_795_552_072),
+        )
+        .unwrap();
         assert_eq!(first["x-amz-date"], "20261124T202652Z");
         assert_eq!(later["x-amz-date"], "20261124T202752Z");
         assert_ne!(first[AUTHORIZATION], later[AUTHORIZATION]);
@@ -327,11 +367,34 @@ mod tests {
             "{signed}"
         );
         let error =
-            signed_headers("not a url", "eu-west-3", &credentials, b"{}", at(0)).unwrap_err();
+            signed_headers("not a url", "eu-west-3", &credentials, &[], b"{}", at(0)).unwrap_err();
         assert!(
             error.to_string().contains("`not a url` is not a URL"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn extra_headers_are_signed_and_sent_but_cannot_replace_the_signatures_own() {
+        let credentials = AwsCredentials::new("AKID", "secret");
+        let url = "http://127.0.0.1:8080/model/m/converse";
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_552_012);
+        let extra = [("x-gateway-key", "gw")];
+        let headers = signed_headers(url, "eu-west-3", &credentials, &extra, b"{}", now).unwrap();
+        assert_eq!(headers["x-gateway-key"], "gw");
+        assert!(headers["x-gateway-key"].is_sensitive());
+        let signed = headers[AUTHORIZATION].to_str().unwrap();
+        assert!(
+            signed.contains("SignedHeaders=content-type;host;x-amz-date;x-gateway-key,"),
+            "{signed}"
+        );
+        for name in ["host", "x-amz-date", "authorization"] {
+            let extra = [(name, "x")];
+            let error =
+                signed_headers(url, "eu-west-3", &credentials, &extra, b"{}", now).unwrap_err();
+            let expected = format!("`{name}` is written by the AWS signature");
+            assert!(error.to_string().contains(&expected), "{error}");
+        }
     }
 
     #[test]

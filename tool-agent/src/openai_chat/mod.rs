@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
 use crate::events::ModelEventStream;
-use crate::http::{json_headers, ApiKey, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Rendered, ToolChoice,
@@ -41,6 +41,7 @@ pub struct OpenAiChatModel {
     url: String,
     model: String,
     api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
     retry: RetryPolicy,
     extra: Map<String, Value>,
 }
@@ -57,6 +58,7 @@ impl OpenAiChatModel {
             url: chat_url(Self::DEFAULT_BASE_URL),
             model: model.into(),
             api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             extra: Map::new(),
         }
@@ -181,7 +183,9 @@ fn write(out: &mut Vec<u8>, value: &impl serde::Serialize) -> Result<(), ModelEr
 impl OpenAiChatModel {
     /// A POST of `body` to the endpoint, with the key if there is one.
     fn post(&self, body: Vec<u8>) -> Result<JsonPost<'_>, ModelError> {
-        let headers = json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?;
+        let headers =
+            self.headers
+                .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;
         Ok(JsonPost {
             client: &self.client,
             url: &self.url,
@@ -334,6 +338,7 @@ impl std::fmt::Debug for OpenAiChatModel {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("headers", &self.headers)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
