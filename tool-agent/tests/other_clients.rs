@@ -398,7 +398,9 @@ async fn a_bedrock_refusal_names_awss_error_code() {
 }
 
 /// A client, and its `Debug` form.
-fn shown<M: ChatModel + std::fmt::Debug + 'static>(model: M) -> (Box<dyn ChatModel>, String) {
+type Shown = (Box<dyn ChatModel>, String);
+
+fn shown<M: ChatModel + std::fmt::Debug + 'static>(model: M) -> Shown {
     let debug = format!("{model:?}");
     (Box::new(model), debug)
 }
@@ -413,7 +415,7 @@ async fn every_client_sends_the_headers_set_with_with_header() {
     let (mock, base_url) = serve((0..5).map(|_| refusal()).collect()).await;
     let bedrock_url = base_url.trim_end_matches("/v1");
     let key = || ApiKey::new("k");
-    let clients: Vec<(&str, (Box<dyn ChatModel>, String))> = vec![
+    let clients: Vec<(&str, Shown)> = vec![
         (
             "chat",
             shown(
@@ -471,31 +473,32 @@ async fn every_client_sends_the_headers_set_with_with_header() {
             "{name}: {shown}"
         );
     }
-    let seen = mock.seen.lock().unwrap();
-    assert_eq!(seen.len(), 5);
-    for (i, request) in seen.iter().enumerate() {
-        let expected = format!("secret-{}", i + 1);
+    {
+        let seen = mock.seen.lock().unwrap();
+        assert_eq!(seen.len(), 5);
+        for (i, request) in seen.iter().enumerate() {
+            let expected = format!("secret-{}", i + 1);
+            assert_eq!(
+                request.header("x-gateway-key"),
+                Some(expected),
+                "client {i}"
+            );
+        }
         assert_eq!(
-            request.header("x-gateway-key"),
-            Some(expected),
-            "client {i}"
+            seen[0].header("openai-organization").as_deref(),
+            Some("org-123")
         );
+        assert_eq!(
+            seen[2].header("anthropic-beta").as_deref(),
+            Some("context-management-2025-06-27")
+        );
+        assert_eq!(
+            seen[2].header("anthropic-version").as_deref(),
+            Some("2099-01-01"),
+            "the header replaces the client's own"
+        );
+        assert_eq!(seen[2].header("x-api-key").as_deref(), Some("sk-ant-test"));
     }
-    assert_eq!(
-        seen[0].header("openai-organization").as_deref(),
-        Some("org-123")
-    );
-    assert_eq!(
-        seen[2].header("anthropic-beta").as_deref(),
-        Some("context-management-2025-06-27")
-    );
-    assert_eq!(
-        seen[2].header("anthropic-version").as_deref(),
-        Some("2099-01-01"),
-        "the header replaces the client's own"
-    );
-    assert_eq!(seen[2].header("x-api-key").as_deref(), Some("sk-ant-test"));
-    drop(seen);
 
     for (header, value, named) in [
         (
