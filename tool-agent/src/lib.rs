@@ -62,7 +62,7 @@ pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
     RunState,
 };
-pub use bedrock::{AwsCredentials, BedrockModel};
+pub use bedrock::{AwsCredentialChain, AwsCredentials, BedrockModel};
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;

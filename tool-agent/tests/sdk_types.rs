@@ -16,13 +16,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::event_stream;
 use common::mock::{serve, Canned};
+use common::sdk::{run_script, sdk_tools, temp_dir, workspace};
 use serde_json::{json, Value};
 use tool_agent::{
     AnthropicModel, ApiKey, AwsCredentials, BedrockModel, ChatModel, GeminiModel, Message,
@@ -32,56 +32,6 @@ use tool_agent::{
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
 use tool_runtime::DynamicTool;
-
-fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-}
-
-/// The SDKs `scripts/sdk-tools.sh` installs. `None`, with a note, only when `AI_TOOL_SDK_TOOLS`
-/// is unset and the default cache is absent; when the variable is set, the SDKs must be there.
-fn sdk_tools(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("AI_TOOL_SDK_TOOLS") {
-        Some(dir) => {
-            let python = PathBuf::from(dir).join("python");
-            assert!(
-                python.is_dir(),
-                "AI_TOOL_SDK_TOOLS has no python/: run scripts/sdk-tools.sh"
-            );
-            Some(python)
-        }
-        None => {
-            let default = workspace().join("target/sdk-tools/python");
-            if default.is_dir() {
-                Some(default)
-            } else {
-                eprintln!(
-                    "note: {test} skipped: AI_TOOL_SDK_TOOLS is unset and target/sdk-tools is \
-                     absent (run scripts/sdk-tools.sh)"
-                );
-                None
-            }
-        }
-    }
-}
-
-/// Runs a script of `tests/sdk/` with the SDKs on its path: whether it succeeded, and what it
-/// printed.
-fn run_script(python: &Path, script: &str, args: &[String]) -> (bool, String) {
-    let output = Command::new("python3")
-        .arg(workspace().join("tests/sdk").join(script))
-        .args(args)
-        .env("PYTHONPATH", python)
-        .output()
-        .expect("python3 runs");
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), printed)
-}
 
 /// Runs the checker: with no arguments on every golden file, else on each `KIND=FILE`.
 /// Returns whether every file passed, and what it printed.
@@ -104,12 +54,6 @@ fn assert_valid(python: &Path, dir: &Path, bodies: &[(String, String, Value)]) {
     }
     let (passed, printed) = run_checker(python, &args);
     assert!(passed, "the SDK types refuse what we send:\n{printed}");
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ai-tool-sdk-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

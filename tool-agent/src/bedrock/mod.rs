@@ -3,7 +3,9 @@
 //! message of `toolResult` blocks), signs the request (SigV4, or a Bedrock API key) and reads
 //! the text and usage, whole or streamed (`ConverseStream`, an AWS event stream).
 
+mod credential_chain;
 mod messages;
+mod profile_files;
 mod sigv4;
 mod stream;
 
@@ -15,6 +17,7 @@ use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
+pub use credential_chain::AwsCredentialChain;
 use messages::{called_tools, messages, takes_result_status};
 pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
@@ -34,11 +37,13 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 ///
 /// Requests are authorised with a Bedrock API key when there is one (`AWS_BEARER_TOKEN_BEDROCK`,
 /// or [`BedrockModel::with_api_key`]), sent as a bearer token; otherwise they are signed with
-/// AWS Signature Version 4 from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
-/// `AWS_SESSION_TOKEN` (or [`BedrockModel::with_credentials`], or for credentials that are
-/// renewed, [`BedrockModel::with_credentials_provider`]). The region comes from
-/// `AWS_REGION` or `AWS_DEFAULT_REGION`, else `us-east-1`. Neither secret is ever logged, and
-/// `Debug` shows neither.
+/// AWS Signature Version 4 from credentials found as the AWS CLI finds them
+/// ([`AwsCredentialChain`]: the environment's keys, the profile's keys or
+/// `credential_process`, a container's or an EC2 instance's role), or given with
+/// [`BedrockModel::with_credentials`], [`BedrockModel::with_profile`] or, for credentials of
+/// your own that are renewed, [`BedrockModel::with_credentials_provider`]. The region comes
+/// from `AWS_REGION` or `AWS_DEFAULT_REGION`, else the profile's, else `us-east-1`. No secret
+/// is ever logged, and `Debug` shows none.
 ///
 /// The model is a model id, an inference profile id or an ARN; it is percent-encoded into the
 /// path. `maxTokens` is sent only when set with [`BedrockModel::with_max_tokens`].
@@ -64,7 +69,7 @@ pub struct BedrockModel {
     region: String,
     api_key: Option<ApiKey>,
     headers: ExtraHeaders,
-    credentials: Option<Credentials>,
+    credentials: Credentials,
     retry: RetryPolicy,
     max_tokens: Option<u32>,
     cache: Option<PromptCache>,
@@ -91,10 +96,8 @@ impl BedrockModel {
     /// A client for `model` in the environment's region, with the environment's API key or
     /// credentials.
     pub fn new(model: impl Into<String>) -> Self {
-        let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
-            .iter()
-            .find_map(|name| std::env::var(name).ok().filter(|r| !r.trim().is_empty()))
-            .unwrap_or_else(|| "us-east-1".to_owned());
+        let chain = AwsCredentialChain::from_env();
+        let region = chain.region().unwrap_or_else(|| "us-east-1".to_owned());
         let model = model.into();
         let endpoint = regional_endpoint(&region);
         BedrockModel {
@@ -106,7 +109,7 @@ impl BedrockModel {
             region,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
             headers: ExtraHeaders::default(),
-            credentials: AwsCredentials::from_env().map(Credentials::Fixed),
+            credentials: Credentials::Chain(Arc::new(chain)),
             retry: RetryPolicy::default(),
             max_tokens: None,
             cache: None,
@@ -143,8 +146,30 @@ impl BedrockModel {
     /// AWS credentials to sign requests with, instead of the environment's. An API key, if
     /// there is one, is used instead of them.
     pub fn with_credentials(mut self, credentials: AwsCredentials) -> Self {
-        self.credentials = Some(Credentials::Fixed(credentials));
+        self.credentials = Credentials::Fixed(credentials);
         self
+    }
+
+    /// Credentials from this chain (the default is [`AwsCredentialChain::from_env`]): say one
+    /// over variables of your own, with [`AwsCredentialChain::from_vars`]. The region is not
+    /// changed: set it with [`BedrockModel::with_region`] (from
+    /// [`AwsCredentialChain::region`], say).
+    pub fn with_credential_chain(mut self, chain: AwsCredentialChain) -> Self {
+        self.credentials = Credentials::Chain(Arc::new(chain));
+        self
+    }
+
+    /// The credentials and region of this profile of `~/.aws/config` and
+    /// `~/.aws/credentials`, as with the AWS CLI's `--profile`: its keys or its
+    /// `credential_process`, not the environment's keys; the region of `AWS_REGION`, else the
+    /// profile's.
+    pub fn with_profile(self, profile: &str) -> Self {
+        let chain = AwsCredentialChain::from_env().with_profile(profile);
+        let model = match chain.region() {
+            Some(region) => self.with_region(region),
+            None => self,
+        };
+        model.with_credential_chain(chain)
     }
 
     /// Where the AWS credentials to sign with come from, asked once for each request: for
@@ -156,7 +181,7 @@ impl BedrockModel {
         mut self,
         provider: impl Fn() -> Result<AwsCredentials, String> + Send + Sync + 'static,
     ) -> Self {
-        self.credentials = Some(Credentials::Provider(Arc::new(provider)));
+        self.credentials = Credentials::Provider(Arc::new(provider));
         self
     }
 
@@ -262,16 +287,16 @@ impl BedrockModel {
         Value::Object(body)
     }
 
-    fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
+    async fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let mut sign: Option<Signer<'a>> = None;
-        let headers = match (&self.api_key, &self.credentials) {
-            (Some(key), _) => self
+        let headers = match &self.api_key {
+            Some(key) => self
                 .headers
                 .apply(json_headers(Some(key), AUTHORIZATION, true)?)?,
-            (None, Some(source)) => {
-                let credentials = source.current()?;
+            None => {
+                let credentials = self.credentials.current().await?;
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
                 let region = self.region.as_str();
@@ -283,13 +308,6 @@ impl BedrockModel {
                 let headers = signed(&body)?;
                 sign = Some(Box::new(signed));
                 headers
-            }
-            (None, None) => {
-                return Err(ModelError::Setup(
-                    "Bedrock needs an API key (AWS_BEARER_TOKEN_BEDROCK) or AWS credentials \
-                     (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
-                        .into(),
-                ))
             }
         };
         Ok(JsonPost {
@@ -308,14 +326,16 @@ impl BedrockModel {
 #[derive(Clone)]
 enum Credentials {
     Fixed(AwsCredentials),
+    Chain(Arc<AwsCredentialChain>),
     Provider(Arc<dyn Fn() -> Result<AwsCredentials, String> + Send + Sync>),
 }
 
 impl Credentials {
     /// The credentials to sign the next request with.
-    fn current(&self) -> Result<AwsCredentials, ModelError> {
+    async fn current(&self) -> Result<AwsCredentials, ModelError> {
         match self {
             Credentials::Fixed(credentials) => Ok(credentials.clone()),
+            Credentials::Chain(chain) => chain.credentials().await,
             Credentials::Provider(provider) => provider().map_err(|e| {
                 ModelError::Setup(format!("the AWS credentials provider failed: {e}"))
             }),
@@ -327,6 +347,7 @@ impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Credentials::Fixed(credentials) => credentials.fmt(f),
+            Credentials::Chain(chain) => chain.fmt(f),
             Credentials::Provider(_) => f.write_str("<a credentials provider>"),
         }
     }
@@ -399,7 +420,11 @@ fn usage(usage: Option<&Value>) -> Usage {
 impl ChatModel for BedrockModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self.post(&self.url, self.body(request))?.send().await?;
+            let answer = self
+                .post(&self.url, self.body(request))
+                .await?
+                .send()
+                .await?;
             let aliases = request.tools.aliases();
             response(&answer, &aliases)
         })
@@ -408,7 +433,7 @@ impl ChatModel for BedrockModel {
     fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
         let opening = Box::pin(async move {
             let body = self.body(request);
-            self.post(&self.stream_url, body)?.open().await
+            self.post(&self.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases().into_owned();
         let decoder = stream::stream_decoder(aliases);
@@ -794,19 +819,24 @@ mod tests {
         assert_eq!(response.finish_reason.as_deref(), Some("end_turn"));
     }
 
-    #[test]
-    fn without_a_key_or_credentials_the_request_is_not_sent() {
+    #[tokio::test]
+    async fn without_a_key_or_credentials_the_request_is_not_sent() {
         let mut model = model();
         model.api_key = None;
-        model.credentials = None;
-        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})) else {
+        let home = std::env::temp_dir().join("ai-tool-no-aws-home");
+        let nowhere = [
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ];
+        model.credentials = Credentials::Chain(Arc::new(AwsCredentialChain::from_vars(nowhere)));
+        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})).await else {
             panic!("a setup error");
         };
         assert!(message.contains("AWS_BEARER_TOKEN_BEDROCK"), "{message}");
     }
 
-    #[test]
-    fn a_credentials_provider_is_asked_at_each_request_and_its_failure_named() {
+    #[tokio::test]
+    async fn a_credentials_provider_is_asked_at_each_request_and_its_failure_named() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let asked = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&asked);
@@ -819,14 +849,14 @@ mod tests {
             }
         });
         model.api_key = None;
-        let key_id = |model: &BedrockModel| {
-            let post = model.post(&model.url, json!({})).unwrap();
+        async fn key_id(model: &BedrockModel) -> String {
+            let post = model.post(&model.url, json!({})).await.unwrap();
             let signed = post.headers[AUTHORIZATION].to_str().unwrap().to_owned();
             signed.split('/').next().unwrap_or_default().to_owned()
-        };
-        assert!(key_id(&model).ends_with("AKID1"));
-        assert!(key_id(&model).ends_with("AKID2"));
-        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})) else {
+        }
+        assert!(key_id(&model).await.ends_with("AKID1"));
+        assert!(key_id(&model).await.ends_with("AKID2"));
+        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})).await else {
             panic!("a setup error");
         };
         assert!(
@@ -837,10 +867,10 @@ mod tests {
         assert!(format!("{model:?}").contains("<a credentials provider>"));
     }
 
-    #[test]
-    fn an_api_key_wins_over_credentials_and_neither_shows_in_debug() {
+    #[tokio::test]
+    async fn an_api_key_wins_over_credentials_and_neither_shows_in_debug() {
         let model = model().with_credentials(AwsCredentials::new("AKID", "the-secret"));
-        let post = model.post(&model.url, json!({})).unwrap();
+        let post = model.post(&model.url, json!({})).await.unwrap();
         assert_eq!(post.headers[AUTHORIZATION], "Bearer k");
         let shown = format!("{model:?}");
         assert!(

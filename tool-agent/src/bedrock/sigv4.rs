@@ -50,8 +50,18 @@ impl AwsCredentials {
         })
     }
 
-    /// The session token, if any.
-    pub(crate) fn session_token(&self) -> Option<&str> {
+    /// The access key id.
+    pub fn access_key_id(&self) -> &str {
+        &self.access_key_id
+    }
+
+    /// The secret access key.
+    pub fn secret_access_key(&self) -> &str {
+        &self.secret_access_key
+    }
+
+    /// The session token of temporary credentials.
+    pub fn session_token(&self) -> Option<&str> {
         self.session_token.as_deref()
     }
 }

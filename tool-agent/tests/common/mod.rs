@@ -3,6 +3,7 @@
 
 pub mod event_stream;
 pub mod mock;
+pub mod sdk;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

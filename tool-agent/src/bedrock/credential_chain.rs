@@ -1,0 +1,634 @@
+//! Where `BedrockModel` finds AWS credentials when none are given in code: the environment,
+//! the shared profile files, a container's credentials endpoint, an EC2 instance's metadata
+//! service. The order and the rules are botocore's, so that a machine set up for the AWS CLI
+//! works as it is.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+
+use super::profile_files::{split_command, Profile, ProfileFiles};
+use super::sigv4::AwsCredentials;
+use crate::http::error_chain;
+use crate::model::ModelError;
+
+/// Temporary credentials are fetched again once they expire within this.
+const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(10 * 60);
+
+/// How long a metadata endpoint (container or instance) may take, as botocore waits.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The container credentials host of ECS, for `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`.
+const ECS_HOST: &str = "http://169.254.170.2";
+
+/// The instance metadata service of EC2.
+const IMDS_ENDPOINT: &str = "http://169.254.169.254";
+
+/// AWS credentials found the way the AWS CLI and SDKs find them, in botocore's order:
+///
+/// 1. `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (unless a profile was
+///    chosen with [`AwsCredentialChain::with_profile`]);
+/// 2. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and `~/.aws/config`
+///    (or the files `AWS_SHARED_CREDENTIALS_FILE` and `AWS_CONFIG_FILE` name): its keys in the
+///    credentials file, then its `credential_process` (a command printing credentials as
+///    JSON), then its keys in the config file;
+/// 3. a container's credentials endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` on ECS,
+///    `AWS_CONTAINER_CREDENTIALS_FULL_URI` with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` or
+///    `AWS_CONTAINER_AUTHORIZATION_TOKEN` on EKS Pod Identity);
+/// 4. an EC2 instance's role, from the instance metadata service (IMDSv2, or v1 where tokens
+///    are not served; `AWS_EC2_METADATA_SERVICE_ENDPOINT` to move it,
+///    `AWS_EC2_METADATA_DISABLED=true` to skip it).
+///
+/// Credentials that expire are fetched again ten minutes before they do. A profile that gets
+/// its credentials through a role (`role_arn`), SSO or a web identity token, and
+/// `AWS_WEB_IDENTITY_TOKEN_FILE`, are not resolved here: the error says so, and
+/// [`BedrockModel::with_credentials_provider`](crate::BedrockModel::with_credentials_provider)
+/// takes credentials from the AWS SDK instead.
+///
+/// ```
+/// use tool_agent::AwsCredentialChain;
+///
+/// let chain = AwsCredentialChain::from_vars([
+///     ("AWS_CONFIG_FILE", "/etc/app/aws-config"),
+///     ("AWS_PROFILE", "bedrock"),
+/// ]);
+/// assert_eq!(chain.region(), None); // the file does not exist
+/// ```
+pub struct AwsCredentialChain {
+    vars: HashMap<String, String>,
+    profile: Option<String>,
+    client: reqwest::Client,
+    cached: tokio::sync::Mutex<Option<Found>>,
+}
+
+/// Credentials found, and when they expire.
+#[derive(Clone)]
+struct Found {
+    credentials: AwsCredentials,
+    expires: Option<SystemTime>,
+}
+
+impl AwsCredentialChain {
+    /// The chain over this process's environment (its `AWS_*` variables and `HOME`, read now).
+    pub fn from_env() -> Self {
+        Self::from_vars(
+            std::env::vars().filter(|(name, _)| name.starts_with("AWS_") || name == "HOME"),
+        )
+    }
+
+    /// The chain over these variables instead of the environment: for a process whose AWS
+    /// settings live elsewhere, and for tests.
+    pub fn from_vars<K: Into<String>, V: Into<String>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        AwsCredentialChain {
+            vars: vars
+                .into_iter()
+                .map(|(name, value)| (name.into(), value.into()))
+                .collect(),
+            profile: None,
+            client: reqwest::Client::builder()
+                .timeout(METADATA_TIMEOUT)
+                .build()
+                .unwrap_or_default(),
+            cached: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// This profile of the shared files, rather than `AWS_PROFILE`'s; as with the AWS CLI's
+    /// `--profile`, the environment's keys are then not used.
+    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// The region: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the profile's `region` in the
+    /// config file.
+    pub fn region(&self) -> Option<String> {
+        if let Some(region) = self
+            .var("AWS_REGION")
+            .or_else(|| self.var("AWS_DEFAULT_REGION"))
+        {
+            return Some(region);
+        }
+        let files = ProfileFiles::read(|name| self.var(name)).ok()?;
+        let profile = files.profile(&self.profile_name())?;
+        profile
+            .config?
+            .get("region")
+            .filter(|r| !r.is_empty())
+            .cloned()
+    }
+
+    /// The credentials to sign with now: those found before while they are good for ten
+    /// minutes more, else found again. The error names each place looked in.
+    pub async fn credentials(&self) -> Result<AwsCredentials, ModelError> {
+        let mut cached = self.cached.lock().await;
+        if let Some(found) = cached.as_ref() {
+            let fresh = found.expires.is_none_or(|expires| {
+                expires
+                    .duration_since(SystemTime::now())
+                    .is_ok_and(|left| left > REFRESH_BEFORE_EXPIRY)
+            });
+            if fresh {
+                return Ok(found.credentials.clone());
+            }
+        }
+        let found = self.find().await?;
+        let credentials = found.credentials.clone();
+        *cached = Some(found);
+        Ok(credentials)
+    }
+
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .filter(|v| !v.trim().is_empty())
+            .cloned()
+    }
+
+    fn profile_name(&self) -> String {
+        self.profile
+            .clone()
+            .or_else(|| self.var("AWS_PROFILE"))
+            .unwrap_or_else(|| "default".to_owned())
+    }
+
+    /// Looks in each place in turn.
+    async fn find(&self) -> Result<Found, ModelError> {
+        let mut looked = Vec::new();
+        if self.profile.is_none() {
+            if let Some(credentials) = self.environment_keys() {
+                return Ok(Found {
+                    credentials,
+                    expires: None,
+                });
+            }
+            looked.push("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned());
+        }
+        if self.var("AWS_WEB_IDENTITY_TOKEN_FILE").is_some() && self.var("AWS_ROLE_ARN").is_some() {
+            return Err(unresolved(
+                "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN ask for a web identity role",
+            ));
+        }
+        let files = ProfileFiles::read(|name| self.var(name))?;
+        let name = self.profile_name();
+        match files.profile(&name) {
+            Some(profile) => {
+                if let Some(found) = from_profile(&name, &profile).await? {
+                    return Ok(found);
+                }
+                looked.push(format!("the profile `{name}` has no credentials"));
+            }
+            None if name != "default" => {
+                return Err(ModelError::Setup(format!(
+                    "the AWS profile `{name}` is in {}",
+                    files.neither()
+                )));
+            }
+            None => looked.push(format!("{} has a `default` profile", files.neither())),
+        }
+        if let Some(found) = self.container_credentials().await? {
+            return Ok(found);
+        }
+        looked.push("no container credentials endpoint is set".to_owned());
+        match self.instance_role().await {
+            Ok(found) => return Ok(found),
+            Err(why) => looked.push(why),
+        }
+        Err(ModelError::Setup(format!(
+            "no AWS credentials found (nor a Bedrock API key, AWS_BEARER_TOKEN_BEDROCK): {}",
+            looked.join("; ")
+        )))
+    }
+
+    fn environment_keys(&self) -> Option<AwsCredentials> {
+        let credentials = AwsCredentials::new(
+            self.var("AWS_ACCESS_KEY_ID")?,
+            self.var("AWS_SECRET_ACCESS_KEY")?,
+        );
+        Some(match self.var("AWS_SESSION_TOKEN") {
+            Some(token) => credentials.with_session_token(token),
+            None => credentials,
+        })
+    }
+
+    /// A container's credentials, when its endpoint is set; a failure to get them is an error,
+    /// as in botocore.
+    async fn container_credentials(&self) -> Result<Option<Found>, ModelError> {
+        let url = match (
+            self.var("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"),
+            self.var("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+        ) {
+            (Some(relative), _) => format!("{ECS_HOST}{relative}"),
+            (None, Some(full)) => {
+                check_container_url(&full)?;
+                full
+            }
+            (None, None) => return Ok(None),
+        };
+        let token = match self.var("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") {
+            Some(file) => Some(std::fs::read_to_string(&file).map_err(|e| {
+                ModelError::Setup(format!(
+                    "cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {file}: {e}"
+                ))
+            })?),
+            None => self.var("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+        };
+        let mut request = self.client.get(&url).header("accept", "application/json");
+        if let Some(token) = token {
+            request = request.header("authorization", token.trim());
+        }
+        let text = fetch(request, &url)
+            .await
+            .map_err(|why| ModelError::Setup(format!("container credentials: {why}")))?;
+        let source = format!("the container credentials at {url}");
+        Issued::parse(&text, &source).map(Some)
+    }
+
+    /// The instance role's credentials from the metadata service; `Err` says why there are
+    /// none.
+    async fn instance_role(&self) -> Result<Found, String> {
+        let disabled = self
+            .var("AWS_EC2_METADATA_DISABLED")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if disabled {
+            return Err("AWS_EC2_METADATA_DISABLED is true".to_owned());
+        }
+        let endpoint = self
+            .var("AWS_EC2_METADATA_SERVICE_ENDPOINT")
+            .unwrap_or_else(|| IMDS_ENDPOINT.to_owned());
+        let base = endpoint.trim_end_matches('/');
+        let unavailable = |why: String| format!("the instance metadata service at {base}: {why}");
+        let token_url = format!("{base}/latest/api/token");
+        let answer = self
+            .client
+            .put(&token_url)
+            .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
+            .send()
+            .await
+            .map_err(|e| unavailable(error_chain(&e)))?;
+        // IMDSv1 where tokens are not served.
+        let token = match answer.status().as_u16() {
+            200 => Some(
+                answer
+                    .text()
+                    .await
+                    .map_err(|e| unavailable(error_chain(&e)))?,
+            ),
+            403..=405 => None,
+            status => return Err(unavailable(format!("the token request answered {status}"))),
+        };
+        let get = |url: String| {
+            let mut request = self.client.get(&url);
+            if let Some(token) = &token {
+                request = request.header("x-aws-ec2-metadata-token", token.trim());
+            }
+            async move { fetch(request, &url).await }
+        };
+        let roles_url = format!("{base}/latest/meta-data/iam/security-credentials/");
+        let roles = get(roles_url).await.map_err(unavailable)?;
+        let Some(role) = roles.lines().map(str::trim).find(|r| !r.is_empty()) else {
+            return Err(unavailable("the instance has no role".to_owned()));
+        };
+        let url = format!("{base}/latest/meta-data/iam/security-credentials/{role}");
+        let text = get(url).await.map_err(unavailable)?;
+        let source = format!("the instance role `{role}`");
+        Issued::parse(&text, &source).map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Debug for AwsCredentialChain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AwsCredentialChain")
+            .field("profile", &self.profile)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A profile's own credentials: keys in the credentials file, its `credential_process`, keys
+/// in the config file. `None` when it has none.
+async fn from_profile(name: &str, profile: &Profile<'_>) -> Result<Option<Found>, ModelError> {
+    for (key, how) in [
+        ("role_arn", "a role (role_arn)"),
+        ("sso_session", "AWS SSO (sso_session)"),
+        ("sso_start_url", "AWS SSO (sso_start_url)"),
+        ("web_identity_token_file", "a web identity token"),
+    ] {
+        if profile.get(key).is_some() {
+            return Err(unresolved(&format!(
+                "the AWS profile `{name}` gets its credentials through {how}"
+            )));
+        }
+    }
+    let keys = |settings: Option<&super::profile_files::Settings>| {
+        let settings = settings?;
+        let get = |key: &str| settings.get(key).filter(|v| !v.is_empty());
+        let credentials = AwsCredentials::new(
+            get("aws_access_key_id")?.clone(),
+            get("aws_secret_access_key")?.clone(),
+        );
+        Some(Found {
+            credentials: match get("aws_session_token") {
+                Some(token) => credentials.with_session_token(token.clone()),
+                None => credentials,
+            },
+            expires: None,
+        })
+    };
+    if let Some(found) = keys(profile.credentials) {
+        return Ok(Some(found));
+    }
+    if let Some(command) = profile.get("credential_process") {
+        return run_process(name, command).await.map(Some);
+    }
+    Ok(keys(profile.config))
+}
+
+/// The error for a way of getting credentials this chain does not follow.
+fn unresolved(what: &str) -> ModelError {
+    ModelError::Setup(format!(
+        "{what}, which BedrockModel does not resolve: give the credentials with \
+         with_credentials_provider (the AWS SDK's provider, say), or keys with with_credentials"
+    ))
+}
+
+/// Runs a profile's `credential_process` and reads what it prints.
+async fn run_process(profile: &str, command: &str) -> Result<Found, ModelError> {
+    let source = format!("the credential_process of the AWS profile `{profile}`");
+    let words = split_command(command)
+        .filter(|words| !words.is_empty())
+        .ok_or_else(|| ModelError::Setup(format!("{source} is not a command: `{command}`")))?;
+    let ran = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(&words[0])
+            .args(&words[1..])
+            .stdin(std::process::Stdio::null())
+            .output()
+    })
+    .await
+    .map_err(|e| ModelError::Setup(format!("{source} did not finish: {e}")))?
+    .map_err(|e| ModelError::Setup(format!("{source} (`{command}`) cannot run: {e}")))?;
+    if !ran.status.success() {
+        let said = String::from_utf8_lossy(&ran.stderr);
+        return Err(ModelError::Setup(format!(
+            "{source} (`{command}`) failed ({}): {}",
+            ran.status,
+            said.trim()
+        )));
+    }
+    let printed = String::from_utf8_lossy(&ran.stdout);
+    let issued: Issued = serde_json::from_str(&printed)
+        .map_err(|e| ModelError::Setup(format!("{source} printed no credentials JSON: {e}")))?;
+    if issued.version != Some(1) {
+        return Err(ModelError::Setup(format!(
+            "{source} printed Version {:?}; version 1 is the one AWS defines",
+            issued.version
+        )));
+    }
+    issued.found(&source)
+}
+
+/// Credentials as AWS's endpoints and `credential_process` give them.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Issued {
+    version: Option<u32>,
+    access_key_id: String,
+    secret_access_key: String,
+    #[serde(alias = "SessionToken")]
+    token: Option<String>,
+    expiration: Option<String>,
+}
+
+impl Issued {
+    fn parse(text: &str, source: &str) -> Result<Found, ModelError> {
+        let issued: Issued = serde_json::from_str(text).map_err(|e| {
+            ModelError::Setup(format!("{source} answered without credentials: {e}"))
+        })?;
+        issued.found(source)
+    }
+
+    fn found(self, source: &str) -> Result<Found, ModelError> {
+        let expires = match &self.expiration {
+            Some(text) => Some(parse_time(text).ok_or_else(|| {
+                ModelError::Setup(format!(
+                    "{source} gave an Expiration that is not a time: `{text}`"
+                ))
+            })?),
+            None => None,
+        };
+        let credentials = AwsCredentials::new(self.access_key_id, self.secret_access_key);
+        Ok(Found {
+            credentials: match self.token.filter(|t| !t.is_empty()) {
+                Some(token) => credentials.with_session_token(token),
+                None => credentials,
+            },
+            expires,
+        })
+    }
+}
+
+/// A GET's body, when the answer is 200.
+async fn fetch(request: reqwest::RequestBuilder, url: &str) -> Result<String, String> {
+    let answer = request.send().await.map_err(|e| error_chain(&e))?;
+    let status = answer.status().as_u16();
+    let text = answer.text().await.map_err(|e| error_chain(&e))?;
+    if status != 200 {
+        let text: String = text.chars().take(200).collect();
+        return Err(format!("{url} answered {status}: {}", text.trim()));
+    }
+    Ok(text)
+}
+
+/// A full container credentials URL must be HTTPS, or HTTP to this host (loopback) or to the
+/// container hosts of ECS and EKS, as botocore allows.
+fn check_container_url(url: &str) -> Result<(), ModelError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| {
+        ModelError::Setup(format!(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI `{url}` is not a URL: {e}"
+        ))
+    })?;
+    let host = parsed.host_str().unwrap_or_default();
+    let ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    let allowed = match (parsed.scheme(), ip) {
+        ("https", _) => !host.is_empty(),
+        ("http", Ok(std::net::IpAddr::V4(ip))) => {
+            ip.is_loopback() || [[169, 254, 170, 2], [169, 254, 170, 23]].contains(&ip.octets())
+        }
+        ("http", Ok(std::net::IpAddr::V6(ip))) => {
+            ip.is_loopback() || ip.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]
+        }
+        ("http", Err(_)) => host == "localhost",
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(ModelError::Setup(format!(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI `{url}` must be HTTPS, or HTTP to a loopback \
+             address or a container credentials host of ECS or EKS"
+        )))
+    }
+}
+
+/// An RFC 3339 time in UTC or with an offset (`2026-11-25T01:00:00Z`,
+/// `2026-11-25T01:00:00.123+00:00`), as AWS writes `Expiration`.
+fn parse_time(text: &str) -> Option<SystemTime> {
+    let text = text.trim();
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let digits = text.get(range)?;
+        digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse().ok())?
+    };
+    let shape = text.as_bytes();
+    if shape.len() < 20 || shape[4] != b'-' || shape[7] != b'-' || shape[13] != b':' {
+        return None;
+    }
+    if !matches!(shape[10], b'T' | b't' | b' ') || shape[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        rest = &fraction[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (hours, minutes) = rest[1..].split_once(':')?;
+            let hours: i64 = hours.parse().ok()?;
+            let minutes: i64 = minutes.parse().ok()?;
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    let seconds = u64::try_from(seconds).ok()?;
+    Some(UNIX_EPOCH + Duration::from_secs(seconds))
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_from_march = (month + 9) % 12;
+    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expirations_are_read_as_aws_writes_them() {
+        let at = |seconds| Some(UNIX_EPOCH + Duration::from_secs(seconds));
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), at(0));
+        assert_eq!(parse_time("2026-11-24T20:26:52Z"), at(1_795_552_012));
+        assert_eq!(parse_time("2026-11-24T20:26:52.250Z"), at(1_795_552_012));
+        assert_eq!(parse_time("2026-11-24T21:26:52+01:00"), at(1_795_552_012));
+        assert_eq!(parse_time("2024-02-29T00:00:00Z"), at(1_709_164_800));
+        for bad in [
+            "",
+            "2026-11-24",
+            "2026-13-01T00:00:00Z",
+            "2026-11-24T20:26:52",
+            "soon",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn container_urls_are_https_or_local() {
+        for good in [
+            "https://creds.example.com/x",
+            "http://127.0.0.1:8080/creds",
+            "http://localhost/creds",
+            "http://169.254.170.23/v1/credentials",
+            "http://[fd00:ec2::23]/v1/credentials",
+            "http://[::1]:9/x",
+        ] {
+            assert!(check_container_url(good).is_ok(), "{good}");
+        }
+        for bad in ["http://example.com/creds", "ftp://127.0.0.1/", "not a url"] {
+            assert!(check_container_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn nothing_found_names_every_place_looked_in() {
+        let home = std::env::temp_dir().join("ai-tool-no-aws-home");
+        let chain = AwsCredentialChain::from_vars([
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]);
+        let error = chain.credentials().await.unwrap_err().to_string();
+        for named in [
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
+            "has a `default` profile",
+            "no container credentials endpoint",
+            "AWS_EC2_METADATA_DISABLED",
+        ] {
+            assert!(error.contains(named), "{named}: {error}");
+        }
+        let chain = AwsCredentialChain::from_vars([
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_PROFILE", "missing"),
+        ]);
+        let error = chain.credentials().await.unwrap_err().to_string();
+        assert!(
+            error.contains("the AWS profile `missing` is in neither"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_environment_comes_first_unless_a_profile_is_chosen() {
+        let dir = std::env::temp_dir().join(format!("ai-tool-aws-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("credentials");
+        std::fs::write(
+            &file,
+            "[work]\naws_access_key_id = FILE\naws_secret_access_key = s\n",
+        )
+        .unwrap();
+        let vars = [
+            ("AWS_ACCESS_KEY_ID", "ENV"),
+            ("AWS_SECRET_ACCESS_KEY", "e"),
+            ("AWS_SHARED_CREDENTIALS_FILE", file.to_str().unwrap()),
+            ("AWS_PROFILE", "work"),
+        ];
+        let shown = |c: AwsCredentials| format!("{c:?}");
+        let env = AwsCredentialChain::from_vars(vars)
+            .credentials()
+            .await
+            .unwrap();
+        assert!(shown(env).contains("\"ENV\""));
+        let chosen = AwsCredentialChain::from_vars(vars).with_profile("work");
+        assert!(shown(chosen.credentials().await.unwrap()).contains("\"FILE\""));
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

@@ -1,0 +1,427 @@
+//! `AwsCredentialChain` finds the credentials and region botocore finds, over the same
+//! variables, profile files, `credential_process` and metadata endpoints (a container's and an
+//! EC2 instance's, served here on 127.0.0.1), and signs Bedrock requests with them.
+//!
+//! botocore (PyPI, pinned in `scripts/sdk-tools.sh`) runs `tests/sdk/aws_credentials.py` with
+//! nothing in its environment but the case's variables.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, put};
+use axum::Router;
+use common::mock::{serve, Canned};
+use common::sdk::{sdk_tools, temp_dir, workspace};
+use serde_json::{json, Value};
+use tool_agent::{AwsCredentialChain, BedrockModel, ChatModel, Message, ModelRequest};
+
+/// What botocore finds with these variables (and this profile, as `--profile` names it).
+fn botocore_finds(python: &Path, vars: &[(String, String)], profile: Option<&str>) -> Value {
+    let output = Command::new("python3")
+        .arg(workspace().join("tests/sdk/aws_credentials.py"))
+        .args(profile)
+        .env_clear()
+        .env("PYTHONPATH", python)
+        .envs(vars.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("python3 runs");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(printed.trim()).unwrap_or_else(|e| {
+        panic!(
+            "botocore printed no JSON ({e}): {printed}{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// What the chain finds, in the script's shape.
+async fn chain_finds(vars: &[(String, String)], profile: Option<&str>) -> Value {
+    let mut chain = AwsCredentialChain::from_vars(vars.iter().cloned());
+    if let Some(profile) = profile {
+        chain = chain.with_profile(profile);
+    }
+    match chain.credentials().await {
+        Ok(found) => json!({
+            "access_key": found.access_key_id(),
+            "secret_key": found.secret_access_key(),
+            "token": found.session_token(),
+            "region": chain.region(),
+        }),
+        Err(e) => json!({ "error": e.to_string() }),
+    }
+}
+
+/// A case: what it shows, its variables, the profile chosen, the key id both must find.
+type Case<'a> = (&'a str, Vec<(String, String)>, Option<&'a str>, &'a str);
+
+/// Requests the metadata endpoints received: `(method and path, authorization or token)`.
+type Received = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A container credentials endpoint (`GET /creds`, which wants `Authorization: pod-token`) and
+/// an IMDSv2 service (a token from `PUT /latest/api/token`, then the role and its
+/// credentials), on one server.
+async fn metadata_server() -> (Received, String) {
+    let received: Received = Arc::default();
+    let credentials = |key: &str| {
+        json!({
+            "Code": "Success",
+            "Type": "AWS-HMAC",
+            "AccessKeyId": key,
+            "SecretAccessKey": format!("secret-of-{key}"),
+            "Token": format!("token-of-{key}"),
+            "Expiration": "2099-01-01T00:00:00Z",
+        })
+        .to_string()
+    };
+    let record = |received: &Received, what: &str, headers: &HeaderMap, header: &str| {
+        let value = headers
+            .get(header)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        received
+            .lock()
+            .unwrap()
+            .push((what.to_owned(), value.clone()));
+        value
+    };
+    let (r1, r2, r3, r4) = (
+        received.clone(),
+        received.clone(),
+        received.clone(),
+        received.clone(),
+    );
+    let container = credentials("AKIDCONTAINER");
+    let instance = credentials("AKIDINSTANCE");
+    let app = Router::new()
+        .route(
+            "/creds",
+            get(move |headers: HeaderMap| async move {
+                match record(&r1, "GET /creds", &headers, "authorization").as_deref() {
+                    Some("pod-token") => (StatusCode::OK, container),
+                    _ => (StatusCode::UNAUTHORIZED, "no token".to_owned()),
+                }
+            }),
+        )
+        .route(
+            "/latest/api/token",
+            put(move |headers: HeaderMap| async move {
+                let ttl = "x-aws-ec2-metadata-token-ttl-seconds";
+                match record(&r2, "PUT token", &headers, ttl) {
+                    Some(_) => (StatusCode::OK, "imds-token".to_owned()),
+                    None => (StatusCode::BAD_REQUEST, String::new()),
+                }
+            }),
+        )
+        .route(
+            "/latest/meta-data/iam/security-credentials/",
+            get(move |headers: HeaderMap| async move {
+                let token = "x-aws-ec2-metadata-token";
+                match record(&r3, "GET roles", &headers, token).as_deref() {
+                    Some("imds-token") => (StatusCode::OK, "bedrock-role".to_owned()),
+                    _ => (StatusCode::UNAUTHORIZED, String::new()),
+                }
+            }),
+        )
+        .route(
+            "/latest/meta-data/iam/security-credentials/bedrock-role",
+            get(move |headers: HeaderMap| async move {
+                let token = "x-aws-ec2-metadata-token";
+                match record(&r4, "GET role", &headers, token).as_deref() {
+                    Some("imds-token") => (StatusCode::OK, instance),
+                    _ => (StatusCode::UNAUTHORIZED, String::new()),
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (received, format!("http://{address}"))
+}
+
+/// The profile files of the cases, and a `credential_process` script, in `dir`.
+fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
+    let python = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let python = String::from_utf8(python.stdout).unwrap().trim().to_owned();
+    let script = dir.join("issue creds.py");
+    std::fs::write(
+        &script,
+        "import json, sys\n\
+         print(json.dumps({'Version': 1, 'AccessKeyId': 'AKIDPROCESS-' + sys.argv[2],\n\
+         'SecretAccessKey': 'secret \"quoted\"', 'SessionToken': 'token-process',\n\
+         'Expiration': '2099-01-01T00:00:00Z'}))\n",
+    )
+    .unwrap();
+    let credentials = dir.join("credentials");
+    std::fs::write(
+        &credentials,
+        "[default]\n\
+         aws_access_key_id = AKIDDEFAULT\n\
+         aws_secret_access_key = secret-default\n\
+         aws_session_token = token-default\n\
+         \n\
+         [both]\n\
+         aws_access_key_id = AKIDFROMCREDENTIALS\n\
+         aws_secret_access_key = secret-from-credentials\n",
+    )
+    .unwrap();
+    let config = dir.join("config");
+    std::fs::write(
+        &config,
+        format!(
+            "[default]\n\
+             region = eu-west-3\n\
+             \n\
+             # a comment\n\
+             [profile dev]\n\
+             region = us-east-2\n\
+             aws_access_key_id: AKIDDEV\n\
+             aws_secret_access_key = secret-dev\n\
+             s3 =\n    addressing_style = path\n\
+             \n\
+             [profile both]\n\
+             aws_access_key_id = AKIDFROMCONFIG\n\
+             aws_secret_access_key = secret-from-config\n\
+             \n\
+             [profile tool]\n\
+             credential_process = \"{python}\" \"{}\" --name tool\n\
+             region = ap-south-1\n\
+             \n\
+             [sso-session corp]\n\
+             sso_region = us-east-1\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    (config, credentials)
+}
+
+// Two threads: the metadata server answers botocore while the test waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chain_finds_what_botocore_finds() {
+    let Some(python) = sdk_tools("the_chain_finds_what_botocore_finds") else {
+        return;
+    };
+    let dir = temp_dir("aws-credentials");
+    let (config, credentials) = write_files(&dir);
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let token_file = dir.join("pod-token");
+    std::fs::write(&token_file, "pod-token").unwrap();
+    let (received, metadata) = metadata_server().await;
+
+    let path = |p: &Path| p.display().to_string();
+    let files = [
+        ("HOME", path(&home)),
+        ("AWS_CONFIG_FILE", path(&config)),
+        ("AWS_SHARED_CREDENTIALS_FILE", path(&credentials)),
+        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+    ];
+    let with = |more: &[(&str, String)]| -> Vec<(String, String)> {
+        let mut vars: Vec<(String, String)> = files
+            .iter()
+            .filter(|(name, _)| !more.iter().any(|(other, _)| other == name))
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        vars.extend(more.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        vars
+    };
+    let env_keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIDENV".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "secret-env".to_owned()),
+    ];
+    let no_files = [
+        ("AWS_CONFIG_FILE", path(&dir.join("none"))),
+        ("AWS_SHARED_CREDENTIALS_FILE", path(&dir.join("none"))),
+    ];
+    let cases: Vec<Case> = vec![
+        ("the default profile", with(&[]), None, "AKIDDEFAULT"),
+        (
+            "a profile's keys in the config file",
+            with(&[("AWS_PROFILE", "dev".into())]),
+            None,
+            "AKIDDEV",
+        ),
+        (
+            "the credentials file over the config file",
+            with(&[("AWS_PROFILE", "both".into())]),
+            None,
+            "AKIDFROMCREDENTIALS",
+        ),
+        (
+            "credential_process",
+            with(&[("AWS_PROFILE", "tool".into())]),
+            None,
+            "AKIDPROCESS-tool",
+        ),
+        (
+            "the environment's keys first",
+            with(&[
+                env_keys[0].clone(),
+                env_keys[1].clone(),
+                ("AWS_PROFILE", "dev".into()),
+            ]),
+            None,
+            "AKIDENV",
+        ),
+        (
+            "a chosen profile over the environment's keys",
+            with(&[env_keys[0].clone(), env_keys[1].clone()]),
+            Some("dev"),
+            "AKIDDEV",
+        ),
+        (
+            "AWS_DEFAULT_REGION over the profile's region",
+            with(&[("AWS_DEFAULT_REGION", "sa-east-1".into())]),
+            None,
+            "AKIDDEFAULT",
+        ),
+        (
+            "a container's endpoint and its token file",
+            with(&[
+                no_files[0].clone(),
+                no_files[1].clone(),
+                (
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                    format!("{metadata}/creds"),
+                ),
+                ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", path(&token_file)),
+            ]),
+            None,
+            "AKIDCONTAINER",
+        ),
+        (
+            "an instance's role (IMDSv2)",
+            with(&[
+                no_files[0].clone(),
+                no_files[1].clone(),
+                ("AWS_EC2_METADATA_DISABLED", "false".into()),
+                ("AWS_EC2_METADATA_SERVICE_ENDPOINT", format!("{metadata}/")),
+            ]),
+            None,
+            "AKIDINSTANCE",
+        ),
+    ];
+    for (case, vars, profile, key) in &cases {
+        let theirs = botocore_finds(&python, vars, *profile);
+        let ours = chain_finds(vars, *profile).await;
+        assert_eq!(ours, theirs, "{case}");
+        assert_eq!(ours["access_key"], *key, "{case}");
+    }
+    let seen = received.lock().unwrap().clone();
+    assert!(
+        seen.contains(&("GET /creds".into(), Some("pod-token".into())))
+            && seen.contains(&("GET role".into(), Some("imds-token".into()))),
+        "{seen:?}"
+    );
+
+    // A profile that is in neither file is an error for both.
+    let vars = with(&[]);
+    let theirs = botocore_finds(&python, &vars, Some("ghost"));
+    let ours = chain_finds(&vars, Some("ghost")).await;
+    assert!(
+        theirs["error"]
+            .as_str()
+            .unwrap()
+            .contains("ProfileNotFound"),
+        "{theirs}"
+    );
+    let ours = ours["error"].as_str().unwrap().to_owned();
+    assert!(
+        ours.contains("the AWS profile `ghost` is in neither"),
+        "{ours}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A failing `credential_process`, a role profile and a container endpoint off this host are
+/// errors that say what to do, not other credentials.
+#[tokio::test]
+async fn what_the_chain_cannot_resolve_is_named() {
+    let dir = temp_dir("aws-credentials-unresolved");
+    let config = dir.join("config");
+    std::fs::write(
+        &config,
+        "[profile broken]\ncredential_process = sh -c 'echo expired >&2; exit 3'\n\
+         [profile role]\nrole_arn = arn:aws:iam::123456789012:role/bedrock\nsource_profile = base\n\
+         [profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = s\n",
+    )
+    .unwrap();
+    let vars = |more: &[(&str, &str)]| {
+        let mut vars = vec![
+            ("AWS_CONFIG_FILE".to_owned(), config.display().to_string()),
+            ("HOME".to_owned(), dir.display().to_string()),
+            ("AWS_EC2_METADATA_DISABLED".to_owned(), "true".to_owned()),
+        ];
+        vars.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        vars
+    };
+    for (more, expected) in [
+        (
+            vec![("AWS_PROFILE", "broken")],
+            "the credential_process of the AWS profile `broken` (`sh -c 'echo expired >&2; exit 3'`) failed (exit status: 3): expired",
+        ),
+        (
+            vec![("AWS_PROFILE", "role")],
+            "the AWS profile `role` gets its credentials through a role (role_arn), which BedrockModel does not resolve",
+        ),
+        (
+            vec![("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds")],
+            "must be HTTPS, or HTTP to a loopback address",
+        ),
+    ] {
+        let error = chain_finds(&vars(&more), None).await;
+        let error = error["error"].as_str().unwrap_or_default().to_owned();
+        assert!(error.contains(expected), "{error}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// `BedrockModel` signs with what its chain finds: the key id, the token, and the signature
+/// botocore's signer makes with the same secret (checked in `sdk_types`, here by the key id and
+/// the token sent).
+#[tokio::test]
+async fn a_bedrock_request_is_signed_with_the_chains_credentials() {
+    if std::env::var_os("AWS_BEARER_TOKEN_BEDROCK").is_some() {
+        return; // an API key in this environment would be used instead
+    }
+    let (received, metadata) = metadata_server().await;
+    let vars = [
+        ("HOME", "/nonexistent".to_owned()),
+        ("AWS_EC2_METADATA_SERVICE_ENDPOINT", metadata),
+    ];
+    let (mock, base_url) = serve(vec![Canned::Answer(
+        400,
+        Vec::new(),
+        json!({ "message": "no" }),
+    )])
+    .await;
+    let model = BedrockModel::new("amazon.nova-pro-v1:0")
+        .with_base_url(base_url.trim_end_matches("/v1"))
+        .with_credential_chain(AwsCredentialChain::from_vars(vars));
+    model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .expect_err("a 400");
+    let seen = mock.seen.lock().unwrap();
+    let authorization = seen[0].header("authorization").unwrap();
+    assert!(
+        authorization.contains("Credential=AKIDINSTANCE/"),
+        "{authorization}"
+    );
+    assert_eq!(
+        seen[0].header("x-amz-security-token").as_deref(),
+        Some("token-of-AKIDINSTANCE")
+    );
+    assert_eq!(
+        received.lock().unwrap().len(),
+        3,
+        "token, role, credentials"
+    );
+}
