@@ -7,12 +7,13 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use axum::Router;
 use common::mock::{serve, Canned};
 use common::sdk::{sdk_tools, temp_dir, workspace};
@@ -58,14 +59,26 @@ async fn chain_finds(vars: &[(String, String)], profile: Option<&str>) -> Value 
 /// A case: what it shows, its variables, the profile chosen, the key id both must find.
 type Case<'a> = (&'a str, Vec<(String, String)>, Option<&'a str>, &'a str);
 
-/// Requests the metadata endpoints received: `(method and path, authorization or token)`.
-type Received = Arc<Mutex<Vec<(String, Option<String>)>>>;
+/// The requests the server received.
+#[derive(Clone, Default)]
+struct Received {
+    /// The metadata endpoints': `(method and path, authorization or token)`.
+    metadata: Arc<Mutex<Vec<MetadataCall>>>,
+    /// STS's: the form, and the signing key id and scope without the date.
+    sts: Arc<Mutex<Vec<StsCall>>>,
+}
+
+/// One metadata request: its method and path, and its authorization or token.
+type MetadataCall = (String, Option<String>);
+
+/// One STS request: its form, and what signed it (`AKID/region/sts/aws4_request`), if signed.
+type StsCall = (BTreeMap<String, String>, Option<String>);
 
 /// A container credentials endpoint (`GET /creds`, which wants `Authorization: pod-token`) and
 /// an IMDSv2 service (a token from `PUT /latest/api/token`, then the role and its
 /// credentials), on one server.
 async fn metadata_server() -> (Received, String) {
-    let received: Received = Arc::default();
+    let received = Received::default();
     let credentials = |key: &str| {
         json!({
             "Code": "Success",
@@ -82,10 +95,8 @@ async fn metadata_server() -> (Received, String) {
             .get(header)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        received
-            .lock()
-            .unwrap()
-            .push((what.to_owned(), value.clone()));
+        let mut metadata = received.metadata.lock().unwrap();
+        metadata.push((what.to_owned(), value.clone()));
         value
     };
     let (r1, r2, r3, r4) = (
@@ -136,10 +147,94 @@ async fn metadata_server() -> (Received, String) {
                 }
             }),
         );
+    let sts_calls = received.sts.clone();
+    let app = app.route(
+        "/",
+        post(move |headers: HeaderMap, body: String| async move {
+            let form = decode_form(&body);
+            let authorization = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            // The key id and scope signed with, less the date: `AKID/region/sts/aws4_request`.
+            let scope = authorization
+                .split("Credential=")
+                .nth(1)
+                .and_then(|rest| rest.split(',').next())
+                .map(|credential| {
+                    let parts: Vec<&str> = credential.split('/').collect();
+                    [parts[0], parts[2], parts[3], parts[4]].join("/")
+                });
+            sts_calls
+                .lock()
+                .unwrap()
+                .push((form.clone(), scope.clone()));
+            sts_answer(&form, scope.as_deref())
+        }),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (received, format!("http://{address}"))
+}
+
+/// `a=b&c=d`, percent-decoded.
+fn decode_form(body: &str) -> BTreeMap<String, String> {
+    let decode = |text: &str| {
+        let bytes = text.replace('+', " ").into_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' && i + 2 < bytes.len() + 1 {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    body.split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+/// STS's answer: credentials named after the role and what assumed it (the signing key id,
+/// or `WEB` for a web identity whose token is `web-token-value`), or STS's error.
+fn sts_answer(form: &BTreeMap<String, String>, scope: Option<&str>) -> (StatusCode, String) {
+    let role = form
+        .get("RoleArn")
+        .and_then(|arn| arn.rsplit('/').next())
+        .unwrap_or_default();
+    let action = form.get("Action").map(String::as_str).unwrap_or_default();
+    let key = match (action, scope) {
+        ("AssumeRole", Some(scope)) => {
+            format!(
+                "ASIA-{role}-VIA-{}",
+                scope.split('/').next().unwrap_or_default()
+            )
+        }
+        ("AssumeRoleWithWebIdentity", None)
+            if form.get("WebIdentityToken").map(String::as_str) == Some("web-token-value") =>
+        {
+            format!("ASIA-{role}-WEB")
+        }
+        _ => {
+            let error = "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>\
+                         <Message>refused</Message></Error></ErrorResponse>";
+            return (StatusCode::FORBIDDEN, error.to_owned());
+        }
+    };
+    let answer = format!(
+        "<{action}Response xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><{action}Result>\
+         <Credentials><AccessKeyId>{key}</AccessKeyId><SecretAccessKey>secret-{key}</SecretAccessKey>\
+         <SessionToken>token-{key}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration>\
+         </Credentials></{action}Result></{action}Response>"
+    );
+    (StatusCode::OK, answer)
 }
 
 /// The profile files of the cases, and a `credential_process` script, in `dir`.
@@ -158,6 +253,7 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
          'Expiration': '2099-01-01T00:00:00Z'}))\n",
     )
     .unwrap();
+    std::fs::write(dir.join("web-token"), "web-token-value").unwrap();
     let credentials = dir.join("credentials");
     std::fs::write(
         &credentials,
@@ -193,9 +289,32 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              credential_process = \"{python}\" \"{}\" --name tool\n\
              region = ap-south-1\n\
              \n\
+             [profile assumer]\n\
+             role_arn = arn:aws:iam::123456789012:role/bedrock-user\n\
+             source_profile = dev\n\
+             role_session_name = tests\n\
+             external_id = ext-1\n\
+             duration_seconds = 1800\n\
+             \n\
+             [profile chained]\n\
+             role_arn = arn:aws:iam::123456789012:role/second\n\
+             source_profile = assumer\n\
+             role_session_name = tests\n\
+             \n\
+             [profile web]\n\
+             role_arn = arn:aws:iam::123456789012:role/pod\n\
+             web_identity_token_file = {}\n\
+             role_session_name = tests\n\
+             \n\
+             [profile from-env]\n\
+             role_arn = arn:aws:iam::123456789012:role/ci\n\
+             credential_source = Environment\n\
+             role_session_name = tests\n\
+             \n\
              [sso-session corp]\n\
              sso_region = us-east-1\n",
-            script.display()
+            script.display(),
+            dir.join("web-token").display()
         ),
     )
     .unwrap();
@@ -308,13 +427,81 @@ async fn the_chain_finds_what_botocore_finds() {
             "AKIDINSTANCE",
         ),
     ];
-    for (case, vars, profile, key) in &cases {
+    // Roles, assumed through the STS of this server, in the region botocore signs for.
+    let sts = [
+        ("AWS_ENDPOINT_URL_STS", metadata.clone()),
+        ("AWS_DEFAULT_REGION", "eu-west-3".to_owned()),
+    ];
+    let role_cases: Vec<Case> = vec![
+        (
+            "a role assumed with a source profile's keys, with an external id",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "assumer".into()),
+            ]),
+            None,
+            "ASIA-bedrock-user-VIA-AKIDDEV",
+        ),
+        (
+            "a role assumed with another role's credentials",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "chained".into()),
+            ]),
+            None,
+            "ASIA-second-VIA-ASIA-bedrock-user-VIA-AKIDDEV",
+        ),
+        (
+            "a role assumed with the environment's keys (credential_source)",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                env_keys[0].clone(),
+                env_keys[1].clone(),
+            ]),
+            Some("from-env"),
+            "ASIA-ci-VIA-AKIDENV",
+        ),
+        (
+            "a profile's web identity token",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "web".into()),
+            ]),
+            None,
+            "ASIA-pod-WEB",
+        ),
+        (
+            "the environment's web identity token (EKS IRSA)",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                no_files[0].clone(),
+                no_files[1].clone(),
+                ("AWS_WEB_IDENTITY_TOKEN_FILE", path(&dir.join("web-token"))),
+                ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/irsa".into()),
+                ("AWS_ROLE_SESSION_NAME", "tests".into()),
+            ]),
+            None,
+            "ASIA-irsa-WEB",
+        ),
+    ];
+    let take_sts = || std::mem::take(&mut *received.sts.lock().unwrap());
+    for (case, vars, profile, key) in cases.iter().chain(&role_cases) {
+        take_sts();
         let theirs = botocore_finds(&python, vars, *profile);
+        let their_calls = take_sts();
         let ours = chain_finds(vars, *profile).await;
+        let our_calls = take_sts();
         assert_eq!(ours, theirs, "{case}");
         assert_eq!(ours["access_key"], *key, "{case}");
+        // The same STS calls: the same forms, signed with the same key for the same scope.
+        assert_eq!(our_calls, their_calls, "{case}");
     }
-    let seen = received.lock().unwrap().clone();
+    let seen = received.metadata.lock().unwrap().clone();
     assert!(
         seen.contains(&("GET /creds".into(), Some("pod-token".into())))
             && seen.contains(&("GET role".into(), Some("imds-token".into()))),
@@ -350,6 +537,9 @@ async fn what_the_chain_cannot_resolve_is_named() {
         &config,
         "[profile broken]\ncredential_process = sh -c 'echo expired >&2; exit 3'\n\
          [profile role]\nrole_arn = arn:aws:iam::123456789012:role/bedrock\nsource_profile = base\n\
+         mfa_serial = arn:aws:iam::123456789012:mfa/me\n\
+         [profile loop]\nrole_arn = arn:aws:iam::123456789012:role/a\nsource_profile = loop2\n\
+         [profile loop2]\nrole_arn = arn:aws:iam::123456789012:role/b\nsource_profile = loop\n\
          [profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = s\n",
     )
     .unwrap();
@@ -369,7 +559,11 @@ async fn what_the_chain_cannot_resolve_is_named() {
         ),
         (
             vec![("AWS_PROFILE", "role")],
-            "the AWS profile `role` gets its credentials through a role (role_arn), which BedrockModel does not resolve",
+            "the AWS profile `role` gets its credentials through a role that asks for an MFA code (mfa_serial), which BedrockModel does not resolve",
+        ),
+        (
+            vec![("AWS_PROFILE", "loop")],
+            "the AWS profiles' source_profile settings form a loop: loop -> loop2 -> loop",
         ),
         (
             vec![("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds")],
@@ -420,7 +614,7 @@ async fn a_bedrock_request_is_signed_with_the_chains_credentials() {
         Some("token-of-AKIDINSTANCE")
     );
     assert_eq!(
-        received.lock().unwrap().len(),
+        received.metadata.lock().unwrap().len(),
         3,
         "token, role, credentials"
     );

@@ -5,12 +5,15 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
-use super::profile_files::{split_command, Profile, ProfileFiles};
+use super::profile_files::{split_command, Profile, ProfileFiles, Settings};
 use super::sigv4::AwsCredentials;
+use super::sts::{RoleRequest, Sts};
 use crate::http::error_chain;
 use crate::model::ModelError;
 
@@ -31,9 +34,15 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 /// 1. `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (unless a profile was
 ///    chosen with [`AwsCredentialChain::with_profile`]);
 /// 2. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and `~/.aws/config`
-///    (or the files `AWS_SHARED_CREDENTIALS_FILE` and `AWS_CONFIG_FILE` name): its keys in the
-///    credentials file, then its `credential_process` (a command printing credentials as
-///    JSON), then its keys in the config file;
+///    (or the files `AWS_SHARED_CREDENTIALS_FILE` and `AWS_CONFIG_FILE` name): the role it
+///    assumes (`role_arn`, through STS `AssumeRole`, with the credentials of its
+///    `source_profile`, itself resolved the same way, or of its `credential_source`:
+///    `Environment`, `EcsContainer`, `Ec2InstanceMetadata`; with `external_id`,
+///    `role_session_name`, `duration_seconds`), then a web identity role (its
+///    `web_identity_token_file`, or `AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN` as EKS sets
+///    them, through STS `AssumeRoleWithWebIdentity`), then its keys in the credentials file,
+///    its `credential_process` (a command printing credentials as JSON), its keys in the
+///    config file;
 /// 3. a container's credentials endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` on ECS,
 ///    `AWS_CONTAINER_CREDENTIALS_FULL_URI` with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` or
 ///    `AWS_CONTAINER_AUTHORIZATION_TOKEN` on EKS Pod Identity);
@@ -41,9 +50,10 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 ///    are not served; `AWS_EC2_METADATA_SERVICE_ENDPOINT` to move it,
 ///    `AWS_EC2_METADATA_DISABLED=true` to skip it).
 ///
-/// Credentials that expire are fetched again ten minutes before they do. A profile that gets
-/// its credentials through a role (`role_arn`), SSO or a web identity token, and
-/// `AWS_WEB_IDENTITY_TOKEN_FILE`, are not resolved here: the error says so, and
+/// STS is reached at `https://sts.{region}.amazonaws.com` (HTTPS needs the `rustls` feature),
+/// or `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL`. Credentials that expire are fetched again
+/// ten minutes before they do. A profile that uses AWS SSO or a role with an MFA code
+/// (`mfa_serial`) is not resolved here: the error says so, and
 /// [`BedrockModel::with_credentials_provider`](crate::BedrockModel::with_credentials_provider)
 /// takes credentials from the AWS SDK instead.
 ///
@@ -64,10 +74,20 @@ pub struct AwsCredentialChain {
 }
 
 /// Credentials found, and when they expire.
-#[derive(Clone)]
-struct Found {
-    credentials: AwsCredentials,
-    expires: Option<SystemTime>,
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    pub credentials: AwsCredentials,
+    pub expires: Option<SystemTime>,
+}
+
+impl Found {
+    /// Credentials that do not expire.
+    fn lasting(credentials: AwsCredentials) -> Self {
+        Found {
+            credentials,
+            expires: None,
+        }
+    }
 }
 
 impl AwsCredentialChain {
@@ -161,35 +181,29 @@ impl AwsCredentialChain {
         let mut looked = Vec::new();
         if self.profile.is_none() {
             if let Some(credentials) = self.environment_keys() {
-                return Ok(Found {
-                    credentials,
-                    expires: None,
-                });
+                return Ok(Found::lasting(credentials));
             }
             looked.push("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned());
         }
-        if self.var("AWS_WEB_IDENTITY_TOKEN_FILE").is_some() && self.var("AWS_ROLE_ARN").is_some() {
-            return Err(unresolved(
-                "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN ask for a web identity role",
-            ));
-        }
         let files = ProfileFiles::read(|name| self.var(name))?;
         let name = self.profile_name();
-        match files.profile(&name) {
-            Some(profile) => {
-                if let Some(found) = from_profile(&name, &profile).await? {
-                    return Ok(found);
-                }
-                looked.push(format!("the profile `{name}` has no credentials"));
-            }
-            None if name != "default" => {
-                return Err(ModelError::Setup(format!(
-                    "the AWS profile `{name}` is in {}",
-                    files.neither()
-                )));
-            }
-            None => looked.push(format!("{} has a `default` profile", files.neither())),
+        let exists = files.profile(&name).is_some();
+        if !exists && name != "default" {
+            return Err(ModelError::Setup(format!(
+                "the AWS profile `{name}` is in {}",
+                files.neither()
+            )));
         }
+        if let Some(found) = self
+            .profile_credentials(&files, &name, &mut Vec::new())
+            .await?
+        {
+            return Ok(found);
+        }
+        looked.push(match exists {
+            true => format!("the profile `{name}` has no credentials"),
+            false => format!("{} has a `default` profile", files.neither()),
+        });
         if let Some(found) = self.container_credentials().await? {
             return Ok(found);
         }
@@ -202,6 +216,157 @@ impl AwsCredentialChain {
             "no AWS credentials found (nor a Bedrock API key, AWS_BEARER_TOKEN_BEDROCK): {}",
             looked.join("; ")
         )))
+    }
+
+    /// What the profile `name` gives, in botocore's order: the role it assumes (with the
+    /// credentials of its `source_profile` or `credential_source`), a web identity role (for
+    /// the profile asked for, also from `AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`), its
+    /// keys in the credentials file, its `credential_process`, its keys in the config file.
+    /// `None` when it gives none. `visited` holds the profiles that led here.
+    fn profile_credentials<'a>(
+        &'a self,
+        files: &'a ProfileFiles,
+        name: &'a str,
+        visited: &'a mut Vec<String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<Found>, ModelError>> + Send + 'a>> {
+        Box::pin(async move {
+            let asked_for = visited.is_empty();
+            let looped = visited.iter().any(|v| v == name);
+            visited.push(name.to_owned());
+            if looped {
+                return Err(ModelError::Setup(format!(
+                    "the AWS profiles' source_profile settings form a loop: {}",
+                    visited.join(" -> ")
+                )));
+            }
+            let profile = files.profile(name);
+            let get = |key: &str| profile.as_ref().and_then(|p| p.get(key));
+            for (key, how) in [
+                ("sso_session", "AWS SSO (sso_session)"),
+                ("sso_start_url", "AWS SSO (sso_start_url)"),
+                (
+                    "mfa_serial",
+                    "a role that asks for an MFA code (mfa_serial)",
+                ),
+            ] {
+                if get(key).is_some() {
+                    return Err(unresolved(&format!(
+                        "the AWS profile `{name}` gets its credentials through {how}"
+                    )));
+                }
+            }
+            let role = |role_arn, session_name| RoleRequest {
+                role_arn,
+                session_name,
+                external_id: get("external_id"),
+                duration_seconds: get("duration_seconds"),
+            };
+            let web_identity_file = get("web_identity_token_file");
+            if let (Some(role_arn), None, Some(profile)) =
+                (get("role_arn"), web_identity_file, &profile)
+            {
+                let source = self.role_source(files, name, profile, visited).await?;
+                let request = role(role_arn, get("role_session_name"));
+                return self.sts().assume_role(&request, &source).await.map(Some);
+            }
+            // The environment's web identity is for the profile asked for only, as in botocore.
+            let from_env = |key: &str| self.var(key).filter(|_| asked_for);
+            let token_file = web_identity_file
+                .map(str::to_owned)
+                .or_else(|| from_env("AWS_WEB_IDENTITY_TOKEN_FILE"));
+            let role_arn = get("role_arn")
+                .map(str::to_owned)
+                .or_else(|| from_env("AWS_ROLE_ARN"));
+            if let (Some(file), Some(role_arn)) = (token_file, role_arn) {
+                let token = std::fs::read_to_string(&file).map_err(|e| {
+                    ModelError::Setup(format!(
+                        "cannot read the web identity token file {file}: {e}"
+                    ))
+                })?;
+                let session_name = get("role_session_name")
+                    .map(str::to_owned)
+                    .or_else(|| from_env("AWS_ROLE_SESSION_NAME"));
+                let request = role(&role_arn, session_name.as_deref());
+                return self
+                    .sts()
+                    .assume_role_with_web_identity(&request, &token)
+                    .await
+                    .map(Some);
+            }
+            match profile {
+                Some(profile) => own_credentials(name, &profile).await,
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// The credentials that assume the role of profile `name`: its `source_profile`'s, or
+    /// those its `credential_source` names.
+    async fn role_source(
+        &self,
+        files: &ProfileFiles,
+        name: &str,
+        profile: &Profile<'_>,
+        visited: &mut Vec<String>,
+    ) -> Result<AwsCredentials, ModelError> {
+        let setup = |why: String| ModelError::Setup(format!("the AWS profile `{name}` {why}"));
+        match (profile.get("source_profile"), profile.get("credential_source")) {
+            (Some(_), Some(_)) => Err(setup(
+                "has both source_profile and credential_source: keep one".to_owned(),
+            )),
+            (None, None) => Err(setup(
+                "has a role_arn but neither source_profile nor credential_source".to_owned(),
+            )),
+            // A profile that is its own source gives the role its keys.
+            (Some(source), None) if source == name => static_keys(profile.credentials)
+                .or_else(|| static_keys(profile.config))
+                .ok_or_else(|| setup("is its own source_profile but has no keys".to_owned())),
+            (Some(source), None) => {
+                match self.profile_credentials(files, source, visited).await? {
+                    Some(found) => Ok(found.credentials),
+                    None if files.profile(source).is_none() => Err(setup(format!(
+                        "names the source_profile `{source}`, which is in {}",
+                        files.neither()
+                    ))),
+                    None => Err(setup(format!(
+                        "names the source_profile `{source}`, which has no credentials"
+                    ))),
+                }
+            }
+            (None, Some("Environment")) => self.environment_keys().ok_or_else(|| {
+                setup("takes its credential_source from the environment, where AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned())
+            }),
+            (None, Some("EcsContainer")) => match self.container_credentials().await? {
+                Some(found) => Ok(found.credentials),
+                None => Err(setup(
+                    "takes its credential_source from the container, whose endpoint is not set"
+                        .to_owned(),
+                )),
+            },
+            (None, Some("Ec2InstanceMetadata")) => self
+                .instance_role()
+                .await
+                .map(|found| found.credentials)
+                .map_err(|why| setup(format!("takes its credential_source from {why}"))),
+            (None, Some(other)) => Err(setup(format!(
+                "has the credential_source `{other}`: write Environment, EcsContainer or \
+                 Ec2InstanceMetadata"
+            ))),
+        }
+    }
+
+    /// STS in the chain's region (`AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` to move it).
+    fn sts(&self) -> Sts<'_> {
+        let region = self.region().unwrap_or_else(|| "us-east-1".to_owned());
+        let endpoint = self
+            .var("AWS_ENDPOINT_URL_STS")
+            .or_else(|| self.var("AWS_ENDPOINT_URL"))
+            .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
+        Sts {
+            client: &self.client,
+            endpoint,
+            region,
+        }
     }
 
     fn environment_keys(&self) -> Option<AwsCredentials> {
@@ -310,41 +475,25 @@ impl fmt::Debug for AwsCredentialChain {
 
 /// A profile's own credentials: keys in the credentials file, its `credential_process`, keys
 /// in the config file. `None` when it has none.
-async fn from_profile(name: &str, profile: &Profile<'_>) -> Result<Option<Found>, ModelError> {
-    for (key, how) in [
-        ("role_arn", "a role (role_arn)"),
-        ("sso_session", "AWS SSO (sso_session)"),
-        ("sso_start_url", "AWS SSO (sso_start_url)"),
-        ("web_identity_token_file", "a web identity token"),
-    ] {
-        if profile.get(key).is_some() {
-            return Err(unresolved(&format!(
-                "the AWS profile `{name}` gets its credentials through {how}"
-            )));
-        }
-    }
-    let keys = |settings: Option<&super::profile_files::Settings>| {
-        let settings = settings?;
-        let get = |key: &str| settings.get(key).filter(|v| !v.is_empty());
-        let credentials = AwsCredentials::new(
-            get("aws_access_key_id")?.clone(),
-            get("aws_secret_access_key")?.clone(),
-        );
-        Some(Found {
-            credentials: match get("aws_session_token") {
-                Some(token) => credentials.with_session_token(token.clone()),
-                None => credentials,
-            },
-            expires: None,
-        })
-    };
-    if let Some(found) = keys(profile.credentials) {
-        return Ok(Some(found));
+async fn own_credentials(name: &str, profile: &Profile<'_>) -> Result<Option<Found>, ModelError> {
+    if let Some(credentials) = static_keys(profile.credentials) {
+        return Ok(Some(Found::lasting(credentials)));
     }
     if let Some(command) = profile.get("credential_process") {
         return run_process(name, command).await.map(Some);
     }
-    Ok(keys(profile.config))
+    Ok(static_keys(profile.config).map(Found::lasting))
+}
+
+/// The keys (and session token) of one file's section of a profile.
+fn static_keys(settings: Option<&Settings>) -> Option<AwsCredentials> {
+    let settings = settings?;
+    let get = |key: &str| settings.get(key).filter(|v| !v.is_empty()).cloned();
+    let credentials = AwsCredentials::new(get("aws_access_key_id")?, get("aws_secret_access_key")?);
+    Some(match get("aws_session_token") {
+        Some(token) => credentials.with_session_token(token),
+        None => credentials,
+    })
 }
 
 /// The error for a way of getting credentials this chain does not follow.
@@ -478,7 +627,7 @@ fn check_container_url(url: &str) -> Result<(), ModelError> {
 
 /// An RFC 3339 time in UTC or with an offset (`2026-11-25T01:00:00Z`,
 /// `2026-11-25T01:00:00.123+00:00`), as AWS writes `Expiration`.
-fn parse_time(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
     let text = text.trim();
     let number = |range: std::ops::Range<usize>| -> Option<i64> {
         let digits = text.get(range)?;

@@ -88,7 +88,7 @@ const SIGNATURE_HEADERS: [&str; 5] = [
     "x-amz-security-token",
 ];
 
-/// The headers of a POST of `body` to `url` signed with SigV4 for Bedrock in `region` at
+/// The headers of a JSON POST of `body` to `url` signed with SigV4 for Bedrock in `region` at
 /// `now`: `content-type`, `host`, `x-amz-date` and, for temporary credentials,
 /// `x-amz-security-token`, and the `extra` headers (lower-case names), all
 /// signed, and `authorization`.
@@ -100,6 +100,33 @@ pub(crate) fn signed_headers(
     body: &[u8],
     now: SystemTime,
 ) -> Result<HeaderMap, ModelError> {
+    let post = Post {
+        url,
+        region,
+        service: SIGNING_NAME,
+        content_type: "application/json",
+    };
+    signed_post(&post, credentials, extra, body, now)
+}
+
+/// Where a signed POST goes, and what its body is.
+pub(crate) struct Post<'a> {
+    pub url: &'a str,
+    pub region: &'a str,
+    /// The service's signing name: `bedrock`, `sts`.
+    pub service: &'a str,
+    pub content_type: &'static str,
+}
+
+/// The headers of `post` with `body`, signed at `now`, as [`signed_headers`] says.
+pub(crate) fn signed_post(
+    post: &Post<'_>,
+    credentials: &AwsCredentials,
+    extra: &[(&str, &str)],
+    body: &[u8],
+    now: SystemTime,
+) -> Result<HeaderMap, ModelError> {
+    let (url, region) = (post.url, post.region);
     let shown = url;
     let url = reqwest::Url::parse(url)
         .map_err(|e| ModelError::Setup(format!("`{shown}` is not a URL: {e}")))?;
@@ -110,7 +137,7 @@ pub(crate) fn signed_headers(
     };
     let timestamp = timestamp(now);
     let mut signed = vec![
-        ("content-type", "application/json"),
+        ("content-type", post.content_type),
         ("host", host.as_str()),
         ("x-amz-date", timestamp.as_str()),
     ];
@@ -127,7 +154,7 @@ pub(crate) fn signed_headers(
     }
     let scope = Scope {
         region,
-        service: SIGNING_NAME,
+        service: post.service,
         timestamp: &timestamp,
     };
     let authorization = authorization(credentials, &scope, url.path(), &signed, body);
@@ -139,7 +166,7 @@ pub(crate) fn signed_headers(
             )
         })
     };
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(post.content_type));
     headers.insert(HOST, value(&host)?);
     headers.insert(HeaderName::from_static("x-amz-date"), value(&timestamp)?);
     if let Some(token) = credentials.session_token() {
