@@ -64,7 +64,8 @@ type Case<'a> = (&'a str, Vec<(String, String)>, Option<&'a str>, &'a str);
 struct Received {
     /// The metadata endpoints': `(method and path, authorization or token)`.
     metadata: Arc<Mutex<Vec<MetadataCall>>>,
-    /// STS's: the form, and the signing key id and scope without the date.
+    /// STS's (the form, and the signing key id and scope without the date) and the SSO
+    /// portal's (the query, and the bearer token).
     sts: Arc<Mutex<Vec<StsCall>>>,
 }
 
@@ -147,6 +148,39 @@ async fn metadata_server() -> (Received, String) {
                 }
             }),
         );
+    let sso_calls = received.sts.clone();
+    let app = app.route(
+        "/federation/credentials",
+        get(move |uri: axum::http::Uri, headers: HeaderMap| async move {
+            let query = decode_form(uri.query().unwrap_or_default());
+            let token = headers
+                .get("x-amz-sso_bearer_token")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            sso_calls
+                .lock()
+                .unwrap()
+                .push((query.clone(), token.clone()));
+            let role = query.get("role_name").cloned().unwrap_or_default();
+            let account = query.get("account_id").cloned().unwrap_or_default();
+            let expected = match account.as_str() {
+                "123456789012" => "sso-token-corp",
+                _ => "sso-token-legacy",
+            };
+            if token.as_deref() != Some(expected) {
+                let refused = r#"{"message":"Session token not found or invalid"}"#;
+                return (StatusCode::UNAUTHORIZED, refused.to_owned());
+            }
+            let key = format!("ASIA-SSO-{role}-{account}");
+            let answer = json!({ "roleCredentials": {
+                "accessKeyId": key,
+                "secretAccessKey": format!("secret-{key}"),
+                "sessionToken": format!("token-{key}"),
+                "expiration": 4_070_908_800_000u64,
+            }});
+            (StatusCode::OK, answer.to_string())
+        }),
+    );
     let sts_calls = received.sts.clone();
     let app = app.route(
         "/",
@@ -311,8 +345,22 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              credential_source = Environment\n\
              role_session_name = tests\n\
              \n\
+             [profile sso-new]\n\
+             sso_session = corp\n\
+             sso_account_id = 123456789012\n\
+             sso_role_name = BedrockUser\n\
+             region = us-west-2\n\
+             \n\
+             [profile sso-legacy]\n\
+             sso_start_url = https://legacy.awsapps.com/start\n\
+             sso_region = eu-west-1\n\
+             sso_account_id = 210987654321\n\
+             sso_role_name = Reader\n\
+             \n\
              [sso-session corp]\n\
-             sso_region = us-east-1\n",
+             sso_start_url = https://corp.awsapps.com/start\n\
+             sso_region = us-east-1\n\
+             sso_registration_scopes = sso:account:access\n",
             script.display(),
             dir.join("web-token").display()
         ),
@@ -330,7 +378,19 @@ async fn the_chain_finds_what_botocore_finds() {
     let dir = temp_dir("aws-credentials");
     let (config, credentials) = write_files(&dir);
     let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    // The tokens `aws sso login` would have cached, by the sha1 of the session or start URL.
+    let cache = home.join(".aws/sso/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for (file, token) in [
+        ("ee0bfd2552fbd840c02cc48b6e823320543c450f", "sso-token-corp"),
+        (
+            "79e435d7a515078e81c9dffc35f38d5687ebd3a7",
+            "sso-token-legacy",
+        ),
+    ] {
+        let cached = json!({ "accessToken": token, "expiresAt": "2099-01-01T00:00:00Z" });
+        std::fs::write(cache.join(format!("{file}.json")), cached.to_string()).unwrap();
+    }
     let token_file = dir.join("pod-token");
     std::fs::write(&token_file, "pod-token").unwrap();
     let (received, metadata) = metadata_server().await;
@@ -489,8 +549,23 @@ async fn the_chain_finds_what_botocore_finds() {
             "ASIA-irsa-WEB",
         ),
     ];
+    let sso = ("AWS_ENDPOINT_URL_SSO", metadata.clone());
+    let sso_cases: Vec<Case> = vec![
+        (
+            "an AWS SSO role of an sso-session",
+            with(&[sso.clone(), ("AWS_PROFILE", "sso-new".into())]),
+            None,
+            "ASIA-SSO-BedrockUser-123456789012",
+        ),
+        (
+            "an AWS SSO role, legacy settings",
+            with(&[sso.clone(), ("AWS_PROFILE", "sso-legacy".into())]),
+            None,
+            "ASIA-SSO-Reader-210987654321",
+        ),
+    ];
     let take_sts = || std::mem::take(&mut *received.sts.lock().unwrap());
-    for (case, vars, profile, key) in cases.iter().chain(&role_cases) {
+    for (case, vars, profile, key) in cases.iter().chain(&role_cases).chain(&sso_cases) {
         take_sts();
         let theirs = botocore_finds(&python, vars, *profile);
         let their_calls = take_sts();
@@ -498,7 +573,8 @@ async fn the_chain_finds_what_botocore_finds() {
         let our_calls = take_sts();
         assert_eq!(ours, theirs, "{case}");
         assert_eq!(ours["access_key"], *key, "{case}");
-        // The same STS calls: the same forms, signed with the same key for the same scope.
+        // The same STS calls (the same forms, signed with the same key for the same scope), and
+        // the same SSO calls (the same query and token).
         assert_eq!(our_calls, their_calls, "{case}");
     }
     let seen = received.metadata.lock().unwrap().clone();

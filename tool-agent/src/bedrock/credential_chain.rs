@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use super::profile_files::{split_command, Profile, ProfileFiles, Settings};
 use super::sigv4::AwsCredentials;
+use super::sso::SsoRole;
 use super::sts::{RoleRequest, Sts};
 use crate::http::error_chain;
 use crate::model::ModelError;
@@ -50,9 +51,15 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 ///    are not served; `AWS_EC2_METADATA_SERVICE_ENDPOINT` to move it,
 ///    `AWS_EC2_METADATA_DISABLED=true` to skip it).
 ///
-/// STS is reached at `https://sts.{region}.amazonaws.com` (HTTPS needs the `rustls` feature),
-/// or `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL`. Credentials that expire are fetched again
-/// ten minutes before they do. A profile that uses AWS SSO or a role with an MFA code
+/// A profile's AWS SSO role (`sso_session` or the legacy `sso_start_url`, with
+/// `sso_account_id` and `sso_role_name`) comes with the token `aws sso login` cached in
+/// `~/.aws/sso/cache`; an expired token is an error that says to log in again (it is not
+/// refreshed here).
+///
+/// STS is reached at `https://sts.{region}.amazonaws.com` and the SSO portal at
+/// `https://portal.sso.{region}.amazonaws.com` (HTTPS needs the `rustls` feature), or where
+/// `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL_SSO` or `AWS_ENDPOINT_URL` say. Credentials that
+/// expire are fetched again ten minutes before they do. A role with an MFA code
 /// (`mfa_serial`) is not resolved here: the error says so, and
 /// [`BedrockModel::with_credentials_provider`](crate::BedrockModel::with_credentials_provider)
 /// takes credentials from the AWS SDK instead.
@@ -221,7 +228,8 @@ impl AwsCredentialChain {
     /// What the profile `name` gives, in botocore's order: the role it assumes (with the
     /// credentials of its `source_profile` or `credential_source`), a web identity role (for
     /// the profile asked for, also from `AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`), its
-    /// keys in the credentials file, its `credential_process`, its keys in the config file.
+    /// AWS SSO role, its keys in the credentials file, its `credential_process`, its keys in
+    /// the config file.
     /// `None` when it gives none. `visited` holds the profiles that led here.
     fn profile_credentials<'a>(
         &'a self,
@@ -241,19 +249,11 @@ impl AwsCredentialChain {
             }
             let profile = files.profile(name);
             let get = |key: &str| profile.as_ref().and_then(|p| p.get(key));
-            for (key, how) in [
-                ("sso_session", "AWS SSO (sso_session)"),
-                ("sso_start_url", "AWS SSO (sso_start_url)"),
-                (
-                    "mfa_serial",
-                    "a role that asks for an MFA code (mfa_serial)",
-                ),
-            ] {
-                if get(key).is_some() {
-                    return Err(unresolved(&format!(
-                        "the AWS profile `{name}` gets its credentials through {how}"
-                    )));
-                }
+            if get("mfa_serial").is_some() {
+                return Err(unresolved(&format!(
+                    "the AWS profile `{name}` gets its credentials through a role that asks for \
+                     an MFA code (mfa_serial)"
+                )));
             }
             let role = |role_arn, session_name| RoleRequest {
                 role_arn,
@@ -293,10 +293,17 @@ impl AwsCredentialChain {
                     .await
                     .map(Some);
             }
-            match profile {
-                Some(profile) => own_credentials(name, &profile).await,
-                None => Ok(None),
+            let Some(profile) = profile else {
+                return Ok(None);
+            };
+            if let Some(sso) = SsoRole::of(files, name, &profile)? {
+                let endpoint = self
+                    .var("AWS_ENDPOINT_URL_SSO")
+                    .or_else(|| self.var("AWS_ENDPOINT_URL"));
+                let found = sso.credentials(&self.client, files, name, endpoint).await?;
+                return Ok(Some(found));
             }
+            own_credentials(name, &profile).await
         })
     }
 

@@ -7,6 +7,7 @@ mod credential_chain;
 mod messages;
 mod profile_files;
 mod sigv4;
+mod sso;
 mod stream;
 mod sts;
 
@@ -39,8 +40,8 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 /// Requests are authorised with a Bedrock API key when there is one (`AWS_BEARER_TOKEN_BEDROCK`,
 /// or [`BedrockModel::with_api_key`]), sent as a bearer token; otherwise they are signed with
 /// AWS Signature Version 4 from credentials found as the AWS CLI finds them
-/// ([`AwsCredentialChain`]: the environment's keys; the profile's role, web identity, keys or
-/// `credential_process`; a container's or an EC2 instance's role), or given with
+/// ([`AwsCredentialChain`]: the environment's keys; the profile's role, web identity, SSO
+/// role, keys or `credential_process`; a container's or an EC2 instance's role), or given with
 /// [`BedrockModel::with_credentials`], [`BedrockModel::with_profile`] or, for credentials of
 /// your own that are renewed, [`BedrockModel::with_credentials_provider`]. The region comes
 /// from `AWS_REGION` or `AWS_DEFAULT_REGION`, else the profile's, else `us-east-1`. No secret

@@ -15,6 +15,9 @@ pub(crate) struct ProfileFiles {
     credentials_path: PathBuf,
     config: HashMap<String, Settings>,
     credentials: HashMap<String, Settings>,
+    /// The config file's `[sso-session NAME]` sections.
+    sso_sessions: HashMap<String, Settings>,
+    home: Option<PathBuf>,
 }
 
 /// One profile: its settings in each file.
@@ -53,14 +56,28 @@ impl ProfileFiles {
         };
         let config_path = path("AWS_CONFIG_FILE", "config");
         let credentials_path = path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-        let config = profiles(&read_file(&config_path)?, true);
+        let config_text = read_file(&config_path)?;
+        let config = profiles(&config_text, true);
+        let sso_sessions = named_sections(&config_text, "sso-session");
         let credentials = profiles(&read_file(&credentials_path)?, false);
         Ok(ProfileFiles {
             config_path,
             credentials_path,
             config,
             credentials,
+            sso_sessions,
+            home,
         })
+    }
+
+    /// The config file's `[sso-session NAME]`.
+    pub(crate) fn sso_session(&self, name: &str) -> Option<&Settings> {
+        self.sso_sessions.get(name)
+    }
+
+    /// The home directory, if `HOME` is set.
+    pub(crate) fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
     }
 
     /// The two files, for a message: "neither A nor B".
@@ -112,20 +129,34 @@ fn read_file(path: &Path) -> Result<String, ModelError> {
 /// and other sections (`[sso-session x]`, `[services x]`) are not profiles; in the credentials
 /// file every section is one. A later section or key of the same name wins.
 fn profiles(text: &str, config_file: bool) -> HashMap<String, Settings> {
+    let name = |section: &str| -> Option<String> {
+        if !config_file || section == "default" {
+            return Some(section.to_owned());
+        }
+        section_name(section, "profile")
+    };
+    gather(text, name)
+}
+
+/// The sections `[KIND NAME]` of an INI text, by name.
+fn named_sections(text: &str, kind: &str) -> HashMap<String, Settings> {
+    gather(text, |section| section_name(section, kind))
+}
+
+/// `NAME` of a section `KIND NAME`.
+fn section_name(section: &str, kind: &str) -> Option<String> {
+    section
+        .strip_prefix(kind)
+        .filter(|rest| rest.starts_with(char::is_whitespace))
+        .map(|rest| rest.trim().to_owned())
+}
+
+/// The sections that `name` names, merged by name.
+fn gather(text: &str, name: impl Fn(&str) -> Option<String>) -> HashMap<String, Settings> {
     let mut out: HashMap<String, Settings> = HashMap::new();
     for (section, settings) in sections(text) {
-        let name = if !config_file {
-            Some(section.as_str())
-        } else if section == "default" {
-            Some("default")
-        } else {
-            section
-                .strip_prefix("profile")
-                .filter(|rest| rest.starts_with(char::is_whitespace))
-                .map(str::trim)
-        };
-        if let Some(name) = name {
-            out.entry(name.to_owned()).or_default().extend(settings);
+        if let Some(name) = name(&section) {
+            out.entry(name).or_default().extend(settings);
         }
     }
     out
