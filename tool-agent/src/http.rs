@@ -80,11 +80,20 @@ impl ExtraHeaders {
     /// Adds `name: value`, replacing an earlier value of the same name.
     pub(crate) fn insert(&mut self, name: &str, value: &str) {
         let Ok(parsed) = HeaderName::from_bytes(name.as_bytes()) else {
-            self.invalid
-                .get_or_insert_with(|| format!("`{name}` (with_header) is not a header name"));
+            // Only the name's start is shown: a misplaced `Authorization: Bearer ...` would
+            // otherwise show a key.
+            let start: String = name.chars().take(16).collect();
+            let cut = if start.len() < name.len() { "..." } else { "" };
+            self.invalid.get_or_insert_with(|| {
+                format!("`{start}{cut}` (with_header) is not a header name")
+            });
             return;
         };
-        let Ok(mut value) = HeaderValue::from_str(value) else {
+        // Visible ASCII only: a value that does not read back as text could not be signed.
+        let value = HeaderValue::from_str(value)
+            .ok()
+            .filter(|v| v.to_str().is_ok());
+        let Some(mut value) = value else {
             self.invalid.get_or_insert_with(|| {
                 format!("the value of header `{name}` (with_header) has characters a header cannot carry")
             });

@@ -298,7 +298,19 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
          \n\
          [both]\n\
          aws_access_key_id = AKIDFROMCREDENTIALS\n\
-         aws_secret_access_key = secret-from-credentials\n",
+         aws_secret_access_key = secret-from-credentials\n\
+         \n\
+         [indented]\n\
+             aws_access_key_id = AKIDINDENTED\n\
+             aws_secret_access_key = secret-indented\n\
+         \n\
+         [regional]\n\
+         aws_access_key_id = AKIDREGIONAL\n\
+         aws_secret_access_key = secret-regional\n\
+         region = ca-central-1\n\
+         \n\
+         [partial]\n\
+         aws_access_key_id = AKIDPARTIAL\n",
     )
     .unwrap();
     let config = dir.join("config");
@@ -322,6 +334,10 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              [profile tool]\n\
              credential_process = \"{python}\" \"{}\" --name tool\n\
              region = ap-south-1\n\
+             \n\
+             [profile \"my dev\"]\n\
+             aws_access_key_id = AKIDQUOTED\n\
+             aws_secret_access_key = secret-quoted\n\
              \n\
              [profile assumer]\n\
              role_arn = arn:aws:iam::123456789012:role/bedrock-user\n\
@@ -456,6 +472,33 @@ async fn the_chain_finds_what_botocore_finds() {
             "AKIDDEV",
         ),
         (
+            "keys indented under their section",
+            with(&[("AWS_PROFILE", "indented".into())]),
+            None,
+            "AKIDINDENTED",
+        ),
+        (
+            "a region in the credentials file",
+            with(&[("AWS_PROFILE", "regional".into())]),
+            None,
+            "AKIDREGIONAL",
+        ),
+        (
+            "a quoted profile name",
+            with(&[("AWS_PROFILE", "my dev".into())]),
+            None,
+            "AKIDQUOTED",
+        ),
+        (
+            "AWS_DEFAULT_PROFILE over AWS_PROFILE",
+            with(&[
+                ("AWS_DEFAULT_PROFILE", "dev".into()),
+                ("AWS_PROFILE", "both".into()),
+            ]),
+            None,
+            "AKIDDEV",
+        ),
+        (
             "AWS_DEFAULT_REGION over the profile's region",
             with(&[("AWS_DEFAULT_REGION", "sa-east-1".into())]),
             None,
@@ -584,6 +627,27 @@ async fn the_chain_finds_what_botocore_finds() {
         "{seen:?}"
     );
 
+    // A key id without its secret is an error for both, not a reason to look further.
+    for vars in [
+        with(&[("AWS_ACCESS_KEY_ID", "AKIDENV".into())]),
+        with(&[("AWS_PROFILE", "partial".into())]),
+    ] {
+        let theirs = botocore_finds(&python, &vars, None);
+        let ours = chain_finds(&vars, None).await;
+        assert!(
+            theirs["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("PartialCredentialsError"),
+            "{theirs}"
+        );
+        let ours = ours["error"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            ours.contains("an AWS access key id but no secret access key"),
+            "{ours}"
+        );
+    }
+
     // A profile that is in neither file is an error for both.
     let vars = with(&[]);
     let theirs = botocore_finds(&python, &vars, Some("ghost"));
@@ -603,8 +667,10 @@ async fn the_chain_finds_what_botocore_finds() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// A failing `credential_process`, a role profile and a container endpoint off this host are
-/// errors that say what to do, not other credentials.
+/// A failing `credential_process` (its command line, which may carry a secret, not shown), a
+/// role that needs an MFA code, a loop of source profiles, an expired SSO token, an `aws login`
+/// profile and a container endpoint off this host are errors that say what to do, not other
+/// credentials.
 #[tokio::test]
 async fn what_the_chain_cannot_resolve_is_named() {
     let dir = temp_dir("aws-credentials-unresolved");
@@ -616,9 +682,17 @@ async fn what_the_chain_cannot_resolve_is_named() {
          mfa_serial = arn:aws:iam::123456789012:mfa/me\n\
          [profile loop]\nrole_arn = arn:aws:iam::123456789012:role/a\nsource_profile = loop2\n\
          [profile loop2]\nrole_arn = arn:aws:iam::123456789012:role/b\nsource_profile = loop\n\
-         [profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = s\n",
+         [profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = s\n\
+         [profile sso]\nsso_session = corp\nsso_account_id = 1\nsso_role_name = R\n\
+         [sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n\
+         [profile new-login]\nlogin_session = arn:aws:iam::123456789012:user/me\n",
     )
     .unwrap();
+    let cache = dir.join(".aws/sso/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let expired = json!({ "accessToken": "t", "expiresAt": "2001-01-01T00:00:00Z" });
+    let file = cache.join("ee0bfd2552fbd840c02cc48b6e823320543c450f.json");
+    std::fs::write(file, expired.to_string()).unwrap();
     let vars = |more: &[(&str, &str)]| {
         let mut vars = vec![
             ("AWS_CONFIG_FILE".to_owned(), config.display().to_string()),
@@ -631,11 +705,19 @@ async fn what_the_chain_cannot_resolve_is_named() {
     for (more, expected) in [
         (
             vec![("AWS_PROFILE", "broken")],
-            "the credential_process of the AWS profile `broken` (`sh -c 'echo expired >&2; exit 3'`) failed (exit status: 3): expired",
+            "the credential_process of the AWS profile `broken` failed (exit status: 3): expired",
         ),
         (
             vec![("AWS_PROFILE", "role")],
             "the AWS profile `role` gets its credentials through a role that asks for an MFA code (mfa_serial), which BedrockModel does not resolve",
+        ),
+        (
+            vec![("AWS_PROFILE", "sso")],
+            "the AWS SSO token of the profile `sso` expired at 2001-01-01T00:00:00Z: run `aws sso login --profile sso`",
+        ),
+        (
+            vec![("AWS_PROFILE", "new-login")],
+            "the AWS profile `new-login` gets its credentials through `aws login` (login_session)",
         ),
         (
             vec![("AWS_PROFILE", "loop")],
@@ -649,8 +731,73 @@ async fn what_the_chain_cannot_resolve_is_named() {
         let error = chain_finds(&vars(&more), None).await;
         let error = error["error"].as_str().unwrap_or_default().to_owned();
         assert!(error.contains(expected), "{error}");
+        assert!(!error.contains("echo expired"), "{error}");
     }
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// Credentials are kept while they are good for more than ten minutes, fetched again when they
+/// are not, and, when fetching them again fails, the ones that have not expired yet are kept.
+#[tokio::test]
+async fn credentials_are_fetched_again_before_they_expire() {
+    let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(5 * 60);
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60 * 60);
+    let rfc3339 = |time: std::time::SystemTime| {
+        let seconds = time
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let output = Command::new("date")
+            .args(["-u", "-d", &format!("@{seconds}"), "+%Y-%m-%dT%H:%M:%SZ"])
+            .output()
+            .expect("date runs");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let answer = |key: &str, expires: &str| {
+        let body = json!({
+            "AccessKeyId": key, "SecretAccessKey": "s", "Token": "t", "Expiration": expires,
+        });
+        Canned::Answer(200, Vec::new(), body)
+    };
+    let (mock, base_url) = serve(vec![
+        answer("AKID1", &rfc3339(soon)),
+        answer("AKID2", &rfc3339(later)),
+    ])
+    .await;
+    let chain = AwsCredentialChain::from_vars([
+        ("HOME", "/nonexistent".to_owned()),
+        (
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            format!("{base_url}/creds"),
+        ),
+    ]);
+    let key = |c: tool_agent::AwsCredentials| c.access_key_id().to_owned();
+    // Good for five minutes only: fetched again at the next request.
+    assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
+    assert_eq!(key(chain.credentials().await.unwrap()), "AKID2");
+    // Good for an hour: kept.
+    assert_eq!(key(chain.credentials().await.unwrap()), "AKID2");
+    assert_eq!(mock.seen.lock().unwrap().len(), 2);
+
+    // A refresh that fails (three attempts, all refused) keeps credentials that have not
+    // expired.
+    let (mock, base_url) = serve(vec![
+        answer("AKID1", &rfc3339(soon)),
+        Canned::Answer(500, Vec::new(), json!({})),
+        Canned::Answer(500, Vec::new(), json!({})),
+        Canned::Answer(500, Vec::new(), json!({})),
+    ])
+    .await;
+    let chain = AwsCredentialChain::from_vars([
+        ("HOME", "/nonexistent".to_owned()),
+        (
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            format!("{base_url}/creds"),
+        ),
+    ]);
+    assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
+    assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
+    assert_eq!(mock.seen.lock().unwrap().len(), 4);
 }
 
 /// `BedrockModel` signs with what its chain finds: the key id, the token, and the signature

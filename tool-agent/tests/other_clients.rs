@@ -507,6 +507,12 @@ async fn every_client_sends_the_headers_set_with_with_header() {
             "`bad header` (with_header) is not a header name",
         ),
         ("x-ok", "line\nbreak", "the value of header `x-ok`"),
+        ("x-ok", "café", "the value of header `x-ok`"),
+        (
+            "Authorization: Bearer sk-secret",
+            "v",
+            "`Authorization: B...` (with_header) is not a header name",
+        ),
     ] {
         let model = OpenAiChatModel::new("m")
             .with_base_url(&base_url)

@@ -6,9 +6,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
+use std::io::Read;
 use std::pin::Pin;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION};
 use serde::Deserialize;
 
 use super::profile_files::{split_command, Profile, ProfileFiles, Settings};
@@ -21,8 +24,19 @@ use crate::model::ModelError;
 /// Temporary credentials are fetched again once they expire within this.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(10 * 60);
 
-/// How long a metadata endpoint (container or instance) may take, as botocore waits.
-const METADATA_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a container's credentials endpoint may take, and how many times it is tried, as in
+/// botocore.
+const CONTAINER_TIMEOUT: Duration = Duration::from_secs(2);
+const CONTAINER_ATTEMPTS: u32 = 3;
+
+/// How long the instance metadata service may take, as in botocore.
+const IMDS_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long a `credential_process` may run.
+const PROCESS_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long STS and the SSO portal may take.
+const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The container credentials host of ECS, for `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`.
 const ECS_HOST: &str = "http://169.254.170.2";
@@ -34,7 +48,7 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 ///
 /// 1. `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (unless a profile was
 ///    chosen with [`AwsCredentialChain::with_profile`]);
-/// 2. the profile (`AWS_PROFILE`, else `default`) in `~/.aws/credentials` and `~/.aws/config`
+/// 2. the profile (`AWS_DEFAULT_PROFILE`, else `AWS_PROFILE`, else `default`) in `~/.aws/credentials` and `~/.aws/config`
 ///    (or the files `AWS_SHARED_CREDENTIALS_FILE` and `AWS_CONFIG_FILE` name): the role it
 ///    assumes (`role_arn`, through STS `AssumeRole`, with the credentials of its
 ///    `source_profile`, itself resolved the same way, or of its `credential_source`:
@@ -58,9 +72,12 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 ///
 /// STS is reached at `https://sts.{region}.amazonaws.com` and the SSO portal at
 /// `https://portal.sso.{region}.amazonaws.com` (HTTPS needs the `rustls` feature), or where
-/// `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL_SSO` or `AWS_ENDPOINT_URL` say. Credentials that
-/// expire are fetched again ten minutes before they do. A role with an MFA code
-/// (`mfa_serial`) is not resolved here: the error says so, and
+/// `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL_SSO` or `AWS_ENDPOINT_URL` say; the metadata
+/// endpoints never through a proxy. Credentials that expire are fetched again ten minutes
+/// before they do; if that fails, the current ones serve until they expire. A
+/// `credential_process` may run for two minutes, and its command line is never shown in an
+/// error (it may carry a secret). A role with an MFA code (`mfa_serial`) and `aws login`
+/// profiles (`login_session`) are not resolved here: the error says so, and
 /// [`BedrockModel::with_credentials_provider`](crate::BedrockModel::with_credentials_provider)
 /// takes credentials from the AWS SDK instead.
 ///
@@ -76,7 +93,10 @@ const IMDS_ENDPOINT: &str = "http://169.254.169.254";
 pub struct AwsCredentialChain {
     vars: HashMap<String, String>,
     profile: Option<String>,
+    /// For STS and the SSO portal, through the environment's proxy if there is one.
     client: reqwest::Client,
+    /// For the container's and the instance's metadata endpoints, never through a proxy.
+    metadata: reqwest::Client,
     cached: tokio::sync::Mutex<Option<Found>>,
 }
 
@@ -117,7 +137,11 @@ impl AwsCredentialChain {
                 .collect(),
             profile: None,
             client: reqwest::Client::builder()
-                .timeout(METADATA_TIMEOUT)
+                .timeout(SERVICE_TIMEOUT)
+                .build()
+                .unwrap_or_default(),
+            metadata: reqwest::Client::builder()
+                .no_proxy()
                 .build()
                 .unwrap_or_default(),
             cached: tokio::sync::Mutex::new(None),
@@ -131,8 +155,9 @@ impl AwsCredentialChain {
         self
     }
 
-    /// The region: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the profile's `region` in the
-    /// config file.
+    /// The region: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the profile's `region` (in
+    /// either file). `AWS_REGION` is the other AWS SDKs' variable; botocore reads only
+    /// `AWS_DEFAULT_REGION`.
     pub fn region(&self) -> Option<String> {
         if let Some(region) = self
             .var("AWS_REGION")
@@ -142,31 +167,39 @@ impl AwsCredentialChain {
         }
         let files = ProfileFiles::read(|name| self.var(name)).ok()?;
         let profile = files.profile(&self.profile_name())?;
-        profile
-            .config?
-            .get("region")
-            .filter(|r| !r.is_empty())
-            .cloned()
+        profile.get("region").map(str::to_owned)
     }
 
     /// The credentials to sign with now: those found before while they are good for ten
     /// minutes more, else found again. The error names each place looked in.
     pub async fn credentials(&self) -> Result<AwsCredentials, ModelError> {
         let mut cached = self.cached.lock().await;
+        let now = SystemTime::now();
+        let left = |found: &Found| {
+            found
+                .expires
+                .map(|expires| expires.duration_since(now).unwrap_or_default())
+        };
         if let Some(found) = cached.as_ref() {
-            let fresh = found.expires.is_none_or(|expires| {
-                expires
-                    .duration_since(SystemTime::now())
-                    .is_ok_and(|left| left > REFRESH_BEFORE_EXPIRY)
-            });
-            if fresh {
+            if left(found).is_none_or(|left| left > REFRESH_BEFORE_EXPIRY) {
                 return Ok(found.credentials.clone());
             }
         }
-        let found = self.find().await?;
-        let credentials = found.credentials.clone();
-        *cached = Some(found);
-        Ok(credentials)
+        match self.find().await {
+            Ok(found) => {
+                let credentials = found.credentials.clone();
+                *cached = Some(found);
+                Ok(credentials)
+            }
+            // Credentials that are still good serve until they expire, as the refresh is retried.
+            Err(error) => match cached.as_ref() {
+                Some(found) if left(found).is_some_and(|left| !left.is_zero()) => {
+                    tracing::warn!("AWS credentials not refreshed, the current ones kept: {error}");
+                    Ok(found.credentials.clone())
+                }
+                _ => Err(error),
+            },
+        }
     }
 
     fn var(&self, name: &str) -> Option<String> {
@@ -179,6 +212,7 @@ impl AwsCredentialChain {
     fn profile_name(&self) -> String {
         self.profile
             .clone()
+            .or_else(|| self.var("AWS_DEFAULT_PROFILE"))
             .or_else(|| self.var("AWS_PROFILE"))
             .unwrap_or_else(|| "default".to_owned())
     }
@@ -187,7 +221,7 @@ impl AwsCredentialChain {
     async fn find(&self) -> Result<Found, ModelError> {
         let mut looked = Vec::new();
         if self.profile.is_none() {
-            if let Some(credentials) = self.environment_keys() {
+            if let Some(credentials) = self.environment_keys()? {
                 return Ok(Found::lasting(credentials));
             }
             looked.push("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned());
@@ -249,6 +283,12 @@ impl AwsCredentialChain {
             }
             let profile = files.profile(name);
             let get = |key: &str| profile.as_ref().and_then(|p| p.get(key));
+            if get("login_session").is_some() {
+                return Err(unresolved(&format!(
+                    "the AWS profile `{name}` gets its credentials through `aws login` \
+                     (login_session)"
+                )));
+            }
             if get("mfa_serial").is_some() {
                 return Err(unresolved(&format!(
                     "the AWS profile `{name}` gets its credentials through a role that asks for \
@@ -269,8 +309,12 @@ impl AwsCredentialChain {
                 let request = role(role_arn, get("role_session_name"));
                 return self.sts().assume_role(&request, &source).await.map(Some);
             }
-            // The environment's web identity is for the profile asked for only, as in botocore.
-            let from_env = |key: &str| self.var(key).filter(|_| asked_for);
+            // The environment's web identity is for the profile asked for only, and not for one
+            // chosen with `with_profile`, as in botocore.
+            let from_env = |key: &str| {
+                self.var(key)
+                    .filter(|_| asked_for && self.profile.is_none())
+            };
             let token_file = web_identity_file
                 .map(str::to_owned)
                 .or_else(|| from_env("AWS_WEB_IDENTITY_TOKEN_FILE"));
@@ -325,9 +369,15 @@ impl AwsCredentialChain {
                 "has a role_arn but neither source_profile nor credential_source".to_owned(),
             )),
             // A profile that is its own source gives the role its keys.
-            (Some(source), None) if source == name => static_keys(profile.credentials)
-                .or_else(|| static_keys(profile.config))
-                .ok_or_else(|| setup("is its own source_profile but has no keys".to_owned())),
+            (Some(source), None) if source == name => {
+                let place = format!("the AWS profile `{name}`");
+                match static_keys(&place, profile.credentials)? {
+                    Some(keys) => Ok(keys),
+                    None => static_keys(&place, profile.config)?.ok_or_else(|| {
+                        setup("is its own source_profile but has no keys".to_owned())
+                    }),
+                }
+            }
             (Some(source), None) => {
                 match self.profile_credentials(files, source, visited).await? {
                     Some(found) => Ok(found.credentials),
@@ -340,7 +390,7 @@ impl AwsCredentialChain {
                     ))),
                 }
             }
-            (None, Some("Environment")) => self.environment_keys().ok_or_else(|| {
+            (None, Some("Environment")) => self.environment_keys()?.ok_or_else(|| {
                 setup("takes its credential_source from the environment, where AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned())
             }),
             (None, Some("EcsContainer")) => match self.container_credentials().await? {
@@ -376,15 +426,15 @@ impl AwsCredentialChain {
         }
     }
 
-    fn environment_keys(&self) -> Option<AwsCredentials> {
-        let credentials = AwsCredentials::new(
-            self.var("AWS_ACCESS_KEY_ID")?,
-            self.var("AWS_SECRET_ACCESS_KEY")?,
-        );
-        Some(match self.var("AWS_SESSION_TOKEN") {
-            Some(token) => credentials.with_session_token(token),
-            None => credentials,
-        })
+    /// The keys in `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`; a key
+    /// id without its secret is an error, as in botocore, rather than a reason to look further.
+    fn environment_keys(&self) -> Result<Option<AwsCredentials>, ModelError> {
+        keys(
+            "the environment",
+            self.var("AWS_ACCESS_KEY_ID"),
+            self.var("AWS_SECRET_ACCESS_KEY"),
+            self.var("AWS_SESSION_TOKEN"),
+        )
     }
 
     /// A container's credentials, when its endpoint is set; a failure to get them is an error,
@@ -409,13 +459,35 @@ impl AwsCredentialChain {
             })?),
             None => self.var("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
         };
-        let mut request = self.client.get(&url).header("accept", "application/json");
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         if let Some(token) = token {
-            request = request.header("authorization", token.trim());
+            let mut token = HeaderValue::from_str(token.trim()).map_err(|_| {
+                ModelError::Setup(
+                    "the container's authorization token has characters a header cannot carry"
+                        .into(),
+                )
+            })?;
+            token.set_sensitive(true);
+            headers.insert(AUTHORIZATION, token);
         }
-        let text = fetch(request, &url)
-            .await
-            .map_err(|why| ModelError::Setup(format!("container credentials: {why}")))?;
+        let mut attempt = 1;
+        let text = loop {
+            let request = self
+                .metadata
+                .get(&url)
+                .headers(headers.clone())
+                .timeout(CONTAINER_TIMEOUT);
+            match fetch(request, &url).await {
+                Ok(text) => break text,
+                Err(_) if attempt < CONTAINER_ATTEMPTS => attempt += 1,
+                Err(why) => {
+                    return Err(ModelError::Setup(format!(
+                        "container credentials, after {attempt} attempts: {why}"
+                    )))
+                }
+            }
+        };
         let source = format!("the container credentials at {url}");
         Issued::parse(&text, &source).map(Some)
     }
@@ -436,27 +508,40 @@ impl AwsCredentialChain {
         let unavailable = |why: String| format!("the instance metadata service at {base}: {why}");
         let token_url = format!("{base}/latest/api/token");
         let answer = self
-            .client
+            .metadata
             .put(&token_url)
             .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
+            .timeout(IMDS_TIMEOUT)
             .send()
-            .await
-            .map_err(|e| unavailable(error_chain(&e)))?;
-        // IMDSv1 where tokens are not served.
-        let token = match answer.status().as_u16() {
-            200 => Some(
-                answer
-                    .text()
-                    .await
-                    .map_err(|e| unavailable(error_chain(&e)))?,
-            ),
-            403..=405 => None,
-            status => return Err(unavailable(format!("the token request answered {status}"))),
+            .await;
+        // IMDSv1 where tokens are not served, or the token's answer does not come back (a
+        // container on EC2 whose hop limit is 1), as in botocore.
+        let token = match answer {
+            Err(e) if e.is_timeout() && !e.is_connect() => None,
+            Err(e) => return Err(unavailable(error_chain(&e))),
+            Ok(answer) => match answer.status().as_u16() {
+                200 => Some(
+                    answer
+                        .text()
+                        .await
+                        .map_err(|e| unavailable(error_chain(&e)))?,
+                ),
+                403..=405 => None,
+                status => return Err(unavailable(format!("the token request answered {status}"))),
+            },
+        };
+        let token = match token.as_deref().map(|t| HeaderValue::from_str(t.trim())) {
+            Some(Ok(mut token)) => {
+                token.set_sensitive(true);
+                Some(token)
+            }
+            Some(Err(_)) => return Err(unavailable("the token is not a header value".into())),
+            None => None,
         };
         let get = |url: String| {
-            let mut request = self.client.get(&url);
+            let mut request = self.metadata.get(&url).timeout(IMDS_TIMEOUT);
             if let Some(token) = &token {
-                request = request.header("x-aws-ec2-metadata-token", token.trim());
+                request = request.header("x-aws-ec2-metadata-token", token.clone());
             }
             async move { fetch(request, &url).await }
         };
@@ -483,24 +568,54 @@ impl fmt::Debug for AwsCredentialChain {
 /// A profile's own credentials: keys in the credentials file, its `credential_process`, keys
 /// in the config file. `None` when it has none.
 async fn own_credentials(name: &str, profile: &Profile<'_>) -> Result<Option<Found>, ModelError> {
-    if let Some(credentials) = static_keys(profile.credentials) {
+    let in_credentials = format!("the AWS profile `{name}` in the credentials file");
+    if let Some(credentials) = static_keys(&in_credentials, profile.credentials)? {
         return Ok(Some(Found::lasting(credentials)));
     }
     if let Some(command) = profile.get("credential_process") {
         return run_process(name, command).await.map(Some);
     }
-    Ok(static_keys(profile.config).map(Found::lasting))
+    let in_config = format!("the AWS profile `{name}` in the config file");
+    Ok(static_keys(&in_config, profile.config)?.map(Found::lasting))
 }
 
-/// The keys (and session token) of one file's section of a profile.
-fn static_keys(settings: Option<&Settings>) -> Option<AwsCredentials> {
-    let settings = settings?;
+/// The keys (and session token) of one file's section of a profile, named `place` in errors.
+fn static_keys(
+    place: &str,
+    settings: Option<&Settings>,
+) -> Result<Option<AwsCredentials>, ModelError> {
+    let Some(settings) = settings else {
+        return Ok(None);
+    };
     let get = |key: &str| settings.get(key).filter(|v| !v.is_empty()).cloned();
-    let credentials = AwsCredentials::new(get("aws_access_key_id")?, get("aws_secret_access_key")?);
-    Some(match get("aws_session_token") {
+    keys(
+        place,
+        get("aws_access_key_id"),
+        get("aws_secret_access_key"),
+        get("aws_session_token"),
+    )
+}
+
+/// Keys from `place`: `None` without a key id, an error with a key id but no secret.
+fn keys(
+    place: &str,
+    key_id: Option<String>,
+    secret: Option<String>,
+    token: Option<String>,
+) -> Result<Option<AwsCredentials>, ModelError> {
+    let Some(key_id) = key_id else {
+        return Ok(None);
+    };
+    let secret = secret.ok_or_else(|| {
+        ModelError::Setup(format!(
+            "{place} has an AWS access key id but no secret access key"
+        ))
+    })?;
+    let credentials = AwsCredentials::new(key_id, secret);
+    Ok(Some(match token {
         Some(token) => credentials.with_session_token(token),
         None => credentials,
-    })
+    }))
 }
 
 /// The error for a way of getting credentials this chain does not follow.
@@ -512,24 +627,22 @@ fn unresolved(what: &str) -> ModelError {
 }
 
 /// Runs a profile's `credential_process` and reads what it prints.
+///
+/// The command line is never shown in errors, since it may carry a secret; what the process
+/// wrote to its standard error is, as botocore shows it.
 async fn run_process(profile: &str, command: &str) -> Result<Found, ModelError> {
     let source = format!("the credential_process of the AWS profile `{profile}`");
     let words = split_command(command)
         .filter(|words| !words.is_empty())
-        .ok_or_else(|| ModelError::Setup(format!("{source} is not a command: `{command}`")))?;
-    let ran = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(&words[0])
-            .args(&words[1..])
-            .stdin(std::process::Stdio::null())
-            .output()
-    })
-    .await
-    .map_err(|e| ModelError::Setup(format!("{source} did not finish: {e}")))?
-    .map_err(|e| ModelError::Setup(format!("{source} (`{command}`) cannot run: {e}")))?;
+        .ok_or_else(|| ModelError::Setup(format!("{source} is not a command line")))?;
+    let ran = tokio::task::spawn_blocking(move || run_for_at_most(&words, PROCESS_TIMEOUT))
+        .await
+        .map_err(|e| ModelError::Setup(format!("{source} did not finish: {e}")))?
+        .map_err(|e| ModelError::Setup(format!("{source}: {e}")))?;
     if !ran.status.success() {
         let said = String::from_utf8_lossy(&ran.stderr);
         return Err(ModelError::Setup(format!(
-            "{source} (`{command}`) failed ({}): {}",
+            "{source} failed ({}): {}",
             ran.status,
             said.trim()
         )));
@@ -544,6 +657,58 @@ async fn run_process(profile: &str, command: &str) -> Result<Found, ModelError> 
         )));
     }
     issued.found(&source)
+}
+
+/// Runs `words` (its standard input this process's, as in botocore), killed after `limit`.
+fn run_for_at_most(words: &[String], limit: Duration) -> Result<Output, String> {
+    let mut child = Command::new(&words[0])
+        .args(&words[1..])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", words[0]))?;
+    // The pipes are read while the process runs, so that it never waits on a full one.
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                pipe.read_to_end(&mut bytes).ok();
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if started.elapsed() > limit => {
+                child.kill().ok();
+                child.wait().ok();
+                return Err(format!(
+                    "it ran for more than {} s and was stopped",
+                    limit.as_secs()
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 /// Credentials as AWS's endpoints and `credential_process` give them.
@@ -672,6 +837,10 @@ pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
                 _ => return None,
             };
             let (hours, minutes) = rest[1..].split_once(':')?;
+            let two_digits = |t: &str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_digit());
+            if !two_digits(hours) || !two_digits(minutes) {
+                return None;
+            }
             let hours: i64 = hours.parse().ok()?;
             let minutes: i64 = minutes.parse().ok()?;
             sign * (hours * 3600 + minutes * 60)
@@ -712,6 +881,8 @@ mod tests {
             "2026-13-01T00:00:00Z",
             "2026-11-24T20:26:52",
             "soon",
+            "2026-11-24T20:26:52+9999999999999999:00",
+            "2026-11-24T20:26:52+-1:00",
         ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }

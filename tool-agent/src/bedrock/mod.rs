@@ -162,16 +162,14 @@ impl BedrockModel {
     }
 
     /// The credentials and region of this profile of `~/.aws/config` and
-    /// `~/.aws/credentials`, as with the AWS CLI's `--profile`: its keys or its
-    /// `credential_process`, not the environment's keys; the region of `AWS_REGION`, else the
-    /// profile's.
+    /// `~/.aws/credentials`, as with the AWS CLI's `--profile`: what the profile gives (see
+    /// [`AwsCredentialChain`]), not the environment's keys; the region of `AWS_REGION` or
+    /// `AWS_DEFAULT_REGION`, else the profile's, else `us-east-1`. A region set before this is
+    /// replaced: set it after.
     pub fn with_profile(self, profile: &str) -> Self {
         let chain = AwsCredentialChain::from_env().with_profile(profile);
-        let model = match chain.region() {
-            Some(region) => self.with_region(region),
-            None => self,
-        };
-        model.with_credential_chain(chain)
+        let region = chain.region().unwrap_or_else(|| "us-east-1".to_owned());
+        self.with_region(region).with_credential_chain(chain)
     }
 
     /// Where the AWS credentials to sign with come from, asked once for each request: for

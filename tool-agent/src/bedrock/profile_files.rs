@@ -143,12 +143,13 @@ fn named_sections(text: &str, kind: &str) -> HashMap<String, Settings> {
     gather(text, |section| section_name(section, kind))
 }
 
-/// `NAME` of a section `KIND NAME`.
+/// `NAME` of a section `KIND NAME`, split as botocore splits it (`profile "my dev"` is
+/// `my dev`).
 fn section_name(section: &str, kind: &str) -> Option<String> {
-    section
-        .strip_prefix(kind)
-        .filter(|rest| rest.starts_with(char::is_whitespace))
-        .map(|rest| rest.trim().to_owned())
+    match split_command(section)?.as_slice() {
+        [first, name] if first == kind => Some(name.clone()),
+        _ => None,
+    }
 }
 
 /// The sections that `name` names, merged by name.
@@ -168,20 +169,22 @@ fn gather(text: &str, name: impl Fn(&str) -> Option<String>) -> HashMap<String, 
 /// such as `s3 =` and its indented keys).
 fn sections(text: &str) -> Vec<(String, Settings)> {
     let mut out: Vec<(String, Settings)> = Vec::new();
-    let mut last_key: Option<String> = None;
+    // The key that indented lines continue, and its own indent.
+    let mut last_key: Option<(String, usize)> = None;
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
             continue;
         }
-        if line.starts_with(char::is_whitespace) {
-            if let (Some((_, settings)), Some(key)) = (out.last_mut(), &last_key) {
+        let indent = line.len() - line.trim_start().len();
+        if let (Some((_, settings)), Some((key, key_indent))) = (out.last_mut(), &last_key) {
+            if indent > *key_indent {
                 if let Some(value) = settings.get_mut(key) {
                     value.push('\n');
                     value.push_str(trimmed);
                 }
+                continue;
             }
-            continue;
         }
         if let Some(name) = trimmed.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
             out.push((name.trim().to_owned(), Settings::new()));
@@ -195,16 +198,16 @@ fn sections(text: &str) -> Vec<(String, Settings)> {
         let value = trimmed[at + 1..].trim().to_owned();
         if let Some((_, settings)) = out.last_mut() {
             settings.insert(key.clone(), value);
-            last_key = Some(key);
+            last_key = Some((key, indent));
         }
     }
     out
 }
 
-/// A command line split into words as a POSIX shell splits it (Python's `shlex.split`, which
-/// botocore uses for `credential_process`): spaces between words, `'...'` taken as written,
-/// `"..."` with `\"`, `\\`, `\$` and `` \` `` escaped, and `\` outside quotes escaping the next
-/// character. `None` when a quote is not closed.
+/// A command line split into words as Python's `shlex.split` splits it (which botocore uses
+/// for `credential_process`): spaces between words, `'...'` taken as written, `"..."` with
+/// `\"` and `\\` escaped (another `\` is kept), and `\` outside quotes taking the next
+/// character as written. `None` when a quote is not closed.
 pub(crate) fn split_command(line: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
@@ -229,8 +232,7 @@ pub(crate) fn split_command(line: &str) -> Option<Vec<String>> {
                     match chars.next()? {
                         '"' => break,
                         '\\' => match chars.next()? {
-                            c @ ('"' | '\\' | '$' | '`') => word.push(c),
-                            '\n' => {}
+                            c @ ('"' | '\\') => word.push(c),
                             c => {
                                 word.push('\\');
                                 word.push(c);
@@ -242,9 +244,7 @@ pub(crate) fn split_command(line: &str) -> Option<Vec<String>> {
             }
             '\\' => {
                 let next = chars.next()?;
-                if next != '\n' {
-                    word.get_or_insert_with(String::new).push(next);
-                }
+                word.get_or_insert_with(String::new).push(next);
             }
             c => word.get_or_insert_with(String::new).push(c),
         }
@@ -275,6 +275,17 @@ mod tests {
     }
 
     #[test]
+    fn indented_lines_continue_a_key_only_when_indented_further() {
+        let text = "[default]\n    aws_access_key_id = AKID\n    aws_secret_access_key = s\n\
+                    s3 =\n  max_concurrent_requests = 2\n[profile \"my dev\"]\nregion = r\n";
+        let config = profiles(text, true);
+        assert_eq!(config["default"]["aws_access_key_id"], "AKID");
+        assert_eq!(config["default"]["aws_secret_access_key"], "s");
+        assert_eq!(config["default"]["s3"], "\nmax_concurrent_requests = 2");
+        assert_eq!(config["my dev"]["region"], "r");
+    }
+
+    #[test]
     fn the_credentials_file_wins_over_the_config_file() {
         let config = profiles(
             "[profile dev]\nregion = r\naws_access_key_id = from-config\n",
@@ -302,7 +313,11 @@ mod tests {
             split(r#""/opt/my tool/x" 'a b' c\ d"#),
             ["/opt/my tool/x", "a b", "c d"]
         );
-        assert_eq!(split(r#""say \"hi\" \n" ''"#), [r#"say "hi" \n"#, ""]);
+        assert_eq!(
+            split(r#""say \"hi\" \n \$x" ''"#),
+            [r#"say "hi" \n \$x"#, ""]
+        );
+        assert_eq!(split("a\\\nb"), ["a\nb"]);
         assert_eq!(split_command("'open"), None);
         assert_eq!(split_command("\"open"), None);
         assert!(split("").is_empty());

@@ -79,6 +79,9 @@ impl std::fmt::Debug for AwsCredentials {
     }
 }
 
+/// Headers sent but not signed, as botocore leaves them: proxies may rewrite them.
+const UNSIGNED_HEADERS: [&str; 3] = ["expect", "user-agent", "x-amzn-trace-id"];
+
 /// The headers a signature writes, which no other header may replace.
 const SIGNATURE_HEADERS: [&str; 5] = [
     "authorization",
@@ -90,8 +93,8 @@ const SIGNATURE_HEADERS: [&str; 5] = [
 
 /// The headers of a JSON POST of `body` to `url` signed with SigV4 for Bedrock in `region` at
 /// `now`: `content-type`, `host`, `x-amz-date` and, for temporary credentials,
-/// `x-amz-security-token`, and the `extra` headers (lower-case names), all
-/// signed, and `authorization`.
+/// `x-amz-security-token`, and the `extra` headers (lower-case names), all signed but
+/// `user-agent`, `expect` and `x-amzn-trace-id`, and `authorization`.
 pub(crate) fn signed_headers(
     url: &str,
     region: &str,
@@ -150,7 +153,9 @@ pub(crate) fn signed_post(
                 "`{name}` is written by the AWS signature; with_header cannot set it"
             )));
         }
-        signed.push((name, value));
+        if !UNSIGNED_HEADERS.contains(&name) {
+            signed.push((name, value));
+        }
     }
     let scope = Scope {
         region,
@@ -416,9 +421,10 @@ mod tests {
         let credentials = AwsCredentials::new("AKID", "secret");
         let url = "http://127.0.0.1:8080/model/m/converse";
         let now = UNIX_EPOCH + Duration::from_secs(1_795_552_012);
-        let extra = [("x-gateway-key", "gw")];
+        let extra = [("x-gateway-key", "gw"), ("user-agent", "proxy-rewritten")];
         let headers = signed_headers(url, "eu-west-3", &credentials, &extra, b"{}", now).unwrap();
         assert_eq!(headers["x-gateway-key"], "gw");
+        assert_eq!(headers["user-agent"], "proxy-rewritten", "sent, not signed");
         assert!(headers["x-gateway-key"].is_sensitive());
         let signed = headers[AUTHORIZATION].to_str().unwrap();
         assert!(
