@@ -342,6 +342,8 @@ fn transform(
                 &format!("a map with `{keyword}` beside it cannot be written as key/value pairs"),
             ));
         }
+        // Definitions kept beside the map are rewritten as anywhere else.
+        encoding::transform_definitions(map, at, defs, transform)?;
         return encoding::write_pairs(map, nullable, at, &mut |values, here| {
             transform(values, here, defs)
         });
@@ -534,5 +536,45 @@ mod tests {
             let err = result.unwrap_err();
             assert!(err.to_string().contains("`anyOf` beside it"), "{err}");
         }
+    }
+
+    #[test]
+    fn definitions_beside_a_map_are_rewritten_too() {
+        // The catalog_line campaign's find: a map written as pairs kept its own `$defs` as
+        // written, with a definition that has no type, which strict mode refuses.
+        let schema = json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#/$defs/Node" } },
+            "$defs": { "Node": {
+                "type": "object",
+                "$defs": { "kids": { "tyqe": "array", "items": { "$ref": "#/$defs/Node" } } },
+                "required": ["labal"]
+            } }
+        });
+        let openai = crate::provider::openai_strict::openai_strict(&schema);
+        let err = openai.unwrap_err().to_string();
+        assert!(err.contains("/$defs/Node/$defs/kids"), "{err}");
+        let typed = json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#/$defs/Node" } },
+            "$defs": { "Node": {
+                "type": "object",
+                "$defs": { "kids": { "type": "array", "items": { "$ref": "#/$defs/Node" } } }
+            } }
+        });
+        for (profile, result) in [
+            ("anthropic", anthropic_strict(&typed)),
+            (
+                "openai",
+                crate::provider::openai_strict::openai_strict(&typed),
+            ),
+        ] {
+            let out = result.unwrap_or_else(|e| panic!("{profile}: {e}"));
+            let kids = &out["$defs"]["Node"]["$defs"]["kids"];
+            assert_eq!(kids["type"], "array", "{profile}: {out}");
+        }
+        let strict = crate::provider::openai_strict::openai_strict(&typed).unwrap();
+        assert!(crate::provider::openai_strict::check_openai_strict(&strict).is_ok());
+        assert!(check_anthropic_strict(&anthropic_strict(&typed).unwrap()).is_ok());
     }
 }

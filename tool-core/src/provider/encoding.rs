@@ -407,6 +407,21 @@ pub(crate) fn transform_subschemas(
             });
         }
     }
+    transform_definitions(map, at, defs, transform)?;
+    if let Some(Value::String(pointer)) = map.get("$ref") {
+        places.push(Place::Ref(pointer.clone()));
+    }
+    Ok(all(places))
+}
+
+/// Runs a strict profile's `transform` on each definition in `map`'s `$defs`, recording its
+/// place in `defs`: for every schema that holds definitions, a map written as pairs included.
+pub(crate) fn transform_definitions(
+    map: &mut Map<String, Value>,
+    at: &str,
+    defs: &mut BTreeMap<String, Place>,
+    transform: Transform,
+) -> Result<(), ProfileError> {
     if let Some(Value::Object(definitions)) = map.get_mut("$defs") {
         for (name, sub) in definitions.iter_mut() {
             let here = pointer_push(&pointer_push(at, "$defs"), name);
@@ -414,10 +429,7 @@ pub(crate) fn transform_subschemas(
             defs.insert(here, place);
         }
     }
-    if let Some(Value::String(pointer)) = map.get("$ref") {
-        places.push(Place::Ref(pointer.clone()));
-    }
-    Ok(all(places))
+    Ok(())
 }
 
 /// The place of an object with these properties' places.

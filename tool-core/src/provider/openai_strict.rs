@@ -183,6 +183,8 @@ fn transform(
                 &format!("a map with `{keyword}` beside it cannot be written as key/value pairs"),
             ));
         }
+        // Definitions kept beside the map are rewritten as anywhere else.
+        encoding::transform_definitions(map, at, defs, transform)?;
         return encoding::write_pairs(map, nullable, at, &mut |values, here| {
             transform(values, here, defs)
         });
