@@ -219,7 +219,7 @@ fn decode_form(body: &str) -> BTreeMap<String, String> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < bytes.len() {
-            if bytes[i] == b'%' && i + 2 < bytes.len() + 1 {
+            if bytes[i] == b'%' && i + 2 < bytes.len() {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
                 out.push(u8::from_str_radix(hex, 16).unwrap());
                 i += 3;
@@ -339,6 +339,34 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              aws_access_key_id = AKIDQUOTED\n\
              aws_secret_access_key = secret-quoted\n\
              \n\
+             [profile mfa-keys]\n\
+             aws_access_key_id = AKIDMFA\n\
+             aws_secret_access_key = secret-mfa\n\
+             mfa_serial = arn:aws:iam::123456789012:mfa/me\n\
+             \n\
+             [profile sso-keys]\n\
+             sso_session = corp\n\
+             aws_access_key_id = AKIDSSOKEYS\n\
+             aws_secret_access_key = secret-sso-keys\n\
+             \n\
+             [profile top]\n\
+             role_arn = arn:aws:iam::123456789012:role/top\n\
+             source_profile = mid\n\
+             role_session_name = tests\n\
+             \n\
+             [profile mid]\n\
+             aws_access_key_id = AKIDMID\n\
+             aws_secret_access_key = secret-mid\n\
+             role_arn = arn:aws:iam::123456789012:role/mid\n\
+             source_profile = dev\n\
+             \n\
+             [profile web-ext]\n\
+             role_arn = arn:aws:iam::123456789012:role/pod2\n\
+             web_identity_token_file = {web}\n\
+             role_session_name = tests\n\
+             external_id = not-for-web-identity\n\
+             duration_seconds = 900\n\
+             \n\
              [profile assumer]\n\
              role_arn = arn:aws:iam::123456789012:role/bedrock-user\n\
              source_profile = dev\n\
@@ -353,7 +381,7 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              \n\
              [profile web]\n\
              role_arn = arn:aws:iam::123456789012:role/pod\n\
-             web_identity_token_file = {}\n\
+             web_identity_token_file = {web}\n\
              role_session_name = tests\n\
              \n\
              [profile from-env]\n\
@@ -378,7 +406,7 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              sso_region = us-east-1\n\
              sso_registration_scopes = sso:account:access\n",
             script.display(),
-            dir.join("web-token").display()
+            web = dir.join("web-token").display()
         ),
     )
     .unwrap();
@@ -568,6 +596,44 @@ async fn the_chain_finds_what_botocore_finds() {
             "ASIA-ci-VIA-AKIDENV",
         ),
         (
+            "keys beside an mfa_serial (used by roles only)",
+            with(&[("AWS_PROFILE", "mfa-keys".into())]),
+            None,
+            "AKIDMFA",
+        ),
+        (
+            "a source profile's keys, not its own role",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "top".into()),
+            ]),
+            None,
+            "ASIA-top-VIA-AKIDMID",
+        ),
+        (
+            "a web identity without an external id or a duration",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "web-ext".into()),
+            ]),
+            None,
+            "ASIA-pod2-WEB",
+        ),
+        (
+            "the environment's web identity over the profile's",
+            with(&[
+                sts[0].clone(),
+                sts[1].clone(),
+                ("AWS_PROFILE", "web".into()),
+                ("AWS_WEB_IDENTITY_TOKEN_FILE", path(&dir.join("web-token"))),
+                ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/irsa".into()),
+            ]),
+            None,
+            "ASIA-irsa-WEB",
+        ),
+        (
             "a profile's web identity token",
             with(&[
                 sts[0].clone(),
@@ -599,6 +665,12 @@ async fn the_chain_finds_what_botocore_finds() {
             with(&[sso.clone(), ("AWS_PROFILE", "sso-new".into())]),
             None,
             "ASIA-SSO-BedrockUser-123456789012",
+        ),
+        (
+            "keys beside an sso_session without an SSO account or role",
+            with(&[sso.clone(), ("AWS_PROFILE", "sso-keys".into())]),
+            None,
+            "AKIDSSOKEYS",
         ),
         (
             "an AWS SSO role, legacy settings",
@@ -709,7 +781,7 @@ async fn what_the_chain_cannot_resolve_is_named() {
         ),
         (
             vec![("AWS_PROFILE", "role")],
-            "the AWS profile `role` gets its credentials through a role that asks for an MFA code (mfa_serial), which BedrockModel does not resolve",
+            "the AWS profile `role` assumes a role that asks for an MFA code (mfa_serial), which BedrockModel does not resolve",
         ),
         (
             vec![("AWS_PROFILE", "sso")],

@@ -9,6 +9,7 @@ use std::future::Future;
 use std::io::Read;
 use std::pin::Pin;
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION};
@@ -23,6 +24,9 @@ use crate::model::ModelError;
 
 /// Temporary credentials are fetched again once they expire within this.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(10 * 60);
+
+/// After a failed fetch, how long expiring credentials serve before the next try.
+const RETRY_REFRESH_AFTER: Duration = Duration::from_secs(60);
 
 /// How long a container's credentials endpoint may take, and how many times it is tried, as in
 /// botocore.
@@ -97,7 +101,24 @@ pub struct AwsCredentialChain {
     client: reqwest::Client,
     /// For the container's and the instance's metadata endpoints, never through a proxy.
     metadata: reqwest::Client,
-    cached: tokio::sync::Mutex<Option<Found>>,
+    cached: std::sync::Mutex<CacheState>,
+    /// Held by the request that fetches the credentials.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+/// The credentials found, and when fetching them last failed.
+#[derive(Default)]
+struct CacheState {
+    found: Option<Found>,
+    failed_at: Option<Instant>,
+}
+
+/// Credentials found before that have not expired.
+enum Current {
+    /// Good for more than [`REFRESH_BEFORE_EXPIRY`].
+    Fresh(AwsCredentials),
+    /// To be fetched again.
+    Expiring(AwsCredentials),
 }
 
 /// Credentials found, and when they expire.
@@ -144,7 +165,8 @@ impl AwsCredentialChain {
                 .no_proxy()
                 .build()
                 .unwrap_or_default(),
-            cached: tokio::sync::Mutex::new(None),
+            cached: std::sync::Mutex::default(),
+            refreshing: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -171,35 +193,81 @@ impl AwsCredentialChain {
     }
 
     /// The credentials to sign with now: those found before while they are good for ten
-    /// minutes more, else found again. The error names each place looked in.
+    /// minutes more, else found again. Within those ten minutes a request that finds another
+    /// one fetching them, or a fetch that failed less than a minute ago, keeps the current
+    /// ones rather than waiting; once they have expired, requests wait for the fetch. The
+    /// error names each place looked in.
     pub async fn credentials(&self) -> Result<AwsCredentials, ModelError> {
-        let mut cached = self.cached.lock().await;
-        let now = SystemTime::now();
-        let left = |found: &Found| {
-            found
-                .expires
-                .map(|expires| expires.duration_since(now).unwrap_or_default())
-        };
-        if let Some(found) = cached.as_ref() {
-            if left(found).is_none_or(|left| left > REFRESH_BEFORE_EXPIRY) {
-                return Ok(found.credentials.clone());
+        if let Some(current) = self.current() {
+            match current {
+                Current::Fresh(credentials) => return Ok(credentials),
+                Current::Expiring(credentials) => {
+                    let recently_failed = self
+                        .state()
+                        .failed_at
+                        .is_some_and(|at| at.elapsed() < RETRY_REFRESH_AFTER);
+                    let Ok(_refreshing) = self.refreshing.try_lock() else {
+                        return Ok(credentials);
+                    };
+                    if recently_failed {
+                        return Ok(credentials);
+                    }
+                    return match self.refresh().await {
+                        Ok(fresh) => Ok(fresh),
+                        Err(error) => {
+                            tracing::warn!(
+                                "AWS credentials not refreshed, the current ones kept: {error}"
+                            );
+                            Ok(credentials)
+                        }
+                    };
+                }
             }
         }
-        match self.find().await {
+        let _refreshing = self.refreshing.lock().await;
+        // Another request may have fetched them while this one waited.
+        if let Some(Current::Fresh(credentials)) = self.current() {
+            return Ok(credentials);
+        }
+        self.refresh().await
+    }
+
+    /// The credentials found before, unless they have expired.
+    fn current(&self) -> Option<Current> {
+        let state = self.state();
+        let found = state.found.as_ref()?;
+        let Some(expires) = found.expires else {
+            return Some(Current::Fresh(found.credentials.clone()));
+        };
+        let left = expires.duration_since(SystemTime::now()).ok()?;
+        Some(match left > REFRESH_BEFORE_EXPIRY {
+            true => Current::Fresh(found.credentials.clone()),
+            false => Current::Expiring(found.credentials.clone()),
+        })
+    }
+
+    /// Finds the credentials again and keeps them, or notes the failure.
+    async fn refresh(&self) -> Result<AwsCredentials, ModelError> {
+        let found = self.find().await;
+        let mut state = self.state();
+        match found {
             Ok(found) => {
                 let credentials = found.credentials.clone();
-                *cached = Some(found);
+                state.found = Some(found);
+                state.failed_at = None;
                 Ok(credentials)
             }
-            // Credentials that are still good serve until they expire, as the refresh is retried.
-            Err(error) => match cached.as_ref() {
-                Some(found) if left(found).is_some_and(|left| !left.is_zero()) => {
-                    tracing::warn!("AWS credentials not refreshed, the current ones kept: {error}");
-                    Ok(found.credentials.clone())
-                }
-                _ => Err(error),
-            },
+            Err(error) => {
+                state.failed_at = Some(Instant::now());
+                Err(error)
+            }
         }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.cached
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn var(&self, name: &str) -> Option<String> {
@@ -283,54 +351,73 @@ impl AwsCredentialChain {
             }
             let profile = files.profile(name);
             let get = |key: &str| profile.as_ref().and_then(|p| p.get(key));
-            if get("login_session").is_some() {
+            let has_keys =
+                get("aws_access_key_id").is_some() || get("aws_secret_access_key").is_some();
+            // A source profile with keys gives its keys, whatever else it holds, as in botocore.
+            if let (false, true, Some(profile)) = (asked_for, has_keys, &profile) {
+                return own_credentials(name, profile).await;
+            }
+            if get("login_session").is_some() && !has_keys {
                 return Err(unresolved(&format!(
                     "the AWS profile `{name}` gets its credentials through `aws login` \
                      (login_session)"
                 )));
             }
-            if get("mfa_serial").is_some() {
-                return Err(unresolved(&format!(
-                    "the AWS profile `{name}` gets its credentials through a role that asks for \
-                     an MFA code (mfa_serial)"
-                )));
-            }
-            let role = |role_arn, session_name| RoleRequest {
-                role_arn,
-                session_name,
-                external_id: get("external_id"),
-                duration_seconds: get("duration_seconds"),
-            };
             let web_identity_file = get("web_identity_token_file");
             if let (Some(role_arn), None, Some(profile)) =
                 (get("role_arn"), web_identity_file, &profile)
             {
+                if get("mfa_serial").is_some() {
+                    return Err(unresolved(&format!(
+                        "the AWS profile `{name}` assumes a role that asks for an MFA code \
+                         (mfa_serial)"
+                    )));
+                }
                 let source = self.role_source(files, name, profile, visited).await?;
-                let request = role(role_arn, get("role_session_name"));
+                let duration = match get("duration_seconds") {
+                    Some(text) => Some(text.parse::<u32>().map_err(|_| {
+                        ModelError::Setup(format!(
+                            "the duration_seconds of the AWS profile `{name}` is `{text}`, not \
+                             a whole number of seconds"
+                        ))
+                    })?),
+                    None => None,
+                };
+                let request = RoleRequest {
+                    role_arn,
+                    session_name: get("role_session_name"),
+                    external_id: get("external_id"),
+                    duration_seconds: duration,
+                };
                 return self.sts().assume_role(&request, &source).await.map(Some);
             }
-            // The environment's web identity is for the profile asked for only, and not for one
-            // chosen with `with_profile`, as in botocore.
-            let from_env = |key: &str| {
-                self.var(key)
+            // A web identity: each setting from the environment first, then the profile, as in
+            // botocore; the environment only for the profile asked for, and not for one chosen
+            // with `with_profile`.
+            let setting = |key: &str, variable: &str| {
+                self.var(variable)
                     .filter(|_| asked_for && self.profile.is_none())
+                    .or_else(|| get(key).map(str::to_owned))
             };
-            let token_file = web_identity_file
-                .map(str::to_owned)
-                .or_else(|| from_env("AWS_WEB_IDENTITY_TOKEN_FILE"));
-            let role_arn = get("role_arn")
-                .map(str::to_owned)
-                .or_else(|| from_env("AWS_ROLE_ARN"));
-            if let (Some(file), Some(role_arn)) = (token_file, role_arn) {
+            if let Some(file) = setting("web_identity_token_file", "AWS_WEB_IDENTITY_TOKEN_FILE") {
+                let role_arn = setting("role_arn", "AWS_ROLE_ARN").ok_or_else(|| {
+                    ModelError::Setup(format!(
+                        "the web identity token file {file} is set, but no role to assume \
+                         (AWS_ROLE_ARN, or role_arn in the AWS profile `{name}`)"
+                    ))
+                })?;
                 let token = std::fs::read_to_string(&file).map_err(|e| {
                     ModelError::Setup(format!(
                         "cannot read the web identity token file {file}: {e}"
                     ))
                 })?;
-                let session_name = get("role_session_name")
-                    .map(str::to_owned)
-                    .or_else(|| from_env("AWS_ROLE_SESSION_NAME"));
-                let request = role(&role_arn, session_name.as_deref());
+                let session_name = setting("role_session_name", "AWS_ROLE_SESSION_NAME");
+                let request = RoleRequest {
+                    role_arn: &role_arn,
+                    session_name: session_name.as_deref(),
+                    external_id: None,
+                    duration_seconds: None,
+                };
                 return self
                     .sts()
                     .assume_role_with_web_identity(&request, &token)
@@ -418,7 +505,7 @@ impl AwsCredentialChain {
         let endpoint = self
             .var("AWS_ENDPOINT_URL_STS")
             .or_else(|| self.var("AWS_ENDPOINT_URL"))
-            .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
+            .unwrap_or_else(|| format!("https://sts.{region}.{}", dns_suffix(&region)));
         Sts {
             client: &self.client,
             endpoint,
@@ -661,54 +748,56 @@ async fn run_process(profile: &str, command: &str) -> Result<Found, ModelError> 
 
 /// Runs `words` (its standard input this process's, as in botocore), killed after `limit`.
 fn run_for_at_most(words: &[String], limit: Duration) -> Result<Output, String> {
+    let deadline = Instant::now() + limit;
+    let too_long = || format!("it ran for more than {limit:?} and was stopped");
     let mut child = Command::new(&words[0])
         .args(&words[1..])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run `{}`: {e}", words[0]))?;
-    // The pipes are read while the process runs, so that it never waits on a full one.
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                pipe.read_to_end(&mut bytes).ok();
-            }
-            bytes
-        })
-    };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let started = Instant::now();
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
     let status = loop {
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(status) => break status,
-            None if started.elapsed() > limit => {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => {
                 child.kill().ok();
                 child.wait().ok();
-                return Err(format!(
-                    "it ran for more than {} s and was stopped",
-                    limit.as_secs()
-                ));
+                return Err(match other {
+                    Err(e) => format!("cannot wait for it: {e}"),
+                    Ok(_) => too_long(),
+                });
             }
-            None => std::thread::sleep(Duration::from_millis(20)),
         }
+    };
+    let collect = |receiver: Receiver<Vec<u8>>| {
+        let left = deadline.saturating_duration_since(Instant::now());
+        receiver.recv_timeout(left).map_err(|_| too_long())
     };
     Ok(Output {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stdout: collect(stdout)?,
+        stderr: collect(stderr)?,
     })
+}
+
+/// A pipe read to its end on a thread of its own, so that the process never waits on a full
+/// one; its bytes come through a channel, so that a pipe that a child of the process keeps
+/// open holds no one past a deadline.
+fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            pipe.read_to_end(&mut bytes).ok();
+        }
+        sender.send(bytes).ok();
+    });
+    receiver
 }
 
 /// Credentials as AWS's endpoints and `credential_process` give them.
@@ -761,6 +850,14 @@ async fn fetch(request: reqwest::RequestBuilder, url: &str) -> Result<String, St
         return Err(format!("{url} answered {status}: {}", text.trim()));
     }
     Ok(text)
+}
+
+/// The domain of AWS's endpoints in `region`: `amazonaws.com.cn` in China.
+pub(crate) fn dns_suffix(region: &str) -> &'static str {
+    match region.starts_with("cn-") {
+        true => "amazonaws.com.cn",
+        false => "amazonaws.com",
+    }
 }
 
 /// A full container credentials URL must be HTTPS, or HTTP to this host (loopback) or to the
@@ -829,7 +926,8 @@ pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
         rest = &fraction[digits..];
     }
     let offset = match rest {
-        "Z" | "z" => 0,
+        // Older AWS CLI token caches write `UTC`.
+        "Z" | "z" | "UTC" => 0,
         _ => {
             let sign = match rest.as_bytes().first()? {
                 b'+' => 1,
@@ -875,6 +973,7 @@ mod tests {
         assert_eq!(parse_time("2026-11-24T20:26:52.250Z"), at(1_795_552_012));
         assert_eq!(parse_time("2026-11-24T21:26:52+01:00"), at(1_795_552_012));
         assert_eq!(parse_time("2024-02-29T00:00:00Z"), at(1_709_164_800));
+        assert_eq!(parse_time("2024-02-29T00:00:00UTC"), at(1_709_164_800));
         for bad in [
             "",
             "2026-11-24",
@@ -886,6 +985,31 @@ mod tests {
         ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_process_is_stopped_at_its_limit_and_its_output_read() {
+        let words = |line: &str| split_command(line).unwrap();
+        let ran = run_for_at_most(
+            &words("sh -c 'echo out; echo err >&2'"),
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(
+            (&ran.stdout[..], &ran.stderr[..]),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        let limit = Duration::from_millis(300);
+        let error = run_for_at_most(&words("sleep 20"), limit).unwrap_err();
+        assert_eq!(error, "it ran for more than 300ms and was stopped");
+        // A child of the process that keeps its output open does not hold the caller either.
+        let error = run_for_at_most(&words("sh -c 'sleep 3 & echo early'"), limit).unwrap_err();
+        assert_eq!(error, "it ran for more than 300ms and was stopped");
+        let error = run_for_at_most(&words("/nonexistent/tool"), limit).unwrap_err();
+        assert!(
+            error.starts_with("cannot run `/nonexistent/tool`"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub struct BedrockModel {
     base_url: Option<String>,
     model: String,
     region: String,
+    /// Whether the region was set with `with_region`, rather than found.
+    region_chosen: bool,
     api_key: Option<ApiKey>,
     headers: ExtraHeaders,
     credentials: Credentials,
@@ -109,6 +111,7 @@ impl BedrockModel {
             base_url: None,
             model,
             region,
+            region_chosen: false,
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
             headers: ExtraHeaders::default(),
             credentials: Credentials::Chain(Arc::new(chain)),
@@ -122,11 +125,16 @@ impl BedrockModel {
     /// The region, such as `eu-west-1`: requests are signed for it, and go to its endpoint
     /// unless one was set with [`BedrockModel::with_base_url`].
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
-        self.region = region.into();
+        self.set_region(region.into());
+        self.region_chosen = true;
+        self
+    }
+
+    fn set_region(&mut self, region: String) {
+        self.region = region;
         if self.base_url.is_none() {
             self.point_at(&regional_endpoint(&self.region));
         }
-        self
     }
 
     /// Another endpoint (a VPC endpoint, a proxy), such as
@@ -164,12 +172,16 @@ impl BedrockModel {
     /// The credentials and region of this profile of `~/.aws/config` and
     /// `~/.aws/credentials`, as with the AWS CLI's `--profile`: what the profile gives (see
     /// [`AwsCredentialChain`]), not the environment's keys; the region of `AWS_REGION` or
-    /// `AWS_DEFAULT_REGION`, else the profile's, else `us-east-1`. A region set before this is
-    /// replaced: set it after.
-    pub fn with_profile(self, profile: &str) -> Self {
+    /// `AWS_DEFAULT_REGION`, else the profile's. When neither names one, a region set with
+    /// [`BedrockModel::with_region`] stays, else `us-east-1`.
+    pub fn with_profile(mut self, profile: &str) -> Self {
         let chain = AwsCredentialChain::from_env().with_profile(profile);
-        let region = chain.region().unwrap_or_else(|| "us-east-1".to_owned());
-        self.with_region(region).with_credential_chain(chain)
+        match chain.region() {
+            Some(region) => self.set_region(region),
+            None if !self.region_chosen => self.set_region("us-east-1".to_owned()),
+            None => {}
+        }
+        self.with_credential_chain(chain)
     }
 
     /// Where the AWS credentials to sign with come from, asked once for each request: for
@@ -354,7 +366,8 @@ impl std::fmt::Debug for Credentials {
 }
 
 fn regional_endpoint(region: &str) -> String {
-    format!("https://bedrock-runtime.{region}.amazonaws.com")
+    let suffix = credential_chain::dns_suffix(region);
+    format!("https://bedrock-runtime.{region}.{suffix}")
 }
 
 /// The URL of `operation` (`converse`, `converse-stream`) for `model`.

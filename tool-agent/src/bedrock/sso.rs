@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Deserialize;
 use sha1::{Digest, Sha1};
 
-use super::credential_chain::{parse_time, Found};
+use reqwest::header::HeaderValue;
+
+use super::credential_chain::{dns_suffix, parse_time, Found};
 use super::profile_files::{Profile, ProfileFiles};
 use super::sigv4::{uri_encode, AwsCredentials};
 use crate::http::error_chain;
@@ -24,17 +26,16 @@ pub(crate) struct SsoRole {
 }
 
 impl SsoRole {
-    /// The SSO settings of the profile `name`: `sso_session` (whose `[sso-session]` section
-    /// gives the start URL and region) or the legacy `sso_start_url` and `sso_region`, with
-    /// `sso_account_id` and `sso_role_name`. `None` when it has none; an error naming what is
-    /// missing when it has some.
+    /// The SSO settings of the profile `name`, when it names an SSO account or role
+    /// (`sso_account_id`, `sso_role_name`), as botocore tells an SSO profile: both of those,
+    /// with `sso_session` (whose `[sso-session]` section gives the start URL and region) or
+    /// the legacy `sso_start_url` and `sso_region`. An error names what is missing.
     pub(crate) fn of(
         files: &ProfileFiles,
         name: &str,
         profile: &Profile<'_>,
     ) -> Result<Option<SsoRole>, ModelError> {
-        let (session, legacy_url) = (profile.get("sso_session"), profile.get("sso_start_url"));
-        if session.is_none() && legacy_url.is_none() {
+        if profile.get("sso_account_id").is_none() && profile.get("sso_role_name").is_none() {
             return Ok(None);
         }
         let missing = |what: &str| {
@@ -42,7 +43,7 @@ impl SsoRole {
                 "the AWS profile `{name}` uses AWS SSO but has no {what}"
             ))
         };
-        let (region, cache_key) = match session {
+        let (region, cache_key) = match profile.get("sso_session") {
             Some(session) => {
                 let section = files.sso_session(session).ok_or_else(|| {
                     ModelError::Setup(format!(
@@ -50,17 +51,20 @@ impl SsoRole {
                          no [sso-session {session}] section"
                     ))
                 })?;
-                let region = section
-                    .get("sso_region")
-                    .filter(|r| !r.is_empty())
-                    .ok_or_else(|| missing(&format!("sso_region in [sso-session {session}]")))?;
+                let get = |key: &str| section.get(key).filter(|v| !v.is_empty());
+                let in_section = |key: &str| format!("{key} in [sso-session {session}]");
+                get("sso_start_url").ok_or_else(|| missing(&in_section("sso_start_url")))?;
+                let region = get("sso_region").ok_or_else(|| missing(&in_section("sso_region")))?;
                 (region.clone(), session.to_owned())
             }
             None => {
+                let url = profile
+                    .get("sso_start_url")
+                    .ok_or_else(|| missing("sso_start_url (or sso_session)"))?;
                 let region = profile
                     .get("sso_region")
                     .ok_or_else(|| missing("sso_region"))?;
-                (region.to_owned(), legacy_url.unwrap_or_default().to_owned())
+                (region.to_owned(), url.to_owned())
             }
         };
         Ok(Some(SsoRole {
@@ -87,8 +91,10 @@ impl SsoRole {
         endpoint: Option<String>,
     ) -> Result<Found, ModelError> {
         let token = self.cached_token(files, profile)?;
-        let endpoint =
-            endpoint.unwrap_or_else(|| format!("https://portal.sso.{}.amazonaws.com", self.region));
+        let endpoint = endpoint.unwrap_or_else(|| {
+            let suffix = dns_suffix(&self.region);
+            format!("https://portal.sso.{}.{suffix}", self.region)
+        });
         let url = format!(
             "{}/federation/credentials?role_name={}&account_id={}",
             endpoint.trim_end_matches('/'),
@@ -105,6 +111,9 @@ impl SsoRole {
                 "HTTPS needs ai-tool's `agent-tls` feature (tool-agent's `rustls`)".to_owned(),
             ));
         }
+        let mut token = HeaderValue::from_str(token.trim())
+            .map_err(|_| failed("the cached token is not a header value".to_owned()))?;
+        token.set_sensitive(true);
         let answer = client
             .get(&url)
             .header("x-amz-sso_bearer_token", token)

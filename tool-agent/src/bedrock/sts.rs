@@ -27,7 +27,7 @@ pub(crate) struct RoleRequest<'a> {
     /// The session's name; `ai-tool-session-{seconds}` when not given.
     pub session_name: Option<&'a str>,
     pub external_id: Option<&'a str>,
-    pub duration_seconds: Option<&'a str>,
+    pub duration_seconds: Option<u32>,
 }
 
 impl RoleRequest<'_> {
@@ -49,7 +49,7 @@ impl RoleRequest<'_> {
             parameters.push(("ExternalId", id.to_owned()));
         }
         if let Some(seconds) = self.duration_seconds {
-            parameters.push(("DurationSeconds", seconds.to_owned()));
+            parameters.push(("DurationSeconds", seconds.to_string()));
         }
         parameters
     }
