@@ -28,6 +28,7 @@ mod agent;
 mod anthropic;
 mod approval;
 mod assemble;
+mod aws;
 mod aws_frames;
 mod bedrock;
 mod calls;
@@ -62,7 +63,8 @@ pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
     RunState,
 };
-pub use bedrock::{AwsCredentialChain, AwsCredentials, BedrockModel};
+pub use aws::{AwsCredentialChain, AwsCredentials};
+pub use bedrock::BedrockModel;
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;

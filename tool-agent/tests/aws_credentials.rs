@@ -808,12 +808,13 @@ async fn what_the_chain_cannot_resolve_is_named() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// Credentials are kept while they are good for more than ten minutes, fetched again when they
-/// are not, and, when fetching them again fails, the ones that have not expired yet are kept.
+/// Credentials are kept while they are good for more than ten minutes, and fetched again once
+/// they have expired; within the last ten minutes a fetch is tried at most once a minute (the
+/// unit tests of `credential_chain` cover a failed one); requests that wait for one fetch share
+/// its result.
 #[tokio::test]
 async fn credentials_are_fetched_again_before_they_expire() {
-    let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(5 * 60);
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60 * 60);
+    let now = std::time::SystemTime::now();
     let rfc3339 = |time: std::time::SystemTime| {
         let seconds = time
             .duration_since(std::time::UNIX_EPOCH)
@@ -825,15 +826,18 @@ async fn credentials_are_fetched_again_before_they_expire() {
             .expect("date runs");
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     };
-    let answer = |key: &str, expires: &str| {
+    let minutes = |n: u64| std::time::Duration::from_secs(n * 60);
+    let answer = |key: &str, expires: std::time::SystemTime| {
         let body = json!({
-            "AccessKeyId": key, "SecretAccessKey": "s", "Token": "t", "Expiration": expires,
+            "AccessKeyId": key, "SecretAccessKey": "s", "Token": "t",
+            "Expiration": rfc3339(expires),
         });
         Canned::Answer(200, Vec::new(), body)
     };
     let (mock, base_url) = serve(vec![
-        answer("AKID1", &rfc3339(soon)),
-        answer("AKID2", &rfc3339(later)),
+        answer("AKID1", now - minutes(1)),
+        answer("AKID2", now + minutes(5)),
+        answer("AKID3", now + minutes(60)),
     ])
     .await;
     let chain = AwsCredentialChain::from_vars([
@@ -844,22 +848,17 @@ async fn credentials_are_fetched_again_before_they_expire() {
         ),
     ]);
     let key = |c: tool_agent::AwsCredentials| c.access_key_id().to_owned();
-    // Good for five minutes only: fetched again at the next request.
+    // Expired: fetched again at the next request.
     assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
     assert_eq!(key(chain.credentials().await.unwrap()), "AKID2");
-    // Good for an hour: kept.
+    // Good for five minutes, and fetched less than a minute ago: kept for now.
     assert_eq!(key(chain.credentials().await.unwrap()), "AKID2");
     assert_eq!(mock.seen.lock().unwrap().len(), 2);
 
-    // A refresh that fails (three attempts, all refused) keeps credentials that have not
-    // expired.
-    let (mock, base_url) = serve(vec![
-        answer("AKID1", &rfc3339(soon)),
-        Canned::Answer(500, Vec::new(), json!({})),
-        Canned::Answer(500, Vec::new(), json!({})),
-        Canned::Answer(500, Vec::new(), json!({})),
-    ])
-    .await;
+    // Requests that wait for one fetch share its result, a failure included: one fetch
+    // (three attempts) for three requests.
+    let refused = || Canned::Answer(500, Vec::new(), json!({}));
+    let (mock, base_url) = serve(vec![refused(), refused(), refused()]).await;
     let chain = AwsCredentialChain::from_vars([
         ("HOME", "/nonexistent".to_owned()),
         (
@@ -867,9 +866,16 @@ async fn credentials_are_fetched_again_before_they_expire() {
             format!("{base_url}/creds"),
         ),
     ]);
-    assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
-    assert_eq!(key(chain.credentials().await.unwrap()), "AKID1");
-    assert_eq!(mock.seen.lock().unwrap().len(), 4);
+    let (a, b, c) = tokio::join!(
+        chain.credentials(),
+        chain.credentials(),
+        chain.credentials()
+    );
+    for result in [a, b, c] {
+        let error = result.unwrap_err().to_string();
+        assert!(error.contains("after 3 attempts"), "{error}");
+    }
+    assert_eq!(mock.seen.lock().unwrap().len(), 3);
 }
 
 /// `BedrockModel` signs with what its chain finds: the key id, the token, and the signature

@@ -3,13 +3,8 @@
 //! message of `toolResult` blocks), signs the request (SigV4, or a Bedrock API key) and reads
 //! the text and usage, whole or streamed (`ConverseStream`, an AWS event stream).
 
-mod credential_chain;
 mod messages;
-mod profile_files;
-mod sigv4;
-mod sso;
 mod stream;
-mod sts;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -19,11 +14,10 @@ use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
-pub use credential_chain::AwsCredentialChain;
 use messages::{called_tools, messages, takes_result_status};
-pub use sigv4::AwsCredentials;
 pub(crate) use stream::stream_decoder;
 
+use crate::aws::{dns_suffix, sigv4, AwsCredentialChain, AwsCredentials};
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
 use crate::message::{Message, Usage};
@@ -171,15 +165,13 @@ impl BedrockModel {
 
     /// The credentials and region of this profile of `~/.aws/config` and
     /// `~/.aws/credentials`, as with the AWS CLI's `--profile`: what the profile gives (see
-    /// [`AwsCredentialChain`]), not the environment's keys; the region of `AWS_REGION` or
-    /// `AWS_DEFAULT_REGION`, else the profile's. When neither names one, a region set with
-    /// [`BedrockModel::with_region`] stays, else `us-east-1`.
+    /// [`AwsCredentialChain`]), not the environment's keys. The region stays one set with
+    /// [`BedrockModel::with_region`], before or after; otherwise it is `AWS_REGION`'s or
+    /// `AWS_DEFAULT_REGION`'s, else the profile's, else `us-east-1`.
     pub fn with_profile(mut self, profile: &str) -> Self {
         let chain = AwsCredentialChain::from_env().with_profile(profile);
-        match chain.region() {
-            Some(region) => self.set_region(region),
-            None if !self.region_chosen => self.set_region("us-east-1".to_owned()),
-            None => {}
+        if !self.region_chosen {
+            self.set_region(chain.region().unwrap_or_else(|| "us-east-1".to_owned()));
         }
         self.with_credential_chain(chain)
     }
@@ -366,7 +358,7 @@ impl std::fmt::Debug for Credentials {
 }
 
 fn regional_endpoint(region: &str) -> String {
-    let suffix = credential_chain::dns_suffix(region);
+    let suffix = dns_suffix(region);
     format!("https://bedrock-runtime.{region}.{suffix}")
 }
 

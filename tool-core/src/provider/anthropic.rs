@@ -323,7 +323,7 @@ fn transform(
         move_to_description(map, "minItems");
     }
     if encoding::is_untyped(map) {
-        return Ok(encoding::write_any(map));
+        return encoding::write_any_keeping_definitions(map, at, defs, transform);
     }
     // The SDK's `transform_schema` refuses a schema without one of these.
     if !["type", "anyOf", "allOf", "$ref", "enum", "const"]
@@ -576,5 +576,26 @@ mod tests {
         let strict = crate::provider::openai_strict::openai_strict(&typed).unwrap();
         assert!(crate::provider::openai_strict::check_openai_strict(&strict).is_ok());
         assert!(check_anthropic_strict(&anthropic_strict(&typed).unwrap()).is_ok());
+
+        // An untyped schema that holds definitions keeps them, for the `$ref`s into them.
+        let untyped = json!({
+            "type": "object",
+            "properties": {
+                "any": { "description": "anything", "$defs": { "d": { "type": "string" } } },
+                "named": { "$ref": "#/properties/any/$defs/d" }
+            },
+            "required": ["any", "named"]
+        });
+        for (profile, result) in [
+            ("anthropic", anthropic_strict(&untyped)),
+            (
+                "openai",
+                crate::provider::openai_strict::openai_strict(&untyped),
+            ),
+        ] {
+            let out = result.unwrap_or_else(|e| panic!("{profile}: {e}"));
+            let kept = &out["properties"]["any"]["$defs"]["d"]["type"];
+            assert_eq!(kept, "string", "{profile}: {out}");
+        }
     }
 }

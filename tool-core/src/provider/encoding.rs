@@ -414,6 +414,23 @@ pub(crate) fn transform_subschemas(
     Ok(all(places))
 }
 
+/// [`write_any`], keeping `map`'s `$defs` (rewritten by `transform`), so that a `$ref` into
+/// them still finds them.
+pub(crate) fn write_any_keeping_definitions(
+    map: &mut Map<String, Value>,
+    at: &str,
+    defs: &mut BTreeMap<String, Place>,
+    transform: Transform,
+) -> Result<Place, ProfileError> {
+    transform_definitions(map, at, defs, transform)?;
+    let definitions = map.remove("$defs");
+    let place = write_any(map);
+    if let Some(definitions) = definitions {
+        map.insert("$defs".into(), definitions);
+    }
+    Ok(place)
+}
+
 /// Runs a strict profile's `transform` on each definition in `map`'s `$defs`, recording its
 /// place in `defs`: for every schema that holds definitions, a map written as pairs included.
 pub(crate) fn transform_definitions(

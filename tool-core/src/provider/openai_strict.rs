@@ -159,7 +159,7 @@ fn transform(
         move_to_description(map, "format");
     }
     if encoding::is_untyped(map) {
-        return Ok(encoding::write_any(map));
+        return encoding::write_any_keeping_definitions(map, at, defs, transform);
     }
     let typed = ["type", "anyOf", "$ref", "enum", "const"]
         .iter()

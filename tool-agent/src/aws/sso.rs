@@ -4,14 +4,15 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use reqwest::header::HeaderValue;
 use serde::Deserialize;
 use sha1::{Digest, Sha1};
 
-use reqwest::header::HeaderValue;
-
-use super::credential_chain::{dns_suffix, parse_time, Found};
+use super::dns_suffix;
+use super::found::Found;
 use super::profile_files::{Profile, ProfileFiles};
 use super::sigv4::{uri_encode, AwsCredentials};
+use super::time::parse_time;
 use crate::http::error_chain;
 use crate::model::ModelError;
 

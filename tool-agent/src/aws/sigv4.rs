@@ -2,12 +2,13 @@
 //! sign, the derived key and the `Authorization` header, as AWS documents them for services
 //! other than S3 (the path encoded twice, the payload hashed), and the headers that carry them.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
 use sha2::{Digest, Sha256};
 
+use super::time::timestamp;
 use crate::model::ModelError;
 
 /// The signing name of Bedrock Runtime, whose endpoints are `bedrock-runtime.{region}...`.
@@ -245,39 +246,6 @@ pub(crate) fn authorization(
     )
 }
 
-/// `time` as SigV4 writes it: `YYYYMMDDTHHMMSSZ`, in UTC.
-pub(crate) fn timestamp(time: SystemTime) -> String {
-    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = civil_date(seconds / 86_400);
-    let of_day = seconds % 86_400;
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days on or after the epoch).
-fn civil_date(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 /// Percent-encodes every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) and, when
 /// `keep_slash`, `/`: a URI path label, or (over an encoded path) SigV4's canonical URI.
 pub(crate) fn uri_encode(text: &str, keep_slash: bool) -> String {
@@ -314,19 +282,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn timestamps_are_utc_in_sigv4s_form() {
-        let at = |seconds| timestamp(UNIX_EPOCH + Duration::from_secs(seconds));
-        assert_eq!(at(0), "19700101T000000Z");
-        // 2000-02-29 (a leap day of a century leap year), 23:59:59.
-        assert_eq!(at(951_868_799), "20000229T235959Z");
-        assert_eq!(at(951_868_800), "20000301T000000Z");
-        // 2026-11-24 20:26:52.
-        assert_eq!(at(1_795_552_012), "20261124T202652Z");
-        assert_eq!(at(4_102_444_799), "20991231T235959Z");
-    }
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn paths_are_encoded_once_as_labels_and_again_when_canonical() {

@@ -7,8 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
-use super::credential_chain::{parse_time, Found};
+use super::found::Found;
 use super::sigv4::{signed_post, uri_encode, AwsCredentials, Post};
+use super::time::parse_time;
 use crate::http::error_chain;
 use crate::model::ModelError;
 
