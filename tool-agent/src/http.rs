@@ -222,13 +222,33 @@ fn provider_message(body: &[u8]) -> String {
             return message.to_owned();
         }
     }
-    let text = String::from_utf8_lossy(body);
+    match body_start(&String::from_utf8_lossy(body), 300) {
+        text if text.is_empty() => "(no message)".to_owned(),
+        text => text,
+    }
+}
+
+/// The start of an answer's body, for an error message: trimmed, at most `chars` characters,
+/// and `...` where it was cut.
+pub(crate) fn body_start(text: &str, chars: usize) -> String {
     let text = text.trim();
-    match text.char_indices().nth(300) {
+    match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}...", &text[..end]),
-        None if text.is_empty() => "(no message)".to_owned(),
         None => text.to_owned(),
     }
+}
+
+/// Why `url` cannot be reached by this build: an `https` URL needs TLS, which the `rustls`
+/// feature adds (reqwest alone would only say that its scheme is not http).
+pub(crate) fn tls_missing(url: &str) -> Option<&'static str> {
+    tls_missing_in(url, cfg!(feature = "rustls"))
+}
+
+fn tls_missing_in(url: &str, tls: bool) -> Option<&'static str> {
+    let https = url
+        .get(..6)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https:"));
+    (https && !tls).then_some("HTTPS needs ai-tool's `agent-tls` feature (tool-agent's `rustls`)")
 }
 
 /// One POST of a JSON body, to be retried as a whole.
@@ -273,6 +293,9 @@ impl JsonPost<'_> {
         F: Fn(reqwest::Response) -> Fut,
         Fut: std::future::Future<Output = Result<T, String>>,
     {
+        if let Some(why) = tls_missing(self.url) {
+            return Err(ModelError::Setup(format!("{}: {why}", self.url)));
+        }
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -529,6 +552,17 @@ mod tests {
         headers.insert("x-amzn-ErrorType", HeaderValue::from_static(code));
         assert_eq!(error_type(&headers).as_deref(), Some("ValidationException"));
         assert_eq!(error_type(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn an_https_url_without_tls_is_named() {
+        assert!(tls_missing_in("https://api.openai.com/v1", false)
+            .is_some_and(|why| why.contains("agent-tls")));
+        assert!(tls_missing_in("HTTPS://api.openai.com/v1", false).is_some());
+        assert_eq!(tls_missing_in("https://api.openai.com/v1", true), None);
+        assert_eq!(tls_missing_in("http://127.0.0.1:8080/v1", false), None);
+        assert_eq!(body_start("  short \n", 5), "short");
+        assert_eq!(body_start("éèêëē and more", 3), "éèê...");
     }
 
     #[test]

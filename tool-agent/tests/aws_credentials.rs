@@ -67,6 +67,8 @@ struct Received {
     /// STS's (the form, and the signing key id and scope without the date) and the SSO
     /// portal's (the query, and the bearer token).
     sts: Arc<Mutex<Vec<StsCall>>>,
+    /// SSO OIDC's: each `CreateToken` body.
+    oidc: Arc<Mutex<Vec<Value>>>,
 }
 
 /// One metadata request: its method and path, and its authorization or token.
@@ -165,6 +167,8 @@ async fn metadata_server() -> (Received, String) {
             let account = query.get("account_id").cloned().unwrap_or_default();
             let expected = match account.as_str() {
                 "123456789012" => "sso-token-corp",
+                // The refreshed token, or the cached one where the refresh is refused.
+                "333333333333" => token.as_deref().unwrap_or_default(),
                 _ => "sso-token-legacy",
             };
             if token.as_deref() != Some(expected) {
@@ -179,6 +183,31 @@ async fn metadata_server() -> (Received, String) {
                 "expiration": 4_070_908_800_000u64,
             }});
             (StatusCode::OK, answer.to_string())
+        }),
+    );
+    let oidc_calls = received.oidc.clone();
+    let app = app.route(
+        "/token",
+        post(move |body: String| async move {
+            let body: Value = serde_json::from_str(&body).unwrap_or_default();
+            oidc_calls.lock().unwrap().push(body.clone());
+            let registered = json!({
+                "clientId": "client-1",
+                "clientSecret": "client-secret-1",
+                "grantType": "refresh_token",
+                "refreshToken": "refresh-1",
+            });
+            if body != registered {
+                let refused = json!({ "error": "invalid_grant", "error_description": "refused" });
+                return (StatusCode::BAD_REQUEST, refused.to_string());
+            }
+            let created = json!({
+                "accessToken": "sso-token-refreshed",
+                "expiresIn": 3600,
+                "refreshToken": "refresh-2",
+                "tokenType": "Bearer",
+            });
+            (StatusCode::OK, created.to_string())
         }),
     );
     let sts_calls = received.sts.clone();
@@ -785,7 +814,7 @@ async fn what_the_chain_cannot_resolve_is_named() {
         ),
         (
             vec![("AWS_PROFILE", "sso")],
-            "the AWS SSO token of the profile `sso` expired at 2001-01-01T00:00:00Z: run `aws sso login --profile sso`",
+            "the AWS SSO token of the profile `sso` expired at 2001-01-01T00:00:00Z and was not refreshed (the cache holds no refresh token and client registration): run `aws sso login --profile sso`",
         ),
         (
             vec![("AWS_PROFILE", "new-login")],
@@ -805,6 +834,191 @@ async fn what_the_chain_cannot_resolve_is_named() {
         assert!(error.contains(expected), "{error}");
         assert!(!error.contains("echo expired"), "{error}");
     }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Seconds since the epoch of a time as the token caches write it (`...Z`, or `...UTC` as
+/// botocore writes it), read by `date`.
+fn epoch_seconds(time: &str) -> u64 {
+    let time = time.trim_end_matches("UTC").trim_end_matches('Z');
+    let output = Command::new("date")
+        .args(["-u", "-d", &time.replacen('T', " ", 1), "+%s"])
+        .output()
+        .expect("date runs");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    printed
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a time: {time}"))
+}
+
+/// `time` as the AWS CLI writes it in its token cache.
+fn cache_time(seconds_from_now: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let output = Command::new("date")
+        .args([
+            "-u",
+            "-d",
+            &format!("@{}", now + seconds_from_now),
+            "+%Y-%m-%dT%H:%M:%SZ",
+        ])
+        .output()
+        .expect("date runs");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// An `sso-session`'s token about to expire is refreshed through SSO OIDC's `CreateToken` as
+/// botocore refreshes it: the same request, the same role credentials got with the new token,
+/// and the same token written back to the cache. A refresh that is refused keeps a token that
+/// has not expired, for both, and fails one that has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sso_session_token_is_refreshed_as_botocore_refreshes_it() {
+    let Some(python) = sdk_tools("an_sso_session_token_is_refreshed_as_botocore_refreshes_it")
+    else {
+        return;
+    };
+    let dir = temp_dir("aws-sso-refresh");
+    let config = dir.join("config");
+    std::fs::write(
+        &config,
+        "[profile sso-refresh]
+         sso_session = refresh
+         sso_account_id = 333333333333
+         sso_role_name = BedrockUser
+         [sso-session refresh]
+         sso_start_url = https://refresh.awsapps.com/start
+         sso_region = eu-central-1
+",
+    )
+    .unwrap();
+    let cache = dir.join(".aws/sso/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    use sha1::Digest;
+    let name: String = sha1::Sha1::digest(b"refresh")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let cached_file = cache.join(format!("{name}.json"));
+    let (received, server) = metadata_server().await;
+    let vars = vec![
+        ("HOME".to_owned(), dir.display().to_string()),
+        ("AWS_CONFIG_FILE".to_owned(), config.display().to_string()),
+        ("AWS_PROFILE".to_owned(), "sso-refresh".to_owned()),
+        ("AWS_ENDPOINT_URL_SSO".to_owned(), server.clone()),
+        ("AWS_ENDPOINT_URL_SSO_OIDC".to_owned(), server),
+        ("AWS_EC2_METADATA_DISABLED".to_owned(), "true".to_owned()),
+    ];
+    // The token `aws sso login` cached, expiring in `expires_in` seconds, with this refresh token.
+    let cached = |expires_in: i64, refresh_token: &str| {
+        json!({
+            "startUrl": "https://refresh.awsapps.com/start",
+            "region": "eu-central-1",
+            "accessToken": "sso-token-cached",
+            "expiresAt": cache_time(expires_in),
+            "refreshToken": refresh_token,
+            "clientId": "client-1",
+            "clientSecret": "client-secret-1",
+            "registrationExpiresAt": cache_time(90 * 86_400),
+        })
+    };
+    // What each finds from the same cache: what it printed, its calls (OIDC's, then the
+    // portal's token), and the cache it left.
+    let run = |expires_in: i64, refresh_token: &'static str| {
+        let received = received.clone();
+        let vars = vars.clone();
+        let python = python.clone();
+        let cached_file = cached_file.clone();
+        let start = cached(expires_in, refresh_token).to_string();
+        async move {
+            let mut found = Vec::new();
+            for botocore in [true, false] {
+                std::fs::write(&cached_file, &start).unwrap();
+                received.oidc.lock().unwrap().clear();
+                received.sts.lock().unwrap().clear();
+                let printed = match botocore {
+                    true => botocore_finds(&python, &vars, None),
+                    false => chain_finds(&vars, None).await,
+                };
+                let oidc = received.oidc.lock().unwrap().clone();
+                let tokens: Vec<_> = received
+                    .sts
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.1.clone())
+                    .collect();
+                let left: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&cached_file).unwrap()).unwrap();
+                found.push((printed, oidc, tokens, left));
+            }
+            let ours = found.pop().unwrap();
+            let theirs = found.pop().unwrap();
+            (theirs, ours)
+        }
+    };
+
+    // Five minutes left: refreshed by both, with the same request.
+    let (theirs, ours) = run(300, "refresh-1").await;
+    assert_eq!(ours.0, theirs.0);
+    assert_eq!(ours.0["access_key"], "ASIA-SSO-BedrockUser-333333333333");
+    assert_eq!(ours.1, theirs.1, "the CreateToken requests");
+    assert_eq!(ours.1.len(), 1);
+    assert_eq!(ours.2, theirs.2, "the tokens GetRoleCredentials was given");
+    assert_eq!(ours.2, [Some("sso-token-refreshed".to_owned())]);
+    // The same cache written, its expiry an hour from now for both (to the minute).
+    let (mut our_cache, mut their_cache) = (ours.3, theirs.3);
+    let our_expiry = epoch_seconds(our_cache["expiresAt"].take().as_str().unwrap());
+    let their_expiry = epoch_seconds(their_cache["expiresAt"].take().as_str().unwrap());
+    assert!(
+        our_expiry.abs_diff(their_expiry) < 60,
+        "{our_expiry} {their_expiry}"
+    );
+    assert_eq!(our_cache, their_cache);
+    assert_eq!(our_cache["refreshToken"], "refresh-2");
+    assert_eq!(our_cache["accessToken"], "sso-token-refreshed");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&cached_file)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+
+    // Five minutes left and the refresh refused: the cached token serves, for both.
+    let (theirs, ours) = run(300, "refresh-revoked").await;
+    assert_eq!(ours.0, theirs.0);
+    assert_eq!(ours.0["access_key"], "ASIA-SSO-BedrockUser-333333333333");
+    assert_eq!(ours.1, theirs.1);
+    assert_eq!(ours.2, [Some("sso-token-cached".to_owned())]);
+    assert_eq!(ours.2, theirs.2);
+    assert_eq!(ours.3, theirs.3, "the cache as it was");
+
+    // Expired and the refresh refused: an error for both, which says to log in again.
+    let (theirs, ours) = run(-60, "refresh-revoked").await;
+    assert!(theirs.0["error"].is_string(), "{}", theirs.0);
+    let error = ours.0["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("was not refreshed (SSO OIDC's CreateToken at")
+            && error.contains("HTTP 400")
+            && error.ends_with("run `aws sso login --profile sso-refresh`"),
+        "{error}"
+    );
+    assert_eq!(ours.1, theirs.1);
+    assert!(
+        ours.2.is_empty() && theirs.2.is_empty(),
+        "no GetRoleCredentials"
+    );
+
+    // Half an hour left: used as it is, by both.
+    let (theirs, ours) = run(1800, "refresh-1").await;
+    assert_eq!(ours.0, theirs.0);
+    assert!(ours.1.is_empty() && theirs.1.is_empty(), "no CreateToken");
+    assert_eq!(ours.2, [Some("sso-token-cached".to_owned())]);
     std::fs::remove_dir_all(dir).ok();
 }
 

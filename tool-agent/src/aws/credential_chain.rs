@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::found::Found;
 use super::profile_files::{Profile, ProfileFiles, Settings};
 use super::sigv4::AwsCredentials;
-use super::sso::SsoRole;
+use super::sso::{SsoEndpoints, SsoRole};
 use super::sts::{RoleRequest, Sts};
 use super::{dns_suffix, metadata, process};
 use crate::model::ModelError;
@@ -51,12 +51,16 @@ const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// A profile's AWS SSO role (`sso_session` or the legacy `sso_start_url`, with
 /// `sso_account_id` and `sso_role_name`) comes with the token `aws sso login` cached in
-/// `~/.aws/sso/cache`; an expired token is an error that says to log in again (it is not
-/// refreshed here).
+/// `~/.aws/sso/cache`. An `sso_session`'s token is refreshed through SSO OIDC's
+/// `CreateToken` once it expires within fifteen minutes, and the new one written back to the
+/// cache, as the AWS CLI does; an expired token that cannot be refreshed (the legacy
+/// settings', or one whose refresh fails) is an error that says to log in again.
 ///
-/// STS is reached at `https://sts.{region}.amazonaws.com` and the SSO portal at
-/// `https://portal.sso.{region}.amazonaws.com` (HTTPS needs the `rustls` feature), or where
-/// `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL_SSO` or `AWS_ENDPOINT_URL` say; the metadata
+/// STS is reached at `https://sts.{region}.amazonaws.com`, the SSO portal at
+/// `https://portal.sso.{region}.amazonaws.com` and SSO OIDC at
+/// `https://oidc.{region}.amazonaws.com` (HTTPS needs the `rustls` feature), or where
+/// `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL_SSO`, `AWS_ENDPOINT_URL_SSO_OIDC` or
+/// `AWS_ENDPOINT_URL` say; the metadata
 /// endpoints never through a proxy. Credentials that expire are fetched again ten minutes
 /// before they do; if that fails, the current ones serve until they expire. A
 /// `credential_process` may run for two minutes, and its command line is never shown in an
@@ -145,13 +149,20 @@ impl AwsCredentialChain {
     /// either file). `AWS_REGION` is the other AWS SDKs' variable; botocore reads only
     /// `AWS_DEFAULT_REGION`.
     pub fn region(&self) -> Option<String> {
-        if let Some(region) = self
-            .var("AWS_REGION")
+        self.environment_region().or_else(|| {
+            let files = ProfileFiles::read(|name| self.var(name)).ok()?;
+            self.profile_region(&files)
+        })
+    }
+
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`.
+    fn environment_region(&self) -> Option<String> {
+        self.var("AWS_REGION")
             .or_else(|| self.var("AWS_DEFAULT_REGION"))
-        {
-            return Some(region);
-        }
-        let files = ProfileFiles::read(|name| self.var(name)).ok()?;
+    }
+
+    /// The chosen profile's `region`, in either file.
+    fn profile_region(&self, files: &ProfileFiles) -> Option<String> {
         let profile = files.profile(&self.profile_name())?;
         profile.get("region").map(str::to_owned)
     }
@@ -360,7 +371,11 @@ impl AwsCredentialChain {
                     external_id: get("external_id"),
                     duration_seconds: duration,
                 };
-                return self.sts().assume_role(&request, &source).await.map(Some);
+                return self
+                    .sts(files)
+                    .assume_role(&request, &source)
+                    .await
+                    .map(Some);
             }
             // A web identity: each setting from the environment first, then the profile, as in
             // botocore; the environment only for the profile asked for, and not for one chosen
@@ -390,7 +405,7 @@ impl AwsCredentialChain {
                     duration_seconds: None,
                 };
                 return self
-                    .sts()
+                    .sts(files)
                     .assume_role_with_web_identity(&request, &token)
                     .await
                     .map(Some);
@@ -399,10 +414,15 @@ impl AwsCredentialChain {
                 return Ok(None);
             };
             if let Some(sso) = SsoRole::of(files, name, &profile)? {
-                let endpoint = self
-                    .var("AWS_ENDPOINT_URL_SSO")
-                    .or_else(|| self.var("AWS_ENDPOINT_URL"));
-                let found = sso.credentials(&self.client, files, name, endpoint).await?;
+                let endpoint =
+                    |variable: &str| self.var(variable).or_else(|| self.var("AWS_ENDPOINT_URL"));
+                let endpoints = SsoEndpoints {
+                    portal: endpoint("AWS_ENDPOINT_URL_SSO"),
+                    oidc: endpoint("AWS_ENDPOINT_URL_SSO_OIDC"),
+                };
+                let found = sso
+                    .credentials(&self.client, files, name, endpoints)
+                    .await?;
                 return Ok(Some(found));
             }
             own_credentials(name, &profile).await
@@ -469,9 +489,12 @@ impl AwsCredentialChain {
         }
     }
 
-    /// STS in the chain's region (`AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` to move it).
-    fn sts(&self) -> Sts<'_> {
-        let region = self.region().unwrap_or_else(|| "us-east-1".to_owned());
+    /// STS in the chain's region, its profile's read from `files` (`AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` to move it).
+    fn sts(&self, files: &ProfileFiles) -> Sts<'_> {
+        let region = self
+            .environment_region()
+            .or_else(|| self.profile_region(files))
+            .unwrap_or_else(|| "us-east-1".to_owned());
         let endpoint = self
             .var("AWS_ENDPOINT_URL_STS")
             .or_else(|| self.var("AWS_ENDPOINT_URL"))

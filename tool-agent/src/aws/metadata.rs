@@ -6,7 +6,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION};
 
 use super::found::{Found, Issued};
-use crate::http::error_chain;
+use crate::http::{body_start, error_chain, tls_missing};
 use crate::model::ModelError;
 
 /// How long a container's credentials endpoint may take, and how many times it is tried, as in
@@ -36,6 +36,11 @@ pub(crate) async fn container(
         (Some(relative), _) => format!("{ECS_HOST}{relative}"),
         (None, Some(full)) => {
             check_container_url(&full)?;
+            if let Some(why) = tls_missing(&full) {
+                return Err(ModelError::Setup(format!(
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI `{full}`: {why}"
+                )));
+            }
             full
         }
         (None, None) => return Ok(None),
@@ -148,8 +153,10 @@ async fn fetch(request: reqwest::RequestBuilder, url: &str) -> Result<String, St
     let status = answer.status().as_u16();
     let text = answer.text().await.map_err(|e| error_chain(&e))?;
     if status != 200 {
-        let text: String = text.chars().take(200).collect();
-        return Err(format!("{url} answered {status}: {}", text.trim()));
+        return Err(format!(
+            "{url} answered {status}: {}",
+            body_start(&text, 200)
+        ));
     }
     Ok(text)
 }

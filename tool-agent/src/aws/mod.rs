@@ -9,6 +9,7 @@ mod process;
 mod profile_files;
 pub(crate) mod sigv4;
 mod sso;
+mod sso_token;
 mod sts;
 mod time;
 

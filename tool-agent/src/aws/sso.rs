@@ -1,20 +1,26 @@
 //! AWS IAM Identity Center (SSO): a profile's role credentials, got with the token that
-//! `aws sso login` cached in `~/.aws/sso/cache`.
+//! `aws sso login` cached (`sso_token.rs`).
 
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use reqwest::header::HeaderValue;
 use serde::Deserialize;
-use sha1::{Digest, Sha1};
 
 use super::dns_suffix;
 use super::found::Found;
 use super::profile_files::{Profile, ProfileFiles};
 use super::sigv4::{uri_encode, AwsCredentials};
-use super::time::parse_time;
-use crate::http::error_chain;
+use super::sso_token::{Session, TokenSource};
+use crate::http::{body_start, error_chain, tls_missing};
 use crate::model::ModelError;
+
+/// Where the SSO services are reached, when not at the region's endpoints.
+pub(crate) struct SsoEndpoints {
+    /// The portal (`AWS_ENDPOINT_URL_SSO` or `AWS_ENDPOINT_URL`).
+    pub portal: Option<String>,
+    /// SSO OIDC (`AWS_ENDPOINT_URL_SSO_OIDC` or `AWS_ENDPOINT_URL`).
+    pub oidc: Option<String>,
+}
 
 /// A profile's SSO settings.
 pub(crate) struct SsoRole {
@@ -22,8 +28,9 @@ pub(crate) struct SsoRole {
     pub region: String,
     pub account_id: String,
     pub role_name: String,
-    /// What the token cache is keyed by: the `sso_session`'s name, else the start URL.
-    pub cache_key: String,
+    pub start_url: String,
+    /// The `sso_session` named, whose token is refreshed; `None` for the legacy settings.
+    pub session: Option<String>,
 }
 
 impl SsoRole {
@@ -44,7 +51,7 @@ impl SsoRole {
                 "the AWS profile `{name}` uses AWS SSO but has no {what}"
             ))
         };
-        let (region, cache_key) = match profile.get("sso_session") {
+        let (region, start_url) = match profile.get("sso_session") {
             Some(session) => {
                 let section = files.sso_session(session).ok_or_else(|| {
                     ModelError::Setup(format!(
@@ -54,9 +61,10 @@ impl SsoRole {
                 })?;
                 let get = |key: &str| section.get(key).filter(|v| !v.is_empty());
                 let in_section = |key: &str| format!("{key} in [sso-session {session}]");
-                get("sso_start_url").ok_or_else(|| missing(&in_section("sso_start_url")))?;
+                let url =
+                    get("sso_start_url").ok_or_else(|| missing(&in_section("sso_start_url")))?;
                 let region = get("sso_region").ok_or_else(|| missing(&in_section("sso_region")))?;
-                (region.clone(), session.to_owned())
+                (region.clone(), url.clone())
             }
             None => {
                 let url = profile
@@ -78,24 +86,38 @@ impl SsoRole {
                 .get("sso_role_name")
                 .ok_or_else(|| missing("sso_role_name"))?
                 .to_owned(),
-            cache_key,
+            start_url,
+            session: profile.get("sso_session").map(str::to_owned),
         }))
     }
 
-    /// The role's credentials from the portal (`endpoint`, else the region's), with the
-    /// cached token. An expired or missing token is an error that says to log in again.
+    /// The role's credentials from the portal (`portal`, else the region's), with the cached
+    /// token, an `sso-session`'s refreshed through SSO OIDC (`oidc`, else the region's) when
+    /// it is about to expire. An expired token that cannot be refreshed, or a missing one, is
+    /// an error that says to log in again.
     pub(crate) async fn credentials(
         &self,
         client: &reqwest::Client,
         files: &ProfileFiles,
         profile: &str,
-        endpoint: Option<String>,
+        endpoints: SsoEndpoints,
     ) -> Result<Found, ModelError> {
-        let token = self.cached_token(files, profile)?;
-        let endpoint = endpoint.unwrap_or_else(|| {
-            let suffix = dns_suffix(&self.region);
-            format!("https://portal.sso.{}.{suffix}", self.region)
-        });
+        let suffix = dns_suffix(&self.region);
+        let source = TokenSource {
+            profile,
+            cache_key: self.session.as_deref().unwrap_or(&self.start_url),
+            session: self.session.as_ref().map(|_| Session {
+                start_url: &self.start_url,
+                region: &self.region,
+                oidc: endpoints
+                    .oidc
+                    .unwrap_or_else(|| format!("https://oidc.{}.{suffix}", self.region)),
+            }),
+        };
+        let token = source.access_token(client, files.home()).await?;
+        let endpoint = endpoints
+            .portal
+            .unwrap_or_else(|| format!("https://portal.sso.{}.{suffix}", self.region));
         let url = format!(
             "{}/federation/credentials?role_name={}&account_id={}",
             endpoint.trim_end_matches('/'),
@@ -107,10 +129,8 @@ impl SsoRole {
                 "AWS SSO's GetRoleCredentials for the profile `{profile}` failed: {why}"
             ))
         };
-        if url.starts_with("https:") && !cfg!(feature = "rustls") {
-            return Err(failed(
-                "HTTPS needs ai-tool's `agent-tls` feature (tool-agent's `rustls`)".to_owned(),
-            ));
+        if let Some(why) = tls_missing(&url) {
+            return Err(failed(why.to_owned()));
         }
         let mut token = HeaderValue::from_str(token.trim())
             .map_err(|_| failed("the cached token is not a header value".to_owned()))?;
@@ -124,8 +144,7 @@ impl SsoRole {
         let status = answer.status().as_u16();
         let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
         if status != 200 {
-            let said: String = text.trim().chars().take(200).collect();
-            return Err(failed(format!("HTTP {status}: {said}")));
+            return Err(failed(format!("HTTP {status}: {}", body_start(&text, 200))));
         }
         let answer: RoleCredentialsAnswer = serde_json::from_str(&text)
             .map_err(|e| failed(format!("the answer has no role credentials: {e}")))?;
@@ -136,57 +155,6 @@ impl SsoRole {
             expires: Some(UNIX_EPOCH + Duration::from_millis(role.expiration)),
         })
     }
-
-    /// The access token `aws sso login` cached, while it is good.
-    fn cached_token(&self, files: &ProfileFiles, profile: &str) -> Result<String, ModelError> {
-        let login = format!("run `aws sso login --profile {profile}`");
-        let path = self.cache_path(files).ok_or_else(|| {
-            ModelError::Setup(format!(
-                "the AWS SSO token cache is in the home directory, and HOME is not set ({login})"
-            ))
-        })?;
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            ModelError::Setup(format!(
-                "no AWS SSO token for the profile `{profile}` in {} ({e}): {login}",
-                path.display()
-            ))
-        })?;
-        let cached: CachedToken = serde_json::from_str(&text).map_err(|e| {
-            ModelError::Setup(format!(
-                "the AWS SSO token in {} cannot be read ({e}): {login}",
-                path.display()
-            ))
-        })?;
-        let expires = parse_time(&cached.expires_at).ok_or_else(|| {
-            ModelError::Setup(format!(
-                "the AWS SSO token in {} has an expiresAt that is not a time: {login}",
-                path.display()
-            ))
-        })?;
-        if expires <= SystemTime::now() {
-            return Err(ModelError::Setup(format!(
-                "the AWS SSO token of the profile `{profile}` expired at {}: {login}",
-                cached.expires_at
-            )));
-        }
-        Ok(cached.access_token)
-    }
-
-    /// `~/.aws/sso/cache/{sha1 of the key}.json`.
-    fn cache_path(&self, files: &ProfileFiles) -> Option<PathBuf> {
-        let digest = Sha1::digest(self.cache_key.as_bytes());
-        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let home = files.home()?;
-        Some(home.join(".aws/sso/cache").join(format!("{name}.json")))
-    }
-}
-
-/// A token as the AWS CLI caches it.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CachedToken {
-    access_token: String,
-    expires_at: String,
 }
 
 /// GetRoleCredentials' answer.

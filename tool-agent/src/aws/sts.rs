@@ -10,7 +10,7 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use super::found::Found;
 use super::sigv4::{signed_post, uri_encode, AwsCredentials, Post};
 use super::time::parse_time;
-use crate::http::error_chain;
+use crate::http::{body_start, error_chain, tls_missing};
 use crate::model::ModelError;
 
 const FORM: &str = "application/x-www-form-urlencoded; charset=utf-8";
@@ -97,10 +97,8 @@ impl Sts<'_> {
     ) -> Result<Found, ModelError> {
         let failed =
             |why: String| ModelError::Setup(format!("{what} at {} failed: {why}", self.endpoint));
-        if self.endpoint.starts_with("https:") && !cfg!(feature = "rustls") {
-            return Err(failed(
-                "HTTPS needs ai-tool's `agent-tls` feature (tool-agent's `rustls`)".to_owned(),
-            ));
+        if let Some(why) = tls_missing(&self.endpoint) {
+            return Err(failed(why.to_owned()));
         }
         let answer = self
             .client
@@ -128,7 +126,7 @@ fn form(parameters: &[(&str, String)]) -> String {
 /// The credentials in an STS answer, or what its error says.
 fn read_answer(status: u16, text: &str) -> Result<Found, String> {
     let document = roxmltree::Document::parse(text)
-        .map_err(|e| format!("HTTP {status}, not XML ({e}): {}", start(text)))?;
+        .map_err(|e| format!("HTTP {status}, not XML ({e}): {}", body_start(text, 200)))?;
     let root = document.root();
     if let Some(error) = element(root, "Error") {
         let code = text_of(error, "Code").unwrap_or("an error");
@@ -137,7 +135,7 @@ fn read_answer(status: u16, text: &str) -> Result<Found, String> {
     }
     let credentials = element(root, "Credentials")
         .filter(|_| status == 200)
-        .ok_or_else(|| format!("HTTP {status}, no credentials: {}", start(text)))?;
+        .ok_or_else(|| format!("HTTP {status}, no credentials: {}", body_start(text, 200)))?;
     let field = |name: &str| {
         text_of(credentials, name).ok_or_else(|| format!("the answer's credentials have no {name}"))
     };
@@ -167,11 +165,6 @@ fn text_of<'a>(parent: roxmltree::Node<'a, '_>, name: &str) -> Option<&'a str> {
         .and_then(|n| n.text())
         .map(str::trim)
         .filter(|t| !t.is_empty())
-}
-
-/// The first 200 characters of an answer, for a message.
-fn start(text: &str) -> String {
-    text.trim().chars().take(200).collect()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Times as AWS writes them: SigV4's `YYYYMMDDTHHMMSSZ`, and the RFC 3339 times of
-//! credentials' `Expiration`.
+//! credentials' `Expiration` and of the SSO token cache.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -10,6 +10,20 @@ pub(crate) fn timestamp(time: SystemTime) -> String {
     let of_day = seconds % 86_400;
     format!(
         "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// `time` in RFC 3339, in UTC to the second: `2026-11-25T05:00:00Z`, as the AWS CLI writes
+/// the times of its token cache.
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (year, month, day) = civil_date(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         of_day / 3600,
         of_day / 60 % 60,
         of_day % 60
@@ -117,6 +131,17 @@ mod tests {
         // 2026-11-24 20:26:52.
         assert_eq!(at(1_795_552_012), "20261124T202652Z");
         assert_eq!(at(4_102_444_799), "20991231T235959Z");
+    }
+
+    #[test]
+    fn rfc3339_times_read_back_as_written() {
+        let at = UNIX_EPOCH + Duration::from_secs(1_795_552_012);
+        assert_eq!(rfc3339(at), "2026-11-24T20:26:52Z");
+        assert_eq!(parse_time(&rfc3339(at)), Some(at));
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_868_799)),
+            "2000-02-29T23:59:59Z"
+        );
     }
 
     #[test]
