@@ -1092,6 +1092,71 @@ async fn credentials_are_fetched_again_before_they_expire() {
     assert_eq!(mock.seen.lock().unwrap().len(), 3);
 }
 
+/// An instance metadata service whose token request never answers (a container on EC2 whose
+/// hop limit is 1) is read without a token (IMDSv1) once the token request times out, as in
+/// botocore; one that refuses tokens (403) likewise.
+#[tokio::test]
+async fn the_instance_role_is_read_without_a_token_where_none_comes() {
+    for token_answer in ["hangs", "refused"] {
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
+        let app = Router::new()
+            .route(
+                "/latest/api/token",
+                put(move || async move {
+                    s1.lock().unwrap().push("PUT token".to_owned());
+                    if token_answer == "hangs" {
+                        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                    }
+                    (StatusCode::FORBIDDEN, String::new())
+                }),
+            )
+            .route(
+                "/latest/meta-data/iam/security-credentials/",
+                get(move |headers: HeaderMap| async move {
+                    let token = headers.contains_key("x-aws-ec2-metadata-token");
+                    s2.lock()
+                        .unwrap()
+                        .push(format!("GET roles, token: {token}"));
+                    "v1-role"
+                }),
+            )
+            .route(
+                "/latest/meta-data/iam/security-credentials/v1-role",
+                get(move |headers: HeaderMap| async move {
+                    let token = headers.contains_key("x-aws-ec2-metadata-token");
+                    s3.lock().unwrap().push(format!("GET role, token: {token}"));
+                    json!({
+                        "Code": "Success", "AccessKeyId": "AKIDV1", "SecretAccessKey": "s",
+                        "Token": "t", "Expiration": "2099-01-01T00:00:00Z",
+                    })
+                    .to_string()
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let chain = AwsCredentialChain::from_vars([
+            ("HOME", "/nonexistent".to_owned()),
+            (
+                "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+                format!("http://{address}"),
+            ),
+        ]);
+        let found = chain.credentials().await.expect(token_answer);
+        assert_eq!(found.access_key_id(), "AKIDV1", "{token_answer}");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "PUT token",
+                "GET roles, token: false",
+                "GET role, token: false"
+            ],
+            "{token_answer}"
+        );
+    }
+}
+
 /// `BedrockModel` signs with what its chain finds: the key id, the token, and the signature
 /// botocore's signer makes with the same secret (checked in `sdk_types`, here by the key id and
 /// the token sent).

@@ -48,6 +48,14 @@ struct CachedToken {
     registration_expires_at: Option<String>,
 }
 
+/// A token `CreateToken` gave.
+struct Refreshed {
+    access_token: String,
+    expires: SystemTime,
+    /// A new refresh token, if one came.
+    refresh_token: Option<String>,
+}
+
 /// SSO OIDC's `CreateToken` answer.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -150,7 +158,7 @@ async fn refresh(
     client: &reqwest::Client,
     session: &Session<'_>,
     cached: &CachedToken,
-) -> Result<CreatedToken, String> {
+) -> Result<Refreshed, String> {
     let (Some(refresh_token), Some(client_id), Some(client_secret), Some(registration)) = (
         &cached.refresh_token,
         &cached.client_id,
@@ -191,18 +199,26 @@ async fn refresh(
     if status != 200 {
         return Err(failed(format!("HTTP {status}: {}", body_start(&text, 200))));
     }
-    serde_json::from_str(&text).map_err(|e| failed(format!("the answer has no token: {e}")))
+    let created: CreatedToken =
+        serde_json::from_str(&text).map_err(|e| failed(format!("the answer has no token: {e}")))?;
+    let expires = SystemTime::now()
+        .checked_add(Duration::from_secs(created.expires_in))
+        .ok_or_else(|| failed(format!("its expiresIn {} is too long", created.expires_in)))?;
+    Ok(Refreshed {
+        access_token: created.access_token,
+        expires,
+        refresh_token: created.refresh_token,
+    })
 }
 
 /// The cached token with the new one in it, as the AWS CLI writes a refreshed token: its
 /// start URL and region, the new access token, its expiry, and the new refresh token if one
 /// came (the registration and any other field kept).
-fn write_refreshed(written: &mut Map<String, Value>, session: &Session<'_>, created: CreatedToken) {
-    let expires = SystemTime::now() + Duration::from_secs(created.expires_in);
+fn write_refreshed(written: &mut Map<String, Value>, session: &Session<'_>, created: Refreshed) {
     written.insert("startUrl".into(), session.start_url.into());
     written.insert("region".into(), session.region.into());
     written.insert("accessToken".into(), created.access_token.into());
-    written.insert("expiresAt".into(), rfc3339(expires).into());
+    written.insert("expiresAt".into(), rfc3339(created.expires).into());
     if let Some(refresh_token) = created.refresh_token {
         written.insert("refreshToken".into(), refresh_token.into());
     }
