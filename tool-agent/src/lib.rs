@@ -39,6 +39,7 @@ mod events;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gemini;
+mod google;
 mod hooks;
 mod http;
 mod message;
@@ -68,6 +69,7 @@ pub use bedrock::BedrockModel;
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
 pub use gemini::GeminiModel;
+pub use google::GoogleCredentials;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
 pub use message::{Message, ToolImage, Usage};

@@ -53,8 +53,11 @@ const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 /// `sso_account_id` and `sso_role_name`) comes with the token `aws sso login` cached in
 /// `~/.aws/sso/cache`. An `sso_session`'s token is refreshed through SSO OIDC's
 /// `CreateToken` once it expires within fifteen minutes, and the new one written back to the
-/// cache, as the AWS CLI does; an expired token that cannot be refreshed (the legacy
-/// settings', or one whose refresh fails) is an error that says to log in again.
+/// cache, as the AWS CLI does (one try: a refresh that fails keeps the cached token while it
+/// lasts); an expired token that cannot be refreshed (the legacy settings', one without a
+/// refresh token or whose client registration has expired, one whose refresh fails) is an
+/// error that says to log in again. Endpoints set in the profile files (`endpoint_url`,
+/// `[services]`) are not read.
 ///
 /// STS is reached at `https://sts.{region}.amazonaws.com`, the SSO portal at
 /// `https://portal.sso.{region}.amazonaws.com` and SSO OIDC at
@@ -81,7 +84,8 @@ const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct AwsCredentialChain {
     vars: HashMap<String, String>,
     profile: Option<String>,
-    /// For STS and the SSO portal, through the environment's proxy if there is one.
+    /// For STS, the SSO portal and SSO OIDC, through the environment's proxy if there is one;
+    /// redirects are not followed, so that no token or secret goes to another host.
     client: reqwest::Client,
     /// For the container's and the instance's metadata endpoints, never through a proxy.
     metadata: reqwest::Client,
@@ -127,6 +131,7 @@ impl AwsCredentialChain {
             profile: None,
             client: reqwest::Client::builder()
                 .timeout(SERVICE_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap_or_default(),
             metadata: reqwest::Client::builder()

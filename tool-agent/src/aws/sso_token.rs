@@ -3,10 +3,11 @@
 //! SSO OIDC's `CreateToken` gives a new one before it expires, as botocore does.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha1::{Digest, Sha1};
 
 use super::time::{parse_time, rfc3339};
@@ -48,13 +49,40 @@ struct CachedToken {
     registration_expires_at: Option<String>,
 }
 
-/// A token `CreateToken` gave.
+/// A token `CreateToken` gave, with the registration that asked for it.
 struct Refreshed {
     access_token: String,
     expires: SystemTime,
     /// A new refresh token, if one came.
     refresh_token: Option<String>,
+    client_id: String,
+    client_secret: String,
+    registration_expires_at: String,
 }
+
+impl Refreshed {
+    /// The token as botocore writes a refreshed one to the cache: the session's start URL and
+    /// region, the new access token and its expiry, the registration, and the new refresh
+    /// token if one came (nothing else).
+    fn cache_entry(&self, session: &Session<'_>) -> Value {
+        let mut entry = json!({
+            "startUrl": session.start_url,
+            "region": session.region,
+            "accessToken": self.access_token,
+            "expiresAt": rfc3339(self.expires),
+            "clientId": self.client_id,
+            "clientSecret": self.client_secret,
+            "registrationExpiresAt": self.registration_expires_at,
+        });
+        if let Some(refresh_token) = &self.refresh_token {
+            entry["refreshToken"] = refresh_token.as_str().into();
+        }
+        entry
+    }
+}
+
+/// The longest a refreshed token is taken to last; an answer that says more is malformed.
+const LONGEST_LIFETIME: Duration = Duration::from_secs(366 * 86_400);
 
 /// SSO OIDC's `CreateToken` answer.
 #[derive(Deserialize)]
@@ -95,10 +123,8 @@ impl TokenSource<'_> {
                 path.display()
             ))
         };
-        let mut written: Map<String, Value> =
+        let cached: CachedToken =
             serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-        let cached: CachedToken = serde_json::from_value(Value::Object(written.clone()))
-            .map_err(|e| unreadable(e.to_string()))?;
         let expires = parse_time(&cached.expires_at).ok_or_else(|| {
             unreadable(format!(
                 "its expiresAt `{}` is not a time",
@@ -117,10 +143,9 @@ impl TokenSource<'_> {
             }
         };
         match refresh(client, session, &cached).await {
-            Ok(created) => {
-                let token = created.access_token.clone();
-                write_refreshed(&mut written, session, created);
-                if let Err(e) = write_cache(&path, &written) {
+            Ok(refreshed) => {
+                let token = refreshed.access_token.clone();
+                if let Err(e) = write_cache(&path, &refreshed.cache_entry(session)) {
                     tracing::warn!(
                         "the refreshed AWS SSO token was not written to {}: {e}",
                         path.display()
@@ -197,44 +222,59 @@ async fn refresh(
     let status = answer.status().as_u16();
     let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
     if status != 200 {
-        return Err(failed(format!("HTTP {status}: {}", body_start(&text, 200))));
+        return Err(failed(refusal(status, &text)));
     }
     let created: CreatedToken =
         serde_json::from_str(&text).map_err(|e| failed(format!("the answer has no token: {e}")))?;
+    let lifetime = Duration::from_secs(created.expires_in);
     let expires = SystemTime::now()
-        .checked_add(Duration::from_secs(created.expires_in))
+        .checked_add(lifetime)
+        .filter(|_| lifetime <= LONGEST_LIFETIME)
         .ok_or_else(|| failed(format!("its expiresIn {} is too long", created.expires_in)))?;
     Ok(Refreshed {
         access_token: created.access_token,
         expires,
         refresh_token: created.refresh_token,
+        client_id: client_id.clone(),
+        client_secret: client_secret.clone(),
+        registration_expires_at: registration.clone(),
     })
 }
 
-/// The cached token with the new one in it, as the AWS CLI writes a refreshed token: its
-/// start URL and region, the new access token, its expiry, and the new refresh token if one
-/// came (the registration and any other field kept).
-fn write_refreshed(written: &mut Map<String, Value>, session: &Session<'_>, created: Refreshed) {
-    written.insert("startUrl".into(), session.start_url.into());
-    written.insert("region".into(), session.region.into());
-    written.insert("accessToken".into(), created.access_token.into());
-    written.insert("expiresAt".into(), rfc3339(created.expires).into());
-    if let Some(refresh_token) = created.refresh_token {
-        written.insert("refreshToken".into(), refresh_token.into());
+/// What a refusal says: its OAuth `error` and `error_description`, and never the rest of the
+/// body, which a proxy echoing the request would fill with the refresh token and secret.
+fn refusal(status: u16, text: &str) -> String {
+    let said = serde_json::from_str::<Value>(text).ok().and_then(|body| {
+        let error = body.get("error")?.as_str()?.to_owned();
+        match body.get("error_description").and_then(Value::as_str) {
+            Some(description) => Some(format!("{error}: {}", body_start(description, 200))),
+            None => Some(error),
+        }
+    });
+    match said {
+        Some(said) => format!("HTTP {status}, {}", body_start(&said, 300)),
+        None => format!("HTTP {status}"),
     }
 }
 
 /// Writes the token beside the cache file and moves it over it, so that a reader never finds
 /// half a token; readable by its owner only, as the AWS CLI leaves it.
-fn write_cache(path: &Path, token: &Map<String, Value>) -> std::io::Result<()> {
+fn write_cache(path: &Path, token: &Value) -> std::io::Result<()> {
     use std::io::Write;
-    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    // A name no other write uses, in this process or another, made anew (never an old file
+    // whose mode is not the owner's only).
+    let temporary = path.with_extension(format!(
+        "json.{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let written = options.open(&temporary).and_then(|mut file| {
-        file.write_all(Value::Object(token.clone()).to_string().as_bytes())?;
+        file.write_all(token.to_string().as_bytes())?;
         file.sync_all()
     });
     match written.and_then(|()| std::fs::rename(&temporary, path)) {
@@ -243,5 +283,70 @@ fn write_cache(path: &Path, token: &Map<String, Value>) -> std::io::Result<()> {
             std::fs::remove_file(&temporary).ok();
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_says_its_oauth_error_and_nothing_else() {
+        let body = r#"{"error":"invalid_grant","error_description":"refused","echo":"refresh-1"}"#;
+        assert_eq!(refusal(400, body), "HTTP 400, invalid_grant: refused");
+        assert_eq!(
+            refusal(400, r#"{"error":"invalid_client"}"#),
+            "HTTP 400, invalid_client"
+        );
+        assert_eq!(refusal(502, "clientSecret=client-secret-1"), "HTTP 502");
+    }
+
+    #[test]
+    fn a_refreshed_token_is_written_as_botocore_writes_it() {
+        let session = Session {
+            start_url: "https://s.awsapps.com/start",
+            region: "eu-west-1",
+            oidc: String::new(),
+        };
+        let refreshed = Refreshed {
+            access_token: "new".into(),
+            expires: std::time::UNIX_EPOCH + Duration::from_secs(1_795_552_012),
+            refresh_token: None,
+            client_id: "c".into(),
+            client_secret: "s".into(),
+            registration_expires_at: "2099-01-01T00:00:00Z".into(),
+        };
+        assert_eq!(
+            refreshed.cache_entry(&session),
+            json!({
+                "startUrl": "https://s.awsapps.com/start", "region": "eu-west-1",
+                "accessToken": "new", "expiresAt": "2026-11-24T20:26:52Z",
+                "clientId": "c", "clientSecret": "s",
+                "registrationExpiresAt": "2099-01-01T00:00:00Z",
+            })
+        );
+    }
+
+    #[test]
+    fn the_cache_is_replaced_whole_and_owned_by_its_user() {
+        let dir = std::env::temp_dir().join(format!("ai-tool-sso-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("token.json");
+        std::fs::write(&path, "old").unwrap();
+        write_cache(&path, &json!({ "accessToken": "a" })).unwrap();
+        write_cache(&path, &json!({ "accessToken": "b" })).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            r#"{"accessToken":"b"}"#
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left");
+        std::fs::remove_dir_all(dir).ok();
     }
 }
