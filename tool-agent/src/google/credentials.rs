@@ -134,8 +134,9 @@ impl GoogleCredentials {
             })
     }
 
-    /// The project billed for quota: `GOOGLE_CLOUD_QUOTA_PROJECT`, else the file's
-    /// `quota_project_id`; sent as `x-goog-user-project`.
+    /// The project billed for quota: `GOOGLE_CLOUD_QUOTA_PROJECT`, else the
+    /// `quota_project_id` of a user's credentials file (as `gcloud auth application-default
+    /// set-quota-project` writes it); sent as `x-goog-user-project`.
     pub fn quota_project(&self) -> Option<String> {
         self.var("GOOGLE_CLOUD_QUOTA_PROJECT").or_else(|| {
             let (_, text) = self.file_text().ok()??;

@@ -36,7 +36,6 @@ pub(crate) enum KeyFile {
         private_key_id: Option<String>,
         token_uri: Option<String>,
         project_id: Option<String>,
-        quota_project_id: Option<String>,
     },
     AuthorizedUser {
         client_id: String,
@@ -77,20 +76,20 @@ impl KeyFile {
         }
     }
 
-    /// The project billed for quota (`x-goog-user-project`), if the file names one.
+    /// The project billed for quota (`x-goog-user-project`) that a user's file names (gcloud
+    /// writes it; google-auth reads it from no other kind of file).
     pub(crate) fn quota_project(&self) -> Option<&str> {
         match self {
-            KeyFile::ServiceAccount {
-                quota_project_id, ..
-            }
-            | KeyFile::AuthorizedUser {
+            KeyFile::ServiceAccount { .. } => None,
+            KeyFile::AuthorizedUser {
                 quota_project_id, ..
             } => quota_project_id.as_deref(),
         }
     }
 
     /// A new access token: a service account signs an assertion and trades it at its token
-    /// endpoint; a user's refresh token is traded at Google's.
+    /// endpoint; a user's refresh token is traded at Google's, or at the file's `token_uri`
+    /// if it names one (google-auth always uses Google's; gcloud writes none).
     pub(crate) async fn token(&self, client: &reqwest::Client) -> Result<Token, String> {
         match self {
             KeyFile::ServiceAccount {
@@ -105,7 +104,8 @@ impl KeyFile {
                 let now = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
-                let assertion = key.assertion(client_email, CLOUD_PLATFORM, token_uri, now);
+                // Addressed to Google's token endpoint wherever it is sent, as google-auth does.
+                let assertion = key.assertion(client_email, CLOUD_PLATFORM, TOKEN_URI, now);
                 let form = [
                     ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                     ("assertion", assertion.as_str()),

@@ -13,6 +13,10 @@ use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
+use crate::GoogleCredentials;
+
+mod vertex;
+use vertex::Vertex;
 
 const PROVIDER: &str = "Gemini";
 
@@ -32,6 +36,22 @@ const PROVIDER: &str = "Gemini";
 ///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
 /// );
 /// ```
+///
+/// [`GeminiModel::vertex_ai`] speaks to the same models on Vertex AI, with Google Cloud
+/// credentials:
+///
+/// ```
+/// use tool_agent::{GeminiModel, GoogleCredentials};
+///
+/// let model = GeminiModel::vertex_ai("gemini-2.5-flash")
+///     .with_vertex_project("my-project")
+///     .with_vertex_location("europe-west4");
+/// assert_eq!(
+///     model.url(),
+///     "https://europe-west4-aiplatform.googleapis.com/v1beta1/projects/my-project/locations/\
+///      europe-west4/publishers/google/models/gemini-2.5-flash:generateContent"
+/// );
+/// ```
 #[derive(Clone)]
 pub struct GeminiModel {
     client: reqwest::Client,
@@ -42,6 +62,8 @@ pub struct GeminiModel {
     headers: ExtraHeaders,
     retry: RetryPolicy,
     extra: Map<String, Value>,
+    /// Vertex AI's project, location and credentials, for a model there.
+    vertex: Option<Vertex>,
 }
 
 impl GeminiModel {
@@ -62,14 +84,78 @@ impl GeminiModel {
             headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             extra: Map::new(),
+            vertex: None,
         }
     }
 
-    /// The endpoint's base URL, with its version path (`.../v1beta`).
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = content_url(base_url, &self.model);
-        self.stream_url = stream_url(base_url, &self.model);
+    /// A client for `model` on Vertex AI, as Google's Gen AI SDK finds it with
+    /// `vertexai=True`: the project in `GOOGLE_CLOUD_PROJECT` (else the one the credentials
+    /// file names), the location in `GOOGLE_CLOUD_LOCATION` (else `global`), and requests
+    /// authorized with the environment's Application Default Credentials
+    /// ([`GoogleCredentials`]), unless [`with_api_key`](Self::with_api_key) gives a key
+    /// (Vertex AI's express mode). The endpoint is
+    /// `https://{location}-aiplatform.googleapis.com/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`
+    /// (`aiplatform.googleapis.com` for `global`). Without a project, the first request
+    /// fails with [`ModelError::Setup`] and nothing is sent.
+    pub fn vertex_ai(model: impl Into<String>) -> Self {
+        let mut client = GeminiModel::new(model);
+        client.api_key = None;
+        client.vertex = Some(Vertex::from_env());
+        client.aim_at_vertex();
+        client
+    }
+
+    /// The Vertex AI project (a model made with [`GeminiModel::vertex_ai`]).
+    pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.project = Some(project.into());
+            self.aim_at_vertex();
+        }
         self
+    }
+
+    /// The Vertex AI location: a region such as `europe-west4`, `us` or `eu`, or `global`.
+    pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.location = location.into();
+            self.aim_at_vertex();
+        }
+        self
+    }
+
+    /// The Google credentials that authorize Vertex AI requests, instead of the
+    /// environment's; their project serves when none was given.
+    pub fn with_google_credentials(mut self, credentials: GoogleCredentials) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.use_credentials(credentials);
+            self.aim_at_vertex();
+        }
+        self
+    }
+
+    /// The endpoint's base URL, with its version path (`.../v1beta`). On Vertex AI, the
+    /// endpoint's root (`https://host`), under which the version, project and location go.
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        match &mut self.vertex {
+            Some(vertex) => {
+                vertex.root = Some(base_url.to_owned());
+                self.aim_at_vertex();
+            }
+            None => {
+                self.url = content_url(base_url, &self.model);
+                self.stream_url = stream_url(base_url, &self.model);
+            }
+        }
+        self
+    }
+
+    /// The URLs of the Vertex AI model, from its settings.
+    fn aim_at_vertex(&mut self) {
+        if let Some(vertex) = &self.vertex {
+            let base = vertex.base_url();
+            self.url = content_url(&base, &self.model);
+            self.stream_url = stream_url(&base, &self.model);
+        }
     }
 
     crate::http::client_setters!("the environment's");
@@ -128,18 +214,18 @@ impl GeminiModel {
         Value::Object(body)
     }
 
-    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
-        self.post_to(&self.url, body)
-    }
-
-    fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
+    async fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let headers = self.headers.apply(json_headers(
+        let mut headers = json_headers(
             self.api_key.as_ref(),
             HeaderName::from_static("x-goog-api-key"),
             false,
-        )?)?;
+        )?;
+        if let (Some(vertex), None) = (&self.vertex, &self.api_key) {
+            vertex.authorize(&mut headers).await?;
+        }
+        let headers = self.headers.apply(headers)?;
         Ok(JsonPost {
             client: &self.client,
             url,
@@ -283,7 +369,11 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
 impl ChatModel for GeminiModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self.post(self.body(request))?.send().await?;
+            let answer = self
+                .post_to(&self.url, self.body(request))
+                .await?
+                .send()
+                .await?;
             let aliases = request.tools.aliases();
             response(&answer, &aliases)
         })
@@ -292,7 +382,7 @@ impl ChatModel for GeminiModel {
     fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
         let opening = Box::pin(async move {
             let body = self.body(request);
-            self.post_to(&self.stream_url, body)?.open().await
+            self.post_to(&self.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases().into_owned();
         sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
@@ -399,6 +489,7 @@ impl std::fmt::Debug for GeminiModel {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("vertex", &self.vertex)
             .field("headers", &self.headers)
             .field("retry", &self.retry)
             .finish_non_exhaustive()

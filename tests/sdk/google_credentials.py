@@ -1,0 +1,67 @@
+"""Prints, as one JSON line, what Google's own libraries do with this process's environment.
+
+  token                     the access token google-auth's Application Default Credentials
+                            get (`google.auth.default` with the cloud-platform scope, then a
+                            refresh), its project and quota project: {"token", "project",
+                            "quota_project"}
+  vertex PROJECT LOCATION URL
+                            one generate_content call of google-genai's client on Vertex AI
+                            (`vertexai=True`) to a server at URL: {"text"}
+
+{"error"} when it raises. tool-agent/tests/google_credentials.rs runs it beside
+`GoogleCredentials` and `GeminiModel::vertex_ai` over the same variables, files and local
+servers, and compares the two."""
+
+import json
+import os
+import sys
+
+
+def redirected():
+    """google-auth's own transport, sending what it addresses to Google's token endpoint to
+    AI_TOOL_TEST_OAUTH_ROOT instead (google-auth always sends user credentials there): the
+    request is google-auth's, only its host is the test's."""
+    import google.auth.transport.requests
+
+    class Redirected(google.auth.transport.requests.Request):
+        def __call__(self, url, *args, **kwargs):
+            google_endpoint = "https://oauth2.googleapis.com"
+            root = os.environ.get("AI_TOOL_TEST_OAUTH_ROOT")
+            if root and url.startswith(google_endpoint + "/"):
+                url = root + url[len(google_endpoint):]
+            return super().__call__(url, *args, **kwargs)
+
+    return Redirected
+
+
+def main():
+    try:
+        if sys.argv[1] == "token":
+            import google.auth
+
+            Redirected = redirected()
+
+            credentials, project = google.auth.default(
+                scopes=["https://www.googleapis.com/auth/cloud-platform"]
+            )
+            credentials.refresh(Redirected())
+            print(json.dumps({
+                "token": credentials.token,
+                "project": project,
+                "quota_project": getattr(credentials, "quota_project_id", None),
+            }))
+        else:
+            from google import genai
+
+            project, location, url = sys.argv[2:5]
+            client = genai.Client(
+                vertexai=True, project=project, location=location,
+                http_options={"base_url": url},
+            )
+            answer = client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+            print(json.dumps({"text": answer.text}))
+    except Exception as error:  # noqa: BLE001 - any failure is the answer
+        print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
+
+
+main()
