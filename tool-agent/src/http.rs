@@ -238,6 +238,23 @@ pub(crate) fn body_start(text: &str, chars: usize) -> String {
     }
 }
 
+/// What an OAuth endpoint's refusal says: its `error` and `error_description`, and never the
+/// rest of the body, which a proxy echoing the request would fill with the refresh token,
+/// assertion or client secret.
+pub(crate) fn oauth_refusal(status: u16, text: &str) -> String {
+    let said = serde_json::from_str::<Value>(text).ok().and_then(|body| {
+        let error = body.get("error")?.as_str()?.to_owned();
+        match body.get("error_description").and_then(Value::as_str) {
+            Some(description) => Some(format!("{error}: {}", body_start(description, 200))),
+            None => Some(error),
+        }
+    });
+    match said {
+        Some(said) => format!("HTTP {status}, {}", body_start(&said, 300)),
+        None => format!("HTTP {status}"),
+    }
+}
+
 /// Why `url` cannot be reached by this build: an `https` URL needs TLS, which the `rustls`
 /// feature adds (reqwest alone would only say that its scheme is not http).
 pub(crate) fn tls_missing(url: &str) -> Option<&'static str> {
@@ -563,6 +580,20 @@ mod tests {
         assert_eq!(tls_missing_in("http://127.0.0.1:8080/v1", false), None);
         assert_eq!(body_start("  short \n", 5), "short");
         assert_eq!(body_start("éèêëē and more", 3), "éèê...");
+    }
+
+    #[test]
+    fn a_refusal_says_its_oauth_error_and_nothing_else() {
+        let body = r#"{"error":"invalid_grant","error_description":"refused","echo":"refresh-1"}"#;
+        assert_eq!(oauth_refusal(400, body), "HTTP 400, invalid_grant: refused");
+        assert_eq!(
+            oauth_refusal(400, r#"{"error":"invalid_client"}"#),
+            "HTTP 400, invalid_client"
+        );
+        assert_eq!(
+            oauth_refusal(502, "clientSecret=client-secret-1"),
+            "HTTP 502"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sha1::{Digest, Sha1};
 
 use super::time::{parse_time, rfc3339};
-use crate::http::{body_start, error_chain, tls_missing};
+use crate::http::{error_chain, oauth_refusal, tls_missing};
 use crate::model::ModelError;
 
 /// A token expiring within this is refreshed, when it can be, as in botocore.
@@ -222,7 +222,7 @@ async fn refresh(
     let status = answer.status().as_u16();
     let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
     if status != 200 {
-        return Err(failed(refusal(status, &text)));
+        return Err(failed(oauth_refusal(status, &text)));
     }
     let created: CreatedToken =
         serde_json::from_str(&text).map_err(|e| failed(format!("the answer has no token: {e}")))?;
@@ -239,22 +239,6 @@ async fn refresh(
         client_secret: client_secret.clone(),
         registration_expires_at: registration.clone(),
     })
-}
-
-/// What a refusal says: its OAuth `error` and `error_description`, and never the rest of the
-/// body, which a proxy echoing the request would fill with the refresh token and secret.
-fn refusal(status: u16, text: &str) -> String {
-    let said = serde_json::from_str::<Value>(text).ok().and_then(|body| {
-        let error = body.get("error")?.as_str()?.to_owned();
-        match body.get("error_description").and_then(Value::as_str) {
-            Some(description) => Some(format!("{error}: {}", body_start(description, 200))),
-            None => Some(error),
-        }
-    });
-    match said {
-        Some(said) => format!("HTTP {status}, {}", body_start(&said, 300)),
-        None => format!("HTTP {status}"),
-    }
 }
 
 /// Writes the token beside the cache file and moves it over it, so that a reader never finds
@@ -289,17 +273,6 @@ fn write_cache(path: &Path, token: &Value) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_refusal_says_its_oauth_error_and_nothing_else() {
-        let body = r#"{"error":"invalid_grant","error_description":"refused","echo":"refresh-1"}"#;
-        assert_eq!(refusal(400, body), "HTTP 400, invalid_grant: refused");
-        assert_eq!(
-            refusal(400, r#"{"error":"invalid_client"}"#),
-            "HTTP 400, invalid_client"
-        );
-        assert_eq!(refusal(502, "clientSecret=client-secret-1"), "HTTP 502");
-    }
 
     #[test]
     fn a_refreshed_token_is_written_as_botocore_writes_it() {

@@ -8,7 +8,7 @@ use reqwest::header::HeaderValue;
 use serde::Deserialize;
 
 use super::jwt::ServiceAccountKey;
-use crate::http::{body_start, error_chain, tls_missing};
+use crate::http::{error_chain, oauth_refusal, tls_missing};
 
 /// The scope Vertex AI asks for.
 pub(crate) const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -218,7 +218,7 @@ async fn read_token(answer: reqwest::Response) -> Result<Token, String> {
     let status = answer.status().as_u16();
     let text = answer.text().await.map_err(|e| error_chain(&e))?;
     if status != 200 {
-        return Err(format!("HTTP {status}: {}", body_start(&text, 200)));
+        return Err(oauth_refusal(status, &text));
     }
     let issued: Issued =
         serde_json::from_str(&text).map_err(|e| format!("the answer has no access_token ({e})"))?;
