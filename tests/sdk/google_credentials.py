@@ -7,6 +7,10 @@
   vertex PROJECT LOCATION URL
                             one generate_content call of google-genai's client on Vertex AI
                             (`vertexai=True`) to a server at URL: {"text"}
+  anthropic-vertex REGION URL
+                            one messages.create call of anthropic's AnthropicVertex client
+                            (its project from ANTHROPIC_VERTEX_PROJECT_ID) to a server at URL:
+                            {"text"}
 
 {"error"} when it raises. tool-agent/tests/google_credentials.rs runs it beside
 `GoogleCredentials` and `GeminiModel::vertex_ai` over the same variables, files and local
@@ -50,6 +54,16 @@ def main():
                 "project": project,
                 "quota_project": getattr(credentials, "quota_project_id", None),
             }))
+        elif sys.argv[1] == "anthropic-vertex":
+            from anthropic import AnthropicVertex
+
+            region, url = sys.argv[2:4]
+            client = AnthropicVertex(region=region, base_url=url + "/v1")
+            answer = client.messages.create(
+                model="claude-sonnet-4-5@20250929", max_tokens=64,
+                messages=[{"role": "user", "content": "hi"}],
+            )
+            print(json.dumps({"text": answer.content[0].text}))
         else:
             from google import genai
 

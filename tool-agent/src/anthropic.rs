@@ -8,12 +8,14 @@ use tool_core::provider::{anthropic_tool_result_content, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
+use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
 use crate::sse::{self, Decoder};
+use crate::GoogleCredentials;
 
 const PROVIDER: &str = "Anthropic";
 
@@ -29,10 +31,28 @@ const PROVIDER: &str = "Anthropic";
 /// let model = AnthropicModel::new("claude-sonnet-4-5").with_max_tokens(1024);
 /// assert_eq!(model.url(), "https://api.anthropic.com/v1/messages");
 /// ```
+///
+/// [`AnthropicModel::vertex_ai`] speaks to Claude on Vertex AI, with Google Cloud
+/// credentials:
+///
+/// ```
+/// use tool_agent::AnthropicModel;
+///
+/// let model = AnthropicModel::vertex_ai("claude-sonnet-4-5@20250929")
+///     .with_vertex_project("my-project")
+///     .with_vertex_location("us-east5");
+/// assert_eq!(
+///     model.url(),
+///     "https://us-east5-aiplatform.googleapis.com/v1/projects/my-project/locations/us-east5/\
+///      publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"
+/// );
+/// ```
 #[derive(Clone)]
 pub struct AnthropicModel {
     client: reqwest::Client,
     url: String,
+    /// Where a streamed answer is asked for: `url`, but on Vertex AI.
+    stream_url: String,
     model: String,
     api_key: Option<ApiKey>,
     headers: ExtraHeaders,
@@ -40,6 +60,8 @@ pub struct AnthropicModel {
     max_tokens: u32,
     cache: Option<PromptCache>,
     extra: Map<String, Value>,
+    /// Vertex AI's project, location and credentials, for Claude there.
+    vertex: Option<Vertex>,
 }
 
 impl AnthropicModel {
@@ -47,6 +69,8 @@ impl AnthropicModel {
     pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com/v1";
     /// The API version sent in `anthropic-version`.
     pub const API_VERSION: &'static str = "2023-06-01";
+    /// The API version Vertex AI is sent, in the body's `anthropic_version`.
+    pub const VERTEX_API_VERSION: &'static str = "vertex-2023-10-16";
 
     /// A client for `model` at [`AnthropicModel::DEFAULT_BASE_URL`], with the key in
     /// `ANTHROPIC_API_KEY` if it is set.
@@ -54,6 +78,7 @@ impl AnthropicModel {
         AnthropicModel {
             client: crate::http::default_client(),
             url: messages_url(Self::DEFAULT_BASE_URL),
+            stream_url: messages_url(Self::DEFAULT_BASE_URL),
             model: model.into(),
             api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
             headers: ExtraHeaders::default(),
@@ -61,13 +86,95 @@ impl AnthropicModel {
             max_tokens: 4096,
             cache: None,
             extra: Map::new(),
+            vertex: None,
         }
     }
 
-    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`).
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = messages_url(base_url);
+    /// A client for `model` (such as `claude-sonnet-4-5@20250929`) on Vertex AI, as
+    /// Anthropic's `AnthropicVertex` client finds it: the region in `CLOUD_ML_REGION`, the
+    /// project in `ANTHROPIC_VERTEX_PROJECT_ID` (else the credentials', as
+    /// [`GoogleCredentials::project`] finds it), the root in `ANTHROPIC_VERTEX_BASE_URL`
+    /// (else the region's), and requests authorized with the environment's Application
+    /// Default Credentials ([`GoogleCredentials`]). A request goes to
+    /// `{root}/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict`
+    /// (`streamRawPredict` streamed), with the model out of the body and `anthropic_version`
+    /// in it. Without a project or a region, the first request fails with
+    /// [`ModelError::Setup`] and nothing is sent.
+    pub fn vertex_ai(model: impl Into<String>) -> Self {
+        let mut client = AnthropicModel::new(model);
+        client.api_key = None;
+        let mut vertex = Vertex::new(
+            GoogleCredentials::from_env(),
+            env("ANTHROPIC_VERTEX_PROJECT_ID"),
+            env("CLOUD_ML_REGION"),
+            "set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT) and CLOUD_ML_REGION, or call \
+             AnthropicModel::with_vertex_project and with_vertex_location",
+        );
+        vertex.root = env("ANTHROPIC_VERTEX_BASE_URL").map(|url| {
+            // The SDK's base URL holds the version, which the URL here adds.
+            url.trim_end_matches('/').trim_end_matches("/v1").to_owned()
+        });
+        client.vertex = Some(vertex);
+        client.aim_at_vertex();
+        client
+    }
+
+    /// The Vertex AI project (a model made with [`AnthropicModel::vertex_ai`]).
+    pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.project = Some(project.into());
+            self.aim_at_vertex();
+        }
         self
+    }
+
+    /// The Vertex AI region (`us-east5`, `europe-west1`...), `us`, `eu` or `global`.
+    pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.location = Some(location.into());
+            self.aim_at_vertex();
+        }
+        self
+    }
+
+    /// The Google credentials that authorize Vertex AI requests, instead of the
+    /// environment's; their project serves when none was given.
+    pub fn with_google_credentials(mut self, credentials: GoogleCredentials) -> Self {
+        if let Some(vertex) = &mut self.vertex {
+            vertex.use_credentials(credentials);
+            self.aim_at_vertex();
+        }
+        self
+    }
+
+    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`). On
+    /// Vertex AI, the endpoint's root (`https://host`), under which the version, project and
+    /// location go.
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        match &mut self.vertex {
+            Some(vertex) => {
+                vertex.root = Some(base_url.to_owned());
+                self.aim_at_vertex();
+            }
+            None => {
+                self.url = messages_url(base_url);
+                self.stream_url = self.url.clone();
+            }
+        }
+        self
+    }
+
+    /// The URLs of the Vertex AI model, from its settings.
+    fn aim_at_vertex(&mut self) {
+        if let Some(vertex) = &self.vertex {
+            let model = format!(
+                "{}/publishers/anthropic/models/{}",
+                vertex.location_url("v1"),
+                self.model
+            );
+            self.url = format!("{model}:rawPredict");
+            self.stream_url = format!("{model}:streamRawPredict");
+        }
     }
 
     crate::http::client_setters!("`ANTHROPIC_API_KEY`");
@@ -99,7 +206,11 @@ impl AnthropicModel {
         let declarations = request.tools.declarations_or_declare(Format::Anthropic);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
+        match self.vertex {
+            // Vertex AI takes the model in the URL, and the version in the body.
+            Some(_) => body.insert("anthropic_version".into(), json!(Self::VERTEX_API_VERSION)),
+            None => body.insert("model".into(), json!(self.model)),
+        };
         body.insert("max_tokens".into(), json!(self.max_tokens));
         let output_config = request.response_format.as_ref().map(|f| (f, f.anthropic()));
         match output_config {
@@ -146,7 +257,7 @@ impl AnthropicModel {
         Value::Object(body)
     }
 
-    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+    async fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let mut headers = json_headers(
@@ -154,14 +265,19 @@ impl AnthropicModel {
             HeaderName::from_static("x-api-key"),
             false,
         )?;
-        headers.insert(
-            HeaderName::from_static("anthropic-version"),
-            HeaderValue::from_static(Self::API_VERSION),
-        );
+        match &self.vertex {
+            Some(vertex) => vertex.authorize(&mut headers).await?,
+            None => {
+                headers.insert(
+                    HeaderName::from_static("anthropic-version"),
+                    HeaderValue::from_static(Self::API_VERSION),
+                );
+            }
+        }
         let headers = self.headers.apply(headers)?;
         Ok(JsonPost {
             client: &self.client,
-            url: &self.url,
+            url,
             headers,
             body,
             retry: self.retry,
@@ -287,7 +403,11 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
 impl ChatModel for AnthropicModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self.post(self.body(request))?.send().await?;
+            let answer = self
+                .post(&self.url, self.body(request))
+                .await?
+                .send()
+                .await?;
             let aliases = request.tools.aliases();
             response(&answer, &aliases)
         })
@@ -297,10 +417,10 @@ impl ChatModel for AnthropicModel {
         let opening = Box::pin(async move {
             let mut body = self.body(request);
             body["stream"] = json!(true);
-            self.post(body)?.open().await
+            self.post(&self.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases().into_owned();
-        sse::events(opening, self.url.clone(), stream_decoder(aliases))
+        sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
     }
 
     fn format(&self) -> Option<Format> {
@@ -420,6 +540,7 @@ impl std::fmt::Debug for AnthropicModel {
         f.debug_struct("AnthropicModel")
             .field("url", &self.url)
             .field("model", &self.model)
+            .field("vertex", &self.vertex)
             .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
             .field("headers", &self.headers)
             .field("retry", &self.retry)

@@ -177,7 +177,7 @@ async fn google_server() -> (Received, String) {
                 (metadata_headers, token("metadata-token")).into_response()
             }),
         )
-        .fallback(move |uri: Uri, headers: HeaderMap| async move {
+        .fallback(move |uri: Uri, headers: HeaderMap, body: axum::body::Bytes| async move {
             let header = |name: &str| {
                 Value::from(
                     headers
@@ -186,19 +186,31 @@ async fn google_server() -> (Received, String) {
                         .unwrap_or_default(),
                 )
             };
-            let seen = BTreeMap::from([
+            let mut seen = BTreeMap::from([
                 ("authorization".to_owned(), header("authorization")),
-                (
-                    "x-goog-user-project".to_owned(),
-                    header("x-goog-user-project"),
-                ),
+                ("x-goog-user-project".to_owned(), header("x-goog-user-project")),
+                ("anthropic-version".to_owned(), header("anthropic-version")),
+                ("x-api-key".to_owned(), header("x-api-key")),
             ]);
+            let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let answer = if uri.path().contains("/publishers/anthropic/") {
+                // The body's fields that say where and how: the version, and no model.
+                seen.insert("anthropic_version".into(), body["anthropic_version"].clone());
+                seen.insert("model".into(), body["model"].clone());
+                json!({
+                    "id": "msg_1", "type": "message", "role": "assistant",
+                    "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                    "content": [{ "type": "text", "text": "hello" }],
+                    "usage": { "input_tokens": 1, "output_tokens": 1 },
+                })
+            } else {
+                json!({
+                    "candidates": [{ "content": { "role": "model", "parts": [{ "text": "hello" }] },
+                                     "finishReason": "STOP" }],
+                    "usageMetadata": { "promptTokenCount": 1, "candidatesTokenCount": 1 },
+                })
+            };
             r3.lock().unwrap().push((uri.path().to_owned(), seen));
-            let answer = json!({
-                "candidates": [{ "content": { "role": "model", "parts": [{ "text": "hello" }] },
-                                 "finishReason": "STOP" }],
-                "usageMetadata": { "promptTokenCount": 1, "candidatesTokenCount": 1 },
-            });
             ([("content-type", "application/json")], answer.to_string()).into_response()
         });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -351,7 +363,8 @@ async fn the_credentials_get_the_token_google_auth_gets() {
 }
 
 /// `GeminiModel::vertex_ai` posts to the path google-genai's Vertex AI client posts to, with
-/// the same bearer token and quota project.
+/// the same bearer token and quota project; `AnthropicModel::vertex_ai` where Anthropic's
+/// `AnthropicVertex` does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
     let Some(python) = sdk_tools("a_vertex_ai_request_goes_where_google_genai_sends_it") else {
@@ -416,6 +429,44 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
         "Bearer service-account-token"
     );
     assert_eq!(our_calls[0].1["x-goog-user-project"], "billing-project");
+
+    // Claude on Vertex AI: where Anthropic's AnthropicVertex client sends it, the model in the
+    // URL and the version in the body. (Anthropic's client sends no quota project.)
+    let vars: Vec<(String, String)> = vars
+        .into_iter()
+        .filter(|(name, _)| name != "GOOGLE_CLOUD_QUOTA_PROJECT")
+        .chain([(
+            "ANTHROPIC_VERTEX_PROJECT_ID".to_owned(),
+            "claude-project".to_owned(),
+        )])
+        .collect();
+    let theirs = google_sdk(&python, &vars, &["anthropic-vertex", "us-east5", &url]);
+    assert_eq!(theirs["text"], "hello", "{theirs}");
+    let their_calls = model_requests();
+    let model = tool_agent::AnthropicModel::vertex_ai("claude-sonnet-4-5@20250929")
+        .with_google_credentials(GoogleCredentials::from_vars(vars.clone()))
+        .with_vertex_project("claude-project")
+        .with_vertex_location("us-east5")
+        .with_max_tokens(64)
+        .with_base_url(&url);
+    let answer = model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap();
+    assert_eq!(answer.text.as_deref(), Some("hello"));
+    let mut our_calls = model_requests();
+    let mut their_calls = their_calls;
+    // The one difference: the version in the body. Google documents `vertex-2023-10-16` for
+    // Claude on Vertex AI, which is sent here; Anthropic's SDK sends its own API version.
+    let ours = our_calls[0].1.remove("anthropic_version");
+    let theirs = their_calls[0].1.remove("anthropic_version");
+    assert_eq!(ours, Some(json!("vertex-2023-10-16")));
+    assert!(theirs.is_some_and(|v| v.is_string()));
+    assert_eq!(our_calls, their_calls);
+    assert_eq!(
+        our_calls[0].0,
+        "/v1/projects/claude-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -9,14 +9,15 @@ use tool_core::provider::{gemini_inline_image, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
+use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{Message, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 use crate::GoogleCredentials;
 
-mod vertex;
-use vertex::Vertex;
+/// The API version Google's Gen AI SDK speaks to Vertex AI.
+const VERTEX_API_VERSION: &str = "v1beta1";
 
 const PROVIDER: &str = "Gemini";
 
@@ -100,7 +101,12 @@ impl GeminiModel {
     pub fn vertex_ai(model: impl Into<String>) -> Self {
         let mut client = GeminiModel::new(model);
         client.api_key = None;
-        client.vertex = Some(Vertex::from_env());
+        client.vertex = Some(Vertex::new(
+            GoogleCredentials::from_env(),
+            env("GOOGLE_CLOUD_PROJECT"),
+            Some(env("GOOGLE_CLOUD_LOCATION").unwrap_or_else(|| "global".to_owned())),
+            "set GOOGLE_CLOUD_PROJECT, or call GeminiModel::with_vertex_project",
+        ));
         client.aim_at_vertex();
         client
     }
@@ -117,7 +123,7 @@ impl GeminiModel {
     /// The Vertex AI location: a region such as `europe-west4`, `us` or `eu`, or `global`.
     pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
         if let Some(vertex) = &mut self.vertex {
-            vertex.location = location.into();
+            vertex.location = Some(location.into());
             self.aim_at_vertex();
         }
         self
@@ -152,7 +158,10 @@ impl GeminiModel {
     /// The URLs of the Vertex AI model, from its settings.
     fn aim_at_vertex(&mut self) {
         if let Some(vertex) = &self.vertex {
-            let base = vertex.base_url();
+            let base = format!(
+                "{}/publishers/google",
+                vertex.location_url(VERTEX_API_VERSION)
+            );
             self.url = content_url(&base, &self.model);
             self.stream_url = stream_url(&base, &self.model);
         }

@@ -1,9 +1,10 @@
-//! Google Cloud's machinery, for Gemini on Vertex AI: Application Default Credentials (a
-//! service account's key, a user's refresh token, the metadata server) and the access tokens
-//! they give.
+//! Google Cloud's machinery, for Gemini and Claude on Vertex AI: Application Default
+//! Credentials (a service account's key, a user's refresh token, the metadata server), the
+//! access tokens they give, and Vertex AI's endpoints.
 
 mod credentials;
 mod jwt;
 mod sources;
+pub(crate) mod vertex;
 
 pub use credentials::GoogleCredentials;

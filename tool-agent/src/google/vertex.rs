@@ -1,41 +1,42 @@
-//! Gemini on Vertex AI: the endpoint of a project and location, and the access token of the
-//! Google credentials that reach it.
+//! Vertex AI's endpoints: a project and location, the root of its URLs, and the access token
+//! of the Google credentials that reach it; for Gemini and for Claude there.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
 
-use crate::google::GoogleCredentials;
+use super::GoogleCredentials;
 use crate::model::ModelError;
-
-/// The API version Google's Gen AI SDK speaks to Vertex AI.
-const API_VERSION: &str = "v1beta1";
 
 /// Where a Vertex AI model is, and how requests to it are authorized.
 #[derive(Clone, Debug)]
-pub(super) struct Vertex {
+pub(crate) struct Vertex {
     credentials: GoogleCredentials,
     /// The credentials' quota project, read once.
     quota_project: Option<String>,
     pub project: Option<String>,
-    pub location: String,
+    /// A region such as `europe-west4`, a multi-region (`us`, `eu`), or `global`.
+    pub location: Option<String>,
     /// The endpoint's root, when not the location's (a proxy, a private endpoint).
     pub root: Option<String>,
+    /// What a request without a project or location is told to set.
+    pub settings: &'static str,
 }
 
 impl Vertex {
-    /// The settings of the environment: `GOOGLE_CLOUD_PROJECT` (else the credentials'
-    /// project), `GOOGLE_CLOUD_LOCATION` (else `global`), and its Application Default
-    /// Credentials.
-    pub fn from_env() -> Self {
-        let credentials = GoogleCredentials::from_env();
+    /// An endpoint authorized by `credentials`, at `project` (else the credentials') and
+    /// `location`.
+    pub fn new(
+        credentials: GoogleCredentials,
+        project: Option<String>,
+        location: Option<String>,
+        settings: &'static str,
+    ) -> Self {
         Vertex {
-            project: credentials.project(),
+            project: project.or_else(|| credentials.project()),
             quota_project: credentials.quota_project(),
-            location: std::env::var("GOOGLE_CLOUD_LOCATION")
-                .ok()
-                .filter(|l| !l.trim().is_empty())
-                .unwrap_or_else(|| "global".to_owned()),
             credentials,
+            location,
             root: None,
+            settings,
         }
     }
 
@@ -48,33 +49,37 @@ impl Vertex {
         self.credentials = credentials;
     }
 
-    /// `{root}/v1beta1/projects/{project}/locations/{location}/publishers/google`, the base
-    /// under which the model's methods are; the root is `aiplatform.googleapis.com` for
-    /// `global`, `aiplatform.{us,eu}.rep.googleapis.com` for the multi-regions and
-    /// `{location}-aiplatform.googleapis.com` for a region, as in Google's Gen AI SDK.
-    pub fn base_url(&self) -> String {
-        let location = &self.location;
+    /// `{root}/{version}/projects/{project}/locations/{location}`: the root is
+    /// `aiplatform.googleapis.com` for `global`, `aiplatform.{us,eu}.rep.googleapis.com` for
+    /// the multi-regions and `{location}-aiplatform.googleapis.com` for a region, as in
+    /// Google's and Anthropic's SDKs.
+    pub fn location_url(&self, version: &str) -> String {
+        let location = self.location.as_deref().unwrap_or("-");
         let root = match &self.root {
             Some(root) => root.trim_end_matches('/').to_owned(),
             None if location == "global" => "https://aiplatform.googleapis.com".to_owned(),
-            None if matches!(location.as_str(), "us" | "eu") => {
+            None if matches!(location, "us" | "eu") => {
                 format!("https://aiplatform.{location}.rep.googleapis.com")
             }
             None => format!("https://{location}-aiplatform.googleapis.com"),
         };
         let project = self.project.as_deref().unwrap_or("-");
-        format!("{root}/{API_VERSION}/projects/{project}/locations/{location}/publishers/google")
+        format!("{root}/{version}/projects/{project}/locations/{location}")
     }
 
     /// The headers that authorize a request: the credentials' access token, and the quota
-    /// project (`x-goog-user-project`) if they name one. Without a project, nothing is sent.
+    /// project (`x-goog-user-project`) if they name one. Without a project or a location,
+    /// nothing is sent.
     pub async fn authorize(&self, headers: &mut HeaderMap) -> Result<(), ModelError> {
-        if self.project.is_none() {
-            return Err(ModelError::Setup(
-                "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT, or call \
-                 GeminiModel::with_vertex_project"
-                    .to_owned(),
-            ));
+        if self.project.is_none() || self.location.is_none() {
+            let missing = match self.project {
+                None => "a project",
+                Some(_) => "a location",
+            };
+            return Err(ModelError::Setup(format!(
+                "Vertex AI needs {missing}: {}",
+                self.settings
+            )));
         }
         let token = self.credentials.access_token().await?;
         let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
@@ -92,4 +97,9 @@ impl Vertex {
         }
         Ok(())
     }
+}
+
+/// The variable `name` of the environment, unless unset or blank.
+pub(crate) fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
