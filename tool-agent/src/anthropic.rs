@@ -669,4 +669,26 @@ mod tests {
         let model = AnthropicModel::new("m").with_api_key(ApiKey::new("sk-ant-secret"));
         assert!(!format!("{model:?}").contains("sk-ant-secret"));
     }
+
+    #[test]
+    fn on_vertex_ai_the_model_is_in_the_url_and_the_version_in_the_body() {
+        let model = AnthropicModel::vertex_ai("claude-haiku-4-5@20251001")
+            .with_vertex_project("p")
+            .with_vertex_location("global")
+            .with_body_field("metadata", json!({ "user_id": "u" }));
+        let root = "https://aiplatform.googleapis.com/v1/projects/p/locations/global";
+        let models = format!("{root}/publishers/anthropic/models/claude-haiku-4-5@20251001");
+        assert_eq!(model.url, format!("{models}:rawPredict"));
+        assert_eq!(model.stream_url, format!("{models}:streamRawPredict"));
+        let body = model.body(&ModelRequest::new(vec![Message::user("hi")]));
+        assert_eq!(body.get("model"), None);
+        assert_eq!(body["anthropic_version"], "vertex-2023-10-16");
+        assert_eq!(body["metadata"]["user_id"], "u");
+        let moved = model.with_base_url("http://127.0.0.1:9/");
+        assert_eq!(
+            moved.url,
+            "http://127.0.0.1:9/v1/projects/p/locations/global/publishers/anthropic/models/\
+             claude-haiku-4-5@20251001:rawPredict"
+        );
+    }
 }
