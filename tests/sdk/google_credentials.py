@@ -7,6 +7,7 @@
   vertex PROJECT LOCATION URL
                             one generate_content call of google-genai's client on Vertex AI
                             (`vertexai=True`) to a server at URL: {"text"}
+  vertex-express KEY URL     the same in Vertex AI's express mode, with an API key
   anthropic-vertex REGION URL
                             one messages.create call of anthropic's AnthropicVertex client
                             (its project from ANTHROPIC_VERTEX_PROJECT_ID) to a server at URL:
@@ -64,6 +65,13 @@ def main():
                 messages=[{"role": "user", "content": "hi"}],
             )
             print(json.dumps({"text": answer.content[0].text}))
+        elif sys.argv[1] == "vertex-express":
+            from google import genai
+
+            key, url = sys.argv[2:4]
+            client = genai.Client(vertexai=True, api_key=key, http_options={"base_url": url})
+            answer = client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+            print(json.dumps({"text": answer.text}))
         else:
             from google import genai
 

@@ -122,7 +122,7 @@ impl AnthropicModel {
     /// The Vertex AI project (a model made with [`AnthropicModel::vertex_ai`]).
     pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
         if let Some(vertex) = &mut self.vertex {
-            vertex.project = Some(project.into());
+            vertex.chosen_project = Some(project.into());
             self.aim_at_vertex();
         }
         self

@@ -93,8 +93,8 @@ impl GeminiModel {
     /// `vertexai=True`: the project in `GOOGLE_CLOUD_PROJECT` (else the one the credentials
     /// file names), the location in `GOOGLE_CLOUD_LOCATION` (else `global`), and requests
     /// authorized with the environment's Application Default Credentials
-    /// ([`GoogleCredentials`]), unless [`with_api_key`](Self::with_api_key) gives a key
-    /// (Vertex AI's express mode). The endpoint is
+    /// ([`GoogleCredentials`]; [`GeminiModel::vertex_ai_express`] takes an API key instead).
+    /// The endpoint is
     /// `https://{location}-aiplatform.googleapis.com/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`
     /// (`aiplatform.googleapis.com` for `global`). Without a project, the first request
     /// fails with [`ModelError::Setup`] and nothing is sent.
@@ -114,7 +114,7 @@ impl GeminiModel {
     /// The Vertex AI project (a model made with [`GeminiModel::vertex_ai`]).
     pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
         if let Some(vertex) = &mut self.vertex {
-            vertex.project = Some(project.into());
+            vertex.chosen_project = Some(project.into());
             self.aim_at_vertex();
         }
         self
@@ -155,13 +155,37 @@ impl GeminiModel {
         self
     }
 
+    /// A client for `model` in Vertex AI's express mode: authorized by an API key, sent as
+    /// `x-goog-api-key`, at
+    /// `https://aiplatform.googleapis.com/v1beta1/publishers/google/models/{model}:generateContent`,
+    /// without a project or location, as Google's Gen AI SDK sends it.
+    pub fn vertex_ai_express(model: impl Into<String>, key: ApiKey) -> Self {
+        let mut client = GeminiModel::vertex_ai(model).with_api_key(key);
+        if let Some(vertex) = &mut client.vertex {
+            vertex.express = true;
+        }
+        client.aim_at_vertex();
+        client
+    }
+
     /// The URLs of the Vertex AI model, from its settings.
     fn aim_at_vertex(&mut self) {
         if let Some(vertex) = &self.vertex {
-            let base = format!(
-                "{}/publishers/google",
-                vertex.location_url(VERTEX_API_VERSION)
-            );
+            let base = match vertex.express {
+                true => format!(
+                    "{}/{VERTEX_API_VERSION}/publishers/google",
+                    vertex
+                        .root
+                        .as_deref()
+                        .map_or("https://aiplatform.googleapis.com", |r| {
+                            r.trim_end_matches('/')
+                        })
+                ),
+                false => format!(
+                    "{}/publishers/google",
+                    vertex.location_url(VERTEX_API_VERSION)
+                ),
+            };
             self.url = content_url(&base, &self.model);
             self.stream_url = stream_url(&base, &self.model);
         }
@@ -226,12 +250,14 @@ impl GeminiModel {
     async fn post_to<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let mut headers = json_headers(
-            self.api_key.as_ref(),
-            HeaderName::from_static("x-goog-api-key"),
-            false,
-        )?;
-        if let (Some(vertex), None) = (&self.vertex, &self.api_key) {
+        // On Vertex AI, the credentials authorize a request, and a key only in express mode.
+        let authorizing = self.vertex.as_ref().filter(|vertex| !vertex.express);
+        let key = match authorizing {
+            Some(_) => None,
+            None => self.api_key.as_ref(),
+        };
+        let mut headers = json_headers(key, HeaderName::from_static("x-goog-api-key"), false)?;
+        if let Some(vertex) = authorizing {
             vertex.authorize(&mut headers).await?;
         }
         let headers = self.headers.apply(headers)?;

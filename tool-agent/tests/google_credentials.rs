@@ -25,7 +25,7 @@ use rsa::pkcs1v15::{Signature, VerifyingKey};
 use rsa::pkcs8::DecodePublicKey;
 use rsa::signature::Verifier;
 use serde_json::{json, Value};
-use tool_agent::{ChatModel, GeminiModel, GoogleCredentials, Message, ModelRequest};
+use tool_agent::{ApiKey, ChatModel, GeminiModel, GoogleCredentials, Message, ModelRequest};
 
 const KEY: &str = include_str!("google/test-only-key.pem");
 const PUBLIC_KEY: &str = include_str!("google/test-only-key.pub.pem");
@@ -191,6 +191,7 @@ async fn google_server() -> (Received, String) {
                 ("x-goog-user-project".to_owned(), header("x-goog-user-project")),
                 ("anthropic-version".to_owned(), header("anthropic-version")),
                 ("x-api-key".to_owned(), header("x-api-key")),
+                ("x-goog-api-key".to_owned(), header("x-goog-api-key")),
             ]);
             let body: Value = serde_json::from_slice(&body).unwrap_or_default();
             let answer = if uri.path().contains("/publishers/anthropic/") {
@@ -430,6 +431,26 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
     );
     assert_eq!(our_calls[0].1["x-goog-user-project"], "billing-project");
 
+    // Express mode: an API key, no project or location.
+    let theirs = google_sdk(&python, &vars, &["vertex-express", "express-key", &url]);
+    assert_eq!(theirs["text"], "hello", "{theirs}");
+    let their_calls = model_requests();
+    let model = GeminiModel::vertex_ai_express("gemini-2.5-flash", ApiKey::new("express-key"))
+        .with_google_credentials(GoogleCredentials::from_vars(vars.clone()))
+        .with_base_url(&url);
+    model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap();
+    let our_calls = model_requests();
+    assert_eq!(our_calls, their_calls);
+    assert_eq!(
+        our_calls[0].0,
+        "/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent"
+    );
+    assert_eq!(our_calls[0].1["x-goog-api-key"], "express-key");
+    assert_eq!(our_calls[0].1["authorization"], "");
+
     // Claude on Vertex AI: where Anthropic's AnthropicVertex client sends it, the model in the
     // URL and the version in the body. (Anthropic's client sends no quota project.)
     let vars: Vec<(String, String)> = vars
@@ -491,8 +512,18 @@ async fn what_the_credentials_cannot_resolve_is_named() {
         json!({ "type": "service_account", "client_email": "a@b.iam.gserviceaccount.com",
                 "private_key": "-----BEGIN PRIVATE KEY-----\nsecret-bits\n-----END PRIVATE KEY-----" }),
     );
+    let elsewhere = file(
+        "elsewhere.json",
+        json!({ "type": "authorized_user", "client_id": "c", "client_secret": "client-secret",
+                "refresh_token": "r", "token_uri": "http://example.com/token" }),
+    );
     let home = dir.display().to_string();
     for (vars, expected) in [
+        (
+            vec![("GOOGLE_APPLICATION_CREDENTIALS", elsewhere.clone())],
+            "its token_uri `http://example.com/token` is neither HTTPS nor on this machine"
+                .to_owned(),
+        ),
         (
             vec![("GOOGLE_APPLICATION_CREDENTIALS", external.clone())],
             format!(
@@ -538,12 +569,21 @@ async fn what_the_credentials_cannot_resolve_is_named() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("Vertex AI needs a project"), "{error}");
+    let model = GeminiModel::vertex_ai("gemini-2.5-flash")
+        .with_google_credentials(GoogleCredentials::from_vars([("HOME", home.clone())]))
+        .with_vertex_project("p")
+        .with_vertex_location(format!("{address}/x?"));
+    let error = model
+        .respond(&ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("is not a location name"), "{error}");
     assert!(received.lock().unwrap().is_empty(), "nothing sent");
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// A token serves until five minutes before it expires; one from a provider is asked for at
-/// each request.
+/// A token serves until four minutes before it expires, one from a provider too.
 #[tokio::test]
 async fn a_token_is_kept_until_it_is_about_to_expire() {
     let dir = temp_dir("google-cache");
@@ -573,9 +613,12 @@ async fn a_token_is_kept_until_it_is_about_to_expire() {
     let counter = asked.clone();
     let provided = GoogleCredentials::from_token_provider(move || {
         let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        async move { Ok(format!("provided-{n}")) }
+        // The first lasts a minute (under the margin: asked again), the next an hour.
+        let lifetime = std::time::Duration::from_secs(if n == 0 { 60 } else { 3600 });
+        async move { Ok((format!("provided-{n}"), lifetime)) }
     });
     assert_eq!(provided.access_token().await.unwrap(), "provided-0");
+    assert_eq!(provided.access_token().await.unwrap(), "provided-1");
     assert_eq!(provided.access_token().await.unwrap(), "provided-1");
     std::fs::remove_dir_all(dir).ok();
 }

@@ -7,21 +7,29 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
+use super::gcloud;
 use super::sources::{metadata_token, KeyFile, Token};
 use crate::model::ModelError;
 
-/// A token is fetched again once it expires within this.
-const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(5 * 60);
+/// A token is fetched again once it expires within this: google-auth's margin, under the four
+/// minutes before expiry from which the metadata server hands out a new one.
+const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(225);
 
-/// How long a token endpoint may take.
+/// How long a token that is still good serves after a failed fetch before the next try.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(60);
+
+/// How long a token endpoint, or a token provider, may take.
 const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What gives a token when asked: for credentials this crate does not resolve (workload
-/// identity federation, impersonation), from Google's own SDK or a `gcloud` command.
-type TokenProvider =
-    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>> + Send + Sync>;
+/// What gives a token and how long it lasts, when asked: for credentials this crate does not
+/// resolve (workload identity federation, impersonation), from Google's own SDK or `gcloud`.
+type TokenProvider = Arc<
+    dyn Fn() -> Pin<Box<dyn Future<Output = Result<(String, Duration), String>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// Google Cloud credentials (Application Default Credentials), found as Google's client
 /// libraries find them, in turn:
@@ -29,16 +37,19 @@ type TokenProvider =
 /// 1. the file `GOOGLE_APPLICATION_CREDENTIALS` names;
 /// 2. `gcloud`'s application default credentials
 ///    (`$CLOUDSDK_CONFIG/application_default_credentials.json`, by default under
-///    `~/.config/gcloud`, written by `gcloud auth application-default login`);
+///    `~/.config/gcloud`, or `%APPDATA%\gcloud` without a home, written by `gcloud auth
+///    application-default login`);
 /// 3. the metadata server of a Google Cloud machine (Compute Engine, GKE, Cloud Run), at
-///    `GCE_METADATA_HOST` if set.
+///    `GCE_METADATA_HOST` if set; not asked when `NO_GCE_CHECK` is `true`.
 ///
-/// A file holds a service account's key (whose signed assertion is traded for a token at its
-/// `token_uri`) or a user's refresh token (traded at Google's token endpoint). Other kinds
-/// (`external_account`, `impersonated_service_account`) are named in an error:
-/// [`GoogleCredentials::from_token_provider`] takes a token from elsewhere instead. Tokens
-/// are asked for the `cloud-platform` scope and fetched again five minutes before they
-/// expire; a request that finds another fetching waits for it.
+/// A file holds a service account's key (whose signed assertion is traded for a token of the
+/// `cloud-platform` scope at its `token_uri`) or a user's refresh token (traded at Google's
+/// token endpoint, or at the file's `token_uri` when it is HTTPS or on this machine). Other
+/// kinds (`external_account`, `impersonated_service_account`) are named in an error:
+/// [`GoogleCredentials::from_token_provider`] takes tokens from elsewhere instead. A token is
+/// fetched again under four minutes before it expires. Meanwhile, if that fetch fails, the
+/// current token serves until it expires, and the fetch is tried again a minute later;
+/// requests that wait for one fetch share its result, a failure included.
 ///
 /// ```
 /// use tool_agent::GoogleCredentials;
@@ -54,13 +65,19 @@ pub struct GoogleCredentials {
 struct Inner {
     vars: HashMap<String, String>,
     provider: Option<TokenProvider>,
-    /// For token endpoints, through the environment's proxy if there is one; redirects are
-    /// not followed, so that no secret goes to another host.
+    /// For token endpoints, through the environment's proxy if there is one.
     client: reqwest::Client,
     /// For the metadata server, never through a proxy.
     metadata: reqwest::Client,
-    /// The token last fetched, and its quota project; held while one is fetched.
-    cached: tokio::sync::Mutex<Option<Token>>,
+    /// The token last fetched and the last try; held while one is fetched.
+    cached: tokio::sync::Mutex<Cached>,
+}
+
+#[derive(Default)]
+struct Cached {
+    token: Option<Token>,
+    /// When the last fetch ended, and its error if it failed.
+    last_try: Option<(Instant, Option<ModelError>)>,
 }
 
 /// Where the credentials were found.
@@ -75,7 +92,8 @@ impl GoogleCredentials {
         let wanted = |name: &str| {
             name.starts_with("GOOGLE_")
                 || name.starts_with("GCE_METADATA")
-                || matches!(name, "HOME" | "CLOUDSDK_CONFIG" | "GCLOUD_PROJECT")
+                || name.starts_with("CLOUDSDK_")
+                || matches!(name, "HOME" | "APPDATA" | "GCLOUD_PROJECT" | "NO_GCE_CHECK")
         };
         Self::from_vars(std::env::vars().filter(|(name, _)| wanted(name)))
     }
@@ -92,46 +110,63 @@ impl GoogleCredentials {
         Self::with(vars, None)
     }
 
-    /// Tokens from `provider`, asked when the last one it gave has expired (it gives no
-    /// expiry, so at each request): for credentials not resolved here.
+    /// Tokens from `provider`, which gives one and how long it lasts (an access token of
+    /// `gcloud auth print-access-token` lasts an hour): for credentials not resolved here.
+    /// It is asked again when its token expires within four minutes, and may take 30
+    /// seconds.
     pub fn from_token_provider<F, Fut>(provider: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<String, String>> + Send + 'static,
+        Fut: Future<Output = Result<(String, Duration), String>> + Send + 'static,
     {
         let provider: TokenProvider = Arc::new(move || Box::pin(provider()));
         Self::with(HashMap::new(), Some(provider))
     }
 
     fn with(vars: HashMap<String, String>, provider: Option<TokenProvider>) -> Self {
+        // Redirects are not followed, so that no secret or token goes to another host.
+        let no_redirects = reqwest::redirect::Policy::none;
         GoogleCredentials {
             inner: Arc::new(Inner {
                 vars,
                 provider,
                 client: reqwest::Client::builder()
                     .timeout(SERVICE_TIMEOUT)
-                    .redirect(reqwest::redirect::Policy::none())
+                    .redirect(no_redirects())
                     .build()
                     .unwrap_or_default(),
                 metadata: reqwest::Client::builder()
                     .no_proxy()
+                    .redirect(no_redirects())
                     .build()
                     .unwrap_or_default(),
-                cached: tokio::sync::Mutex::new(None),
+                cached: tokio::sync::Mutex::default(),
             }),
         }
     }
 
-    /// The project: `GOOGLE_CLOUD_PROJECT`, else `GCLOUD_PROJECT`, else the `project_id` of
-    /// the service account's file.
+    /// The project: `GOOGLE_CLOUD_PROJECT` (or `GCLOUD_PROJECT`), else the `project_id` of a
+    /// service account's file, else gcloud's (`CLOUDSDK_CORE_PROJECT`, or the active
+    /// configuration's `[core] project`, as `gcloud config set project` writes it).
     pub fn project(&self) -> Option<String> {
+        self.environment_project().or_else(|| {
+            let from_file = match self.file_text() {
+                Ok(Some((_, text))) => KeyFile::parse(&text, "")
+                    .ok()
+                    .and_then(|file| file.project().map(str::to_owned)),
+                _ => None,
+            };
+            from_file.or_else(|| {
+                self.var("CLOUDSDK_CORE_PROJECT")
+                    .or_else(|| gcloud::project(&self.gcloud_dir()?, |name| self.var(name)))
+            })
+        })
+    }
+
+    /// `GOOGLE_CLOUD_PROJECT`, else `GCLOUD_PROJECT`.
+    pub(crate) fn environment_project(&self) -> Option<String> {
         self.var("GOOGLE_CLOUD_PROJECT")
             .or_else(|| self.var("GCLOUD_PROJECT"))
-            .or_else(|| {
-                let (_, text) = self.file_text().ok()??;
-                let file = KeyFile::parse(&text, "").ok()?;
-                file.project().map(str::to_owned)
-            })
     }
 
     /// The project billed for quota: `GOOGLE_CLOUD_QUOTA_PROJECT`, else the
@@ -145,23 +180,36 @@ impl GoogleCredentials {
         })
     }
 
-    /// An access token good for five minutes more: the last one, else a new one. The error
+    /// An access token good for four minutes more: the last one, else a new one. The error
     /// names each place looked in, and never a secret.
     pub async fn access_token(&self) -> Result<String, ModelError> {
+        let waited_from = Instant::now();
         let mut cached = self.inner.cached.lock().await;
         let now = SystemTime::now();
-        if let Some(token) = cached.as_ref() {
-            if token.expires > now + REFRESH_BEFORE_EXPIRY {
+        let good = cached.token.as_ref().filter(|token| token.expires > now);
+        if let Some(token) = good {
+            let failed_recently = matches!(
+                &cached.last_try,
+                Some((at, Some(_))) if at.elapsed() < RETRY_AFTER_FAILURE
+            );
+            if token.expires > now + REFRESH_BEFORE_EXPIRY || failed_recently {
                 return Ok(token.value.clone());
             }
+        } else if let Some((ended, Some(error))) = &cached.last_try {
+            // A fetch that failed while this request waited for it: its error is this one's.
+            if *ended >= waited_from {
+                return Err(error.clone());
+            }
         }
-        match self.fetch().await {
+        let fetched = self.fetch().await;
+        cached.last_try = Some((Instant::now(), fetched.as_ref().err().cloned()));
+        match fetched {
             Ok(token) => {
                 let value = token.value.clone();
-                *cached = Some(token);
+                cached.token = Some(token);
                 Ok(value)
             }
-            Err(error) => match cached.as_ref().filter(|token| token.expires > now) {
+            Err(error) => match cached.token.as_ref().filter(|t| t.expires > now) {
                 Some(token) => {
                     tracing::warn!(
                         "Google access token not refreshed, the current one kept: {error}"
@@ -175,33 +223,31 @@ impl GoogleCredentials {
 
     /// A new token from wherever the credentials are.
     async fn fetch(&self) -> Result<Token, ModelError> {
-        if let Some(provider) = &self.inner.provider {
-            let value = provider().await.map_err(|why| {
-                ModelError::Setup(format!("the Google token provider failed: {why}"))
-            })?;
-            // Asked again at the next request.
-            return Ok(Token {
-                value,
-                expires: SystemTime::now(),
-            });
-        }
         let setup = ModelError::Setup;
-        match self.find().map_err(setup)? {
+        if let Some(provider) = &self.inner.provider {
+            let failed = |why: String| setup(format!("the Google token provider failed: {why}"));
+            let (value, lifetime) = tokio::time::timeout(SERVICE_TIMEOUT, provider())
+                .await
+                .map_err(|_| failed(format!("it took more than {SERVICE_TIMEOUT:?}")))?
+                .map_err(failed)?;
+            let expires = SystemTime::now()
+                .checked_add(lifetime)
+                .ok_or_else(|| failed(format!("its token's lifetime {lifetime:?} is too long")))?;
+            return Ok(Token { value, expires });
+        }
+        // The files are read on the blocking pool: a home directory may be on a network.
+        let this = self.clone();
+        let found = tokio::task::spawn_blocking(move || this.find())
+            .await
+            .map_err(|e| setup(format!("looking for Google credentials failed: {e}")))?;
+        match found.map_err(setup)? {
             Found::File { place, file } => file
                 .token(&self.inner.client)
                 .await
                 .map_err(|why| setup(format!("no Google access token from {place}: {why}"))),
-            Found::Metadata { host } => {
-                metadata_token(&self.inner.metadata, &host)
-                    .await
-                    .map_err(|why| {
-                        setup(format!(
-                        "no Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set, \
-                         {}, and {why}",
-                        self.no_gcloud_file()
-                    ))
-                    })
-            }
+            Found::Metadata { host } => metadata_token(&self.inner.metadata, &host)
+                .await
+                .map_err(|why| setup(format!("{}, and {why}", self.nothing_found()))),
         }
     }
 
@@ -210,6 +256,15 @@ impl GoogleCredentials {
         if let Some((place, text)) = self.file_text()? {
             let file = KeyFile::parse(&text, &place)?;
             return Ok(Found::File { place, file });
+        }
+        if self
+            .var("NO_GCE_CHECK")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        {
+            return Err(format!(
+                "{}, and NO_GCE_CHECK says there is no metadata server",
+                self.nothing_found()
+            ));
         }
         let host = self
             .var("GCE_METADATA_HOST")
@@ -243,21 +298,34 @@ impl GoogleCredentials {
         }
     }
 
-    /// `$CLOUDSDK_CONFIG/application_default_credentials.json`, by default under
-    /// `~/.config/gcloud`.
-    fn gcloud_file(&self) -> Option<PathBuf> {
-        let config = match self.var("CLOUDSDK_CONFIG") {
-            Some(config) => PathBuf::from(config),
-            None => PathBuf::from(self.var("HOME")?).join(".config/gcloud"),
-        };
-        Some(config.join("application_default_credentials.json"))
+    /// gcloud's configuration directory: `CLOUDSDK_CONFIG`, else `~/.config/gcloud`, else
+    /// `%APPDATA%\gcloud`.
+    fn gcloud_dir(&self) -> Option<PathBuf> {
+        if let Some(config) = self.var("CLOUDSDK_CONFIG") {
+            return Some(PathBuf::from(config));
+        }
+        match (self.var("HOME"), self.var("APPDATA")) {
+            (Some(home), _) => Some(PathBuf::from(home).join(".config/gcloud")),
+            (None, Some(app_data)) => Some(PathBuf::from(app_data).join("gcloud")),
+            (None, None) => None,
+        }
     }
 
-    fn no_gcloud_file(&self) -> String {
-        match self.gcloud_file() {
+    /// `application_default_credentials.json` in gcloud's directory.
+    fn gcloud_file(&self) -> Option<PathBuf> {
+        Some(
+            self.gcloud_dir()?
+                .join("application_default_credentials.json"),
+        )
+    }
+
+    /// What was looked at before the metadata server.
+    fn nothing_found(&self) -> String {
+        let gcloud = match self.gcloud_file() {
             Some(path) => format!("{} does not exist", path.display()),
             None => "HOME is not set (for gcloud's credentials)".to_owned(),
-        }
+        };
+        format!("no Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set, {gcloud}")
     }
 
     fn var(&self, name: &str) -> Option<String> {

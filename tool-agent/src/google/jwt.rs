@@ -36,7 +36,13 @@ impl ServiceAccountKey {
 
     /// The assertion that `email` asks `audience` (the token endpoint) for a token of
     /// `scope`, made at `now` (seconds since the epoch).
-    pub(crate) fn assertion(&self, email: &str, scope: &str, audience: &str, now: u64) -> String {
+    pub(crate) fn assertion(
+        &self,
+        email: &str,
+        scope: &str,
+        audience: &str,
+        now: u64,
+    ) -> Result<String, String> {
         let mut header = json!({ "alg": "RS256", "typ": "JWT" });
         if let Some(key_id) = &self.key_id {
             header["kid"] = key_id.as_str().into();
@@ -53,8 +59,12 @@ impl ServiceAccountKey {
             URL_SAFE_NO_PAD.encode(header.to_string()),
             URL_SAFE_NO_PAD.encode(claims.to_string())
         );
-        let signature = self.key.sign(signed.as_bytes()).to_bytes();
-        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature))
+        let signature = self
+            .key
+            .try_sign(signed.as_bytes())
+            .map_err(|e| format!("its assertion could not be signed ({e})"))?
+            .to_bytes();
+        Ok(format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature)))
     }
 }
 
@@ -82,7 +92,9 @@ mod tests {
     #[test]
     fn an_assertion_is_a_jwt_signed_with_the_key() {
         let key = ServiceAccountKey::from_pem(KEY, Some("kid-1".into())).unwrap();
-        let jwt = key.assertion("a@p.iam.gserviceaccount.com", "s", "http://t/token", 100);
+        let jwt = key
+            .assertion("a@p.iam.gserviceaccount.com", "s", "http://t/token", 100)
+            .unwrap();
         let parts: Vec<&str> = jwt.split('.').collect();
         assert_eq!(parts.len(), 3);
         let decode = |part: &str| -> serde_json::Value {

@@ -3,6 +3,7 @@
 //! access tokens they give, and Vertex AI's endpoints.
 
 mod credentials;
+mod gcloud;
 mod jwt;
 mod sources;
 pub(crate) mod vertex;

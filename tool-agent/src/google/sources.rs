@@ -89,7 +89,8 @@ impl KeyFile {
 
     /// A new access token: a service account signs an assertion and trades it at its token
     /// endpoint; a user's refresh token is traded at Google's, or at the file's `token_uri`
-    /// if it names one (google-auth always uses Google's; gcloud writes none).
+    /// if it names one over HTTPS or on this machine (google-auth always uses Google's;
+    /// gcloud writes none).
     pub(crate) async fn token(&self, client: &reqwest::Client) -> Result<Token, String> {
         match self {
             KeyFile::ServiceAccount {
@@ -105,7 +106,7 @@ impl KeyFile {
                     .duration_since(UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
                 // Addressed to Google's token endpoint wherever it is sent, as google-auth does.
-                let assertion = key.assertion(client_email, CLOUD_PLATFORM, TOKEN_URI, now);
+                let assertion = key.assertion(client_email, CLOUD_PLATFORM, TOKEN_URI, now)?;
                 let form = [
                     ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                     ("assertion", assertion.as_str()),
@@ -125,10 +126,37 @@ impl KeyFile {
                     ("client_secret", client_secret.as_str()),
                     ("refresh_token", refresh_token.as_str()),
                 ];
-                exchange(client, token_uri.as_deref().unwrap_or(TOKEN_URI), &form).await
+                // The refresh token and client secret go to Google's endpoint, or to the
+                // file's own over HTTPS or on this machine; google-auth always uses Google's.
+                let url = match token_uri.as_deref() {
+                    Some(uri) if https_or_loopback(uri) => uri,
+                    Some(uri) => {
+                        return Err(format!(
+                            "its token_uri `{uri}` is neither HTTPS nor on this machine, and a \
+                             refresh token is sent to no other"
+                        ))
+                    }
+                    None => TOKEN_URI,
+                };
+                exchange(client, url, &form).await
             }
         }
     }
+}
+
+/// Whether `url` is HTTPS, or HTTP to a loopback address.
+fn https_or_loopback(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = parsed.host_str().unwrap_or_default();
+    let loopback = host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    parsed.scheme() == "https" || (parsed.scheme() == "http" && loopback)
 }
 
 /// An OAuth token endpoint's answer.

@@ -10,15 +10,19 @@ use crate::model::ModelError;
 #[derive(Clone, Debug)]
 pub(crate) struct Vertex {
     credentials: GoogleCredentials,
-    /// The credentials' quota project, read once.
+    /// The credentials' quota project and project, read once.
     quota_project: Option<String>,
-    pub project: Option<String>,
+    credentials_project: Option<String>,
+    /// The project given (by a variable or a setter), which wins over the credentials'.
+    pub chosen_project: Option<String>,
     /// A region such as `europe-west4`, a multi-region (`us`, `eu`), or `global`.
     pub location: Option<String>,
     /// The endpoint's root, when not the location's (a proxy, a private endpoint).
     pub root: Option<String>,
     /// What a request without a project or location is told to set.
     pub settings: &'static str,
+    /// Vertex AI's express mode: an API key, no project or location.
+    pub express: bool,
 }
 
 impl Vertex {
@@ -31,22 +35,42 @@ impl Vertex {
         settings: &'static str,
     ) -> Self {
         Vertex {
-            project: project.or_else(|| credentials.project()),
+            chosen_project: project,
+            credentials_project: credentials.project(),
             quota_project: credentials.quota_project(),
             credentials,
             location,
             root: None,
             settings,
+            express: false,
         }
     }
 
     /// Authorizes with `credentials`; their project serves when none was given.
     pub fn use_credentials(&mut self, credentials: GoogleCredentials) {
-        if self.project.is_none() {
-            self.project = credentials.project();
-        }
+        self.credentials_project = credentials.project();
         self.quota_project = credentials.quota_project();
         self.credentials = credentials;
+    }
+
+    /// The project given, else the credentials'.
+    pub fn project(&self) -> Option<&str> {
+        self.chosen_project
+            .as_deref()
+            .or(self.credentials_project.as_deref())
+    }
+
+    /// The root of the endpoint's URLs: the one given, else the location's.
+    pub fn root(&self) -> String {
+        let location = self.location.as_deref().unwrap_or("-");
+        match &self.root {
+            Some(root) => root.trim_end_matches('/').to_owned(),
+            None if location == "global" => "https://aiplatform.googleapis.com".to_owned(),
+            None if matches!(location, "us" | "eu") => {
+                format!("https://aiplatform.{location}.rep.googleapis.com")
+            }
+            None => format!("https://{location}-aiplatform.googleapis.com"),
+        }
     }
 
     /// `{root}/{version}/projects/{project}/locations/{location}`: the root is
@@ -55,30 +79,42 @@ impl Vertex {
     /// Google's and Anthropic's SDKs.
     pub fn location_url(&self, version: &str) -> String {
         let location = self.location.as_deref().unwrap_or("-");
-        let root = match &self.root {
-            Some(root) => root.trim_end_matches('/').to_owned(),
-            None if location == "global" => "https://aiplatform.googleapis.com".to_owned(),
-            None if matches!(location, "us" | "eu") => {
-                format!("https://aiplatform.{location}.rep.googleapis.com")
-            }
-            None => format!("https://{location}-aiplatform.googleapis.com"),
-        };
-        let project = self.project.as_deref().unwrap_or("-");
-        format!("{root}/{version}/projects/{project}/locations/{location}")
+        let project = self.project().unwrap_or("-");
+        format!(
+            "{}/{version}/projects/{project}/locations/{location}",
+            self.root()
+        )
     }
 
     /// The headers that authorize a request: the credentials' access token, and the quota
     /// project (`x-goog-user-project`) if they name one. Without a project or a location,
     /// nothing is sent.
     pub async fn authorize(&self, headers: &mut HeaderMap) -> Result<(), ModelError> {
-        if self.project.is_none() || self.location.is_none() {
-            let missing = match self.project {
+        let (Some(project), Some(location)) = (self.project(), &self.location) else {
+            let missing = match self.project() {
                 None => "a project",
                 Some(_) => "a location",
             };
             return Err(ModelError::Setup(format!(
                 "Vertex AI needs {missing}: {}",
                 self.settings
+            )));
+        };
+        // Both go into the URL, the location into its host: nothing that could move it.
+        let named = |text: &str, extra: &[char]| {
+            !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || extra.contains(&c))
+        };
+        if !named(location, &[]) {
+            return Err(ModelError::Setup(format!(
+                "the Vertex AI location `{location}` is not a location name (letters, digits, -)"
+            )));
+        }
+        if !named(project, &['.', ':', '_']) {
+            return Err(ModelError::Setup(format!(
+                "the Vertex AI project `{project}` is not a project id"
             )));
         }
         let token = self.credentials.access_token().await?;
