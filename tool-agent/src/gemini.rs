@@ -111,33 +111,7 @@ impl GeminiModel {
         client
     }
 
-    /// The Vertex AI project (a model made with [`GeminiModel::vertex_ai`]).
-    pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
-        if let Some(vertex) = &mut self.vertex {
-            vertex.chosen_project = Some(project.into());
-            self.aim_at_vertex();
-        }
-        self
-    }
-
-    /// The Vertex AI location: a region such as `europe-west4`, `us` or `eu`, or `global`.
-    pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
-        if let Some(vertex) = &mut self.vertex {
-            vertex.location = Some(location.into());
-            self.aim_at_vertex();
-        }
-        self
-    }
-
-    /// The Google credentials that authorize Vertex AI requests, instead of the
-    /// environment's; their project serves when none was given.
-    pub fn with_google_credentials(mut self, credentials: GoogleCredentials) -> Self {
-        if let Some(vertex) = &mut self.vertex {
-            vertex.use_credentials(credentials);
-            self.aim_at_vertex();
-        }
-        self
-    }
+    crate::google::vertex::vertex_setters!();
 
     /// The endpoint's base URL, with its version path (`.../v1beta`). On Vertex AI, the
     /// endpoint's root (`https://host`), under which the version, project and location go.

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post, put};
 use axum::Router;
 use common::mock::{serve, Canned};
-use common::sdk::{sdk_tools, temp_dir, workspace};
+use common::sdk::{decode_form, sdk_tools, temp_dir, workspace};
 use serde_json::{json, Value};
 use tool_agent::{AwsCredentialChain, BedrockModel, ChatModel, Message, ModelRequest};
 
@@ -239,30 +239,6 @@ async fn metadata_server() -> (Received, String) {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (received, format!("http://{address}"))
-}
-
-/// `a=b&c=d`, percent-decoded.
-fn decode_form(body: &str) -> BTreeMap<String, String> {
-    let decode = |text: &str| {
-        let bytes = text.replace('+', " ").into_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' && i + 2 < bytes.len() {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                out.push(u8::from_str_radix(hex, 16).unwrap());
-                i += 3;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8(out).unwrap()
-    };
-    body.split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(k, v)| (decode(k), decode(v)))
-        .collect()
 }
 
 /// STS's answer: credentials named after the role and what assumed it (the signing key id,

@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use common::sdk::{sdk_tools, temp_dir, workspace};
+use common::sdk::{decode_form, sdk_tools, temp_dir, workspace};
 use rsa::pkcs1v15::{Signature, VerifyingKey};
 use rsa::pkcs8::DecodePublicKey;
 use rsa::signature::Verifier;
@@ -218,30 +218,6 @@ async fn google_server() -> (Received, String) {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (received, address.to_string())
-}
-
-/// `a=b&c=d`, percent-decoded.
-fn decode_form(body: &str) -> BTreeMap<String, String> {
-    let decode = |text: &str| {
-        let bytes = text.replace('+', " ").into_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' && i + 2 < bytes.len() {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                out.push(u8::from_str_radix(hex, 16).unwrap());
-                i += 3;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8(out).unwrap()
-    };
-    body.split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(k, v)| (decode(k), decode(v)))
-        .collect()
 }
 
 // Two threads: the server answers the SDK while the test waits for it.

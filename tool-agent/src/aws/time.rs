@@ -5,29 +5,30 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `time` as SigV4 writes it: `YYYYMMDDTHHMMSSZ`, in UTC.
 pub(crate) fn timestamp(time: SystemTime) -> String {
-    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = civil_date(seconds / 86_400);
-    let of_day = seconds % 86_400;
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    )
+    let [year, month, day, hour, minute, second] = utc_fields(time);
+    format!("{year:04}{month:02}{day:02}T{hour:02}{minute:02}{second:02}Z")
 }
 
 /// `time` in RFC 3339, in UTC to the second: `2026-11-25T05:00:00Z`, as the AWS CLI writes
 /// the times of its token cache.
 pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let [year, month, day, hour, minute, second] = utc_fields(time);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
+}
+
+/// Year, month, day, hour, minute and second of `time` in UTC (the epoch for earlier times).
+fn utc_fields(time: SystemTime) -> [u64; 6] {
     let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (year, month, day) = civil_date(seconds / 86_400);
     let of_day = seconds % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+    [
+        year,
+        month,
+        day,
         of_day / 3600,
         of_day / 60 % 60,
-        of_day % 60
-    )
+        of_day % 60,
+    ]
 }
 
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's

@@ -139,3 +139,41 @@ impl Vertex {
 pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
+
+/// The Vertex AI setters of a client with a `vertex: Option<Vertex>` field and an
+/// `aim_at_vertex` method that sets its URLs from it. On a client not made for Vertex AI they
+/// change nothing.
+macro_rules! vertex_setters {
+    () => {
+        /// The Vertex AI project (for a model made with `vertex_ai`; others are unchanged).
+        pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
+            if let Some(vertex) = &mut self.vertex {
+                vertex.chosen_project = Some(project.into());
+                self.aim_at_vertex();
+            }
+            self
+        }
+
+        /// The Vertex AI location: a region such as `europe-west4`, a multi-region (`us`,
+        /// `eu`) or `global` (for a model made with `vertex_ai`; others are unchanged).
+        pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
+            if let Some(vertex) = &mut self.vertex {
+                vertex.location = Some(location.into());
+                self.aim_at_vertex();
+            }
+            self
+        }
+
+        /// The Google credentials that authorize Vertex AI requests, instead of the
+        /// environment's; their project serves when none was chosen (for a model made with
+        /// `vertex_ai`; others are unchanged).
+        pub fn with_google_credentials(mut self, credentials: $crate::GoogleCredentials) -> Self {
+            if let Some(vertex) = &mut self.vertex {
+                vertex.use_credentials(credentials);
+                self.aim_at_vertex();
+            }
+            self
+        }
+    };
+}
+pub(crate) use vertex_setters;
