@@ -110,10 +110,8 @@ impl AnthropicModel {
             "set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT) and CLOUD_ML_REGION, or call \
              AnthropicModel::with_vertex_project and with_vertex_location",
         );
-        vertex.root = env("ANTHROPIC_VERTEX_BASE_URL").map(|url| {
-            // The SDK's base URL holds the version, which the URL here adds.
-            url.trim_end_matches('/').trim_end_matches("/v1").to_owned()
-        });
+        // The SDK's base URL, with its version (`https://host/v1`).
+        vertex.root = env("ANTHROPIC_VERTEX_BASE_URL");
         client.vertex = Some(vertex);
         client.aim_at_vertex();
         client
@@ -121,9 +119,9 @@ impl AnthropicModel {
 
     crate::google::vertex::vertex_setters!();
 
-    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`). On
-    /// Vertex AI, the endpoint's root (`https://host`), under which the version, project and
-    /// location go.
+    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`); on
+    /// Vertex AI too (`https://host/v1`, as `AnthropicVertex` takes it), under which the
+    /// project and location go.
     pub fn with_base_url(mut self, base_url: &str) -> Self {
         match &mut self.vertex {
             Some(vertex) => {
@@ -141,9 +139,14 @@ impl AnthropicModel {
     /// The URLs of the Vertex AI model, from its settings.
     fn aim_at_vertex(&mut self) {
         if let Some(vertex) = &self.vertex {
+            // A base URL given holds its version, as the SDK's does.
+            let base = match &vertex.root {
+                Some(base) => base.trim_end_matches('/').to_owned(),
+                None => format!("{}/v1", vertex.root()),
+            };
             let model = format!(
-                "{}/publishers/anthropic/models/{}",
-                vertex.location_url("v1"),
+                "{base}/{}/publishers/anthropic/models/{}",
+                vertex.project_location(),
                 self.model
             );
             self.url = format!("{model}:rawPredict");
@@ -234,11 +237,19 @@ impl AnthropicModel {
     async fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
-        let mut headers = json_headers(
-            self.api_key.as_ref(),
-            HeaderName::from_static("x-api-key"),
-            false,
-        )?;
+        // On Vertex AI, Google's credentials authorize a request, never an Anthropic key.
+        let key = match (&self.vertex, &self.api_key) {
+            (Some(_), Some(_)) => {
+                return Err(ModelError::Setup(
+                    "Claude on Vertex AI is authorized by Google credentials, not an API key: \
+                     leave with_api_key out"
+                        .to_owned(),
+                ))
+            }
+            (Some(_), None) => None,
+            (None, key) => key.as_ref(),
+        };
+        let mut headers = json_headers(key, HeaderName::from_static("x-api-key"), false)?;
         match &self.vertex {
             Some(vertex) => vertex.authorize(&mut headers).await?,
             None => {
@@ -658,7 +669,7 @@ mod tests {
         assert_eq!(body.get("model"), None);
         assert_eq!(body["anthropic_version"], "vertex-2023-10-16");
         assert_eq!(body["metadata"]["user_id"], "u");
-        let moved = model.with_base_url("http://127.0.0.1:9/");
+        let moved = model.with_base_url("http://127.0.0.1:9/v1/");
         assert_eq!(
             moved.url,
             "http://127.0.0.1:9/v1/projects/p/locations/global/publishers/anthropic/models/\

@@ -102,8 +102,9 @@ impl GeminiModel {
         let mut client = GeminiModel::new(model);
         client.api_key = None;
         client.vertex = Some(Vertex::new(
+            // The credentials' project is GOOGLE_CLOUD_PROJECT's first.
             GoogleCredentials::from_env(),
-            env("GOOGLE_CLOUD_PROJECT"),
+            None,
             Some(env("GOOGLE_CLOUD_LOCATION").unwrap_or_else(|| "global".to_owned())),
             "set GOOGLE_CLOUD_PROJECT, or call GeminiModel::with_vertex_project",
         ));
@@ -226,9 +227,16 @@ impl GeminiModel {
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         // On Vertex AI, the credentials authorize a request, and a key only in express mode.
         let authorizing = self.vertex.as_ref().filter(|vertex| !vertex.express);
-        let key = match authorizing {
-            Some(_) => None,
-            None => self.api_key.as_ref(),
+        let key = match (authorizing, &self.api_key) {
+            (Some(_), Some(_)) => {
+                return Err(ModelError::Setup(
+                    "GeminiModel::vertex_ai is authorized by Google credentials; an API key \
+                     goes to GeminiModel::vertex_ai_express"
+                        .to_owned(),
+                ))
+            }
+            (Some(_), None) => None,
+            (None, key) => key.as_ref(),
         };
         let mut headers = json_headers(key, HeaderName::from_static("x-goog-api-key"), false)?;
         if let Some(vertex) = authorizing {

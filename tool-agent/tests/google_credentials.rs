@@ -445,7 +445,7 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
         .with_vertex_project("claude-project")
         .with_vertex_location("us-east5")
         .with_max_tokens(64)
-        .with_base_url(&url);
+        .with_base_url(&format!("{url}/v1"));
     let answer = model
         .respond(&ModelRequest::new(vec![Message::user("hi")]))
         .await

@@ -7,7 +7,9 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
 
 use super::gcloud;
 use super::sources::{metadata_token, KeyFile, Token};
@@ -69,8 +71,10 @@ struct Inner {
     client: reqwest::Client,
     /// For the metadata server, never through a proxy.
     metadata: reqwest::Client,
-    /// The token last fetched and the last try; held while one is fetched.
-    cached: tokio::sync::Mutex<Cached>,
+    /// The token last fetched and the last try.
+    cached: std::sync::Mutex<Cached>,
+    /// Held by the request that fetches a token.
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
@@ -110,10 +114,11 @@ impl GoogleCredentials {
         Self::with(vars, None)
     }
 
-    /// Tokens from `provider`, which gives one and how long it lasts (an access token of
-    /// `gcloud auth print-access-token` lasts an hour): for credentials not resolved here.
-    /// It is asked again when its token expires within four minutes, and may take 30
-    /// seconds.
+    /// Tokens from `provider`, which gives one and how long it lasts from now: for credentials
+    /// not resolved here. It is asked again when its token expires within four minutes, and
+    /// may take 30 seconds. Give the token's real remaining lifetime, or a short one (five
+    /// minutes) when it is not known: `gcloud auth print-access-token` may print a token it
+    /// cached earlier.
     pub fn from_token_provider<F, Fut>(provider: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
@@ -140,7 +145,8 @@ impl GoogleCredentials {
                     .redirect(no_redirects())
                     .build()
                     .unwrap_or_default(),
-                cached: tokio::sync::Mutex::default(),
+                cached: std::sync::Mutex::default(),
+                refreshing: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -180,45 +186,71 @@ impl GoogleCredentials {
         })
     }
 
-    /// An access token good for four minutes more: the last one, else a new one. The error
-    /// names each place looked in, and never a secret.
+    /// An access token good for four minutes more: the last one, else a new one. While the
+    /// last one is still good, a request that finds another fetching, or a failed try less
+    /// than a minute ago, keeps it rather than waiting; once none is good, requests wait for
+    /// one fetch and share its result, a failure included. The error names each place looked
+    /// in, and never a secret.
     pub async fn access_token(&self) -> Result<String, ModelError> {
-        let waited_from = Instant::now();
-        let mut cached = self.inner.cached.lock().await;
-        let now = SystemTime::now();
-        let good = cached.token.as_ref().filter(|token| token.expires > now);
-        if let Some(token) = good {
+        if let Some(token) = self.good_token() {
+            let fresh = token.expires > SystemTime::now() + REFRESH_BEFORE_EXPIRY;
             let failed_recently = matches!(
-                &cached.last_try,
+                &self.state().last_try,
                 Some((at, Some(_))) if at.elapsed() < RETRY_AFTER_FAILURE
             );
-            if token.expires > now + REFRESH_BEFORE_EXPIRY || failed_recently {
-                return Ok(token.value.clone());
+            if fresh || failed_recently {
+                return Ok(token.value);
             }
-        } else if let Some((ended, Some(error))) = &cached.last_try {
-            // A fetch that failed while this request waited for it: its error is this one's.
+            let Ok(_refreshing) = self.inner.refreshing.try_lock() else {
+                return Ok(token.value);
+            };
+            return match self.refresh().await {
+                Ok(value) => Ok(value),
+                Err(error) => {
+                    tracing::warn!(
+                        "Google access token not refreshed, the current one kept: {error}"
+                    );
+                    Ok(token.value)
+                }
+            };
+        }
+        let waited_from = Instant::now();
+        let _refreshing = self.inner.refreshing.lock().await;
+        // Another request may have fetched while this one waited: its result is this one's.
+        if let Some(token) = self.good_token() {
+            return Ok(token.value);
+        }
+        if let Some((ended, Some(error))) = &self.state().last_try {
             if *ended >= waited_from {
                 return Err(error.clone());
             }
         }
+        self.refresh().await
+    }
+
+    /// The last token, unless it has expired.
+    fn good_token(&self) -> Option<Token> {
+        let state = self.state();
+        let token = state.token.as_ref()?;
+        (token.expires > SystemTime::now()).then(|| token.clone())
+    }
+
+    /// Fetches a token and keeps it, or notes the failure.
+    async fn refresh(&self) -> Result<String, ModelError> {
         let fetched = self.fetch().await;
-        cached.last_try = Some((Instant::now(), fetched.as_ref().err().cloned()));
-        match fetched {
-            Ok(token) => {
-                let value = token.value.clone();
-                cached.token = Some(token);
-                Ok(value)
-            }
-            Err(error) => match cached.token.as_ref().filter(|t| t.expires > now) {
-                Some(token) => {
-                    tracing::warn!(
-                        "Google access token not refreshed, the current one kept: {error}"
-                    );
-                    Ok(token.value.clone())
-                }
-                None => Err(error),
-            },
-        }
+        let mut state = self.state();
+        state.last_try = Some((Instant::now(), fetched.as_ref().err().cloned()));
+        let token = fetched?;
+        let value = token.value.clone();
+        state.token = Some(token);
+        Ok(value)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Cached> {
+        self.inner
+            .cached
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A new token from wherever the credentials are.
@@ -237,8 +269,14 @@ impl GoogleCredentials {
         }
         // The files are read on the blocking pool: a home directory may be on a network.
         let this = self.clone();
-        let found = tokio::task::spawn_blocking(move || this.find())
+        let looking = tokio::task::spawn_blocking(move || this.find());
+        let found = tokio::time::timeout(SERVICE_TIMEOUT, looking)
             .await
+            .map_err(|_| {
+                setup(format!(
+                    "reading the Google credentials files took more than {SERVICE_TIMEOUT:?}"
+                ))
+            })?
             .map_err(|e| setup(format!("looking for Google credentials failed: {e}")))?;
         match found.map_err(setup)? {
             Found::File { place, file } => file
@@ -342,5 +380,74 @@ impl fmt::Debug for GoogleCredentials {
         f.debug_struct("GoogleCredentials")
             .field("token_provider", &self.inner.provider.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Credentials whose provider gives a token for `first` the first time and fails after,
+    /// each call taking `takes`; and how many times it was asked.
+    fn failing_after_one(
+        first: Duration,
+        takes: Duration,
+    ) -> (GoogleCredentials, Arc<AtomicUsize>) {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = asked.clone();
+        let credentials = GoogleCredentials::from_token_provider(move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(takes).await;
+                match n {
+                    0 => Ok(("t0".to_owned(), first)),
+                    n => Err(format!("down {n}")),
+                }
+            }
+        });
+        (credentials, asked)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_refresh_keeps_the_current_token_and_is_tried_again_a_minute_later() {
+        // Good for 200 s: within the margin, so each request would fetch again.
+        let (credentials, asked) = failing_after_one(Duration::from_secs(200), Duration::ZERO);
+        assert_eq!(credentials.access_token().await.unwrap(), "t0");
+        assert_eq!(
+            credentials.access_token().await.unwrap(),
+            "t0",
+            "kept on failure"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+        assert_eq!(credentials.access_token().await.unwrap(), "t0");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            2,
+            "not tried again within a minute"
+        );
+        tokio::time::advance(RETRY_AFTER_FAILURE + Duration::from_secs(1)).await;
+        assert_eq!(credentials.access_token().await.unwrap(), "t0");
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_waiting_for_a_failed_fetch_share_its_error() {
+        // The first token has already expired: no request has a good one.
+        let (credentials, asked) = failing_after_one(Duration::ZERO, Duration::from_secs(1));
+        credentials.access_token().await.unwrap();
+        let (a, b, c) = tokio::join!(
+            credentials.access_token(),
+            credentials.access_token(),
+            credentials.access_token()
+        );
+        for result in [a, b, c] {
+            let error = result.unwrap_err().to_string();
+            assert!(
+                error.contains("the Google token provider failed: down 1"),
+                "{error}"
+            );
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 2, "one fetch for the three");
     }
 }

@@ -78,12 +78,15 @@ impl Vertex {
     /// the multi-regions and `{location}-aiplatform.googleapis.com` for a region, as in
     /// Google's and Anthropic's SDKs.
     pub fn location_url(&self, version: &str) -> String {
+        format!("{}/{version}/{}", self.root(), self.project_location())
+    }
+
+    /// `projects/{project}/locations/{location}` (`-` for what is not known, refused when a
+    /// request is authorized).
+    pub fn project_location(&self) -> String {
         let location = self.location.as_deref().unwrap_or("-");
         let project = self.project().unwrap_or("-");
-        format!(
-            "{}/{version}/projects/{project}/locations/{location}",
-            self.root()
-        )
+        format!("projects/{project}/locations/{location}")
     }
 
     /// The headers that authorize a request: the credentials' access token, and the quota
