@@ -341,6 +341,30 @@ async fn a_tool_in_stop_at_tools_ends_the_run_with_its_output() {
 }
 
 #[tokio::test]
+async fn a_stop_tool_that_fails_or_is_not_run_does_not_end_the_run() {
+    let submit = DynamicTool::new(
+        "submit",
+        "Submits the answer",
+        no_arguments(),
+        |_, _| async { Err(tool_core::ToolError::failed("submit", "the form is closed")) },
+    );
+    let model = Arc::new(
+        ScriptedModel::new()
+            // A failure goes back to the model, and the run goes on.
+            .then(ModelResponse::calling([call("c1", "submit", json!({}))]))
+            .then(ModelResponse::answer("gave up")),
+    );
+    let runner = agent(&model, executor([submit])).build();
+    let result = runner
+        .run("answer", &RunOptions::default().stop_at_tool("submit"))
+        .await
+        .unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.text, "gave up");
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[tokio::test]
 async fn the_token_budget_and_the_predicate_stop_the_run() {
     let step = |i: u64| {
         ModelResponse::calling([call(&format!("c{i}"), "add", json!({ "a": i, "b": 0 }))])

@@ -147,6 +147,64 @@ async fn a_decision_on_other_arguments_runs_nothing() {
 }
 
 #[tokio::test]
+async fn calls_with_the_same_id_and_arguments_each_take_their_own_decision() {
+    // Two identical calls without ids (as Gemini gives them): approve the first, reject the
+    // second, and only one payment is made.
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let same = || {
+        let mut call = call("", "pay", json!({ "to": "bob", "amount": 5 }));
+        call.id = None;
+        call
+    };
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([same(), same()]))
+        .then(ModelResponse::answer("paid once"));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let first = agent
+        .run("pay bob twice", &RunOptions::default())
+        .await
+        .unwrap();
+    let state = stored(&first);
+    let pending: Vec<PendingApproval> = state.pending().cloned().collect();
+    assert_eq!(pending.len(), 2);
+    // A second decision for one call is refused, not chosen between.
+    let err = agent
+        .resume(
+            state.clone(),
+            &[
+                pending[0].approve(),
+                pending[0].reject("no"),
+                pending[1].reject("no"),
+            ],
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Approval(why) if why.contains("a second decision")),
+        "{err}"
+    );
+    assert!(paid.lock().unwrap().is_empty());
+    let result = agent
+        .resume(
+            state,
+            &[pending[0].approve(), pending[1].reject("once is enough")],
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        paid.lock().unwrap().len(),
+        1,
+        "the rejected call did not run"
+    );
+    assert_eq!(result.text, "paid once");
+}
+
+#[tokio::test]
 async fn a_pending_call_without_a_decision_runs_nothing() {
     let (agent, paid, _) = setup(vec![ModelResponse::answer("never asked")]);
     let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();

@@ -132,3 +132,55 @@ async fn prepare_step_narrows_the_tools_and_a_call_outside_them_is_refused() {
         ToolErrorKind::NotOffered
     );
 }
+
+/// A hook that asks for tools at every step.
+struct AlwaysRequired;
+
+impl RunHooks for AlwaysRequired {
+    fn prepare_step(&self, plan: &mut StepPlan) {
+        plan.tool_choice = ToolChoice::Required;
+    }
+}
+
+#[tokio::test]
+async fn at_the_step_limit_no_hook_turns_the_tools_back_on() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "add",
+                json!({ "a": 1, "b": 2 }),
+            )]))
+            .then(ModelResponse::calling([call(
+                "c2",
+                "add",
+                json!({ "a": 3, "b": 4 }),
+            )]))
+            .then(ModelResponse::answer("never asked")),
+    );
+    let calls = Arc::new(AtomicUsize::new(0));
+    let runner = agent(&model, executor([add(calls.clone())]))
+        .hooks(AlwaysRequired)
+        .build();
+    let result = runner
+        .run("go", &RunOptions::default().max_steps(1))
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "one step with tools, then the answer at the limit"
+    );
+    assert_eq!(requests[1].tool_choice, ToolChoice::None);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the call made at the limit is not run"
+    );
+    assert!(
+        matches!(result.stop, StopReason::MaxSteps { steps: 1 }),
+        "{:?}",
+        result.stop
+    );
+}

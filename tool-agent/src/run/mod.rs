@@ -218,6 +218,10 @@ impl<'a> Run<'a> {
             }
             self.request.tool_choice = self.tool_choice(index, at_limit);
             self.plan_step(index);
+            if at_limit {
+                // The last request asks for an answer: no hook turns the tools back on.
+                self.request.tool_choice = ToolChoice::None;
+            }
             if self.is_cancelled() {
                 return self.fail(RunFailure::Cancelled);
             }
@@ -261,7 +265,8 @@ impl<'a> Run<'a> {
                 };
                 // Another answer needs a step that can still ask with tools, or one more
                 // request at the limit.
-                let room = index + 1 < self.options.max_steps || self.options.answer_at_limit;
+                let room = index.saturating_add(1) < self.options.max_steps
+                    || self.options.answer_at_limit;
                 match checked {
                     None => {}
                     Some(Ok(answer)) => self.output = Some(answer),
@@ -567,10 +572,11 @@ impl<'a> Run<'a> {
                 last,
             });
         }
-        let stopper = step
-            .calls
-            .iter()
-            .find(|r| self.options.stop_at_tools.contains(&r.call.name));
+        // Only a call that ran and succeeded: a failed one goes back to the model as any other.
+        let stopper = step.calls.iter().find(|r| {
+            self.options.stop_at_tools.contains(&r.call.name)
+                && matches!(&r.result, Ok(output) if !output.is_error)
+        });
         if let Some(record) = stopper {
             let text = match &record.result {
                 Ok(output) => output.to_text(),

@@ -102,21 +102,28 @@ fn match_decisions(
             ));
         }
     }
-    state
+    // One decision for each pending call: calls with the same id and arguments (a model that
+    // gives no ids, or repeats one) take theirs in order, and a decision left over is refused
+    // rather than one of two contradicting ones being chosen.
+    let mut used = vec![false; decisions.len()];
+    let matched = state
         .pending
         .iter()
         .map(|(index, pending)| {
             let id = pending.call.id.as_deref().unwrap_or_default();
-            let verdict = decisions
-                .iter()
-                .find(|d| d.call_id == id && d.arguments_hash == pending.arguments_hash)
-                .map(|d| d.verdict.clone())
+            let position = (0..decisions.len())
+                .find(|&i| {
+                    let d = &decisions[i];
+                    !used[i] && d.call_id == id && d.arguments_hash == pending.arguments_hash
+                })
                 .ok_or_else(|| {
                     format!(
                         "no decision on pending call `{id}` to `{}`",
                         pending.call.name
                     )
                 })?;
+            used[position] = true;
+            let verdict = decisions[position].verdict.clone();
             // An external tool has nothing here to run: it takes its result or a refusal.
             let runs = !matches!(
                 verdict,
@@ -131,7 +138,14 @@ fn match_decisions(
             }
             Ok((*index, pending.clone(), verdict))
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    if let Some(extra) = used.iter().position(|used| !used) {
+        return Err(format!(
+            "a second decision on call `{}`: each pending call takes one",
+            decisions[extra].call_id
+        ));
+    }
+    Ok(matched)
 }
 
 impl Run<'_> {
