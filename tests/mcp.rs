@@ -925,6 +925,15 @@ mod http {
         let auth = [("Host", host.as_str()), ("Authorization", "Bearer t0ken")];
         let (status, text) = post(addr, &auth, INITIALIZE).await;
         assert_eq!(status, 200, "{text}");
+        // The scheme's name in any case; the token exactly.
+        let auth = [("Host", host.as_str()), ("Authorization", "bearer t0ken")];
+        let (status, text) = post(addr, &auth, INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+        for wrong in ["Bearer T0KEN", "Bearer t0ke", "Basic t0ken", "Bearer"] {
+            let auth = [("Host", host.as_str()), ("Authorization", wrong)];
+            let (status, _) = post(addr, &auth, INITIALIZE).await;
+            assert_eq!(status, 401, "{wrong}");
+        }
     }
 
     #[tokio::test]
@@ -1028,5 +1037,54 @@ async fn a_gateway_refuses_an_imported_tool_named_like_one_of_its_own() {
     assert!(
         text.contains("`shop.add`") && text.contains("another namespace"),
         "{text}"
+    );
+}
+
+// A server written by hand on a pipe, whose list pages on for ever: the import refuses it
+// rather than following it until memory runs out.
+#[tokio::test]
+async fn a_server_whose_pages_never_end_is_refused() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let (read, mut write) = tokio::io::split(server_end);
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            let Some(id) = message.get("id").cloned() else {
+                continue;
+            };
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": { "tools": { "listChanged": true } },
+                    "serverInfo": { "name": "endless", "version": "1" },
+                }),
+                Some("tools/list") => json!({
+                    "tools": [{ "name": "t", "inputSchema": { "type": "object" } }],
+                    "nextCursor": "again",
+                }),
+                _ => json!({}),
+            };
+            let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+            if write
+                .write_all(format!("{reply}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let Err(error) = McpTools::connect("endless", client_end).await else {
+        panic!("an endless list is refused");
+    };
+    assert!(
+        error
+            .to_string()
+            .contains("the server gave the cursor `again` twice"),
+        "{error}"
     );
 }

@@ -2,11 +2,12 @@
 //! again on `notifications/tools/list_changed`, and routes `notifications/progress` to the
 //! context of the call that asked for them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
-use rmcp::model::{ProgressNotificationParam, ProgressToken, Tool};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
+use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::ClientHandler;
 use tokio::sync::watch;
 use tool_runtime::ToolContext;
@@ -21,6 +22,9 @@ pub(crate) struct ClientState {
     generation: watch::Sender<u64>,
     /// The calls in flight that want progress, by the token their request carries.
     progress: Mutex<HashMap<ProgressToken, ToolContext<'static>>>,
+    /// Held while the tools are listed again and kept, so that of two changes in a row the
+    /// later list is the one kept.
+    relisting: tokio::sync::Mutex<()>,
 }
 
 impl ClientState {
@@ -30,6 +34,7 @@ impl ClientState {
             tools: RwLock::new(Arc::from(Vec::new())),
             generation: watch::Sender::new(0),
             progress: Mutex::default(),
+            relisting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -117,7 +122,8 @@ impl ClientHandler for ImportClient {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        match context.peer.list_all_tools().await {
+        let _one_at_a_time = self.0.relisting.lock().await;
+        match list_every_tool(&context.peer).await {
             Ok(tools) => self.0.set_tools(tools, false),
             Err(e) => tracing::warn!(
                 server = %self.0.server,
@@ -126,4 +132,42 @@ impl ClientHandler for ImportClient {
             ),
         }
     }
+}
+
+/// The most pages and tools one listing takes, and how long it may take: a server that pages
+/// on for ever is refused rather than followed.
+const MOST_PAGES: usize = 10_000;
+const MOST_TOOLS: usize = 100_000;
+const LISTING_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Every tool the server lists, page after page, within [`MOST_PAGES`], [`MOST_TOOLS`] and
+/// [`LISTING_TIMEOUT`]; a cursor given twice is refused, since following it would loop.
+pub(crate) async fn list_every_tool(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    let listing = async {
+        let mut tools = Vec::new();
+        let mut cursors = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MOST_PAGES {
+            let params = cursor
+                .take()
+                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = peer.list_tools(params).await.map_err(|e| e.to_string())?;
+            tools.extend(page.tools);
+            if tools.len() > MOST_TOOLS {
+                return Err(format!("the server lists more than {MOST_TOOLS} tools"));
+            }
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(next) if !cursors.insert(next.clone()) => {
+                    let shown: String = next.chars().take(40).collect();
+                    return Err(format!("the server gave the cursor `{shown}` twice"));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(format!("the server's list runs past {MOST_PAGES} pages"))
+    };
+    tokio::time::timeout(LISTING_TIMEOUT, listing)
+        .await
+        .map_err(|_| format!("listing the tools took more than {LISTING_TIMEOUT:?}"))?
 }

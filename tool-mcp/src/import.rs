@@ -13,7 +13,7 @@ use tokio::process::Command;
 use tool_core::ToolSource;
 use tool_runtime::{DynamicTool, ExecutorBuilder};
 
-use crate::client::{ClientState, ImportClient};
+use crate::client::{list_every_tool, ClientState, ImportClient};
 use crate::convert::spec_from_tool;
 use crate::remote::Remote;
 use crate::McpError;
@@ -74,10 +74,13 @@ impl McpTools {
         headers: &[(&str, &str)],
     ) -> Result<Self, McpError> {
         let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        // What names the server in errors, logs and tool descriptions, which may reach a
+        // gateway's clients and models: the URL without its credentials or query.
+        let label = shown_url(url);
         let mut custom = HashMap::new();
         for (name, value) in headers {
             let bad = |e: &dyn std::fmt::Display| McpError::Request {
-                server: url.to_owned(),
+                server: label.clone(),
                 message: format!("header `{name}`: {e}"),
             };
             if name.eq_ignore_ascii_case("authorization") {
@@ -92,7 +95,7 @@ impl McpTools {
             );
         }
         let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-        Self::connect(url.to_owned(), transport).await
+        Self::connect(label, transport).await
     }
 
     /// Connects over any rmcp transport; `server` names it in errors.
@@ -111,10 +114,12 @@ impl McpTools {
                 message: e.to_string(),
             })?;
         let peer = connection.peer().clone();
-        let tools = peer.list_all_tools().await.map_err(|e| McpError::Request {
-            server: server.to_string(),
-            message: format!("tools/list failed: {e}"),
-        })?;
+        let tools = list_every_tool(&peer)
+            .await
+            .map_err(|e| McpError::Request {
+                server: server.to_string(),
+                message: format!("tools/list failed: {e}"),
+            })?;
         state.set_tools(tools, true);
         let namespace = peer
             .peer_info()
@@ -230,5 +235,43 @@ impl std::fmt::Debug for McpTools {
             .field("namespace", &self.namespace)
             .field("tools", &self.listed().len())
             .finish()
+    }
+}
+
+/// `url` without what may be secret in it: a `user:password@` and the query (`?api_key=..`) and
+/// fragment.
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    match scheme {
+        Some(scheme) => format!("{scheme}://{host}{path}"),
+        None => format!("{host}{path}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_url;
+
+    #[test]
+    fn a_servers_url_is_shown_without_its_credentials_or_query() {
+        assert_eq!(
+            shown_url("https://user:pw@mcp.example.com:8443/mcp?api_key=s3cret#x"),
+            "https://mcp.example.com:8443/mcp"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:8765/mcp"),
+            "http://127.0.0.1:8765/mcp"
+        );
+        assert_eq!(shown_url("http://[::1]:80?k=v"), "http://[::1]:80");
+        assert_eq!(shown_url("no-scheme@host/p?q"), "host/p");
     }
 }

@@ -75,14 +75,20 @@ enum Report {
 struct Reports {
     peer: Peer<RoleServer>,
     queue: OnceLock<mpsc::UnboundedSender<Report>>,
+    /// The runtime of the server that made the sinks: the sending task starts there, also when
+    /// a tool reports from a thread of its own (`tokio::spawn` would panic there).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Reports {
     fn send(&self, report: Report) {
+        let Some(runtime) = &self.runtime else {
+            return;
+        };
         let sender = self.queue.get_or_init(|| {
             let (sender, mut queue) = mpsc::unbounded_channel::<Report>();
             let peer = self.peer.clone();
-            tokio::spawn(async move {
+            runtime.spawn(async move {
                 while let Some(report) = queue.recv().await {
                     let sent = match report {
                         Report::Progress(p) => peer.notify_progress(p).await,
@@ -113,6 +119,7 @@ pub(crate) fn sinks(
     let reports = Arc::new(Reports {
         peer,
         queue: OnceLock::new(),
+        runtime: tokio::runtime::Handle::try_current().ok(),
     });
     let progress = progress_token.map(|token| {
         let reports = reports.clone();

@@ -128,10 +128,13 @@ pub fn router(server: McpServer, options: &HttpOptions) -> Router {
 
 /// Refuses a request without the expected bearer token.
 async fn check_bearer(State(token): State<Arc<[u8]>>, request: Request, next: Next) -> Response {
+    // The scheme's name is case-insensitive (RFC 9110); the token is compared exactly.
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
+        .map(|v| v.as_bytes())
+        .filter(|v| v.len() >= 7 && v[..7].eq_ignore_ascii_case(b"bearer "))
+        .map(|v| &v[7..]);
     match given {
         Some(given) if constant_time_eq(given, &token) => next.run(request).await,
         _ => (
