@@ -255,6 +255,19 @@ pub(crate) fn oauth_refusal(status: u16, text: &str) -> String {
     }
 }
 
+/// `key=value&...`, each value percent-encoded: the body of a form POST (STS, OAuth token
+/// endpoints).
+pub(crate) fn form_body<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
+    pairs
+        .iter()
+        .map(|(key, value)| {
+            let value = crate::aws::sigv4::uri_encode(value.as_ref(), false);
+            format!("{key}={value}")
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// Why `url` cannot be reached by this build: an `https` URL needs TLS, which the `rustls`
 /// feature adds (reqwest alone would only say that its scheme is not http).
 pub(crate) fn tls_missing(url: &str) -> Option<&'static str> {

@@ -16,27 +16,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post, put};
 use axum::Router;
 use common::mock::{serve, Canned};
-use common::sdk::{decode_form, sdk_tools, temp_dir, workspace};
+use common::sdk::{decode_form, json_of_script, sdk_tools, temp_dir};
 use serde_json::{json, Value};
 use tool_agent::{AwsCredentialChain, BedrockModel, ChatModel, Message, ModelRequest};
 
 /// What botocore finds with these variables (and this profile, as `--profile` names it).
 fn botocore_finds(python: &Path, vars: &[(String, String)], profile: Option<&str>) -> Value {
-    let output = Command::new("python3")
-        .arg(workspace().join("tests/sdk/aws_credentials.py"))
-        .args(profile)
-        .env_clear()
-        .env("PYTHONPATH", python)
-        .envs(vars.iter().map(|(k, v)| (k, v)))
-        .output()
-        .expect("python3 runs");
-    let printed = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(printed.trim()).unwrap_or_else(|e| {
-        panic!(
-            "botocore printed no JSON ({e}): {printed}{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    let args: Vec<&str> = profile.into_iter().collect();
+    json_of_script(python, "aws_credentials.py", &args, vars)
 }
 
 /// What the chain finds, in the script's shape.

@@ -11,7 +11,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderMap, StatusCode, Uri};
@@ -20,7 +19,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use common::sdk::{decode_form, sdk_tools, temp_dir, workspace};
+use common::sdk::{decode_form, json_of_script, sdk_tools, temp_dir};
 use rsa::pkcs1v15::{Signature, VerifyingKey};
 use rsa::pkcs8::DecodePublicKey;
 use rsa::signature::Verifier;
@@ -32,21 +31,7 @@ const PUBLIC_KEY: &str = include_str!("google/test-only-key.pub.pem");
 
 /// What google-auth (or google-genai) prints with these variables.
 fn google_sdk(python: &Path, vars: &[(String, String)], args: &[&str]) -> Value {
-    let output = Command::new("python3")
-        .arg(workspace().join("tests/sdk/google_credentials.py"))
-        .args(args)
-        .env_clear()
-        .env("PYTHONPATH", python)
-        .envs(vars.iter().map(|(k, v)| (k, v)))
-        .output()
-        .expect("python3 runs");
-    let printed = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(printed.trim()).unwrap_or_else(|e| {
-        panic!(
-            "google_credentials.py printed no JSON ({e}): {printed}{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    json_of_script(python, "google_credentials.py", args, vars)
 }
 
 /// What the credentials give, in the script's shape.

@@ -8,9 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
 use super::found::Found;
-use super::sigv4::{signed_post, uri_encode, AwsCredentials, Post};
+use super::sigv4::{signed_post, AwsCredentials, Post};
 use super::time::parse_time;
-use crate::http::{body_start, error_chain, tls_missing};
+use crate::http::{body_start, error_chain, form_body, tls_missing};
 use crate::model::ModelError;
 
 const FORM: &str = "application/x-www-form-urlencoded; charset=utf-8";
@@ -63,7 +63,7 @@ impl Sts<'_> {
         role: &RoleRequest<'_>,
         source: &AwsCredentials,
     ) -> Result<Found, ModelError> {
-        let body = form(&role.parameters("AssumeRole"));
+        let body = form_body(&role.parameters("AssumeRole"));
         let post = Post {
             url: &self.endpoint,
             region: &self.region,
@@ -86,7 +86,7 @@ impl Sts<'_> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(FORM));
         let what = format!("STS AssumeRoleWithWebIdentity of {}", role.role_arn);
-        self.send(headers, form(&parameters), &what).await
+        self.send(headers, form_body(&parameters), &what).await
     }
 
     async fn send(
@@ -112,15 +112,6 @@ impl Sts<'_> {
         let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
         read_answer(status, &text).map_err(failed)
     }
-}
-
-/// `key=value&...`, each value percent-encoded.
-fn form(parameters: &[(&str, String)]) -> String {
-    parameters
-        .iter()
-        .map(|(key, value)| format!("{key}={}", uri_encode(value, false)))
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 /// The credentials in an STS answer, or what its error says.
@@ -208,7 +199,7 @@ mod tests {
             duration_seconds: None,
         };
         assert_eq!(
-            form(&role.parameters("AssumeRole")),
+            form_body(&role.parameters("AssumeRole")),
             "Action=AssumeRole&Version=2011-06-15&RoleArn=arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fa%20b\
              &RoleSessionName=s&ExternalId=x%26y"
         );

@@ -8,7 +8,7 @@ use reqwest::header::HeaderValue;
 use serde::Deserialize;
 
 use super::jwt::ServiceAccountKey;
-use crate::http::{error_chain, oauth_refusal, tls_missing};
+use crate::http::{error_chain, form_body, oauth_refusal, tls_missing};
 
 /// The scope Vertex AI asks for.
 pub(crate) const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -191,11 +191,7 @@ async fn exchange(
     if let Some(why) = tls_missing(url) {
         return Err(failed(why.to_owned()));
     }
-    let body = form
-        .iter()
-        .map(|(k, v)| format!("{k}={}", crate::aws::sigv4::uri_encode(v, false)))
-        .collect::<Vec<_>>()
-        .join("&");
+    let body = form_body(form);
     let answer = client
         .post(url)
         .header(

@@ -56,6 +56,31 @@ pub fn run_script(python: &Path, script: &str, args: &[String]) -> (bool, String
     (output.status.success(), printed)
 }
 
+/// What a script of `tests/sdk/` prints as one JSON line, run with nothing in its environment
+/// but the SDKs' path and `vars`, so that the SDK finds only what the case gives it.
+pub fn json_of_script(
+    python: &Path,
+    script: &str,
+    args: &[&str],
+    vars: &[(String, String)],
+) -> serde_json::Value {
+    let output = Command::new("python3")
+        .arg(workspace().join("tests/sdk").join(script))
+        .args(args)
+        .env_clear()
+        .env("PYTHONPATH", python)
+        .envs(vars.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("python3 runs");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(printed.trim()).unwrap_or_else(|e| {
+        panic!(
+            "{script} printed no JSON ({e}): {printed}{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
 /// A fresh directory for a test's files.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ai-tool-sdk-{name}-{}", std::process::id()));
