@@ -311,10 +311,12 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 flush(&mut results, &mut out);
                 out.push(json!({ "role": "user", "content": text }));
             }
+            _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
                 let mut content: Vec<Value> = Vec::new();
-                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                // Anthropic refuses a text block of white space alone.
+                if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
                     content.push(json!({ "type": "text", "text": text }));
                 }
                 for call in calls {
@@ -578,6 +580,32 @@ mod tests {
                 { "role": "user", "content": [
                     { "type": "tool_result", "tool_use_id": "t1", "content": "1" },
                     { "type": "tool_result", "tool_use_id": "t2", "content": "bad", "is_error": true }
+                ]}
+            ])
+        );
+    }
+
+    #[test]
+    fn an_empty_answer_is_left_out_and_white_space_is_no_text_block() {
+        let transcript = [
+            Message::user("hi"),
+            Message::Assistant {
+                text: Some(" \n".into()),
+                calls: Vec::new(),
+            },
+            Message::user("hello?"),
+            Message::Assistant {
+                text: Some(" ".into()),
+                calls: vec![ToolCall::new("t1", "add", json!({ "a": 1 }))],
+            },
+        ];
+        assert_eq!(
+            messages(&transcript, &Aliases::default()),
+            json!([
+                { "role": "user", "content": "hi" },
+                { "role": "user", "content": "hello?" },
+                { "role": "assistant", "content": [
+                    { "type": "tool_use", "id": "t1", "name": "add", "input": { "a": 1 } }
                 ]}
             ])
         );

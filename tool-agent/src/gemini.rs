@@ -319,6 +319,7 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
                 flush(&mut results, &mut out);
                 out.push(json!({ "role": "user", "parts": [{ "text": text }] }));
             }
+            _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
                 let mut parts: Vec<Value> = Vec::new();
@@ -518,6 +519,25 @@ mod tests {
     use super::*;
     use crate::message::ToolImage;
     use tool_core::ToolCall;
+
+    #[test]
+    fn an_empty_answer_is_left_out() {
+        let transcript = [
+            Message::user("hi"),
+            Message::Assistant {
+                text: None,
+                calls: Vec::new(),
+            },
+            Message::user("hello?"),
+        ];
+        assert_eq!(
+            contents(&transcript, &Aliases::default(), true),
+            json!([
+                { "role": "user", "parts": [{ "text": "hi" }] },
+                { "role": "user", "parts": [{ "text": "hello?" }] }
+            ])
+        );
+    }
 
     #[test]
     fn a_results_images_go_as_parts_of_its_function_response() {

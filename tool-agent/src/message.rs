@@ -69,6 +69,17 @@ impl ToolImage {
 }
 
 impl Message {
+    /// Whether this is an answer with neither text nor calls. APIs refuse such a message
+    /// anywhere but last, so the clients leave it out of a request.
+    pub fn is_empty_answer(&self) -> bool {
+        match self {
+            Message::Assistant { text, calls } => {
+                calls.is_empty() && text.as_deref().is_none_or(|t| t.trim().is_empty())
+            }
+            _ => false,
+        }
+    }
+
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Message::User { text: text.into() }

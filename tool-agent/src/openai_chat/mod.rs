@@ -120,6 +120,9 @@ impl OpenAiChatModel {
                 json: Vec::new(),
             });
         for m in &request.messages[rendered.messages..] {
+            if m.is_empty_answer() {
+                continue;
+            }
             if !rendered.json.is_empty() {
                 rendered.json.push(b',');
             }
@@ -361,6 +364,27 @@ mod tests {
         let debug = format!("{model:?}");
         assert!(!debug.contains("sk-very-secret"), "{debug}");
         assert!(debug.contains("<hidden>"), "{debug}");
+    }
+
+    #[test]
+    fn an_empty_answer_is_left_out() {
+        let model = OpenAiChatModel::new("gpt-test").without_api_key();
+        let request = ModelRequest::new(vec![
+            Message::user("hi"),
+            Message::Assistant {
+                text: Some(String::new()),
+                calls: Vec::new(),
+            },
+            Message::user("hello?"),
+        ]);
+        let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([
+                { "role": "user", "content": "hi" },
+                { "role": "user", "content": "hello?" }
+            ])
+        );
     }
 
     #[test]
