@@ -123,7 +123,7 @@ pub struct RunState {
     pub(crate) offered: Vec<String>,
     /// Tools approved for the rest of the run.
     pub(crate) approved_tools: Vec<String>,
-    /// Steps run so far.
+    /// Steps run so far, the interrupted one included.
     pub(crate) steps: usize,
     pub(crate) usage: Usage,
     pub(crate) failed_steps: usize,
@@ -131,6 +131,9 @@ pub struct RunState {
     /// Tool calls made so far, against `RunOptions::max_tool_calls`.
     #[serde(default)]
     pub(crate) tool_calls: usize,
+    /// A hook's termination of the interrupted step, applied when the step is judged whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) terminated: Option<String>,
 }
 
 impl RunState {

@@ -545,3 +545,123 @@ async fn an_external_answer_off_the_tools_output_schema_is_refused_and_can_be_gi
     assert_eq!(result.text, "You are in Lyon.");
     assert_every_call_answered(&result.transcript);
 }
+
+/// The step interrupted for approval is judged whole when resumed: a stop tool that ran before
+/// the interruption ends the run, without another request.
+#[tokio::test]
+async fn a_stop_tool_that_ran_beside_a_waiting_call_ends_the_resumed_run() {
+    let (agent, paid, _) = setup(Vec::new());
+    let options = RunOptions::default().stop_at_tool("add");
+    let first = agent.run("pay bob", &options).await.unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::ToolCalled { name: "add".into() });
+    assert_eq!(result.text, "3");
+    assert_eq!(paid.lock().unwrap().len(), 1, "the approved call ran");
+    assert_every_call_answered(&result.transcript);
+}
+
+/// The resumed step holds every call of the answer, in call order, under the interrupted
+/// step's number: a predicate sees it whole, and the resume is not another step.
+#[tokio::test]
+async fn the_resumed_step_is_the_interrupted_one_whole() {
+    let (agent, _, _) = setup(Vec::new());
+    let options = RunOptions::default().stop_when(|step| step.calls.len() == 2);
+    let first = agent.run("pay bob", &options).await.unwrap();
+    assert_eq!(first.steps.len(), 1);
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::Predicate);
+    assert_eq!(result.steps.len(), 1);
+    let step = &result.steps[0];
+    assert_eq!(step.index, 0);
+    let names: Vec<&str> = step.calls.iter().map(|r| r.call.name.as_str()).collect();
+    assert_eq!(names, ["add", "pay"]);
+    assert_eq!(step.calls[0].result.as_ref().unwrap().to_text(), "3");
+    assert_eq!(step.calls[1].result.as_ref().unwrap().to_text(), "paid 500");
+}
+
+/// Two steps allowed: the interrupted one, resumed, and the answer after it.
+#[tokio::test]
+async fn a_resume_does_not_count_as_a_step() {
+    let (agent, _, _) = setup(vec![ModelResponse::answer("Paid.")]);
+    let options = RunOptions::default().max_steps(2);
+    let first = agent.run("pay bob", &options).await.unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.text, "Paid.");
+    let indices: Vec<usize> = result.steps.iter().map(|s| s.index).collect();
+    assert_eq!(indices, [0, 1]);
+}
+
+/// A person's refusal is not the model's failure: a step whose only call was rejected does
+/// not count toward `max_failed_steps`.
+#[tokio::test]
+async fn a_rejected_call_is_not_a_failed_step() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "pay",
+            json!({ "to": "bob", "amount": 500 }),
+        )]))
+        .then(ModelResponse::answer("Not paid, as you wished."));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default().max_failed_steps(1);
+    let first = agent.run("pay bob", &options).await.unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().reject("no");
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.text, "Not paid, as you wished.");
+    assert!(paid.lock().unwrap().is_empty());
+}
+
+/// Cancelled while a call waits: the run ends as cancelled, not interrupted, and every call
+/// of the answer has its result in the transcript.
+#[tokio::test]
+async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
+    let token = tool_runtime::CancellationToken::new();
+    let stopper = {
+        let token = token.clone();
+        DynamicTool::new(
+            "stop",
+            "Stops everything",
+            json!({ "type": "object" }),
+            move |_, _| {
+                token.cancel();
+                async { Ok(ToolOutput::text("stopped")) }
+            },
+        )
+    };
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new().then(ModelResponse::calling([
+        call("c1", "stop", json!({})),
+        call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
+    ]));
+    let agent = Agent::builder(model)
+        .executor(executor([stopper, pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default().cancellation(token);
+    let error = agent.run("stop and pay", &options).await.unwrap_err();
+    assert!(
+        matches!(error.failure, RunFailure::Cancelled),
+        "{:?}",
+        error.failure
+    );
+    assert!(error.partial.interruption.is_none());
+    assert!(paid.lock().unwrap().is_empty());
+    assert_every_call_answered(&error.partial.transcript);
+    let texts = tool_messages(&error.partial.transcript);
+    assert_eq!(texts.len(), 2);
+    assert_eq!(texts[1].1, "The call to `pay` was cancelled.");
+    assert!(texts[1].2, "the waiting call is answered as cancelled");
+}

@@ -151,7 +151,15 @@ enum Outcome {
     Continue,
     Done(StopReason, String),
     Failed(RunFailure),
-    Interrupted(Vec<(usize, Message)>, Vec<(usize, PendingApproval)>),
+    Interrupted(Interrupted),
+}
+
+/// A step stopped with calls waiting: the results of those that ran, the calls that wait, and
+/// a hook's termination of it, all by position in the model's answer.
+struct Interrupted {
+    done: Vec<(usize, Message)>,
+    pending: Vec<(usize, PendingApproval)>,
+    terminated: Option<String>,
 }
 
 impl<'a> Run<'a> {
@@ -293,7 +301,7 @@ impl<'a> Run<'a> {
                 Outcome::Continue => {}
                 Outcome::Done(reason, text) => return self.done(reason, text),
                 Outcome::Failed(failure) => return self.fail(failure),
-                Outcome::Interrupted(done, pending) => return self.interrupt(done, pending),
+                Outcome::Interrupted(stopped) => return self.interrupt(stopped),
             }
         }
     }
@@ -339,14 +347,19 @@ impl<'a> Run<'a> {
                 .unzip();
             let runner = self.calls();
             let ran = runner.run(&ready, &ready_verdicts).await;
-            // A hook's termination is dropped: the calls that wait decide how the run goes on.
-            let _ = runner.take_terminated();
+            // A hook's termination is kept: the step is judged whole when it is resumed.
+            let terminated = runner.take_terminated();
             let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
-            let done = positions
+            let done: Vec<(usize, Message)> = positions
                 .zip(&ran)
                 .map(|(i, record)| (i, result_message(record)))
                 .collect();
             step.calls = ran;
+            if self.is_cancelled() {
+                self.close_cancelled(done, &waiting, calls);
+                self.push_step(step);
+                return Outcome::Failed(RunFailure::Cancelled);
+            }
             self.push_step(step);
             let pending = waiting
                 .into_iter()
@@ -355,7 +368,11 @@ impl<'a> Run<'a> {
                     (i, PendingApproval::new(calls[i].clone(), external))
                 })
                 .collect();
-            return Outcome::Interrupted(done, pending);
+            return Outcome::Interrupted(Interrupted {
+                done,
+                pending,
+                terminated,
+            });
         }
         let started = Instant::now();
         let runner = self.calls();
@@ -366,9 +383,33 @@ impl<'a> Run<'a> {
             self.request.messages.push(result_message(record));
         }
         step.calls = records;
-        let outcome = self.judge(&step, repeated, terminated);
+        let outcome = self.judge(&step, repeated, terminated, &[]);
         self.push_step(step);
         outcome
+    }
+
+    /// Ends the transcript of a step cancelled while calls waited: the results of those that
+    /// ran, and each waiting call cancelled, in call order, so that every call has its result.
+    fn close_cancelled(
+        &mut self,
+        done: Vec<(usize, Message)>,
+        waiting: &[usize],
+        calls: &[ToolCall],
+    ) {
+        let mut results = done;
+        for &i in waiting {
+            let record = CallRecord {
+                call: calls[i].clone(),
+                result: Err(tool_core::ToolError::Cancelled {
+                    tool: calls[i].name.clone(),
+                }),
+                elapsed: Default::default(),
+            };
+            results.push((i, result_message(&record)));
+        }
+        results.sort_by_key(|(i, _)| *i);
+        let messages = results.into_iter().map(|(_, message)| message);
+        self.request.messages.extend(messages);
     }
 
     /// Lets the hooks change the next request's tool choice and narrow its tools.
@@ -542,12 +583,14 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Whether the step that ran calls ends the run.
+    /// Whether the step that ran calls ends the run. The calls at positions `rejected` were
+    /// refused by a person: they do not count for or against the model's failures.
     fn judge(
         &mut self,
         step: &Step,
         repeated: Option<(String, usize)>,
         terminated: Option<String>,
+        rejected: &[usize],
     ) -> Outcome {
         if self.is_cancelled() {
             return Outcome::Failed(RunFailure::Cancelled);
@@ -559,10 +602,16 @@ impl<'a> Run<'a> {
             let text = step.text.clone().unwrap_or_default();
             return Outcome::Done(StopReason::Terminated { reason }, text);
         }
-        if step.all_calls_failed() {
-            self.failed_steps = self.failed_steps.saturating_add(1);
-        } else {
-            self.failed_steps = 0;
+        let mut judged = (step.calls.iter().enumerate())
+            .filter(|(i, _)| !rejected.contains(i))
+            .map(|(_, record)| record)
+            .peekable();
+        if judged.peek().is_some() {
+            if judged.all(CallRecord::failed) {
+                self.failed_steps = self.failed_steps.saturating_add(1);
+            } else {
+                self.failed_steps = 0;
+            }
         }
         let max_failed = self.options.max_failed_steps;
         if max_failed > 0 && self.failed_steps >= max_failed {
@@ -646,14 +695,16 @@ impl<'a> Run<'a> {
     }
 
     /// Stops with calls waiting for approval.
-    fn interrupt(
-        self,
-        done: Vec<(usize, Message)>,
-        pending: Vec<(usize, PendingApproval)>,
-    ) -> Result<RunResult, RunError> {
+    fn interrupt(self, stopped: Interrupted) -> Result<RunResult, RunError> {
+        let Interrupted {
+            done,
+            pending,
+            terminated,
+        } = stopped;
         let state = RunState {
             messages: self.request.messages.clone(),
             done,
+            terminated,
             offered: self.offered.names().map(str::to_owned).collect(),
             approved_tools: self.approved_tools.clone(),
             steps: self.step_number(),

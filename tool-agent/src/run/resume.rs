@@ -6,7 +6,7 @@ use std::time::Instant;
 use tool_core::{ToolCall, ToolOutput};
 use tracing::Instrument;
 
-use super::{early_failure, result_message, Outcome, Run};
+use super::{early_failure, result_message, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
 use crate::message::{Message, Usage};
@@ -24,6 +24,14 @@ impl Agent {
     /// edited arguments, validated like any call's), rejected ones give the model the reason,
     /// and the loop goes on with the same tools offered. The options are this part's: its
     /// `max_steps` counts the steps before the interruption.
+    ///
+    /// The interrupted step is finished here and judged whole: with the calls that ran before
+    /// the interruption (as the model read their results), a hook's termination of it, and
+    /// the decided calls, under its own number. It is the first of the result's
+    /// [`steps`](RunResult::steps). A rejected call does not count toward
+    /// [`RunOptions::max_failed_steps`].
+    ///
+    /// Resume a state once: nothing here can tell that a stored state was resumed before.
     pub async fn resume(
         &self,
         state: RunState,
@@ -43,15 +51,21 @@ impl Agent {
         run.tool_calls = state.tool_calls;
         run.repeats = state.repeats;
         run.approved_tools = state.approved_tools;
-        run.first_step = state.steps;
+        // The interrupted step is finished here, not counted again.
+        run.first_step = state.steps.saturating_sub(1);
         // Nothing runs when the answer could not be checked anyway.
         if let Err(problem) = &run.output_check {
             let failure = RunFailure::Output(problem.clone());
             return run.fail(failure);
         }
         let scope = run.scope.clone();
+        let interrupted = Interrupted {
+            done: state.done,
+            pending: Vec::new(),
+            terminated: state.terminated,
+        };
         scope
-            .enter(run.resume_calls(state.done, decided))
+            .enter(run.resume_calls(interrupted, decided))
             .instrument(self.run_span())
             .await
     }
@@ -149,48 +163,55 @@ fn match_decisions(
 }
 
 impl Run<'_> {
-    /// The decided calls of an interrupted run, then the loop.
+    /// The decided calls of an interrupted run; then the interrupted step, judged whole (the
+    /// calls that ran before the interruption, the decided ones, and a hook's termination);
+    /// then the loop.
     async fn resume_calls(
         mut self,
-        done: Vec<(usize, Message)>,
+        interrupted: Interrupted,
         decided: Vec<(usize, PendingApproval, ApprovalVerdict)>,
     ) -> Result<RunResult, RunError> {
+        let (answer_text, answer_calls) = self.interrupted_answer();
+        let mut records: Vec<(usize, CallRecord)> = interrupted
+            .done
+            .iter()
+            .filter_map(|(index, message)| {
+                Some((*index, ran_record(&answer_calls, *index, message)?))
+            })
+            .collect();
+        let mut messages = interrupted.done;
         let mut approved = Vec::new();
-        let mut messages = done;
-        let mut records = Vec::new();
+        let mut rejected = Vec::new();
         for (index, pending, verdict) in decided {
             let mut call = pending.call;
-            match verdict {
-                ApprovalVerdict::Approve => approved.push((index, call)),
+            let output = match verdict {
+                ApprovalVerdict::Approve => {
+                    approved.push((index, call));
+                    continue;
+                }
                 ApprovalVerdict::ApproveWith(arguments) => {
                     call.arguments = arguments;
                     approved.push((index, call));
+                    continue;
                 }
                 ApprovalVerdict::ApproveForSession => {
                     self.approved_tools.push(call.name.clone());
                     approved.push((index, call));
+                    continue;
                 }
-                ApprovalVerdict::Answer(output) => {
-                    let record = CallRecord {
-                        result: Ok(output),
-                        call,
-                        elapsed: Default::default(),
-                    };
-                    messages.push((index, result_message(&record)));
-                    records.push(record);
-                }
+                ApprovalVerdict::Answer(output) => output,
                 ApprovalVerdict::Reject(reason) => {
-                    let record = CallRecord {
-                        result: Ok(ToolOutput::error(format!(
-                            "The user did not allow this call: {reason}"
-                        ))),
-                        call,
-                        elapsed: Default::default(),
-                    };
-                    messages.push((index, result_message(&record)));
-                    records.push(record);
+                    rejected.push(index);
+                    ToolOutput::error(format!("The user did not allow this call: {reason}"))
                 }
-            }
+            };
+            let record = CallRecord {
+                result: Ok(output),
+                call,
+                elapsed: Default::default(),
+            };
+            messages.push((index, result_message(&record)));
+            records.push((index, record));
         }
         let started = Instant::now();
         let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
@@ -198,31 +219,68 @@ impl Run<'_> {
         self.announce(self.step_number(), &calls);
         let runner = self.calls();
         let ran = runner.run(&calls, &verdicts).await;
-        let terminated = runner.take_terminated();
-        for (index, record) in positions.into_iter().zip(&ran) {
-            messages.push((index, result_message(record)));
+        let terminated = interrupted.terminated.or(runner.take_terminated());
+        for (index, record) in positions.into_iter().zip(ran) {
+            messages.push((index, result_message(&record)));
+            records.push((index, record));
         }
-        records.extend(ran);
         messages.sort_by_key(|(index, _)| *index);
+        records.sort_by_key(|(index, _)| *index);
         self.request
             .messages
             .extend(messages.into_iter().map(|(_, message)| message));
+        // Positions in the step's calls of those a person rejected.
+        let rejected: Vec<usize> = (records.iter().enumerate())
+            .filter(|(_, (index, _))| rejected.contains(index))
+            .map(|(i, _)| i)
+            .collect();
         let step = Step {
             index: self.step_number(),
             tool_choice: ToolChoice::Auto,
-            text: None,
-            calls: records,
+            text: answer_text,
+            calls: records.into_iter().map(|(_, record)| record).collect(),
             usage: Usage::default(),
             model_time: Default::default(),
             tools_time: started.elapsed(),
         };
-        let outcome = self.judge(&step, None, terminated);
+        let outcome = self.judge(&step, None, terminated, &rejected);
         self.push_step(step);
         match outcome {
             Outcome::Continue => self.go().await,
             Outcome::Done(reason, text) => self.done(reason, text),
             Outcome::Failed(failure) => self.fail(failure),
-            Outcome::Interrupted(done, pending) => self.interrupt(done, pending),
+            Outcome::Interrupted(stopped) => self.interrupt(stopped),
         }
     }
+
+    /// The text and calls of the answer whose calls waited: the transcript's last answer.
+    fn interrupted_answer(&self) -> (Option<String>, Vec<ToolCall>) {
+        self.request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                Message::Assistant { text, calls } => Some((text.clone(), calls.clone())),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The record of a call that ran before the interruption, from the result the model reads
+/// (the state keeps no more): its text, as an output or an error output.
+fn ran_record(calls: &[ToolCall], index: usize, message: &Message) -> Option<CallRecord> {
+    let Message::Tool { text, is_error, .. } = message else {
+        return None;
+    };
+    let output = if *is_error {
+        ToolOutput::error(text.clone())
+    } else {
+        ToolOutput::text(text.clone())
+    };
+    Some(CallRecord {
+        call: calls.get(index)?.clone(),
+        result: Ok(output),
+        elapsed: Default::default(),
+    })
 }
