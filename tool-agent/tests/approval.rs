@@ -665,3 +665,50 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
     assert_eq!(texts[1].1, "The call to `pay` was cancelled.");
     assert!(texts[1].2, "the waiting call is answered as cancelled");
 }
+
+/// A hook that ends the run after a call that ran before the interruption: the stored state
+/// keeps it, and the resumed step ends the run once the approved call has run.
+#[tokio::test]
+async fn a_hooks_termination_before_the_interruption_ends_the_resumed_run() {
+    struct EndAfterAdd;
+    impl tool_agent::RunHooks for EndAfterAdd {
+        fn after_tool(
+            &self,
+            call: &tool_core::ToolCall,
+            _: &mut Result<ToolOutput, tool_core::ToolError>,
+        ) -> tool_agent::AfterTool {
+            if call.name == "add" {
+                tool_agent::AfterTool::Terminate("added enough".into())
+            } else {
+                tool_agent::AfterTool::Continue
+            }
+        }
+    }
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let adds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let model = ScriptedModel::new().then(ModelResponse::calling([
+        call("c1", "add", json!({ "a": 1, "b": 2 })),
+        call("c2", "pay", json!({ "to": "bob", "amount": 500 })),
+    ]));
+    let agent = Agent::builder(model)
+        .executor(executor([add(adds), pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .hooks(EndAfterAdd)
+        .build();
+    let first = agent.run("pay bob", &RunOptions::default()).await.unwrap();
+    assert_eq!(first.stop, StopReason::Interrupted);
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent
+        .resume(state, &[decision], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        result.stop,
+        StopReason::Terminated {
+            reason: "added enough".into()
+        }
+    );
+    assert_eq!(paid.lock().unwrap().len(), 1, "the approved call ran first");
+    assert_every_call_answered(&result.transcript);
+}
