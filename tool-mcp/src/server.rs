@@ -152,8 +152,7 @@ impl McpServer {
         Arc::clone(&self.source.listing().tools)
     }
 
-    /// One page of what this session lists, starting at the cursor (the index of its first
-    /// tool).
+    /// One page of what this session lists, starting after the cursor.
     fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
         let listing = self.source.listing();
         let offered;
@@ -173,20 +172,7 @@ impl McpServer {
                 &offered
             }
         };
-        let start = match cursor {
-            None => 0,
-            Some(c) => c
-                .parse::<usize>()
-                .ok()
-                .filter(|&i| i <= tools.len())
-                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor `{c}`"), None))?,
-        };
-        let end = tools.len().min(start + TOOLS_PER_PAGE);
-        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if end < tools.len() {
-            page.next_cursor = Some(end.to_string());
-        }
-        Ok(page)
+        page_of(tools, cursor)
     }
 
     /// With search on: runs `search_tools`, or refuses a tool the session has not found.
@@ -371,5 +357,77 @@ impl std::fmt::Debug for McpServer {
             .field("search", &listing.search.is_some())
             .field("following", &self.source.imports().len())
             .finish()
+    }
+}
+
+/// One page of `tools`: the first [`TOOLS_PER_PAGE`] after the tool the cursor names (the
+/// last of the page before). A cursor names a tool rather than a position, so a list that
+/// changes between pages neither skips nor repeats a tool that stays in it; a cursor whose
+/// tool is gone is refused, and the client lists again (it has been told of the change).
+fn page_of(tools: &[Tool], cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => tools
+            .iter()
+            .position(|tool| *tool.name == *c)
+            .map(|i| i + 1)
+            .ok_or_else(|| {
+                let message = format!(
+                    "invalid cursor `{c}`: the tool list changed since it was given; \
+                     list again from the start"
+                );
+                ErrorData::invalid_params(message, None)
+            })?,
+    };
+    let end = tools.len().min(start.saturating_add(TOOLS_PER_PAGE));
+    let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+    if end < tools.len() {
+        page.next_cursor = Some(tools[end - 1].name.to_string());
+    }
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(names: impl IntoIterator<Item = usize>) -> Vec<Tool> {
+        names
+            .into_iter()
+            .map(|i| Tool::new(format!("t{i:04}"), "A tool", rmcp::model::JsonObject::new()))
+            .collect()
+    }
+
+    fn names(page: &ListToolsResult) -> Vec<String> {
+        page.tools.iter().map(|t| t.name.to_string()).collect()
+    }
+
+    #[test]
+    fn a_list_that_changes_between_pages_neither_skips_nor_repeats_a_tool() {
+        let before = tools(0..TOOLS_PER_PAGE + 10);
+        let first = page_of(&before, None).unwrap();
+        let cursor = first.next_cursor.clone().expect("a second page");
+        // Two tools of the first page go, one arrives before the cursor's tool.
+        let mut after = tools(2..TOOLS_PER_PAGE + 10);
+        after.insert(
+            5,
+            Tool::new("new", "A tool", rmcp::model::JsonObject::new()),
+        );
+        let second = page_of(&after, Some(&cursor)).unwrap();
+        let expected: Vec<String> = (TOOLS_PER_PAGE..TOOLS_PER_PAGE + 10)
+            .map(|i| format!("t{i:04}"))
+            .collect();
+        assert_eq!(names(&second), expected);
+        assert!(second.next_cursor.is_none());
+    }
+
+    #[test]
+    fn a_cursor_whose_tool_is_gone_is_refused() {
+        let before = tools(0..TOOLS_PER_PAGE + 1);
+        let cursor = page_of(&before, None).unwrap().next_cursor.unwrap();
+        let after = tools(0..TOOLS_PER_PAGE - 1);
+        let error = page_of(&after, Some(&cursor)).unwrap_err();
+        assert!(error.message.contains("list again"), "{}", error.message);
+        assert!(page_of(&after, Some("nonsense")).is_err());
     }
 }
