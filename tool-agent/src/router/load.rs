@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::router::declared::{DeclarationWarning, DeclaredTool, Origin, ToolDeclarations};
 use crate::router::error::DeclarationError;
 use crate::router::hierarchy::canonical;
+use crate::router::lines::Lines;
 use crate::router::xml;
 
 /// The syntax of a declarations file.
@@ -72,7 +73,7 @@ impl ToolDeclarations {
                 let table: toml::Table = toml::from_str(text).map_err(|e| {
                     let (line, column) = e
                         .span()
-                        .map_or((1, 1), |span| line_and_column(text, span.start));
+                        .map_or((1, 1), |span| Lines::new(text).line_and_column(span.start));
                     DeclarationError::Syntax {
                         file: file.to_owned(),
                         syntax: "TOML",
@@ -114,13 +115,6 @@ impl ToolDeclarations {
     }
 }
 
-fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
 const FILE_FIELDS: &[&str] = &["site", "types", "tools"];
 const TOOL_FIELDS: &[&str] = &[
     "name",
@@ -143,11 +137,12 @@ fn toml_tool_lines(text: &str) -> Vec<usize> {
         #[serde(default)]
         tools: Vec<toml::Spanned<toml::Value>>,
     }
+    let lines = Lines::new(text);
     toml::from_str::<Tools>(text)
         .map(|t| {
             t.tools
                 .iter()
-                .map(|entry| line_and_column(text, entry.span().start).0)
+                .map(|entry| lines.line(entry.span().start))
                 .collect()
         })
         .unwrap_or_default()

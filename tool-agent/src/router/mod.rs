@@ -32,6 +32,7 @@ mod declared;
 mod error;
 mod evaluate;
 mod hierarchy;
+mod lines;
 mod load;
 #[cfg(feature = "retrieval")]
 mod prefilter;

@@ -13,6 +13,7 @@ use crate::router::declared::{
     DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
 };
 use crate::router::error::DeclarationError;
+use crate::router::lines::Lines;
 
 /// The declarations in `text`, an XML document; `file` names it in messages.
 pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, DeclarationError> {
@@ -27,7 +28,7 @@ pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, Declarati
         }
     })?;
     let mut reader = Reader {
-        document: &document,
+        lines: Lines::new(text),
         file,
         out: ToolDeclarations::default(),
     };
@@ -49,8 +50,9 @@ pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, Declarati
     Ok(reader.out)
 }
 
-struct Reader<'a, 'input> {
-    document: &'a Document<'input>,
+struct Reader<'a> {
+    /// Every element's line is looked up here, once per element.
+    lines: Lines<'a>,
     file: &'a str,
     out: ToolDeclarations,
 }
@@ -59,9 +61,9 @@ fn elements<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a,
     node.children().filter(Node::is_element)
 }
 
-impl Reader<'_, '_> {
+impl Reader<'_> {
     fn origin(&self, node: Node<'_, '_>, element: String) -> Origin {
-        let line = self.document.text_pos_at(node.range().start).row as usize;
+        let line = self.lines.line(node.range().start);
         Origin {
             file: Some(self.file.to_owned()),
             line: Some(line),
