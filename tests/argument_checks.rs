@@ -54,6 +54,64 @@ pub struct WithExtras {
     extra: HashMap<String, Value>,
 }
 
+/// An enum whose variant has a defaulted field: strict mode makes it required and nullable.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Figure {
+    Circle {
+        radius: f64,
+        #[serde(default)]
+        label: String,
+    },
+    Dot,
+}
+
+/// A recursive struct with defaulted fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Branch {
+    name: String,
+    #[serde(default)]
+    weight: u32,
+    #[serde(default)]
+    children: Vec<Branch>,
+}
+
+impl Branch {
+    fn count(&self) -> usize {
+        1 + self.children.iter().map(Branch::count).sum::<usize>()
+    }
+}
+
+/// A struct with an enum flattened into it: its properties sit beside the enum's `oneOf`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Search {
+    query: String,
+    #[serde(flatten)]
+    filter: Filter,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Filter {
+    Author { name: String },
+    Year { from: u16 },
+}
+
+#[ai_tool(description = "Draws a figure")]
+fn draw(figure: Figure) -> String {
+    format!("{figure:?}")
+}
+
+#[ai_tool(description = "Counts a tree's branches")]
+fn count_branches(tree: Branch) -> usize {
+    tree.count() + tree.weight as usize
+}
+
+#[ai_tool(description = "Searches with a filter")]
+fn search(search: Search) -> String {
+    format!("{} {:?}", search.query, search.filter)
+}
+
 #[ai_tool(description = "Keeps any value")]
 fn keep_value(v: Value) -> usize {
     usize::from(!v.is_null())
@@ -494,6 +552,55 @@ fn a_null_that_counts_as_absent_is_not_reported_beside_a_real_violation() {
     let args = json!({ "x": 1, "n": null });
     assert!(exec.validate("small", &args).is_ok());
     assert!(block_on(exec.execute("small", &args)).is_ok());
+}
+
+/// A strict-mode null is read as absent in an enum's variant, under a recursive `$ref`, and
+/// inside the items of a list of them; a required field's null is still refused.
+#[test]
+fn a_strict_null_is_absent_in_a_variant_and_under_a_recursive_reference() {
+    let exec = executor();
+    let figure = json!({ "figure": { "kind": "circle", "radius": 1.5, "label": null } });
+    let drawn = block_on(exec.execute("draw", &figure)).unwrap();
+    assert!(
+        drawn.to_text().contains("label: \"\""),
+        "{}",
+        drawn.to_text()
+    );
+    assert!(exec.validate("draw", &figure).is_ok());
+    let tree = json!({ "tree": {
+        "name": "root", "weight": null,
+        "children": [
+            { "name": "a", "weight": null, "children": null },
+            { "name": "b", "weight": 2, "children": [{ "name": "c", "weight": null, "children": null }] }
+        ]
+    } });
+    let counted = block_on(exec.execute("count_branches", &tree)).unwrap();
+    assert_eq!(counted.to_text(), "4");
+    let radius = json!({ "figure": { "kind": "circle", "radius": null, "label": null } });
+    let err = block_on(exec.execute("draw", &radius)).unwrap_err();
+    assert!(
+        err.to_model_text().contains("radius"),
+        "{}",
+        err.to_model_text()
+    );
+}
+
+/// An object with properties beside an enum's branches (`#[serde(flatten)]` of an enum) has
+/// no closed form: both strict profiles leave the tool non-strict rather than declaring a
+/// schema no value fits.
+#[test]
+fn a_flattened_enum_makes_the_tool_non_strict() {
+    let exec = executor();
+    let spec = exec.spec("search").unwrap();
+    for result in [
+        ai_tool::profile::openai_strict(&spec.parameters),
+        ai_tool::profile::anthropic_strict(&spec.parameters),
+    ] {
+        let err = result.unwrap_err();
+        assert!(err.to_string().contains("beside its properties"), "{err}");
+    }
+    let args = json!({ "search": { "query": "rust", "by": "year", "from": 2015 } });
+    assert!(block_on(exec.execute("search", &args)).is_ok());
 }
 
 // Item 7: bounded error text.

@@ -456,42 +456,100 @@ fn require_nullable_without_default(map: &mut Map<String, Value>) {
 }
 
 /// Removes `null` values of properties that are optional and whose schema does not admit
-/// `null`, through nested objects and arrays: what a strict-mode model writes for a property
-/// it leaves out, read as absent. Returns whether anything was removed.
+/// `null`: what a strict-mode model writes for a property it leaves out, read as absent.
+/// Follows nested objects and arrays through `properties`, `items`, `additionalProperties`,
+/// local `$ref`s and the branches of `allOf`, `anyOf` and `oneOf` (an enum's variants). A
+/// `null` is dropped when some schema that applies there names the property, none requires it
+/// and none admits `null` for it. Returns whether anything was removed.
 pub fn drop_optional_nulls(schema: &Value, instance: &mut Value) -> bool {
+    drop_nulls(schema, &[schema], instance, 0)
+}
+
+/// How deep [`drop_optional_nulls`] follows an instance; deeper values are left as they are
+/// (the validator's nesting limit refuses them anyway).
+const NULLS_DEPTH: usize = 128;
+
+/// How many schemas may apply at one place before the rest are ignored: a bound on what a
+/// hostile schema of many combinators can cost.
+const APPLICABLE_LIMIT: usize = 256;
+
+fn drop_nulls(root: &Value, schemas: &[&Value], instance: &mut Value, depth: usize) -> bool {
+    if depth > NULLS_DEPTH {
+        return false;
+    }
+    let here = applicable(root, schemas);
     let mut changed = false;
     match instance {
         Value::Object(map) => {
-            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-                return false;
+            let named = |key: &str| -> Vec<&Value> {
+                let named = here.iter().filter_map(|s| s.get("properties")?.get(key));
+                named.collect()
             };
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map_or(Vec::new(), |r| r.iter().filter_map(Value::as_str).collect());
+            let required = |key: &str| {
+                here.iter().any(|s| {
+                    s.get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|r| r.iter().any(|name| name == key))
+                })
+            };
             map.retain(|key, value| {
-                let drop = value.is_null()
-                    && !required.contains(&key.as_str())
-                    && properties.get(key).is_some_and(|p| !admits_null(p));
+                if !value.is_null() {
+                    return true;
+                }
+                let schemas = named(key);
+                let drop = !schemas.is_empty()
+                    && !required(key)
+                    && !applicable(root, &schemas).into_iter().any(admits_null);
                 changed |= drop;
                 !drop
             });
             for (key, value) in map.iter_mut() {
-                if let Some(sub) = properties.get(key) {
-                    changed |= drop_optional_nulls(sub, value);
+                let mut schemas = named(key);
+                if schemas.is_empty() {
+                    let open = here.iter().filter_map(|s| s.get("additionalProperties"));
+                    schemas = open.filter(|a| a.is_object()).collect();
+                }
+                if !schemas.is_empty() {
+                    changed |= drop_nulls(root, &schemas, value, depth + 1);
                 }
             }
         }
         Value::Array(items) => {
-            if let Some(sub) = schema.get("items") {
+            let schemas: Vec<&Value> = (here.iter())
+                .filter_map(|s| s.get("items").filter(|i| i.is_object()))
+                .collect();
+            if !schemas.is_empty() {
                 for item in items {
-                    changed |= drop_optional_nulls(sub, item);
+                    changed |= drop_nulls(root, &schemas, item, depth + 1);
                 }
             }
         }
         _ => {}
     }
     changed
+}
+
+/// `schemas` and every schema that applies through them: local `$ref`s resolved in `root`, and
+/// the branches of `allOf`, `anyOf` and `oneOf`; each once.
+fn applicable<'a>(root: &'a Value, schemas: &[&'a Value]) -> Vec<&'a Value> {
+    let mut found: Vec<&Value> = Vec::new();
+    let mut todo: Vec<&Value> = schemas.to_vec();
+    while let Some(schema) = todo.pop() {
+        if found.len() >= APPLICABLE_LIMIT || found.iter().any(|f| std::ptr::eq(*f, schema)) {
+            continue;
+        }
+        found.push(schema);
+        let reference = schema.get("$ref").and_then(Value::as_str);
+        if let Some(target) = reference.and_then(|r| root.pointer(r.strip_prefix('#')?)) {
+            todo.push(target);
+        }
+        for keyword in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = schema.get(keyword) {
+                todo.extend(branches);
+            }
+        }
+    }
+    found
 }
 
 /// Whether a schema's own type admits `null` (through `type` or an `anyOf`/`oneOf` branch).
@@ -704,6 +762,37 @@ mod tests {
         );
         assert_eq!(props["c"]["maximum"], json!(u64::MAX));
         assert_eq!(props["d"], json!({ "type": "number" }));
+    }
+
+    #[test]
+    fn optional_nulls_are_dropped_through_maps_all_of_and_references() {
+        let map = json!({ "type": "object", "additionalProperties": {
+            "type": "object", "properties": { "a": { "type": "string" } }
+        } });
+        let mut instance = json!({ "k": { "a": null } });
+        assert!(drop_optional_nulls(&map, &mut instance));
+        assert_eq!(instance, json!({ "k": {} }));
+
+        let all_of = json!({ "allOf": [
+            { "properties": { "a": { "type": "string" } } },
+            { "properties": { "b": { "type": "integer" } }, "required": ["b"] }
+        ] });
+        let mut instance = json!({ "a": null, "b": null });
+        assert!(drop_optional_nulls(&all_of, &mut instance));
+        assert_eq!(instance, json!({ "b": null }), "a required null stays");
+
+        let nullable = json!({
+            "properties": { "n": { "$ref": "#/$defs/N" } },
+            "$defs": { "N": { "type": ["integer", "null"] } }
+        });
+        let mut instance = json!({ "n": null });
+        assert!(!drop_optional_nulls(&nullable, &mut instance));
+
+        // A reference to itself is followed once.
+        let looped = json!({ "$ref": "#", "properties": { "a": { "type": "string" } } });
+        let mut instance = json!({ "a": null });
+        assert!(drop_optional_nulls(&looped, &mut instance));
+        assert_eq!(instance, json!({}));
     }
 
     #[test]

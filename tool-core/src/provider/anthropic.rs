@@ -18,8 +18,8 @@ use super::encoding::{self, Encoding, Place};
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments};
 use super::profile::{
-    is_object_schema, move_to_description, verdict, walk_with_pointer, Finding, Problem,
-    ProfileError,
+    branches_beside_properties, is_object_schema, move_to_description, verdict, walk_with_pointer,
+    Finding, Problem, ProfileError,
 };
 use super::results::text_or_blocks;
 use super::{Aliases, Api, CallResult, ParseError};
@@ -349,6 +349,12 @@ fn transform(
         });
     }
     let is_object = is_object_schema(map);
+    if let Some(keyword) = branches_beside_properties(map) {
+        return Err(inexpressible(
+            at,
+            &format!("an object with `{keyword}` beside its properties cannot be closed"),
+        ));
+    }
     if is_object {
         match map.get("additionalProperties") {
             None | Some(Value::Bool(_)) => {

@@ -14,8 +14,8 @@ use serde_json::{json, Map, Value};
 
 use super::encoding::{self, Encoding, Place};
 use super::profile::{
-    is_object_schema, move_to_description, simplify_combinators, types_of, verdict,
-    walk_with_pointer, Finding, Problem, ProfileError,
+    branches_beside_properties, is_object_schema, move_to_description, simplify_combinators,
+    types_of, verdict, walk_with_pointer, Finding, Problem, ProfileError,
 };
 
 const PROFILE: &str = "openai-strict";
@@ -190,6 +190,12 @@ fn transform(
         });
     }
     let is_object = is_object_schema(map);
+    if let Some(keyword) = branches_beside_properties(map) {
+        return Err(inexpressible(
+            at,
+            &format!("an object with `{keyword}` beside its properties cannot be closed"),
+        ));
+    }
     if is_object {
         close_object(map, at)?;
     }

@@ -262,6 +262,18 @@ pub(crate) fn is_object_schema(map: &Map<String, Value>) -> bool {
     types_of(map).iter().any(|t| t == "object") || map.contains_key("properties")
 }
 
+/// The combinator beside an object's own `properties` (a `#[serde(flatten)]` enum), if any.
+/// A strict profile cannot close such an object: closed on its own properties, it refuses
+/// what each branch requires, and nothing fits.
+pub(crate) fn branches_beside_properties(map: &Map<String, Value>) -> Option<&'static str> {
+    if !map.contains_key("properties") {
+        return None;
+    }
+    ["anyOf", "oneOf", "allOf"]
+        .into_iter()
+        .find(|k| map.contains_key(*k))
+}
+
 /// A checker's answer: `Ok` when nothing was found.
 pub(crate) fn verdict(findings: Vec<Finding>) -> Result<(), Vec<Finding>> {
     if findings.is_empty() {
