@@ -192,17 +192,26 @@ impl ToolStore for PgVectorStore {
         threshold: Option<f32>,
     ) -> StoreFuture<'a, Vec<(String, f32)>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let mut client = self.client.lock().await;
             let query = Vector::from(vector.to_vec());
             let limit = i64::try_from(k).unwrap_or(i64::MAX);
             let sql = format!(
                 "SELECT name, (1 - (embedding <=> $1))::real AS score FROM {} ORDER BY embedding <=> $1 LIMIT $2",
                 self.table
             );
-            let rows = client
+            // An HNSW scan returns at most `hnsw.ef_search` rows (40 unless set), whatever the
+            // LIMIT: the search list is widened to `k` for this query alone, and past its
+            // maximum the index is not used (an exact scan).
+            let transaction = client.transaction().await.map_err(store_error)?;
+            transaction
+                .batch_execute(&scan_settings(k))
+                .await
+                .map_err(store_error)?;
+            let rows = transaction
                 .query(&sql, &[&query, &limit])
                 .await
                 .map_err(store_error)?;
+            transaction.commit().await.map_err(store_error)?;
             let mut found = Vec::with_capacity(rows.len());
             for row in &rows {
                 let name: String = column(row, 0, &self.table)?;
@@ -216,9 +225,35 @@ impl ToolStore for PgVectorStore {
     }
 }
 
+/// pgvector's default `hnsw.ef_search`, and the most it accepts.
+const EF_SEARCH_DEFAULT: usize = 40;
+const EF_SEARCH_MAX: usize = 1000;
+
+/// The settings of a search for `k` rows, for its transaction alone: an HNSW search list of at
+/// least `k` (never under pgvector's default), or, past pgvector's maximum, no index scan.
+fn scan_settings(k: usize) -> String {
+    if k > EF_SEARCH_MAX {
+        "SET LOCAL enable_indexscan = off".to_owned()
+    } else {
+        format!("SET LOCAL hnsw.ef_search = {}", k.max(EF_SEARCH_DEFAULT))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::redacted;
+    use super::{redacted, scan_settings};
+
+    #[test]
+    fn the_search_list_is_widened_to_k_and_past_1000_the_scan_is_exact() {
+        assert_eq!(scan_settings(0), "SET LOCAL hnsw.ef_search = 40");
+        assert_eq!(scan_settings(60), "SET LOCAL hnsw.ef_search = 60");
+        assert_eq!(scan_settings(1000), "SET LOCAL hnsw.ef_search = 1000");
+        assert_eq!(scan_settings(1001), "SET LOCAL enable_indexscan = off");
+        assert_eq!(
+            scan_settings(usize::MAX),
+            "SET LOCAL enable_indexscan = off"
+        );
+    }
 
     #[test]
     fn a_urls_password_never_reaches_an_error_message() {

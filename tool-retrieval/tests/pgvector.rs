@@ -1,0 +1,82 @@
+//! The pgvector store against a real PostgreSQL (started by `scripts/test.sh` through
+//! `scripts/postgres.sh`, URL in `AI_TOOL_PG_URL`): what its SQL does in the database.
+#![cfg(feature = "pgvector")]
+
+use std::collections::HashSet;
+
+use tool_retrieval::pgvector::PgVectorStore;
+use tool_retrieval::{EmbedFuture, EmbeddingProvider, StoredTool, ToolStore};
+
+const DIMENSION: usize = 16;
+
+/// A vector per text read from its number (`tool 17`): spread over the sphere, never zero.
+struct Numbered;
+
+impl EmbeddingProvider for Numbered {
+    fn model_id(&self) -> &str {
+        "test/numbered"
+    }
+    fn dimension(&self) -> usize {
+        DIMENSION
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(async move { Ok(texts.iter().map(|t| numbered(t)).collect()) })
+    }
+}
+
+fn numbered(text: &str) -> Vec<f32> {
+    let n: f32 = text
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0);
+    (0..DIMENSION)
+        .map(|j| 1.5 + ((n + 1.0) * (j as f32 + 1.0) * 0.37).sin())
+        .collect()
+}
+
+fn url() -> String {
+    std::env::var("AI_TOOL_PG_URL")
+        .expect("AI_TOOL_PG_URL: run the tests through scripts/test.sh, which starts PostgreSQL")
+}
+
+/// A table of this test's own, dropped first should an earlier run have left it.
+async fn fresh_table(name: &str) -> String {
+    let table = format!("retrieval_{name}_{}", std::process::id());
+    let (client, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("DROP TABLE IF EXISTS {table}"))
+        .await
+        .expect("drops the table");
+    table
+}
+
+fn tools(count: usize) -> Vec<StoredTool> {
+    (0..count)
+        .map(|i| StoredTool::new(format!("t{i}"), format!("tool {i}"), "test/numbered"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_search_for_more_than_40_gets_them_all_through_the_hnsw_index() {
+    let table = fresh_table("wide").await;
+    let store = PgVectorStore::connect(&url(), &table, DIMENSION)
+        .await
+        .unwrap();
+    store.sync(&tools(100), &Numbered).await.unwrap();
+    let query = numbered("tool 3");
+    // pgvector's HNSW scan stops at `hnsw.ef_search` rows, 40 by default.
+    for k in [41, 60, 100] {
+        let found = store.search(&query, k, None).await.unwrap();
+        let names: HashSet<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!((found.len(), names.len()), (k, k), "k = {k}");
+        assert_eq!(found[0].0, "t3");
+    }
+    // Past the index's largest search list, an exact scan.
+    let all = store.search(&query, 5000, None).await.unwrap();
+    assert_eq!(all.len(), 100);
+    assert!(all.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+}
