@@ -46,6 +46,11 @@ impl Api for Gemini {
             return Declared::plain(full());
         }
         match gemini(&spec.parameters) {
+            // A tool without parameters is declared without them: Gemini (on Vertex AI
+            // always) refuses an object whose `properties` are empty.
+            Ok(parameters) if takes_nothing(&parameters) => {
+                Declared::plain(json!({ "name": name, "description": description }))
+            }
             Ok(parameters) => Declared::plain(
                 json!({ "name": name, "description": description, "parameters": parameters }),
             ),
@@ -237,6 +242,13 @@ const SILENT: &[&str] = &[
     "additionalProperties",
 ];
 
+/// Whether a tool's `parameters`, as Gemini takes them, say nothing but "an object": no
+/// properties and no branches.
+fn takes_nothing(parameters: &Value) -> bool {
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    properties.is_none_or(Map::is_empty) && parameters.get("anyOf").is_none()
+}
+
 /// The canonical schema as Gemini's `parameters` takes it.
 pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
     super::profile::within_limits(PROFILE, schema)?;
@@ -343,6 +355,17 @@ fn transform(
     match map.get("format").and_then(Value::as_str) {
         Some("enum" | "date-time") | None => {}
         Some(_) => move_to_description(map, "format"),
+    }
+    if map
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
+    {
+        // Dropped, the value's schema would be lost and the model could send values the
+        // validator refuses; the tool is declared with its JSON Schema instead.
+        return Err(inexpressible(
+            at,
+            "an object with arbitrary keys (a map) cannot be said in the OpenAPI subset",
+        ));
     }
     for keyword in SILENT {
         map.shift_remove(*keyword);
@@ -484,6 +507,52 @@ mod tests {
                 "parts": [{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }]
             })
         );
+    }
+
+    fn spec(name: &str, parameters: Value) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: "A tool".into(),
+            parameters,
+            output_schema: None,
+            metadata: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_tool_without_parameters_is_declared_without_them() {
+        let none = spec(
+            "now",
+            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        );
+        let declared = crate::provider::declare(
+            [&none],
+            crate::provider::Format::Gemini,
+            &Default::default(),
+        );
+        assert_eq!(
+            declared.tools,
+            json!([{ "functionDeclarations": [{ "name": "now", "description": "A tool" }] }])
+        );
+    }
+
+    #[test]
+    fn a_map_is_declared_with_its_json_schema_not_with_its_values_dropped() {
+        let counts = spec(
+            "tally",
+            json!({ "type": "object", "properties": {
+                "counts": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }
+            }, "required": ["counts"], "additionalProperties": false }),
+        );
+        let declared = crate::provider::declare(
+            [&counts],
+            crate::provider::Format::Gemini,
+            &Default::default(),
+        );
+        let function = &declared.tools[0]["functionDeclarations"][0];
+        assert_eq!(function["parametersJsonSchema"], counts.parameters);
+        assert!(function.get("parameters").is_none());
+        assert!(declared.notes[0].contains("a map"), "{:?}", declared.notes);
     }
 
     #[test]
