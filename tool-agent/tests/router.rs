@@ -620,7 +620,7 @@ async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
     assert_eq!(left_out, 1);
     assert_eq!(scorer.asked(), 2);
 
-    // Down to one candidate, the prefilter's pick is a lone candidate: no model request.
+    // Down to one candidate, the prefilter's pick is still scored.
     let one = Router::builder(Arc::clone(&scorer))
         .declarations(tools())
         .prefilter(1)
@@ -628,8 +628,32 @@ async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
         .unwrap();
     let route = one.route("a wine to go with my lasagna", "Recipe").await;
     assert_eq!(routed_name(&route), Some("pairing"));
-    assert_eq!(score_of(&route, "pairing").1, ScoreSource::LoneCandidate);
-    assert_eq!(scorer.asked(), 2);
+    assert_eq!(score_of(&route, "pairing"), (90, ScoreSource::Model));
+    assert_eq!(scorer.asked(), 3);
+}
+
+/// A query that shares no word with any tool ranks nothing, and the prefilter tops up in
+/// declaration order: that pick is a guess, scored and held to the threshold, not a lone
+/// candidate chosen at 100.
+#[cfg(feature = "retrieval")]
+#[tokio::test]
+async fn a_lone_candidate_left_by_the_prefilter_is_scored_against_the_threshold() {
+    let scorer = Scorer::new()
+        .on("substitution", [score(10)])
+        .on("pairing", [score(90)]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([
+            tool("substitution", "Recipe").with_example("replace eggs in a cake"),
+            tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
+        ]))
+        .prefilter(1)
+        .build()
+        .unwrap();
+    let route = router.route("zzz qqq", "Recipe").await;
+    assert_eq!(routed_name(&route), None, "{:?}", route.candidates());
+    assert_eq!(score_of(&route, "substitution"), (10, ScoreSource::Model));
+    assert_eq!(score_of(&route, "pairing").1, ScoreSource::Prefiltered);
+    assert_eq!(scorer.asked(), 1);
 }
 
 #[test]

@@ -69,16 +69,18 @@ impl Router {
         let live: Vec<usize> = (0..slots.len())
             .filter(|&i| slots[i].source != ScoreSource::Prefiltered)
             .collect();
-        if let [lone] = live[..] {
-            self.lone_candidate(&mut slots[lone], &mut usage).await;
-        } else {
-            self.score_all(&mut slots, &live, &mut usage).await;
+        // The type's only tool needs no score; one the prefilter kept out of several is a
+        // guess of the retriever (or of declaration order, when nothing ranked) and is scored
+        // against the threshold like any other.
+        match live[..] {
+            [lone] if slots.len() == 1 => self.lone_candidate(&mut slots[lone], &mut usage).await,
+            _ => self.score_all(&mut slots, &live, &mut usage).await,
         }
         self.select(slots, usage).await
     }
 
-    /// The only candidate: chosen without scoring; asked for its parameters only when its
-    /// answer has some.
+    /// The type's only candidate: chosen without scoring; asked for its parameters only when
+    /// its answer has some.
     async fn lone_candidate(&self, slot: &mut Slot, usage: &mut Usage) {
         slot.source = ScoreSource::LoneCandidate;
         slot.score = 100;

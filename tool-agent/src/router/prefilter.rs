@@ -75,7 +75,8 @@ impl Prefilter {
 
     /// The candidates to score: the best `k` by retrieval, topped up in declaration order when
     /// retrieval ranks fewer (a query that shares no word with any tool). All of them when
-    /// retrieval fails.
+    /// retrieval fails. Whichever they are, the model scores them against the threshold: a
+    /// top-up never wins unscored.
     pub(crate) async fn keep(&self, query: &str, candidates: &[usize]) -> Vec<usize> {
         if candidates.len() <= self.k {
             return candidates.to_vec();

@@ -101,7 +101,8 @@ pub enum ScoreSource {
     Model,
     /// The evaluation cache had it.
     Cache,
-    /// It was the only candidate: not scored (100).
+    /// It was the only candidate of the query's type: not scored (100). One the prefilter
+    /// left alone is scored.
     LoneCandidate,
     /// Not evaluated: another tool reached the early-stop mark first.
     EarlyStop,
