@@ -656,6 +656,39 @@ async fn a_lone_candidate_left_by_the_prefilter_is_scored_against_the_threshold(
     assert_eq!(scorer.asked(), 1);
 }
 
+/// The prefilter ranks on the query the prompts see: the decontextualized one when there is
+/// one, since the raw follow-up may share no word with the tool it is about.
+#[cfg(feature = "retrieval")]
+#[tokio::test]
+async fn the_prefilter_ranks_on_the_decontextualized_query() {
+    let scorer = Scorer::new()
+        .on("substitution", [score(10)])
+        .on("pairing", [score(90)]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([
+            tool("substitution", "Recipe").with_example("replace eggs in a cake"),
+            tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
+        ]))
+        .prefilter(1)
+        .build()
+        .unwrap();
+    let request = tool_agent::router::RouteRequest::new("and salmon?", "Recipe")
+        .with_previous_queries(["a wine for lasagna"])
+        .with_decontextualized_query("a wine to go with salmon");
+    let route = router.route_request(&request).await;
+    assert_eq!(
+        routed_name(&route),
+        Some("pairing"),
+        "{:?}",
+        route.candidates()
+    );
+    assert_eq!(score_of(&route, "pairing"), (90, ScoreSource::Model));
+    assert_eq!(score_of(&route, "substitution").1, ScoreSource::Prefiltered);
+    let asked = scorer.requests_for("pairing");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(scorer.asked(), 1);
+}
+
 #[test]
 fn every_enabled_handler_must_be_an_executor_tool() {
     let scorer = Scorer::new();

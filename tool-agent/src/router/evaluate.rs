@@ -59,7 +59,13 @@ impl Router {
             .collect();
         #[cfg(feature = "retrieval")]
         if let Some(prefilter) = &self.prefilter {
-            let kept = prefilter.keep(&request.query, &positions).await;
+            // Ranked on what the prompts are filled with: "and with fish?" shares no word with
+            // the tool the conversation is about; its decontextualized form does.
+            let query = request
+                .decontextualized_query
+                .as_deref()
+                .unwrap_or(&request.query);
+            let kept = prefilter.keep(query, &positions).await;
             for slot in &mut slots {
                 if !kept.contains(&slot.tool) {
                     slot.source = ScoreSource::Prefiltered;
