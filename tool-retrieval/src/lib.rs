@@ -3,7 +3,8 @@
 //! A [`Retriever`] ranks the selectable tools it was built over, lexically (BM25, the default:
 //! no model needed), by dense embeddings, or both fused. Tools that are not selectable are
 //! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in
-//! (at most [`RetrieveOptions::max_forced`] of them).
+//! (at most [`RetrieveOptions::max_forced`] of them); brackets around anything else stay in the
+//! query's text, unless [`RetrieveOptions::strict`] makes every `[name]` a forced name.
 
 #![warn(missing_docs)]
 
@@ -148,15 +149,16 @@ pub struct RetrieveOptions {
     /// The most tools a query may force with `[name]` (default 5), so that a query cannot pull
     /// in every tool past `match_count`: the tools a query chooses number at most
     /// `max_forced + match_count`, beside the always-included and system tools the caller set.
-    /// The first `max_forced` distinct names written count, whether they exist or not; the
-    /// others are an error with `strict` ([`RetrieveError::TooManyForced`]), otherwise ignored
-    /// with one `tracing` warning.
+    /// The first `max_forced` distinct names written count (without `strict`, only the names
+    /// of tools; with it, every `[name]`); the others are an error with `strict`
+    /// ([`RetrieveError::TooManyForced`]), otherwise ignored with one `tracing` warning.
     pub max_forced: usize,
     /// Ranked tools scoring under this are left out. The scale is the method's: BM25 score,
     /// cosine similarity, or the fused score.
     pub threshold: Option<f32>,
-    /// Whether a forced or always-included name that does not exist is an error (otherwise it
-    /// is ignored with a `tracing` warning).
+    /// Whether a forced or always-included name that does not exist is an error. Without it,
+    /// an always-included name that does not exist is ignored with a `tracing` warning, and a
+    /// `[word]` that names no tool is not a forced name: it stays in the text that is ranked.
     pub strict: bool,
     /// Tools to include whatever the query.
     pub always_include: Vec<String>,
@@ -315,7 +317,14 @@ impl Retriever {
         query: &str,
         options: &RetrieveOptions,
     ) -> Result<Vec<Retrieved>, RetrieveError> {
-        let (forced, text) = forced_names(query);
+        // With `strict`, every `[name]` is a forced name, so that a misspelt one is an error;
+        // without it, a bracket that names no tool is the user's text ("the [weather] in
+        // Paris") and is ranked on.
+        let (forced, text) = if options.strict {
+            forced_names(query)
+        } else {
+            forced_names_where(query, |name| self.all.contains(name))
+        };
         let forced = first_distinct(&forced, options)?;
         let mut result: Vec<Retrieved> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
@@ -478,13 +487,23 @@ fn split<'a>(
 /// Linear in the query's length: a name holds no bracket, so each `[` is matched with the
 /// next bracket only, and the text between two brackets is read once.
 pub fn forced_names(query: &str) -> (Vec<String>, String) {
+    forced_names_where(query, |_| true)
+}
+
+/// The names written as `[name]` in the query that `forces` accepts, and the query without
+/// them; other brackets stay in the text as written.
+fn forced_names_where(query: &str, forces: impl Fn(&str) -> bool) -> (Vec<String>, String) {
     let mut names = Vec::new();
     let mut text = String::with_capacity(query.len());
     let mut rest = query;
     while let Some(open) = rest.find('[') {
         let after = &rest[open + 1..];
         match after.find(['[', ']']) {
-            Some(close) if after[close..].starts_with(']') && is_tool_name(&after[..close]) => {
+            Some(close)
+                if after[close..].starts_with(']')
+                    && is_tool_name(&after[..close])
+                    && forces(&after[..close]) =>
+            {
                 text.push_str(&rest[..open]);
                 text.push(' ');
                 names.push(after[..close].to_owned());

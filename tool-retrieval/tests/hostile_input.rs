@@ -111,6 +111,59 @@ fn a_megabyte_of_open_brackets_and_names_closed_once_at_the_end_forces_only_the_
 }
 
 #[tokio::test]
+async fn brackets_that_name_no_tool_stay_in_the_ranked_text_unless_strict() {
+    let specs = [
+        tool("get_forecast", "weather forecast for a city"),
+        tool("book_flight", "book a plane ticket"),
+    ];
+    let retriever = Retriever::lexical(&specs);
+    let found = retriever
+        .retrieve("what's the [weather] in Paris", &RetrieveOptions::default())
+        .await
+        .unwrap();
+    let found: Vec<(&str, Reason)> = found.iter().map(|r| (r.name.as_str(), r.reason)).collect();
+    assert_eq!(found, [("get_forecast", Reason::Ranked)]);
+    // A tool's name is forced and taken out; the other bracket is ranked on.
+    let found = retriever
+        .retrieve(
+            "[book_flight] and the [weather]",
+            &RetrieveOptions::default(),
+        )
+        .await
+        .unwrap();
+    let found: Vec<(&str, Reason)> = found.iter().map(|r| (r.name.as_str(), r.reason)).collect();
+    assert_eq!(
+        found,
+        [
+            ("book_flight", Reason::Forced),
+            ("get_forecast", Reason::Ranked)
+        ]
+    );
+    // Brackets that name no tool count for nothing against `max_forced`.
+    let one = RetrieveOptions {
+        max_forced: 1,
+        strict: false,
+        ..RetrieveOptions::default()
+    };
+    let found = retriever
+        .retrieve("[rain] [snow] [book_flight]", &one)
+        .await
+        .unwrap();
+    assert_eq!(found[0].name, "book_flight");
+    assert_eq!(found[0].reason, Reason::Forced);
+    // With `strict`, as documented, every `[name]` is a forced name: a misspelt one is caught.
+    let strict = RetrieveOptions {
+        strict: true,
+        ..RetrieveOptions::default()
+    };
+    let err = retriever
+        .retrieve("what's the [weather] in Paris", &strict)
+        .await
+        .unwrap_err();
+    assert_eq!(err, RetrieveError::ToolNotFound("weather".into()));
+}
+
+#[tokio::test]
 async fn a_query_forcing_a_thousand_tools_gets_max_forced_of_them() {
     let specs = tools(1_000);
     let retriever = Retriever::lexical(&specs);
