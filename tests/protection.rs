@@ -10,6 +10,24 @@ use std::task::{Context, Poll, Waker};
 use ai_tool::prelude::*;
 use serde_json::json;
 
+/// How many `wait_for_cancel` calls saw their cancellation.
+static STOPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tasks of `spawn_and_sleep` saw their call's cancellation.
+static SPAWNED_STOPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits, without a bound on speed, for `counter` to reach one: a liveness check that fails
+/// after a minute rather than hanging.
+async fn eventually_one(counter: &AtomicUsize) {
+    for _ in 0..6_000 {
+        if counter.load(Ordering::SeqCst) == 1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never happened");
+}
+
 pub struct Risky {
     completed: AtomicUsize,
 }
@@ -48,6 +66,28 @@ impl Risky {
     fn blocking(&self, millis: u64) -> u64 {
         std::thread::sleep(Duration::from_millis(millis));
         millis
+    }
+
+    /// Blocks its thread until its call is cancelled, then counts itself stopped.
+    #[ai_tool(timeout = "50ms")]
+    fn wait_for_cancel(&self, ctx: &ToolContext) -> String {
+        while !ctx.is_cancelled() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        STOPPED.fetch_add(1, Ordering::SeqCst);
+        "stopped".into()
+    }
+
+    /// Spawns a task that waits for the call's cancellation, then sleeps past its limit.
+    #[ai_tool(timeout = "50ms")]
+    async fn spawn_and_sleep(&self, ctx: &ToolContext) -> String {
+        let ctx = ctx.to_static();
+        tokio::spawn(async move {
+            ctx.cancellation_token().cancelled().await;
+            SPAWNED_STOPPED.fetch_add(1, Ordering::SeqCst);
+        });
+        tokio::time::sleep(Duration::from_secs(3_600)).await;
+        "slept".into()
     }
 
     /// Gives up on itself through its context, then would wait forever.
@@ -208,6 +248,34 @@ async fn cancelling_the_token_stops_the_call() {
         matches!(result, Err(ToolError::Cancelled { .. })),
         "{result:?}"
     );
+}
+
+/// A sync tool on the blocking pool keeps its thread after its call timed out unless told:
+/// its context's token is cancelled when the limit passes, and the caller's token is not.
+#[tokio::test]
+async fn a_timed_out_sync_tool_is_told_through_its_context_and_the_callers_token_is_not() {
+    let exec = executor();
+    let token = CancellationToken::new();
+    let options = CallOptions::default().with_cancellation(token.clone());
+    let err = exec
+        .execute_with("wait_for_cancel", json!({}), &options)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::TimedOut { .. }), "{err:?}");
+    eventually_one(&STOPPED).await;
+    assert!(!token.is_cancelled(), "the caller's token is the caller's");
+}
+
+/// A task an async tool spawned with its context hears that the call timed out.
+#[tokio::test]
+async fn a_task_spawned_by_a_timed_out_tool_is_told() {
+    let exec = executor();
+    let err = exec
+        .execute("spawn_and_sleep", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::TimedOut { .. }), "{err:?}");
+    eventually_one(&SPAWNED_STOPPED).await;
 }
 
 #[tokio::test]

@@ -58,7 +58,8 @@ impl std::fmt::Debug for Services {
 #[derive(Clone)]
 pub struct ToolContext<'a> {
     parts: Parts<'a>,
-    /// A token made on first use for a call that brought none.
+    /// The call's own token: made when the call starts under a time limit (a child of the
+    /// caller's, cancelled when the limit passes), or on first use for a call that brought none.
     own_token: OnceLock<CancellationToken>,
 }
 
@@ -160,15 +161,30 @@ impl<'a> ToolContext<'a> {
         self.parts.refs().options.call_id.as_deref()
     }
 
-    /// The token that is cancelled when the caller gives up on this call. Long-running tools
-    /// should watch it (`token.cancelled().await`) and stop early. It is the token the caller
-    /// passed in `CallOptions`; a call that brought none gets a token of its own on first use, so
-    /// one call can never cancel another.
+    /// The token that is cancelled when the caller gives up on this call, or when the call's
+    /// time limit passes. Long-running tools should watch it (`token.cancelled().await`) and
+    /// stop early: a sync tool under a time limit runs on the blocking pool, and only this
+    /// token tells it that its caller has stopped waiting. Without a time limit it is the
+    /// token the caller passed in `CallOptions`; a call that brought none gets a token of its
+    /// own, so one call can never cancel another.
     pub fn cancellation_token(&self) -> &CancellationToken {
+        if let Some(own) = self.own_token.get() {
+            return own;
+        }
         match self.caller_token() {
             Some(token) => token,
             None => self.own_token.get_or_init(CancellationToken::new),
         }
+    }
+
+    /// Gives the call a token of its own, a child of the caller's if it brought one, for the
+    /// guard to cancel when the time limit passes or the call is dropped unfinished.
+    pub(crate) fn limited_token(&self) -> CancellationToken {
+        let token = match self.caller_token() {
+            Some(caller) => caller.child_token(),
+            None => CancellationToken::new(),
+        };
+        self.own_token.get_or_init(|| token).clone()
     }
 
     /// The caller's token, when the call brought one.
@@ -178,8 +194,9 @@ impl<'a> ToolContext<'a> {
 
     /// Whether the caller has cancelled this call.
     pub fn is_cancelled(&self) -> bool {
-        self.caller_token()
-            .or(self.own_token.get())
+        self.own_token
+            .get()
+            .or(self.caller_token())
             .is_some_and(CancellationToken::is_cancelled)
     }
 

@@ -90,16 +90,21 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
 
 /// Awaits a tool's future under its time limit and the caller's cancellation.
 ///
-/// Cancel-safe: dropping it drops the tool's future, which is all there is to stop.
+/// Cancel-safe: dropping it drops the tool's future. The call's own token (`call_token`, given
+/// to its context) is cancelled when the time limit passes, when the caller cancels, or when
+/// this is dropped before the tool finished: what tells a tool on the blocking pool, or a task
+/// it spawned, to stop.
 pub(crate) async fn guarded<F>(
     tool: &str,
     future: F,
     timeout: Option<Duration>,
     cancellation: Option<&CancellationToken>,
+    call_token: Option<CancellationToken>,
 ) -> Result<ToolOutput, ToolError>
 where
     F: Future<Output = Result<ToolOutput, ToolError>>,
 {
+    let stop = call_token.map(CancellationToken::drop_guard);
     let future = std::pin::pin!(future);
     let caught = async {
         CatchUnwind::new(future)
@@ -120,14 +125,23 @@ where
             None => caught.await,
         }
     };
-    match cancellation {
+    let result = match cancellation {
         Some(token) => tokio::select! {
             biased;
             () = token.cancelled() => Err(ToolError::Cancelled { tool: tool.to_owned() }),
             result = timed => result,
         },
         None => timed.await,
+    };
+    let unfinished = matches!(
+        result,
+        Err(ToolError::TimedOut { .. } | ToolError::Cancelled { .. })
+    );
+    if !unfinished {
+        // The tool finished: what it left running is its own to stop.
+        stop.map(tokio_util::sync::DropGuard::disarm);
     }
+    result
 }
 
 /// `future` under a time limit, or `Misconfigured` when no tokio timer can be had here: tokio
@@ -174,6 +188,8 @@ pub struct Guard<'a> {
     tool: &'a str,
     timeout: Option<Duration>,
     cancellation: Option<&'a CancellationToken>,
+    /// The call's own token, given to its context, when the call has a time limit.
+    call_token: Option<CancellationToken>,
 }
 
 impl<'a> Guard<'a> {
@@ -181,11 +197,13 @@ impl<'a> Guard<'a> {
         tool: &'a str,
         timeout: Option<Duration>,
         cancellation: Option<&'a CancellationToken>,
+        call_token: Option<CancellationToken>,
     ) -> Self {
         Guard {
             tool,
             timeout,
             cancellation,
+            call_token,
         }
     }
 
@@ -202,7 +220,13 @@ impl<'a> Guard<'a> {
                     .unwrap_or_else(|payload| Err(panicked(self.tool, &*payload)))
             });
         }
-        Box::pin(guarded(self.tool, future, self.timeout, self.cancellation))
+        Box::pin(guarded(
+            self.tool,
+            future,
+            self.timeout,
+            self.cancellation,
+            self.call_token,
+        ))
     }
 }
 
@@ -240,14 +264,19 @@ mod tests {
     #[tokio::test]
     async fn an_async_panic_is_panicked() {
         let future = async { panic!("later") };
-        let err = Guard::new("t", None, None).boxed(future).await.unwrap_err();
+        let err = Guard::new("t", None, None, None)
+            .boxed(future)
+            .await
+            .unwrap_err();
         assert!(
             matches!(&err, ToolError::Panicked { message, .. } if message == "later"),
             "{err:?}"
         );
         let token = CancellationToken::new();
         let future = async { panic!("guarded") };
-        let err = guarded("t", future, None, Some(&token)).await.unwrap_err();
+        let err = guarded("t", future, None, Some(&token), None)
+            .await
+            .unwrap_err();
         assert!(matches!(err, ToolError::Panicked { .. }), "{err:?}");
     }
 
@@ -258,7 +287,7 @@ mod tests {
             Ok(ToolOutput::empty())
         };
         let limit = Duration::from_millis(50);
-        let err = Guard::new("t", Some(limit), None)
+        let err = Guard::new("t", Some(limit), None, None)
             .boxed(slow)
             .await
             .unwrap_err();
@@ -267,7 +296,7 @@ mod tests {
             "{err:?}"
         );
         let quick = async { Ok(ToolOutput::text("done")) };
-        let out = guarded("t", quick, Some(limit), None).await.unwrap();
+        let out = guarded("t", quick, Some(limit), None, None).await.unwrap();
         assert_eq!(out.to_text(), "done");
     }
 
@@ -287,7 +316,7 @@ mod tests {
             std::future::pending::<()>().await;
             Ok(ToolOutput::empty())
         };
-        let call = Guard::new("t", None, Some(&token)).boxed(never);
+        let call = Guard::new("t", None, Some(&token), None).boxed(never);
         token.cancel();
         let err = call.await.unwrap_err();
         assert!(matches!(err, ToolError::Cancelled { .. }), "{err:?}");

@@ -260,8 +260,18 @@ impl Executor {
         cancellation: Option<&'c CancellationToken>,
     ) -> Result<BoxFuture<'c, Result<ToolOutput, ToolError>>, ToolError> {
         let name = &entry.spec.name;
-        let guard = |timeout| Guard::new(&entry.name, timeout, cancellation);
         let timeout = entry.timeout.or(self.inner.default_timeout);
+        // A sync tool without a time limit of its own runs where it is polled; any other call
+        // under a limit gets a token the guard cancels when the limit passes.
+        let limit = match &entry.callable {
+            Callable::Registered {
+                invoke: Invoke::Sync(_),
+                ..
+            } => entry.timeout,
+            _ => timeout,
+        };
+        let call_token = limit.map(|_| ctx.limited_token());
+        let guard = |timeout| Guard::new(&entry.name, timeout, cancellation, call_token.clone());
         match &entry.callable {
             Callable::Registered {
                 invoke: Invoke::Sync(call),
