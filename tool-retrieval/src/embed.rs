@@ -17,6 +17,7 @@ pub trait EmbeddingProvider: Send + Sync {
     /// The length of every vector.
     fn dimension(&self) -> usize;
 
-    /// One vector per text, in order.
+    /// One vector per text, in order, each of [`dimension`](Self::dimension): the stores
+    /// refuse any other batch ([`RetrieveError::Embedding`]).
     fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a>;
 }

@@ -8,6 +8,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
+use super::store::{check_unique, embed_tools};
 use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
 
 /// Tool embeddings in a PostgreSQL table.
@@ -134,17 +135,13 @@ impl ToolStore for PgVectorStore {
                     embedder.dimension()
                 )));
             }
+            check_unique(tools)?;
             let known = self.hashes().await?;
             let changed: Vec<&StoredTool> = tools
                 .iter()
                 .filter(|t| known.get(&t.name) != Some(&t.content_hash))
                 .collect();
-            let texts: Vec<String> = changed.iter().map(|t| t.text.clone()).collect();
-            let vectors = if texts.is_empty() {
-                Vec::new()
-            } else {
-                embedder.embed(&texts).await?
-            };
+            let vectors = embed_tools(embedder, &changed).await?;
             let wanted: std::collections::HashSet<&str> =
                 tools.iter().map(|t| t.name.as_str()).collect();
             let removed: Vec<&String> = known

@@ -1,6 +1,6 @@
 //! Where tool embeddings live: the [`ToolStore`] trait and the exact in-memory store.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::RwLock;
@@ -61,7 +61,7 @@ pub struct SyncReport {
 /// Keeps one embedding per tool and finds the nearest to a query vector.
 pub trait ToolStore: Send + Sync {
     /// Makes the store hold exactly `tools`: embeds only the new or changed ones (by content
-    /// hash) and deletes the removed ones.
+    /// hash) and deletes the removed ones. A name given twice is refused.
     fn sync<'a>(
         &'a self,
         tools: &'a [StoredTool],
@@ -178,6 +178,54 @@ pub(crate) fn check_dimension(embedder: &dyn EmbeddingProvider) -> Result<(), Re
     Ok(())
 }
 
+/// Refuses a set that names a tool twice: a store keeps one embedding per name, so one of the
+/// two would silently be lost.
+pub(crate) fn check_unique(tools: &[StoredTool]) -> Result<(), RetrieveError> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(tools.len());
+    match tools.iter().find(|t| !seen.insert(t.name.as_str())) {
+        Some(twice) => Err(RetrieveError::store(format!(
+            "the tool `{}` is given twice: a store keeps one embedding per name",
+            twice.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The embeddings of `tools`, in order: one per tool, each of the embedder's dimension, or an
+/// error naming the embedder (and the tool), so that no tool is dropped or stored malformed.
+pub(crate) async fn embed_tools(
+    embedder: &dyn EmbeddingProvider,
+    tools: &[&StoredTool],
+) -> Result<Vec<Vec<f32>>, RetrieveError> {
+    if tools.is_empty() {
+        return Ok(Vec::new());
+    }
+    let texts: Vec<String> = tools.iter().map(|t| t.text.clone()).collect();
+    let vectors = embedder.embed(&texts).await?;
+    if vectors.len() != texts.len() {
+        return Err(RetrieveError::embedding(format!(
+            "the embedder `{}` returned {} vectors for {} texts; it must return one per text",
+            embedder.model_id(),
+            vectors.len(),
+            texts.len()
+        )));
+    }
+    let dimension = embedder.dimension();
+    if let Some((tool, vector)) = tools
+        .iter()
+        .zip(&vectors)
+        .find(|(_, v)| v.len() != dimension)
+    {
+        return Err(RetrieveError::embedding(format!(
+            "the embedder `{}` embedded `{}` with {} dimensions, not the {dimension} it declares",
+            embedder.model_id(),
+            tool.name,
+            vector.len()
+        )));
+    }
+    Ok(vectors)
+}
+
 fn poisoned() -> RetrieveError {
     RetrieveError::store("the in-memory store's lock was poisoned by a panic")
 }
@@ -190,6 +238,7 @@ impl ToolStore for InMemoryStore {
     ) -> StoreFuture<'a, SyncReport> {
         Box::pin(async move {
             check_dimension(embedder)?;
+            check_unique(tools)?;
             let known: HashMap<String, (String, Vec<f32>)> = {
                 let matrix = self.inner.read().map_err(|_| poisoned())?;
                 let dimension = matrix.dimension.max(1);
@@ -209,12 +258,7 @@ impl ToolStore for InMemoryStore {
                         .is_none_or(|(hash, _)| *hash != t.content_hash)
                 })
                 .collect();
-            let texts: Vec<String> = changed.iter().map(|t| t.text.clone()).collect();
-            let fresh = if texts.is_empty() {
-                Vec::new()
-            } else {
-                embedder.embed(&texts).await?
-            };
+            let fresh = embed_tools(embedder, &changed).await?;
             let mut fresh: HashMap<&str, Vec<f32>> =
                 changed.iter().map(|t| t.name.as_str()).zip(fresh).collect();
             let mut matrix = Matrix {
@@ -357,6 +401,94 @@ mod tests {
         assert!(store.nearest(&[], 1, None).is_err());
         store.load(Vec::new()).unwrap();
         assert!(store.nearest(&[], 1, None).unwrap().is_empty());
+    }
+
+    /// Vectors of its dimension, but `drop` fewer than the texts it is given.
+    struct Short {
+        drop: usize,
+    }
+
+    impl EmbeddingProvider for Short {
+        fn model_id(&self) -> &str {
+            "short"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn embed<'a>(&'a self, texts: &'a [String]) -> crate::EmbedFuture<'a> {
+            let count = texts.len().saturating_sub(self.drop);
+            Box::pin(async move { Ok(vec![vec![1.0, 0.5]; count]) })
+        }
+    }
+
+    fn stored(names: &[&str]) -> Vec<StoredTool> {
+        names
+            .iter()
+            .map(|n| StoredTool::new(*n, format!("the {n} tool"), "short"))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_short_batch_of_vectors_is_an_error_naming_the_embedder() {
+        let store = InMemoryStore::new();
+        let err = store
+            .sync(&stored(&["a", "b", "c"]), &Short { drop: 1 })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            RetrieveError::embedding(
+                "the embedder `short` returned 2 vectors for 3 texts; it must return one per text"
+            )
+        );
+        // Nothing was stored; a full batch then syncs.
+        assert!(store.nearest(&[1.0, 0.0], 5, None).unwrap().is_empty());
+        let report = store
+            .sync(&stored(&["a", "b"]), &Short { drop: 0 })
+            .await
+            .unwrap();
+        assert_eq!(report.embedded, 2);
+    }
+
+    #[tokio::test]
+    async fn a_tool_named_twice_is_refused_before_anything_is_embedded() {
+        let store = InMemoryStore::new();
+        let err = store
+            .sync(&stored(&["a", "b", "a"]), &Short { drop: 0 })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            RetrieveError::store(
+                "the tool `a` is given twice: a store keeps one embedding per name"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_vector_of_another_dimension_than_declared_names_the_tool() {
+        struct Wide;
+        impl EmbeddingProvider for Wide {
+            fn model_id(&self) -> &str {
+                "wide"
+            }
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn embed<'a>(&'a self, texts: &'a [String]) -> crate::EmbedFuture<'a> {
+                Box::pin(async move { Ok(texts.iter().map(|_| vec![1.0; 3]).collect()) })
+            }
+        }
+        let err = InMemoryStore::new()
+            .sync(&stored(&["a"]), &Wide)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            RetrieveError::embedding(
+                "the embedder `wide` embedded `a` with 3 dimensions, not the 2 it declares"
+            )
+        );
     }
 
     #[test]

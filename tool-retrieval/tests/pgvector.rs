@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use tool_retrieval::pgvector::PgVectorStore;
-use tool_retrieval::{EmbedFuture, EmbeddingProvider, StoredTool, ToolStore};
+use tool_retrieval::{EmbedFuture, EmbeddingProvider, RetrieveError, StoredTool, ToolStore};
 
 const DIMENSION: usize = 16;
 
@@ -79,4 +79,53 @@ async fn a_search_for_more_than_40_gets_them_all_through_the_hnsw_index() {
     let all = store.search(&query, 5000, None).await.unwrap();
     assert_eq!(all.len(), 100);
     assert!(all.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+}
+
+/// [`Numbered`]'s vectors, one fewer than the texts.
+struct OneShort;
+
+impl EmbeddingProvider for OneShort {
+    fn model_id(&self) -> &str {
+        "test/one-short"
+    }
+    fn dimension(&self) -> usize {
+        DIMENSION
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        let count = texts.len().saturating_sub(1);
+        Box::pin(async move { Ok(texts[..count].iter().map(|t| numbered(t)).collect()) })
+    }
+}
+
+#[tokio::test]
+async fn a_short_batch_or_a_name_given_twice_writes_nothing() {
+    let table = fresh_table("short").await;
+    let store = PgVectorStore::connect(&url(), &table, DIMENSION)
+        .await
+        .unwrap();
+    let err = store.sync(&tools(3), &OneShort).await.unwrap_err();
+    assert_eq!(
+        err,
+        RetrieveError::embedding(
+            "the embedder `test/one-short` returned 2 vectors for 3 texts; it must return one per text"
+        )
+    );
+    assert!(
+        store.hashes().await.unwrap().is_empty(),
+        "no tool is stored"
+    );
+
+    let mut twice = tools(2);
+    twice.push(twice[0].clone());
+    let err = store.sync(&twice, &Numbered).await.unwrap_err();
+    assert_eq!(
+        err,
+        RetrieveError::store("the tool `t0` is given twice: a store keeps one embedding per name")
+    );
+    assert!(store.hashes().await.unwrap().is_empty());
+    let report = store.sync(&tools(3), &Numbered).await.unwrap();
+    assert_eq!(
+        (report.embedded, store.hashes().await.unwrap().len()),
+        (3, 3)
+    );
 }
