@@ -39,13 +39,24 @@ impl Default for Fusion {
 }
 
 impl Fusion {
-    /// Fuses rankings of `(index, score)`, each best first; the result is best first.
+    /// Fuses rankings of `(index, score)`, each best first; the result is best first. Entries
+    /// whose score is not a finite number (a store's NaN for a zero vector) are left out: they
+    /// say nothing of relevance, and would sort before every real score.
     pub fn fuse(
         &self,
         lexical: &[(usize, f32)],
         dense: &[(usize, f32)],
         _total: usize,
     ) -> Vec<(usize, f32)> {
+        let finite = |ranking: &[(usize, f32)]| -> Vec<(usize, f32)> {
+            ranking
+                .iter()
+                .copied()
+                .filter(|(_, s)| s.is_finite())
+                .collect()
+        };
+        let (lexical, dense) = (finite(lexical), finite(dense));
+        let (lexical, dense) = (lexical.as_slice(), dense.as_slice());
         let mut fused: HashMap<usize, f32> = HashMap::new();
         match self.rule {
             FusionRule::Rrf { k } => {
@@ -65,7 +76,8 @@ impl Fusion {
                 }
             }
         }
-        let mut ranked: Vec<(usize, f32)> = fused.into_iter().collect();
+        let mut ranked: Vec<(usize, f32)> =
+            fused.into_iter().filter(|(_, s)| s.is_finite()).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked
     }
@@ -89,6 +101,23 @@ mod tests {
             "second and first beats first and third: {fused:?}"
         );
         assert_eq!(fused[1].0, 1);
+    }
+
+    #[test]
+    fn scores_that_are_not_finite_are_left_out_not_ranked_first() {
+        let lexical = [(1, f32::NAN), (2, 5.0), (5, f32::INFINITY)];
+        let dense = [(3, f32::NAN), (2, 0.5), (4, 0.4), (5, f32::NEG_INFINITY)];
+        for rule in [
+            FusionRule::Rrf { k: 60.0 },
+            FusionRule::Blend {
+                lexical_weight: 0.1,
+            },
+        ] {
+            let fused = Fusion { rule, depth: 10 }.fuse(&lexical, &dense, 6);
+            let order: Vec<usize> = fused.iter().map(|(i, _)| *i).collect();
+            assert_eq!(order, [2, 4], "{rule:?}: {fused:?}");
+            assert!(fused.iter().all(|(_, s)| s.is_finite()), "{rule:?}");
+        }
     }
 
     #[test]

@@ -428,8 +428,11 @@ impl Retriever {
             .next()
             .ok_or_else(|| RetrieveError::embedding("no vector for the query"))?;
         let found = dense.store.search(&vector, k, None).await?;
+        // A score that is not a finite number (pgvector's cosine distance to a zero vector is
+        // NaN) ranks nothing, and would sort first.
         Ok(found
             .into_iter()
+            .filter(|(_, score)| score.is_finite())
             .filter_map(|(name, score)| self.positions.get(&name).map(|&i| (i, score)))
             .collect())
     }

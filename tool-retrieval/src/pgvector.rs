@@ -213,7 +213,8 @@ impl ToolStore for PgVectorStore {
             for row in &rows {
                 let name: String = column(row, 0, &self.table)?;
                 let score: f32 = column(row, 1, &self.table)?;
-                if threshold.is_none_or(|t| score >= t) {
+                // The cosine distance to a zero vector is NaN: no similarity at all.
+                if score.is_finite() && threshold.is_none_or(|t| score >= t) {
                     found.push((name, score));
                 }
             }

@@ -335,13 +335,14 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     sums.iter().sum::<f32>() + tail
 }
 
-/// Indexes of the `k` best scores, best first; those under `threshold` left out.
+/// Indexes of the `k` best scores, best first; those under `threshold`, and those that are not
+/// finite numbers, left out.
 pub(crate) fn top_k(scores: &[f32], k: usize, threshold: Option<f32>) -> Vec<(usize, f32)> {
     let mut candidates: Vec<(usize, f32)> = scores
         .iter()
         .copied()
         .enumerate()
-        .filter(|(_, s)| threshold.is_none_or(|t| *s >= t) && !s.is_nan())
+        .filter(|(_, s)| threshold.is_none_or(|t| *s >= t) && s.is_finite())
         .collect();
     let k = k.min(candidates.len());
     if k == 0 {

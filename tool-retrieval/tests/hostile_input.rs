@@ -7,7 +7,7 @@ use serde_json::json;
 use tool_core::{ToolMetadata, ToolSpec};
 use tool_retrieval::{
     forced_names, EmbedFuture, EmbeddingProvider, InMemoryStore, Reason, RetrieveError,
-    RetrieveOptions, Retriever,
+    RetrieveOptions, Retriever, StoreFuture, StoredTool, SyncReport, ToolStore,
 };
 
 fn tool(name: &str, description: &str) -> ToolSpec {
@@ -228,4 +228,60 @@ async fn an_embedder_of_0_dimensions_is_refused_when_the_retriever_is_built() {
     let synced = tool_retrieval::ToolStore::sync(store.as_ref(), &[], &Fixed(0)).await;
     assert!(matches!(synced, Err(RetrieveError::Embedding { .. })));
     assert!(store.nearest(&[], 1, None).unwrap().is_empty());
+}
+
+/// A store whose first tool scores NaN, as pgvector's cosine distance to a zero vector does.
+struct NanFirst;
+
+impl ToolStore for NanFirst {
+    fn sync<'a>(
+        &'a self,
+        tools: &'a [StoredTool],
+        _embedder: &'a dyn EmbeddingProvider,
+    ) -> StoreFuture<'a, SyncReport> {
+        Box::pin(async move {
+            Ok(SyncReport {
+                unchanged: tools.len(),
+                ..SyncReport::default()
+            })
+        })
+    }
+
+    fn search<'a>(
+        &'a self,
+        _vector: &'a [f32],
+        _k: usize,
+        _threshold: Option<f32>,
+    ) -> StoreFuture<'a, Vec<(String, f32)>> {
+        Box::pin(async move {
+            Ok(vec![
+                ("tool_0".to_owned(), f32::NAN),
+                ("tool_1".to_owned(), 0.5),
+                ("tool_2".to_owned(), 0.25),
+            ])
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_nan_score_from_the_store_is_dropped_not_ranked_first() {
+    let specs = vec![
+        tool("tool_0", "unrelated"),
+        tool("tool_1", "weather report"),
+        tool("tool_2", "weather"),
+    ];
+    let options = RetrieveOptions::default();
+    let dense = Retriever::dense(&specs, Arc::new(Fixed(4)), Arc::new(NanFirst))
+        .await
+        .unwrap();
+    let found = dense.retrieve("weather report", &options).await.unwrap();
+    let names: Vec<&str> = found.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["tool_1", "tool_2"]);
+    let hybrid = Retriever::hybrid(&specs, Arc::new(Fixed(4)), Arc::new(NanFirst))
+        .await
+        .unwrap();
+    let found = hybrid.retrieve("weather report", &options).await.unwrap();
+    let names: Vec<&str> = found.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["tool_1", "tool_2"]);
+    assert!(found.iter().all(|r| r.score.is_finite()), "{found:?}");
 }

@@ -75,6 +75,13 @@ async fn a_search_for_more_than_40_gets_them_all_through_the_hnsw_index() {
         assert_eq!((found.len(), names.len()), (k, k), "k = {k}");
         assert_eq!(found[0].0, "t3");
     }
+    // The cosine distance to a zero vector is NaN: nothing is similar to it, and no NaN is
+    // returned, first or anywhere.
+    assert!(store
+        .search(&[0.0; DIMENSION], 5, None)
+        .await
+        .unwrap()
+        .is_empty());
     // Past the index's largest search list, an exact scan.
     let all = store.search(&query, 5000, None).await.unwrap();
     assert_eq!(all.len(), 100);
