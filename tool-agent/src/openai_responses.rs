@@ -5,7 +5,7 @@
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{responses_function_call_output, Aliases, Format};
+use tool_core::provider::{flagged_error_text, responses_function_call_output, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
@@ -159,10 +159,12 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
             call_id,
             text,
             images,
+            is_error,
             ..
         } => {
             let images = images.iter().map(ToolImage::parts);
-            let output = responses_function_call_output(text, images);
+            let text = flagged_error_text(text, *is_error);
+            let output = responses_function_call_output(&text, images);
             vec![json!({
                 "type": "function_call_output",
                 "call_id": call_id.as_deref().unwrap_or_default(),

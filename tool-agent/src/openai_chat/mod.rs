@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
+use tool_core::provider::{declare, flagged_error_text, Aliases, DeclareOptions, Format};
 
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
@@ -222,7 +222,7 @@ enum ChatMessage<'a> {
     },
     Tool {
         tool_call_id: &'a str,
-        content: &'a str,
+        content: Cow<'a, str>,
     },
 }
 
@@ -261,9 +261,14 @@ fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
                 })
                 .collect(),
         },
-        Message::Tool { call_id, text, .. } => ChatMessage::Tool {
+        Message::Tool {
+            call_id,
+            text,
+            is_error,
+            ..
+        } => ChatMessage::Tool {
             tool_call_id: call_id.as_deref().unwrap_or_default(),
-            content: text,
+            content: flagged_error_text(text, *is_error),
         },
     }
 }
@@ -364,6 +369,27 @@ mod tests {
         let debug = format!("{model:?}");
         assert!(!debug.contains("sk-very-secret"), "{debug}");
         assert!(debug.contains("<hidden>"), "{debug}");
+    }
+
+    #[test]
+    fn a_failed_result_reads_as_an_error() {
+        let model = OpenAiChatModel::new("gpt-test").without_api_key();
+        let request = ModelRequest::new(vec![
+            Message::user("read it"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("c1", "read", json!({}))],
+            },
+            Message::Tool {
+                call_id: Some("c1".into()),
+                name: "read".into(),
+                text: "file not found".into(),
+                is_error: true,
+                images: Vec::new(),
+            },
+        ]);
+        let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
+        assert_eq!(body["messages"][2]["content"], "Error: file not found");
     }
 
     #[test]

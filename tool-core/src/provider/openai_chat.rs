@@ -84,7 +84,7 @@ impl Api for OpenAiChat {
         Value::Array(
             results
                 .iter()
-                .map(|r| json!({ "role": "tool", "tool_call_id": r.id(), "content": r.text() }))
+                .map(|r| json!({ "role": "tool", "tool_call_id": r.id(), "content": r.flagged_text() }))
                 .collect(),
         )
     }

@@ -119,7 +119,7 @@ fn is_computer_call(call: &ToolCall) -> bool {
 
 /// A function's output: its text, or with images, the text and each image as input items.
 fn function_output(r: &CallResult) -> Value {
-    function_call_output(&r.text(), r.images())
+    function_call_output(&r.flagged_text(), r.images())
 }
 
 /// A `function_call_output` item's `output`: the text alone, or with images (each `(base64

@@ -29,6 +29,16 @@ impl CallResult {
         }
     }
 
+    /// [`CallResult::text`] marked as an error when it is one, for the APIs whose tool
+    /// results have no error flag ([`flagged_error_text`]).
+    pub(crate) fn flagged_text(&self) -> String {
+        let text = self.text();
+        match flagged_error_text(&text, self.is_error()) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(flagged) => flagged,
+        }
+    }
+
     /// Whether the call failed, or its output says it is an error.
     pub(crate) fn is_error(&self) -> bool {
         self.result.is_err() || self.result.as_ref().is_ok_and(|o| o.is_error)
@@ -89,4 +99,15 @@ pub(crate) fn text_or_blocks(
 /// WebP; read by Nova and Claude models), MCP content; Chat Completions gets the text.
 pub fn render_results(format: Format, results: &[CallResult], aliases: &Aliases) -> Value {
     api(format).render(results, aliases)
+}
+
+/// A tool result's text as Chat Completions and Responses take it: they have no error flag
+/// (Anthropic, Gemini, Bedrock and MCP do), so a failed result's text starts with `Error: `,
+/// and the model cannot read a failure as a success.
+pub fn flagged_error_text(text: &str, is_error: bool) -> std::borrow::Cow<'_, str> {
+    if is_error {
+        std::borrow::Cow::Owned(format!("Error: {text}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
