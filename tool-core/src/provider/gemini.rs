@@ -185,7 +185,7 @@ impl Api for Gemini {
                 }
                 response.insert("name".into(), json!(aliases.provider_name(&r.call.name)));
                 let body = match &r.result {
-                    Ok(output) if !output.is_error => json!({ "output": output.structured.clone().unwrap_or_else(|| json!(output.to_text())) }),
+                    Ok(output) if !output.is_error => success(output),
                     _ => json!({ "error": r.text() }),
                 };
                 response.insert("response".into(), body);
@@ -197,6 +197,20 @@ impl Api for Gemini {
             })
             .collect();
         json!({ "role": "user", "parts": parts })
+    }
+}
+
+/// A successful result's `response`: its structured value as `output` (its text when it has
+/// none), and beside a structured value, the text blocks as `text`, so neither is lost.
+fn success(output: &ToolOutput) -> Value {
+    let Some(structured) = &output.structured else {
+        return json!({ "output": output.to_text() });
+    };
+    let has_text = (output.content.iter()).any(|c| matches!(c, crate::Content::Text { .. }));
+    if has_text {
+        json!({ "output": structured, "text": output.to_text() })
+    } else {
+        json!({ "output": structured })
     }
 }
 
@@ -553,6 +567,31 @@ mod tests {
         assert_eq!(function["parametersJsonSchema"], counts.parameters);
         assert!(function.get("parameters").is_none());
         assert!(declared.notes[0].contains("a map"), "{:?}", declared.notes);
+    }
+
+    #[test]
+    fn a_results_text_beside_its_structured_value_is_kept() {
+        let output = ToolOutput::json(json!({ "temp": 21 })).with_content(crate::Content::Text {
+            text: "Mild.".into(),
+        });
+        let result = CallResult {
+            call: crate::ToolCall::new("c1", "weather", json!({})),
+            result: Ok(output),
+        };
+        let rendered = Gemini.render(&[result], &Aliases::default());
+        assert_eq!(
+            rendered["parts"][0]["functionResponse"]["response"],
+            json!({ "output": { "temp": 21 }, "text": "Mild." })
+        );
+        let plain = CallResult {
+            call: crate::ToolCall::new("c2", "weather", json!({})),
+            result: Ok(ToolOutput::json(json!(3))),
+        };
+        let rendered = Gemini.render(&[plain], &Aliases::default());
+        assert_eq!(
+            rendered["parts"][0]["functionResponse"]["response"],
+            json!({ "output": 3 })
+        );
     }
 
     #[test]
