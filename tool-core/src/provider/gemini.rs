@@ -20,9 +20,7 @@ use super::profile::{
 };
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, PORTABLE};
-#[cfg(test)]
-use crate::ToolOutput;
-use crate::ToolSpec;
+use crate::{ToolOutput, ToolSpec};
 
 pub(crate) struct Gemini;
 
