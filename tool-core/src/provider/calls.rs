@@ -346,4 +346,26 @@ mod tests {
             )]
         );
     }
+
+    #[test]
+    fn only_the_first_choice_or_candidate_is_read() {
+        let chat = json!({ "choices": [
+            { "index": 0, "message": { "tool_calls": [
+                { "id": "a", "type": "function", "function": { "name": "one", "arguments": "{}" } }
+            ] } },
+            { "index": 1, "message": { "tool_calls": [
+                { "id": "b", "type": "function", "function": { "name": "two", "arguments": "{}" } }
+            ] } }
+        ] });
+        let calls = parse_calls(Format::OpenAiChat, &chat, &Aliases::default()).unwrap();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["one"]);
+        let gemini = json!({ "candidates": [
+            { "content": { "parts": [{ "functionCall": { "name": "one", "args": {} } }] } },
+            { "content": { "parts": [{ "functionCall": { "name": "two", "args": {} } }] } }
+        ] });
+        let calls = parse_calls(Format::Gemini, &gemini, &Aliases::default()).unwrap();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["one"]);
+    }
 }

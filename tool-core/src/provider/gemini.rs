@@ -81,7 +81,8 @@ impl Api for Gemini {
     }
 
     fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
-        for candidate in array(response.get("candidates")) {
+        // The first candidate only: with `candidateCount` above 1 the others are alternatives.
+        for candidate in array(response.get("candidates")).take(1) {
             let parts = candidate.get("content").and_then(|c| c.get("parts"));
             for call in array(parts).filter_map(|p| p.get("functionCall")) {
                 calls.push(

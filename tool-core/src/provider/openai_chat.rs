@@ -64,7 +64,9 @@ impl Api for OpenAiChat {
     }
 
     fn calls(&self, response: &Value, calls: &mut Calls<'_>) -> Result<(), ParseError> {
-        for choice in array(response.get("choices")) {
+        // The first choice only: with `n` above 1 the others are alternatives, and the
+        // conversation goes on with one answer, whose calls alone get results.
+        for choice in array(response.get("choices")).take(1) {
             let tool_calls = choice.get("message").and_then(|m| m.get("tool_calls"));
             for call in array(tool_calls) {
                 let function = call
