@@ -14,7 +14,10 @@ use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncRepor
 /// Tool embeddings in a PostgreSQL table.
 pub struct PgVectorStore {
     client: Mutex<Client>,
+    /// The table's name, for messages.
     table: String,
+    /// The table's name quoted, for SQL.
+    sql_table: String,
     dimension: usize,
 }
 
@@ -56,18 +59,75 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// The longest table name whose index name, `{table}_embedding_hnsw`, fits in PostgreSQL's 63
+/// bytes: a longer one was cut to 63 and could collide with the table's own name, so that
+/// `CREATE INDEX IF NOT EXISTS` made no index.
+const MAX_TABLE_NAME: usize = 63 - "_embedding_hnsw".len();
+
+/// The most dimensions pgvector's HNSW index takes on a `vector` column; past them the search
+/// is an exact scan.
+const MAX_INDEXED_DIMENSIONS: usize = 2000;
+
+/// The most dimensions of pgvector's `vector` type.
+const MAX_DIMENSIONS: usize = 16_000;
+
+/// The table's name as PostgreSQL keeps it (an unquoted identifier is folded to lower case)
+/// and as SQL writes it (quoted, so that a reserved word such as `user` or `order` is a name).
+fn table_names(table: &str) -> Result<(String, String), RetrieveError> {
+    let plain = !table.is_empty()
+        && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !table.starts_with(|c: char| c.is_ascii_digit());
+    if !plain {
+        return Err(RetrieveError::store(format!(
+            "`{table}` is not a plain SQL identifier (letters, digits, `_`)"
+        )));
+    }
+    if table.len() > MAX_TABLE_NAME {
+        return Err(RetrieveError::store(format!(
+            "the table name `{table}` has {} characters; at most {MAX_TABLE_NAME} leave room for \
+             its index's name (`{table}_embedding_hnsw`) in PostgreSQL's 63",
+            table.len()
+        )));
+    }
+    let folded = table.to_ascii_lowercase();
+    let quoted = format!("\"{folded}\"");
+    Ok((folded, quoted))
+}
+
+/// What `connect` runs: the extension, the table and, up to 2,000 dimensions, its HNSW index.
+fn setup_sql(table: &str, dimension: usize) -> Result<String, RetrieveError> {
+    let (folded, quoted) = table_names(table)?;
+    if !(1..=MAX_DIMENSIONS).contains(&dimension) {
+        return Err(RetrieveError::store(format!(
+            "table `{folded}`: pgvector's vectors have 1 to {MAX_DIMENSIONS} dimensions, not \
+             {dimension}"
+        )));
+    }
+    let mut sql = format!(
+        "CREATE EXTENSION IF NOT EXISTS vector;
+         CREATE TABLE IF NOT EXISTS {quoted} (
+             name text PRIMARY KEY,
+             content_hash text NOT NULL,
+             embedding vector({dimension}) NOT NULL
+         );"
+    );
+    if dimension <= MAX_INDEXED_DIMENSIONS {
+        sql.push_str(&format!(
+            "\n         CREATE INDEX IF NOT EXISTS \"{folded}_embedding_hnsw\" ON {quoted} USING hnsw (embedding vector_cosine_ops);"
+        ));
+    }
+    Ok(sql)
+}
+
 impl PgVectorStore {
     /// Connects (`postgres://user@host:port/db`), creates the `vector` extension, the table
-    /// and its HNSW index if missing. `table` is a plain SQL identifier.
+    /// and its HNSW index if missing. `table` is a plain SQL identifier (letters, digits, `_`;
+    /// at most 48, so that the index's name fits), folded to lower case as PostgreSQL folds an
+    /// unquoted name. Past 2,000 dimensions (pgvector's most for an HNSW index on `vector`)
+    /// no index is made and each search is an exact scan.
     pub async fn connect(url: &str, table: &str, dimension: usize) -> Result<Self, RetrieveError> {
-        let plain = !table.is_empty()
-            && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !table.starts_with(|c: char| c.is_ascii_digit());
-        if !plain {
-            return Err(RetrieveError::store(format!(
-                "`{table}` is not a plain SQL identifier (letters, digits, `_`)"
-            )));
-        }
+        let ddl = setup_sql(table, dimension)?;
+        let (table, sql_table) = table_names(table)?;
         let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(|e| {
             RetrieveError::store_caused_by(format!("connecting to {}", redacted(url)), e)
         })?;
@@ -76,15 +136,6 @@ impl PgVectorStore {
                 tracing::warn!(error = %e, "the PostgreSQL connection ended");
             }
         });
-        let ddl = format!(
-            "CREATE EXTENSION IF NOT EXISTS vector;
-             CREATE TABLE IF NOT EXISTS {table} (
-                 name text PRIMARY KEY,
-                 content_hash text NOT NULL,
-                 embedding vector({dimension}) NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} USING hnsw (embedding vector_cosine_ops);"
-        );
         // Two stores connecting at once to a fresh database may both find the extension or the
         // table missing; the one that loses the race finds them made when it tries again.
         if let Err(e) = client.batch_execute(&ddl).await {
@@ -98,7 +149,8 @@ impl PgVectorStore {
         }
         Ok(PgVectorStore {
             client: Mutex::new(client),
-            table: table.to_owned(),
+            table,
+            sql_table,
             dimension,
         })
     }
@@ -108,7 +160,7 @@ impl PgVectorStore {
         let client = self.client.lock().await;
         let rows = client
             .query(
-                &format!("SELECT name, content_hash FROM {}", self.table),
+                &format!("SELECT name, content_hash FROM {}", self.sql_table),
                 &[],
             )
             .await
@@ -154,7 +206,7 @@ impl ToolStore for PgVectorStore {
             let upsert = format!(
                 "INSERT INTO {} (name, content_hash, embedding) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO UPDATE SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding",
-                self.table
+                self.sql_table
             );
             for (tool, vector) in changed.iter().zip(vectors) {
                 let vector = Vector::from(vector);
@@ -167,7 +219,7 @@ impl ToolStore for PgVectorStore {
                 let names: Vec<&str> = removed.iter().map(|n| n.as_str()).collect();
                 transaction
                     .execute(
-                        &format!("DELETE FROM {} WHERE name = ANY($1)", self.table),
+                        &format!("DELETE FROM {} WHERE name = ANY($1)", self.sql_table),
                         &[&names],
                     )
                     .await
@@ -194,7 +246,7 @@ impl ToolStore for PgVectorStore {
             let limit = i64::try_from(k).unwrap_or(i64::MAX);
             let sql = format!(
                 "SELECT name, (1 - (embedding <=> $1))::real AS score FROM {} ORDER BY embedding <=> $1 LIMIT $2",
-                self.table
+                self.sql_table
             );
             // An HNSW scan returns at most `hnsw.ef_search` rows (40 unless set), whatever the
             // LIMIT: the search list is widened to `k` for this query alone, and past its
@@ -239,7 +291,52 @@ fn scan_settings(k: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{redacted, scan_settings};
+    use super::{redacted, scan_settings, setup_sql, RetrieveError};
+
+    #[test]
+    fn the_setup_quotes_the_table_so_a_reserved_word_is_a_name() {
+        let sql = setup_sql("User", 16).unwrap();
+        assert!(
+            sql.contains("CREATE TABLE IF NOT EXISTS \"user\" ("),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("INDEX IF NOT EXISTS \"user_embedding_hnsw\" ON \"user\" USING hnsw"),
+            "{sql}"
+        );
+        assert!(setup_sql("tools; drop table x", 16).is_err());
+        assert!(setup_sql("\"x\"", 16).is_err());
+    }
+
+    #[test]
+    fn a_table_name_leaving_no_room_for_the_index_name_is_refused() {
+        let longest = "t".repeat(48);
+        let sql = setup_sql(&longest, 16).unwrap();
+        let index = format!("{longest}_embedding_hnsw");
+        assert_eq!(index.len(), 63);
+        assert!(sql.contains(&format!("\"{index}\"")), "{sql}");
+        let err = setup_sql(&"t".repeat(49), 16).unwrap_err();
+        assert_eq!(
+            err,
+            RetrieveError::store(format!(
+                "the table name `{0}` has 49 characters; at most 48 leave room for its index's \
+                 name (`{0}_embedding_hnsw`) in PostgreSQL's 63",
+                "t".repeat(49)
+            ))
+        );
+    }
+
+    #[test]
+    fn past_2000_dimensions_no_hnsw_index_is_made() {
+        assert!(setup_sql("tools", 2000).unwrap().contains("USING hnsw"));
+        let sql = setup_sql("tools", 3072).unwrap();
+        assert!(
+            sql.contains("vector(3072)") && !sql.contains("INDEX"),
+            "{sql}"
+        );
+        assert!(setup_sql("tools", 0).is_err());
+        assert!(setup_sql("tools", 16_001).is_err());
+    }
 
     #[test]
     fn the_search_list_is_widened_to_k_and_past_1000_the_scan_is_exact() {
