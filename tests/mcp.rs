@@ -14,7 +14,7 @@ use ai_tool::mcp::rmcp::model::{
 };
 use ai_tool::mcp::rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
 use ai_tool::mcp::rmcp::{ClientHandler, ServiceExt};
-use ai_tool::mcp::{McpBuilderExt, McpServer, McpTools, TOOLS_PER_PAGE};
+use ai_tool::mcp::{McpBuilderExt, McpServer, McpTools, RefreshingExecutor, TOOLS_PER_PAGE};
 use ai_tool::prelude::*;
 use ai_tool::{SafetyHints, ToolMetadata};
 use schemars::JsonSchema;
@@ -1040,10 +1040,8 @@ async fn a_gateway_refuses_an_imported_tool_named_like_one_of_its_own() {
     );
 }
 
-// A server written by hand on a pipe, whose list pages on for ever: the import refuses it
-// rather than following it until memory runs out.
-#[tokio::test]
-async fn a_server_whose_pages_never_end_is_refused() {
+/// A server written by hand on a pipe: it answers `initialize`, and `tools/list` with `list`.
+fn hand_written_server(list: Value) -> tokio::io::DuplexStream {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
@@ -1060,12 +1058,9 @@ async fn a_server_whose_pages_never_end_is_refused() {
                 Some("initialize") => json!({
                     "protocolVersion": message["params"]["protocolVersion"],
                     "capabilities": { "tools": { "listChanged": true } },
-                    "serverInfo": { "name": "endless", "version": "1" },
+                    "serverInfo": { "name": "hand", "version": "1" },
                 }),
-                Some("tools/list") => json!({
-                    "tools": [{ "name": "t", "inputSchema": { "type": "object" } }],
-                    "nextCursor": "again",
-                }),
+                Some("tools/list") => list.clone(),
                 _ => json!({}),
             };
             let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
@@ -1078,6 +1073,17 @@ async fn a_server_whose_pages_never_end_is_refused() {
             }
         }
     });
+    client_end
+}
+
+// A server whose list pages on for ever: the import refuses it rather than following it
+// until memory runs out.
+#[tokio::test]
+async fn a_server_whose_pages_never_end_is_refused() {
+    let client_end = hand_written_server(json!({
+        "tools": [{ "name": "t", "inputSchema": { "type": "object" } }],
+        "nextCursor": "again",
+    }));
     let Err(error) = McpTools::connect("endless", client_end).await else {
         panic!("an endless list is refused");
     };
@@ -1087,4 +1093,26 @@ async fn a_server_whose_pages_never_end_is_refused() {
             .contains("the server gave the cursor `again` twice"),
         "{error}"
     );
+}
+
+// A server listing a tool whose schema the executor cannot compile and two tools of one
+// name: those are left out, and the server's other tool is served.
+#[tokio::test]
+async fn an_imported_tool_the_executor_refuses_is_left_out_and_the_others_served() {
+    let client_end = hand_written_server(json!({ "tools": [
+        { "name": "good", "inputSchema": { "type": "object" } },
+        { "name": "bad", "inputSchema": { "type": "object", "properties": { "x": { "type": "nonsense" } } } },
+        { "name": "twice", "inputSchema": { "type": "object" } },
+        { "name": "twice", "inputSchema": { "type": "object" } }
+    ] }));
+    let tools = McpTools::connect("hand", client_end).await.unwrap();
+    let live = RefreshingExecutor::new(|| Executor::builder().registered_tools(false), vec![tools])
+        .unwrap();
+    let exec = live.executor();
+    let names: Vec<&str> = exec.tools().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["hand.good"]);
+    let left_out = live.left_out();
+    assert_eq!(left_out.len(), 2, "{left_out:?}");
+    assert!(left_out[0].starts_with("`hand.bad`"), "{left_out:?}");
+    assert!(left_out[1].starts_with("`hand.twice`"), "{left_out:?}");
 }

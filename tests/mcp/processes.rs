@@ -272,7 +272,7 @@ async fn a_new_tool_of_an_imported_server_is_seen_by_the_next_executor() {
         vec![tools.clone()],
     )
     .unwrap();
-    let before = live.executor().unwrap();
+    let before = live.executor();
     assert!(before.spec("pysdk.math.double").is_none());
     let generation = tools.generation();
     let out = before.execute("pysdk.grow", json!({})).await.unwrap();
@@ -280,7 +280,7 @@ async fn a_new_tool_of_an_imported_server_is_seen_by_the_next_executor() {
     tokio::time::timeout(Duration::from_secs(10), tools.changed_after(generation))
         .await
         .expect("the list was not listed again after tools/list_changed");
-    let after = live.executor().unwrap();
+    let after = live.executor();
     assert!(after.spec("pysdk.math.double").is_some());
     let out = after
         .execute("pysdk.math.double", json!({ "n": 21 }))
@@ -342,7 +342,7 @@ async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
         vec![tools.clone()],
     )
     .unwrap();
-    let first = live.executor().unwrap();
+    let first = live.executor();
     assert_eq!(names(&first), ["ai-tool.search_tools"]);
     let generation = tools.generation();
     let found = first
@@ -366,7 +366,7 @@ async fn the_gateway_with_search_offers_search_tools_and_then_what_was_found() {
     tokio::time::timeout(Duration::from_secs(10), tools.changed_after(generation))
         .await
         .expect("no tools/list_changed after the search");
-    let next = live.executor().unwrap();
+    let next = live.executor();
     assert_eq!(
         names(&next),
         ["ai-tool.search_tools", "ai-tool.booking.text.upper"]
@@ -453,7 +453,7 @@ async fn the_gateway_follows_an_upstream_whose_list_changes() {
         vec![tools.clone()],
     )
     .unwrap();
-    let before = live.executor().unwrap();
+    let before = live.executor();
     assert!(before.spec("ai-tool.pysdk.math.double").is_none());
     let generation = tools.generation();
     // The upstream adds a tool and tells the gateway, which lists again and tells us.
@@ -465,7 +465,7 @@ async fn the_gateway_follows_an_upstream_whose_list_changes() {
     tokio::time::timeout(Duration::from_secs(10), tools.changed_after(generation))
         .await
         .expect("the gateway did not pass the upstream's tools/list_changed on");
-    let after = live.executor().unwrap();
+    let after = live.executor();
     let out = after
         .execute("ai-tool.pysdk.math.double", json!({ "n": 21 }))
         .await

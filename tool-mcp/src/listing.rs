@@ -156,7 +156,7 @@ impl Following {
         let like = local.clone();
         let imports =
             RefreshingExecutor::new(move || like.builder_like(), imports).map_err(unbuildable)?;
-        let exec = imports.executor().map_err(unbuildable)?;
+        let exec = imports.executor();
         let listing = Listing::new(local, Some(exec), search)?;
         Ok(Following {
             imports,
@@ -173,13 +173,8 @@ impl Following {
         let now = generations(self.imports.imports());
         if current.0 != now {
             let local = current.1.local.clone();
-            let relisted = self
-                .imports
-                .executor()
-                .map_err(|e| e.to_string())
-                .and_then(|exec| {
-                    Listing::new(local, Some(exec), self.search).map_err(|e| e.to_string())
-                });
+            let exec = self.imports.executor();
+            let relisted = Listing::new(local, Some(exec), self.search);
             match relisted {
                 Ok(listing) => current.1 = Arc::new(listing),
                 Err(error) => tracing::warn!(

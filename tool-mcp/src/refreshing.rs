@@ -1,10 +1,11 @@
 //! [`RefreshingExecutor`]: an executor over imported tools that follows the servers' lists.
 
+use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
-use tool_runtime::{BuildError, Executor, ExecutorBuilder};
+use tool_runtime::{BuildError, BuildProblem, DynamicTool, Executor, ExecutorBuilder};
 
-use crate::{McpBuilderExt, McpTools};
+use crate::McpTools;
 
 /// Makes the builder the imported tools are added to: your own tools, services and limits.
 type MakeBuilder = Box<dyn Fn() -> ExecutorBuilder + Send + Sync>;
@@ -21,43 +22,77 @@ type MakeBuilder = Box<dyn Fn() -> ExecutorBuilder + Send + Sync>;
 /// # async fn demo(files: tool_mcp::McpTools) -> Result<(), Box<dyn std::error::Error>> {
 /// use tool_mcp::RefreshingExecutor;
 /// let live = RefreshingExecutor::new(tool_runtime::Executor::builder, vec![files])?;
-/// let out = live.executor()?.execute("files.read", r#"{"path": "a.txt"}"#).await?;
+/// let out = live.executor().execute("files.read", r#"{"path": "a.txt"}"#).await?;
 /// # Ok(()) }
 /// ```
+///
+/// A server's tool the executor refuses (a schema it cannot compile, a name it does not take,
+/// a name another tool has) is left out, with a warning, and the server's other tools are
+/// served: one bad tool of a server you do not control does not take the others away.
+/// [`RefreshingExecutor::left_out`] says which and why.
 pub struct RefreshingExecutor {
     make: MakeBuilder,
     imports: Vec<McpTools>,
     /// The executor last built, and the lists' generations it was built from.
-    built: Mutex<(Vec<u64>, Executor)>,
+    built: Mutex<Built>,
+}
+
+/// An executor built from the servers' lists at some generations.
+struct Built {
+    generations: Vec<u64>,
+    exec: Executor,
+    /// The imported tools left out, each with why.
+    left_out: Vec<String>,
 }
 
 impl RefreshingExecutor {
     /// Builds the first executor: `make()` with every tool of `imports` added (`.mcp(..)`).
+    /// Fails when `make()`'s own tools do not build, or the imported ones cannot be left
+    /// out of the problem.
     pub fn new(
         make: impl Fn() -> ExecutorBuilder + Send + Sync + 'static,
         imports: Vec<McpTools>,
     ) -> Result<Self, BuildError> {
         let make: MakeBuilder = Box::new(make);
         let generations = generations(&imports);
-        let exec = build(&make, &imports)?;
+        let (exec, left_out) = build(&make, &imports)?;
         Ok(RefreshingExecutor {
             make,
             imports,
-            built: Mutex::new((generations, exec)),
+            built: Mutex::new(Built {
+                generations,
+                exec,
+                left_out,
+            }),
         })
     }
 
     /// The executor for the servers' lists as they are now: the one last built, or a new one
-    /// when a list changed since. Fails when the new list does not build (two tools of one
-    /// name, say); the next call tries again.
-    pub fn executor(&self) -> Result<Executor, BuildError> {
+    /// when a list changed since. A new list that does not build even without its refused
+    /// tools is logged, and the executor before it is kept until the next change.
+    pub fn executor(&self) -> Executor {
         let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
         let now = generations(&self.imports);
-        if built.0 != now {
-            let exec = build(&self.make, &self.imports)?;
-            *built = (now, exec);
+        if built.generations != now {
+            match build(&self.make, &self.imports) {
+                Ok((exec, left_out)) => {
+                    built.exec = exec;
+                    built.left_out = left_out;
+                }
+                Err(error) => tracing::warn!(
+                    %error,
+                    "an imported MCP server's new tool list does not build; keeping the tools before it"
+                ),
+            }
+            built.generations = now;
         }
-        Ok(built.1.clone())
+        built.exec.clone()
+    }
+
+    /// The imported tools the current executor left out, each with why.
+    pub fn left_out(&self) -> Vec<String> {
+        let built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        built.left_out.clone()
     }
 
     /// The imported servers.
@@ -71,11 +106,66 @@ pub(crate) fn generations(imports: &[McpTools]) -> Vec<u64> {
     imports.iter().map(McpTools::generation).collect()
 }
 
-fn build(make: &MakeBuilder, imports: &[McpTools]) -> Result<Executor, BuildError> {
-    imports
+/// `make()` with the imported tools, leaving out those the executor refuses: by the names
+/// its problems give, and a tool that does not build on its own (a name refused, which its
+/// problem does not name).
+fn build(make: &MakeBuilder, imports: &[McpTools]) -> Result<(Executor, Vec<String>), BuildError> {
+    let tools: Vec<DynamicTool> = imports.iter().flat_map(McpTools::tools).collect();
+    let error = match make().tools(tools.iter().cloned()).build() {
+        Ok(exec) => return Ok((exec, Vec::new())),
+        Err(error) => error,
+    };
+    let imported: HashSet<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    let mut left_out: Vec<(String, String)> = error
+        .problems
         .iter()
-        .fold(make(), |builder, tools| builder.mcp(tools))
-        .build()
+        .filter_map(|problem| {
+            let name = named(problem)?;
+            imported
+                .contains(name)
+                .then(|| (name.to_owned(), problem.to_string()))
+        })
+        .collect();
+    if error.problems.iter().any(|p| named(p).is_none()) {
+        for tool in &tools {
+            let alone = Executor::builder()
+                .registered_tools(false)
+                .tool(tool.clone())
+                .build();
+            if let Err(error) = alone {
+                left_out.push((tool.spec().name.clone(), error.to_string()));
+            }
+        }
+    }
+    if left_out.is_empty() {
+        return Err(error);
+    }
+    let names: HashSet<&str> = left_out.iter().map(|(name, _)| name.as_str()).collect();
+    let kept = tools
+        .iter()
+        .filter(|t| !names.contains(t.spec().name.as_str()));
+    let exec = make().tools(kept.cloned()).build()?;
+    let mut reasons: Vec<String> = left_out
+        .iter()
+        .map(|(name, why)| format!("`{name}`: {why}"))
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    for reason in &reasons {
+        tracing::warn!(%reason, "an imported MCP tool is left out");
+    }
+    Ok((exec, reasons))
+}
+
+/// The tool a build problem names, if it names one.
+fn named(problem: &BuildProblem) -> Option<&str> {
+    match problem {
+        BuildProblem::DuplicateTool { name, .. }
+        | BuildProblem::BadSchema { name, .. }
+        | BuildProblem::BadOutputSchema { name, .. }
+        | BuildProblem::BadSpec { name, .. } => Some(name),
+        _ => None,
+    }
 }
 
 impl std::fmt::Debug for RefreshingExecutor {
