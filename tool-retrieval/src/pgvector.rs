@@ -12,6 +12,9 @@ use super::store::{check_unique, embed_tools};
 use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
 
 /// Tool embeddings in a PostgreSQL table.
+///
+/// One table per catalog: a sync makes the table hold exactly the tools it is given, deleting
+/// the rows of any others, so retrievers over different tool sets need tables of their own.
 pub struct PgVectorStore {
     client: Mutex<Client>,
     /// The table's name, for messages.
