@@ -2,15 +2,19 @@
 //! module; this module writes the messages (a call's results go back as one user message of
 //! `tool_result` blocks) and reads the text and usage, whole or streamed.
 
+use std::borrow::Cow;
+
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{anthropic_tool_result_content, Aliases, Format};
+use tool_core::provider::{
+    anthropic_tool_result_content, declare, Aliases, DeclareOptions, Format,
+};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{Message, ToolImage, Usage};
+use crate::message::{called_tools, has_tool_turns, Message, ToolImage, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -180,7 +184,19 @@ impl AnthropicModel {
 
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let declarations = request.tools.declarations_or_declare(Format::Anthropic);
+        // At the step limit no tool is offered, yet Anthropic refuses `tool_use` and
+        // `tool_result` blocks in a request without tools: they are declared, and not chosen.
+        let history_has_tools = has_tool_turns(&request.messages);
+        let declarations = if request.tools.is_empty() && history_has_tools {
+            let called = called_tools(&request.messages);
+            Cow::Owned(declare(
+                &called,
+                Format::Anthropic,
+                &DeclareOptions::default(),
+            ))
+        } else {
+            request.tools.declarations_or_declare(Format::Anthropic)
+        };
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         match self.vertex {
@@ -227,6 +243,9 @@ impl AnthropicModel {
                 choice.insert("disable_parallel_tool_use".into(), json!(!parallel));
             }
             body.insert("tool_choice".into(), choice);
+        } else if history_has_tools {
+            body.insert("tools".into(), declarations.tools.clone());
+            body.insert("tool_choice".into(), json!({ "type": "none" }));
         }
         for (name, value) in &self.extra {
             body.insert(name.clone(), value.clone());
@@ -583,6 +602,54 @@ mod tests {
                 ]}
             ])
         );
+    }
+
+    /// At the step limit the last request offers no tool, but its history has calls and
+    /// results: Anthropic takes them only beside tool definitions, so the tools go with
+    /// `tool_choice: none`, or those called when none is offered.
+    #[test]
+    fn a_request_without_tools_after_calls_declares_them_and_chooses_none() {
+        use std::sync::Arc;
+        let spec = tool_core::ToolSpec {
+            name: "add".into(),
+            description: "Adds.".into(),
+            parameters: json!({ "type": "object" }),
+            output_schema: None,
+            metadata: Default::default(),
+        };
+        let history = vec![
+            Message::user("add"),
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("t1", "add", json!({ "a": 1 }))],
+            },
+            Message::Tool {
+                call_id: Some("t1".into()),
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let mut request = ModelRequest::new(history);
+        request.tools = Arc::new(crate::offer::OfferedTools::new(
+            vec![spec],
+            Some(Format::Anthropic),
+            &Default::default(),
+        ));
+        request.tool_choice = ToolChoice::None;
+        let body = AnthropicModel::new("m").body(&request);
+        assert_eq!(body["tool_choice"], json!({ "type": "none" }));
+        assert_eq!(body["tools"][0]["name"], "add");
+        request.tools = Arc::new(crate::offer::OfferedTools::none());
+        let body = AnthropicModel::new("m").body(&request);
+        assert_eq!(
+            body["tools"][0]["name"], "add",
+            "the tool the history called"
+        );
+        // Without calls in the history, no tools at all.
+        let plain = AnthropicModel::new("m").body(&ModelRequest::new(vec![Message::user("hi")]));
+        assert!(plain.get("tools").is_none() && plain.get("tool_choice").is_none());
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use tool_core::provider::CallResult;
-use tool_core::{Content, ToolCall};
+use tool_core::{Content, ToolCall, ToolSpec};
 
 /// One message of a conversation.
 ///
@@ -165,6 +166,44 @@ impl Add for Usage {
         self += other;
         self
     }
+}
+
+/// Whether the messages hold tool calls or results: an API that takes them only beside tool
+/// definitions (Anthropic, Bedrock) must be sent some even when no tool is offered now.
+pub(crate) fn has_tool_turns(messages: &[Message]) -> bool {
+    messages.iter().any(|m| match m {
+        Message::Assistant { calls, .. } => !calls.is_empty(),
+        Message::Tool { .. } => true,
+        Message::User { .. } => false,
+    })
+}
+
+/// The tools the conversation called, with an open schema, to declare when none is offered:
+/// Converse and Anthropic refuse tool calls and results in a request without tools. Declared
+/// as any tool is, they are named as the API takes names, and the calls are written under the
+/// same names.
+pub(crate) fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
+    let mut names: Vec<&str> = Vec::new();
+    for message in messages {
+        let called = match message {
+            Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
+            Message::Tool { name, .. } => vec![name.as_str()],
+            Message::User { .. } => Vec::new(),
+        };
+        for name in called {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let spec = |name: &str| ToolSpec {
+        name: name.to_owned(),
+        description: "A tool called earlier in this conversation; not offered now.".into(),
+        parameters: json!({ "type": "object" }),
+        output_schema: None,
+        metadata: Default::default(),
+    };
+    names.into_iter().map(spec).collect()
 }
 
 #[cfg(test)]

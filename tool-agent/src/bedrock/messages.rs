@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{json, Map, Value};
 use tool_core::provider::{bedrock_tool_result_content, Aliases};
-use tool_core::ToolSpec;
 
 use crate::message::{Message, ToolImage};
 
@@ -184,32 +183,4 @@ fn clean(id: &str) -> String {
         })
         .take(64)
         .collect()
-}
-
-/// The tools the conversation called, with an open schema, to declare when none is offered:
-/// Converse refuses `toolUse` and `toolResult` blocks in a request without tools. Declared as
-/// any tool is, they are named as Converse takes names, and the calls are written under the
-/// same names.
-pub(super) fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
-    let mut names: Vec<&str> = Vec::new();
-    for message in messages {
-        let called = match message {
-            Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
-            Message::Tool { name, .. } => vec![name.as_str()],
-            Message::User { .. } => Vec::new(),
-        };
-        for name in called {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    let spec = |name: &str| ToolSpec {
-        name: name.to_owned(),
-        description: "A tool called earlier in this conversation; not offered now.".into(),
-        parameters: json!({ "type": "object" }),
-        output_schema: None,
-        metadata: Default::default(),
-    };
-    names.into_iter().map(spec).collect()
 }

@@ -14,13 +14,13 @@ use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
 use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
 
-use messages::{called_tools, messages, takes_result_status};
+use messages::{messages, takes_result_status};
 pub(crate) use stream::stream_decoder;
 
 use crate::aws::{dns_suffix, sigv4, AwsCredentialChain, AwsCredentials};
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
-use crate::message::{Message, Usage};
+use crate::message::{called_tools, has_tool_turns, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -225,11 +225,7 @@ impl BedrockModel {
     /// Converse takes it: turns that alternate and start with the user, none empty, no blank
     /// text, valid and unique tool use ids.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let history_has_tools = request.messages.iter().any(|m| match m {
-            Message::Assistant { calls, .. } => !calls.is_empty(),
-            Message::Tool { .. } => true,
-            Message::User { .. } => false,
-        });
+        let history_has_tools = has_tool_turns(&request.messages);
         let declarations = if request.tools.is_empty() && history_has_tools {
             let called = called_tools(&request.messages);
             Cow::Owned(declare(
@@ -459,6 +455,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::message::Message;
     use crate::offer::OfferedTools;
     use tool_core::provider::DeclareOptions;
     use tool_core::{ToolCall, ToolSpec};
