@@ -14,7 +14,9 @@ use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{called_tools, has_tool_turns, Message, ToolImage, Usage};
+use crate::message::{
+    called_tools, has_tool_turns, reasoning_before, Message, Reasoning, ToolImage, Usage,
+};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -305,7 +307,7 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
             out.push(json!({ "role": "user", "content": std::mem::take(results) }));
         }
     };
-    for message in messages {
+    for (i, message) in messages.iter().enumerate() {
         match message {
             Message::Tool {
                 call_id,
@@ -330,10 +332,13 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 flush(&mut results, &mut out);
                 out.push(json!({ "role": "user", "content": text }));
             }
+            // Sent with the answer after it.
+            Message::Reasoning(_) => {}
             _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
-                let mut content: Vec<Value> = Vec::new();
+                // Thinking first, as it came: Anthropic checks its signatures.
+                let mut content = reasoning_before(messages, i, REASONING_API).to_vec();
                 // Anthropic refuses a text block of white space alone.
                 if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
                     content.push(json!({ "type": "text", "text": text }));
@@ -395,6 +400,14 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         cached_input_tokens: cached,
         reasoning_tokens: 0,
     };
+    let thinking: Vec<Value> = answer
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|block| is_thinking(block))
+        .cloned()
+        .collect();
     Ok(ModelResponse {
         text: (!text.is_empty()).then_some(text),
         calls,
@@ -403,6 +416,26 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        reasoning: reasoning(thinking),
+    })
+}
+
+/// The API's name in a [`Reasoning`] it gave.
+const REASONING_API: &str = "anthropic";
+
+/// Whether a content block is extended thinking, which goes back as it came.
+fn is_thinking(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    )
+}
+
+/// The thinking blocks of an answer as its reasoning, when there are any.
+fn reasoning(blocks: Vec<Value>) -> Option<Reasoning> {
+    (!blocks.is_empty()).then(|| Reasoning {
+        api: REASONING_API.into(),
+        blocks,
     })
 }
 
@@ -442,6 +475,7 @@ impl ChatModel for AnthropicModel {
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
+        thinking: Vec::new(),
     })
 }
 
@@ -450,6 +484,22 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 #[derive(Default)]
 struct Streamed {
     answer: StreamedAnswer,
+    /// The thinking blocks so far, by their index in the answer.
+    thinking: Vec<(Option<u64>, Value)>,
+}
+
+impl Streamed {
+    /// Adds `piece` to the text field `field` of the thinking block at `index`.
+    fn grow_thinking(&mut self, index: Option<u64>, field: &str, piece: &str) {
+        let block = self.thinking.iter_mut().find(|(at, _)| *at == index);
+        if let Some((_, Value::Object(block))) = block {
+            let grown = match block.get(field).and_then(Value::as_str) {
+                Some(so_far) => format!("{so_far}{piece}"),
+                None => piece.to_owned(),
+            };
+            block.insert(field.to_owned(), Value::String(grown));
+        }
+    }
 }
 
 impl Decoder for Streamed {
@@ -491,7 +541,11 @@ impl Decoder for Streamed {
                             deltas.push(start);
                         }
                     }
-                    _ => {}
+                    _ => {
+                        if let Some(block) = block.filter(|b| is_thinking(b)) {
+                            self.thinking.push((index, block.clone()));
+                        }
+                    }
                 }
             }
             Some("content_block_delta") => {
@@ -507,6 +561,14 @@ impl Decoder for Streamed {
                             .and_then(|d| d.get("partial_json"))
                             .and_then(Value::as_str);
                         self.answer.calls.push(index, None, None, piece);
+                    }
+                    Some("thinking_delta") => {
+                        let piece = text(delta.and_then(|d| d.get("thinking")));
+                        self.grow_thinking(index, "thinking", &piece);
+                    }
+                    Some("signature_delta") => {
+                        let piece = text(delta.and_then(|d| d.get("signature")));
+                        self.grow_thinking(index, "signature", &piece);
                     }
                     _ => {}
                 }
@@ -537,6 +599,8 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
+        let blocks = std::mem::take(&mut self.thinking).into_iter();
+        self.answer.reasoning = reasoning(blocks.map(|(_, block)| block).collect());
         self.answer.finish()
     }
 }
@@ -650,6 +714,34 @@ mod tests {
         // Without calls in the history, no tools at all.
         let plain = AnthropicModel::new("m").body(&ModelRequest::new(vec![Message::user("hi")]));
         assert!(plain.get("tools").is_none() && plain.get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn reasoning_goes_back_only_to_the_api_that_gave_it_and_only_with_its_answer() {
+        let thinking = json!({ "type": "thinking", "thinking": "hm", "signature": "s" });
+        let transcript = [
+            Message::user("hi"),
+            Message::Reasoning(Reasoning {
+                api: "gemini".into(),
+                blocks: vec![json!({ "thoughtSignature": "g", "text": true })],
+            }),
+            Message::assistant("Hello."),
+            Message::user("again"),
+            Message::Reasoning(Reasoning {
+                api: REASONING_API.into(),
+                blocks: vec![thinking.clone()],
+            }),
+            Message::assistant("Hello again."),
+        ];
+        let sent = messages(&transcript, &Aliases::default());
+        assert_eq!(
+            sent[1]["content"],
+            json!([{ "type": "text", "text": "Hello." }])
+        );
+        assert_eq!(
+            sent[3]["content"],
+            json!([thinking, { "type": "text", "text": "Hello again." }])
+        );
     }
 
     #[test]

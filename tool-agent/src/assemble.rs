@@ -18,6 +18,8 @@ pub(crate) struct StreamedAnswer {
     pub calls: CallAssembler,
     pub usage: Usage,
     pub finish_reason: Option<String>,
+    /// What the model thought, to be sent back with the answer.
+    pub reasoning: Option<crate::Reasoning>,
 }
 
 impl StreamedAnswer {
@@ -36,6 +38,7 @@ impl StreamedAnswer {
             calls: std::mem::take(&mut self.calls).finish(&self.aliases),
             usage: self.usage,
             finish_reason: self.finish_reason.take(),
+            reasoning: self.reasoning.take(),
         }
     }
 }

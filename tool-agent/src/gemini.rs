@@ -11,7 +11,7 @@ use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{Message, ToolImage, Usage};
+use crate::message::{reasoning_before, Message, Reasoning, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 use crate::GoogleCredentials;
@@ -286,7 +286,7 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
             out.push(json!({ "role": "user", "parts": std::mem::take(results) }));
         }
     };
-    for message in messages {
+    for (i, message) in messages.iter().enumerate() {
         match message {
             Message::Tool {
                 call_id,
@@ -319,14 +319,24 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
                 flush(&mut results, &mut out);
                 out.push(json!({ "role": "user", "parts": [{ "text": text }] }));
             }
+            // Sent with the answer after it.
+            Message::Reasoning(_) => {}
             _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
+                // Each part goes back with the thought signature it came with.
+                let signatures = reasoning_before(messages, i, REASONING_API);
+                let signed = |mut part: Value, index: Option<usize>| {
+                    if let Some(signature) = signature_of(signatures, index) {
+                        part["thoughtSignature"] = signature.clone();
+                    }
+                    part
+                };
                 let mut parts: Vec<Value> = Vec::new();
                 if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
-                    parts.push(json!({ "text": text }));
+                    parts.push(signed(json!({ "text": text }), None));
                 }
-                for call in calls {
+                for (n, call) in calls.iter().enumerate() {
                     let mut function = Map::new();
                     if let Some(id) = &call.id {
                         function.insert("id".into(), json!(id));
@@ -337,7 +347,7 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
                         _ => json!({}),
                     };
                     function.insert("args".into(), args);
-                    parts.push(json!({ "functionCall": function }));
+                    parts.push(signed(json!({ "functionCall": function }), Some(n)));
                 }
                 out.push(json!({ "role": "model", "parts": parts }));
             }
@@ -373,6 +383,11 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     let usage = usage(answer);
+    let parts = candidate
+        .and_then(|c| c.pointer("/content/parts"))
+        .and_then(Value::as_array);
+    let mut signatures = Signatures::default();
+    parts.into_iter().flatten().for_each(|p| signatures.read(p));
     Ok(ModelResponse {
         text: (!text.is_empty()).then_some(text),
         calls,
@@ -381,7 +396,57 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
             .and_then(|c| c.get("finishReason"))
             .and_then(Value::as_str)
             .map(str::to_owned),
+        reasoning: signatures.reasoning(),
     })
+}
+
+/// The API's name in a [`Reasoning`] it gave.
+const REASONING_API: &str = "gemini";
+
+/// The thought signatures of an answer's parts, each with the part it was on: Gemini 3
+/// refuses a conversation whose function calls come back without theirs.
+#[derive(Debug, Default)]
+struct Signatures {
+    /// `{"thoughtSignature": .., "call": n}` or `{"thoughtSignature": .., "text": true}`.
+    blocks: Vec<Value>,
+    /// The function calls read so far.
+    calls: usize,
+}
+
+impl Signatures {
+    /// Reads one part of the answer, in order.
+    fn read(&mut self, part: &Value) {
+        let is_call = part.get("functionCall").is_some();
+        if let Some(signature) = part.get("thoughtSignature").filter(|s| s.is_string()) {
+            self.blocks.push(if is_call {
+                json!({ "thoughtSignature": signature, "call": self.calls })
+            } else {
+                json!({ "thoughtSignature": signature, "text": true })
+            });
+        }
+        if is_call {
+            self.calls += 1;
+        }
+    }
+
+    fn reasoning(&mut self) -> Option<Reasoning> {
+        let blocks = std::mem::take(&mut self.blocks);
+        (!blocks.is_empty()).then(|| Reasoning {
+            api: REASONING_API.into(),
+            blocks,
+        })
+    }
+}
+
+/// The signature a block of `blocks` gives the answer's call `index`, or its text (`None`).
+fn signature_of(blocks: &[Value], index: Option<usize>) -> Option<&Value> {
+    blocks
+        .iter()
+        .find(|block| match index {
+            Some(n) => block.get("call").and_then(Value::as_u64) == Some(n as u64),
+            None => block.get("text").is_some(),
+        })
+        .and_then(|block| block.get("thoughtSignature"))
 }
 
 impl ChatModel for GeminiModel {
@@ -429,6 +494,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 struct Streamed {
     answer: StreamedAnswer,
     count: u64,
+    signatures: Signatures,
 }
 
 impl Decoder for Streamed {
@@ -459,6 +525,7 @@ impl Decoder for Streamed {
             .and_then(|c| c.pointer("/content/parts"))
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
+            self.signatures.read(part);
             if let Some(call) = part.get("functionCall") {
                 self.count += 1;
                 let arguments = call.get("args").map(Value::to_string);
@@ -479,6 +546,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
+        self.answer.reasoning = self.signatures.reasoning();
         self.answer.finish()
     }
 }

@@ -72,7 +72,7 @@ pub use gemini::GeminiModel;
 pub use google::GoogleCredentials;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
 pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
-pub use message::{Message, ToolImage, Usage};
+pub use message::{Message, Reasoning, ToolImage, Usage};
 pub use model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };

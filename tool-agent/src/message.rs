@@ -4,7 +4,7 @@
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 use tool_core::provider::CallResult;
 use tool_core::{Content, ToolCall, ToolSpec};
 
@@ -29,6 +29,9 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         calls: Vec<ToolCall>,
     },
+    /// What the model thought before the answer that follows it, as its API gave it
+    /// ([`Reasoning`]).
+    Reasoning(Reasoning),
     /// The result of one tool call, as the model reads it.
     Tool {
         /// The id of the call it answers (`None` when the API gave the call none).
@@ -46,6 +49,20 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
     },
+}
+
+/// What a model thought before an answer, as its API gave it: Anthropic's `thinking` and
+/// `redacted_thinking` blocks, Gemini's thought signatures. Sent back, with that answer, to
+/// the API that gave it and to no other: Anthropic with extended thinking and Gemini 3 refuse
+/// a conversation with tool calls without them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// The API that gave it: `anthropic` or `gemini`.
+    pub api: String,
+    /// What it gave, as it gave it (for Gemini, each signature with the part it was on:
+    /// `{"thoughtSignature": .., "call": n}` for the answer's call `n`, `"text": true` for
+    /// its text).
+    pub blocks: Vec<Value>,
 }
 
 /// An image a tool gave back ([`Content::Image`](tool_core::Content::Image)).
@@ -168,13 +185,26 @@ impl Add for Usage {
     }
 }
 
+/// The reasoning that goes back to `api` with the answer it came with: a
+/// [`Message::Reasoning`] of that API right before `messages[index]`.
+pub(crate) fn reasoning_before<'a>(
+    messages: &'a [Message],
+    index: usize,
+    api: &str,
+) -> &'a [Value] {
+    match index.checked_sub(1).and_then(|i| messages.get(i)) {
+        Some(Message::Reasoning(reasoning)) if reasoning.api == api => &reasoning.blocks,
+        _ => &[],
+    }
+}
+
 /// Whether the messages hold tool calls or results: an API that takes them only beside tool
 /// definitions (Anthropic, Bedrock) must be sent some even when no tool is offered now.
 pub(crate) fn has_tool_turns(messages: &[Message]) -> bool {
     messages.iter().any(|m| match m {
         Message::Assistant { calls, .. } => !calls.is_empty(),
         Message::Tool { .. } => true,
-        Message::User { .. } => false,
+        Message::User { .. } | Message::Reasoning(_) => false,
     })
 }
 
@@ -188,7 +218,7 @@ pub(crate) fn called_tools(messages: &[Message]) -> Vec<ToolSpec> {
         let called = match message {
             Message::Assistant { calls, .. } => calls.iter().map(|c| c.name.as_str()).collect(),
             Message::Tool { name, .. } => vec![name.as_str()],
-            Message::User { .. } => Vec::new(),
+            Message::User { .. } | Message::Reasoning(_) => Vec::new(),
         };
         for name in called {
             if !names.contains(&name) {

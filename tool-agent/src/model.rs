@@ -214,6 +214,11 @@ pub struct ModelResponse {
     /// Why the model stopped, in the API's words (`stop`, `tool_calls`, `length`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// What the model thought, as its API gave it to be sent back
+    /// ([`Message::Reasoning`](crate::Message::Reasoning)): the run puts it in the transcript
+    /// before the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<crate::Reasoning>,
 }
 
 impl ModelResponse {

@@ -135,6 +135,8 @@ fn responses_url(base_url: &str) -> String {
 /// One neutral message as Responses input items.
 fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
     match message {
+        // Another API's reasoning; Responses keeps its own reasoning on the server.
+        Message::Reasoning(_) => Vec::new(),
         Message::User { text } => vec![json!({ "role": "user", "content": text })],
         Message::Assistant { text, calls } => {
             let text = text
@@ -197,6 +199,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
     };
     Ok(ModelResponse {
+        reasoning: None,
         text: (!text.is_empty()).then_some(text),
         calls,
         usage,

@@ -37,6 +37,8 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
     let mut ids = ToolUseIds::default();
     for message in messages {
         match message {
+            // Reasoning given by another API; Converse's own is not kept yet.
+            Message::Reasoning(_) => {}
             Message::Tool {
                 call_id,
                 text,

@@ -387,6 +387,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
     Ok(ModelResponse {
+        reasoning: None,
         text: (!text.is_empty()).then_some(text),
         calls,
         usage: usage(answer.get("usage")),

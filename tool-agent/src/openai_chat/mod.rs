@@ -120,13 +120,13 @@ impl OpenAiChatModel {
                 json: Vec::new(),
             });
         for m in &request.messages[rendered.messages..] {
-            if m.is_empty_answer() {
+            let Some(chat) = message(m, aliases) else {
                 continue;
-            }
+            };
             if !rendered.json.is_empty() {
                 rendered.json.push(b',');
             }
-            write(&mut rendered.json, &message(m, aliases))?;
+            write(&mut rendered.json, &chat)?;
         }
         rendered.messages = count;
         let mut out = Vec::with_capacity(tools_json.len() + rendered.json.len() + 256);
@@ -240,9 +240,14 @@ struct ChatFunction<'a> {
     arguments: Cow<'a, str>,
 }
 
-/// One neutral message as a Chat Completions message.
-fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
-    match message {
+/// One neutral message as a Chat Completions message; none for an empty answer (refused
+/// before the last message) or another API's reasoning.
+fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> Option<ChatMessage<'a>> {
+    if message.is_empty_answer() {
+        return None;
+    }
+    Some(match message {
+        Message::Reasoning(_) => return None,
         Message::User { text } => ChatMessage::User { content: text },
         Message::Assistant { text, calls } => ChatMessage::Assistant {
             content: text.as_deref(),
@@ -270,7 +275,7 @@ fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> ChatMessage<'a> {
             tool_call_id: call_id.as_deref().unwrap_or_default(),
             content: flagged_error_text(text, *is_error),
         },
-    }
+    })
 }
 
 fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
@@ -311,6 +316,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .and_then(Value::as_str)
         .map(str::to_owned);
     Ok(ModelResponse {
+        reasoning: None,
         text,
         calls,
         usage: usage(answer),

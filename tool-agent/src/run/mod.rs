@@ -251,6 +251,10 @@ impl<'a> Run<'a> {
             } else {
                 Vec::new()
             };
+            // What the model thought goes back with its answer, to the API that gave it.
+            if let Some(reasoning) = response.reasoning {
+                self.request.messages.push(Message::Reasoning(reasoning));
+            }
             self.request.messages.push(Message::Assistant {
                 text: response.text.clone(),
                 calls: calls.clone(),
@@ -288,6 +292,9 @@ impl<'a> Run<'a> {
                         // the last.
                         if text.trim().is_empty() {
                             self.request.messages.pop();
+                            if let Some(Message::Reasoning(_)) = self.request.messages.last() {
+                                self.request.messages.pop();
+                            }
                         }
                         self.request.messages.push(Message::user(told));
                         continue;
