@@ -118,6 +118,22 @@ mod tests {
         assert_eq!(one_by_one, whole);
     }
 
+    /// With `n` above 1, each chunk carries one choice by its index: the others' text and
+    /// calls are not the answer's.
+    #[test]
+    fn a_streamed_second_choice_is_not_mixed_into_the_first() {
+        let body = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"One\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"Two\",\"tool_calls\":[{\"index\":0,",
+            "\"id\":\"c9\",\"function\":{\"name\":\"add\",\"arguments\":\"{}\"}}]}}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let events = stream_events(StreamApi::OpenAiChat, Aliases::default(), [body.as_bytes()]);
+        let answer = done(&events);
+        assert_eq!(answer.text.as_deref(), Some("One"));
+        assert!(answer.calls.is_empty(), "{:?}", answer.calls);
+    }
+
     /// Found by the `sse_assembler` fuzz target: an error dropped the text deltas read before
     /// it in the same piece of the body, but not those of an earlier piece.
     #[test]

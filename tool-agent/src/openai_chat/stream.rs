@@ -57,7 +57,10 @@ impl Decoder for Chunks {
         if chunk.get("usage").is_some_and(Value::is_object) {
             self.answer.usage = usage(&chunk);
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        // The first choice only: with `n` above 1 each chunk carries one choice, by index.
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
+        let Some(choice) = choices.into_iter().flatten().find(first) else {
             return Ok(false);
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
