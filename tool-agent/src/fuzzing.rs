@@ -134,6 +134,20 @@ mod tests {
         assert!(answer.calls.is_empty(), "{:?}", answer.calls);
     }
 
+    /// A streamed refusal is the answer's text, and stays the reason it ended.
+    #[test]
+    fn a_streamed_refusal_is_the_text_and_the_reason() {
+        let body = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\" help.\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let events = stream_events(StreamApi::OpenAiChat, Aliases::default(), [body.as_bytes()]);
+        let answer = done(&events);
+        assert_eq!(answer.text.as_deref(), Some("I can't help."));
+        assert_eq!(answer.finish_reason.as_deref(), Some("refusal"));
+    }
+
     /// Found by the `sse_assembler` fuzz target: an error dropped the text deltas read before
     /// it in the same piece of the body, but not those of an earlier piece.
     #[test]

@@ -392,12 +392,18 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         text: (!text.is_empty()).then_some(text),
         calls,
         usage,
-        finish_reason: candidate
-            .and_then(|c| c.get("finishReason"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        finish_reason: finish_reason(answer),
         reasoning: signatures.reasoning(),
     })
+}
+
+/// Why an answer (or a stream's chunk) ended: its candidate's `finishReason`, or for a prompt
+/// Gemini blocked, the `blockReason` of its `promptFeedback` (there is no candidate then).
+fn finish_reason(answer: &Value) -> Option<String> {
+    let reason = answer
+        .pointer("/candidates/0/finishReason")
+        .or_else(|| answer.pointer("/promptFeedback/blockReason"));
+    reason.and_then(Value::as_str).map(str::to_owned)
 }
 
 /// The API's name in a [`Reasoning`] it gave.
@@ -515,11 +521,8 @@ impl Decoder for Streamed {
             self.answer.usage = usage(&chunk);
         }
         let candidate = chunk.pointer("/candidates/0");
-        if let Some(reason) = candidate
-            .and_then(|c| c.get("finishReason"))
-            .and_then(Value::as_str)
-        {
-            self.answer.finish_reason = Some(reason.to_owned());
+        if let Some(reason) = finish_reason(&chunk) {
+            self.answer.finish_reason = Some(reason);
         }
         let parts = candidate
             .and_then(|c| c.pointer("/content/parts"))
@@ -587,6 +590,14 @@ mod tests {
     use super::*;
     use crate::message::ToolImage;
     use tool_core::ToolCall;
+
+    #[test]
+    fn a_blocked_prompt_says_why() {
+        let blocked = json!({ "promptFeedback": { "blockReason": "SAFETY" } });
+        let parsed = response(&blocked, &Aliases::default()).unwrap();
+        assert_eq!(parsed.text, None);
+        assert_eq!(parsed.finish_reason.as_deref(), Some("SAFETY"));
+    }
 
     #[test]
     fn an_empty_answer_is_left_out() {

@@ -199,6 +199,49 @@ impl ModelRequest {
     }
 }
 
+/// How an answer ended, read from its API's finish reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// As the model meant it to.
+    Whole,
+    /// At the model's output limit.
+    CutAtLimit,
+    /// The model declined, or the API's filter stopped it.
+    Declined,
+}
+
+impl Ending {
+    /// Each API's words: Chat Completions (`length`, `content_filter`), Responses (the
+    /// `incomplete_details.reason`), Anthropic and Bedrock (`max_tokens`, `refusal`,
+    /// `guardrail_intervened`, `content_filtered`), Gemini (`MAX_TOKENS`, `SAFETY` and the
+    /// other filters, a prompt's `blockReason`), and `refusal` for Chat's refusal message.
+    pub(crate) fn of(reason: Option<&str>) -> Ending {
+        match reason {
+            Some(
+                "length"
+                | "max_tokens"
+                | "MAX_TOKENS"
+                | "max_output_tokens"
+                | "model_context_window_exceeded",
+            ) => Ending::CutAtLimit,
+            Some(
+                "content_filter"
+                | "refusal"
+                | "guardrail_intervened"
+                | "content_filtered"
+                | "SAFETY"
+                | "RECITATION"
+                | "BLOCKLIST"
+                | "PROHIBITED_CONTENT"
+                | "SPII"
+                | "IMAGE_SAFETY"
+                | "LANGUAGE",
+            ) => Ending::Declined,
+            _ => Ending::Whole,
+        }
+    }
+}
+
 /// A model's answer: text, tool calls, or both.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {

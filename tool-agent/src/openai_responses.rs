@@ -190,6 +190,19 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
+    // A refusal is a part of its own: it is the answer's text, and the reason it ended.
+    let refusal: String = answer
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
+        .filter_map(|part| part.get("refusal").and_then(Value::as_str))
+        .collect();
+    let refused = !refusal.is_empty();
+    let text = if text.is_empty() { refusal } else { text };
     let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
     let usage = Usage {
         requests: 1,
@@ -203,11 +216,25 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         text: (!text.is_empty()).then_some(text),
         calls,
         usage,
-        finish_reason: answer
-            .get("status")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        finish_reason: if refused {
+            Some("refusal".to_owned())
+        } else {
+            finish_reason(answer)
+        },
     })
+}
+
+/// A Responses answer's finish reason: its `status`, or for an `incomplete` one the reason
+/// (`max_output_tokens`, `content_filter`).
+fn finish_reason(response: &Value) -> Option<String> {
+    let status = response.get("status").and_then(Value::as_str)?;
+    let reason = response
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str);
+    match (status, reason) {
+        ("incomplete", Some(reason)) => Some(reason.to_owned()),
+        _ => Some(status.to_owned()),
+    }
 }
 
 impl ChatModel for OpenAiResponsesModel {
@@ -242,6 +269,7 @@ impl ChatModel for OpenAiResponsesModel {
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
+        refused: false,
     })
 }
 
@@ -251,6 +279,8 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 #[derive(Default)]
 struct Streamed {
     answer: StreamedAnswer,
+    /// Whether a refusal came (`response.refusal.delta`): the reason the answer ended.
+    refused: bool,
 }
 
 impl Decoder for Streamed {
@@ -262,6 +292,13 @@ impl Decoder for Streamed {
         let index = event.get("output_index").and_then(Value::as_u64);
         let field = |pointer: &str| event.pointer(pointer).and_then(Value::as_str);
         match field("/type") {
+            Some("response.refusal.delta") => {
+                if let Some(piece) = field("/delta").filter(|p| !p.is_empty()) {
+                    self.answer.text.push_str(piece);
+                    deltas.push(piece.to_owned());
+                    self.refused = true;
+                }
+            }
             Some("response.output_text.delta") => {
                 if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
                     self.answer.text.push_str(text);
@@ -294,10 +331,11 @@ impl Decoder for Streamed {
                     cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
                     reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
                 };
-                self.answer.finish_reason = response
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                self.answer.finish_reason = if self.refused {
+                    Some("refusal".to_owned())
+                } else {
+                    finish_reason(response)
+                };
                 return Ok(true);
             }
             Some("response.failed") | Some("error") => {
@@ -386,6 +424,20 @@ mod tests {
             ] })
             ]
         );
+    }
+
+    #[test]
+    fn an_incomplete_answer_says_why_and_a_refusal_is_its_text() {
+        let cut = json!({ "status": "incomplete",
+            "incomplete_details": { "reason": "max_output_tokens" },
+            "output": [{ "type": "message", "content": [{ "type": "output_text", "text": "Par" }] }] });
+        let parsed = response(&cut, &Aliases::default()).unwrap();
+        assert_eq!(parsed.finish_reason.as_deref(), Some("max_output_tokens"));
+        let refused = json!({ "status": "completed",
+            "output": [{ "type": "message", "content": [{ "type": "refusal", "refusal": "No." }] }] });
+        let parsed = response(&refused, &Aliases::default()).unwrap();
+        assert_eq!(parsed.text.as_deref(), Some("No."));
+        assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
     }
 
     #[test]

@@ -95,6 +95,20 @@ pub enum StopReason {
     /// Calls wait for approval: see [`RunResult::interruption`]. The other calls of the same
     /// answer ran.
     Interrupted,
+    /// The final answer was cut at the model's output limit: the text is what came. `reason`
+    /// is the API's (`length`, `max_tokens`, `MAX_TOKENS`, `max_output_tokens`); raise the
+    /// limit (`with_max_tokens`, or `with_body_field`) or ask for less.
+    Truncated {
+        /// The API's finish reason.
+        reason: String,
+    },
+    /// The model declined to answer, or the API's filter stopped it: the text is the
+    /// refusal's, if any. `reason` is the API's (`refusal`, `content_filter`, `SAFETY`, a
+    /// Gemini prompt's `blockReason`, Bedrock's `guardrail_intervened`...).
+    Declined {
+        /// The API's finish reason.
+        reason: String,
+    },
 }
 
 /// One model request and the calls of its answer.
@@ -114,6 +128,8 @@ pub struct Step {
     pub model_time: Duration,
     /// How long the calls took, all together.
     pub tools_time: Duration,
+    /// Why the model stopped, in the API's words ([`ModelResponse::finish_reason`](crate::ModelResponse::finish_reason)).
+    pub finish_reason: Option<String>,
 }
 
 impl Step {

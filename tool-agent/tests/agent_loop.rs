@@ -644,3 +644,50 @@ async fn the_calls_over_the_runs_limit_are_not_run_and_the_model_answers_without
     let requests = model.requests();
     assert_eq!(requests[1].tool_choice, ToolChoice::None);
 }
+
+/// A final answer cut at the output limit, or declined, ends the run saying so, with the text
+/// that came; an answer schema is not checked against it (nor retried).
+#[tokio::test]
+async fn an_answer_cut_at_the_limit_or_declined_ends_the_run_saying_so() {
+    for (reason, expected) in [
+        (
+            "max_tokens",
+            StopReason::Truncated {
+                reason: "max_tokens".into(),
+            },
+        ),
+        (
+            "length",
+            StopReason::Truncated {
+                reason: "length".into(),
+            },
+        ),
+        (
+            "refusal",
+            StopReason::Declined {
+                reason: "refusal".into(),
+            },
+        ),
+        (
+            "SAFETY",
+            StopReason::Declined {
+                reason: "SAFETY".into(),
+            },
+        ),
+    ] {
+        let mut cut = ModelResponse::answer("{\"city\": \"Par");
+        cut.finish_reason = Some(reason.into());
+        let model = Arc::new(ScriptedModel::new().then(cut));
+        let runner = agent(&model, executor([add(Arc::default())])).build();
+        let options = RunOptions::default().output(tool_agent::ResponseFormat::new(
+            "city",
+            json!({ "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] }),
+        ));
+        let result = runner.run("where?", &options).await.unwrap();
+        assert_eq!(result.stop, expected);
+        assert_eq!(result.text, "{\"city\": \"Par");
+        assert!(result.output.is_none());
+        assert_eq!(result.steps[0].finish_reason.as_deref(), Some(reason));
+        assert_eq!(model.requests().len(), 1, "not asked again");
+    }
+}

@@ -311,10 +311,20 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    let finish_reason = choice
-        .and_then(|c| c.get("finish_reason"))
+    // A refusal comes in a field of its own, with `stop` as the finish reason.
+    let refusal = choice
+        .and_then(|c| c.pointer("/message/refusal"))
         .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
         .map(str::to_owned);
+    let finish_reason = match &refusal {
+        Some(_) => Some("refusal".to_owned()),
+        None => choice
+            .and_then(|c| c.get("finish_reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let text = text.or(refusal);
     Ok(ModelResponse {
         reasoning: None,
         text,
@@ -396,6 +406,16 @@ mod tests {
         ]);
         let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
         assert_eq!(body["messages"][2]["content"], "Error: file not found");
+    }
+
+    #[test]
+    fn a_refusal_is_the_text_and_the_reason() {
+        let answer = json!({ "choices": [{ "index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": null, "refusal": "I can't help with that."
+        } }] });
+        let parsed = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(parsed.text.as_deref(), Some("I can't help with that."));
+        assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
     }
 
     #[test]

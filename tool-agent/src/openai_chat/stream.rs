@@ -64,11 +64,22 @@ impl Decoder for Chunks {
             return Ok(false);
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.answer.finish_reason = Some(reason.to_owned());
+            // A refusal ends with `stop`; it stays a refusal.
+            if self.answer.finish_reason.as_deref() != Some("refusal") {
+                self.answer.finish_reason = Some(reason.to_owned());
+            }
         }
         let Some(delta) = choice.get("delta") else {
             return Ok(false);
         };
+        // A refusal streams in a field of its own: it is the answer's text.
+        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+            if !refusal.is_empty() {
+                self.answer.text.push_str(refusal);
+                deltas.push(refusal.to_owned());
+                self.answer.finish_reason = Some("refusal".to_owned());
+            }
+        }
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
                 self.answer.text.push_str(text);

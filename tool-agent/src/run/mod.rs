@@ -21,7 +21,7 @@ use crate::calls::Calls;
 use crate::events::{ModelEvent, RunEvent};
 use crate::hooks::StepPlan;
 use crate::message::{Message, Usage};
-use crate::model::{ModelError, ModelRequest, ModelResponse, ToolChoice};
+use crate::model::{Ending, ModelError, ModelRequest, ModelResponse, ToolChoice};
 use crate::offer::OfferedTools;
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
@@ -267,10 +267,19 @@ impl<'a> Run<'a> {
                 usage,
                 model_time,
                 tools_time: Default::default(),
+                finish_reason: response.finish_reason,
             };
             if calls.is_empty() {
                 let text = step.text.clone().unwrap_or_default();
+                let ending = Ending::of(step.finish_reason.as_deref());
+                let reason = step.finish_reason.clone().unwrap_or_default();
                 self.push_step(step);
+                // An answer cut short or declined is not checked: it ends the run as it is.
+                match ending {
+                    Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
+                    Ending::Declined => return self.done(StopReason::Declined { reason }, text),
+                    Ending::Whole => {}
+                }
                 let checked = match &self.output_check {
                     Ok(Some(check)) => Some(check.check(&text)),
                     _ => None,

@@ -242,6 +242,7 @@ impl Run<'_> {
             usage: Usage::default(),
             model_time: Default::default(),
             tools_time: started.elapsed(),
+            finish_reason: None,
         };
         let outcome = self.judge(&step, None, terminated, &rejected);
         self.push_step(step);
