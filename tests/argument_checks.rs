@@ -103,8 +103,8 @@ fn draw(figure: Figure) -> String {
 }
 
 #[ai_tool(description = "Counts a tree's branches")]
-fn count_branches(tree: Branch) -> usize {
-    tree.count() + tree.weight as usize
+fn count_branches(tree: Branch) -> String {
+    format!("{} {}", tree.name, tree.count() + tree.weight as usize)
 }
 
 #[ai_tool(description = "Searches with a filter")]
@@ -575,7 +575,7 @@ fn a_strict_null_is_absent_in_a_variant_and_under_a_recursive_reference() {
         ]
     } });
     let counted = block_on(exec.execute("count_branches", &tree)).unwrap();
-    assert_eq!(counted.to_text(), "4");
+    assert_eq!(counted.to_text(), "root 4");
     let radius = json!({ "figure": { "kind": "circle", "radius": null, "label": null } });
     let err = block_on(exec.execute("draw", &radius)).unwrap_err();
     assert!(
