@@ -476,6 +476,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
         thinking: Vec::new(),
+        stopped: false,
     })
 }
 
@@ -486,6 +487,8 @@ struct Streamed {
     answer: StreamedAnswer,
     /// The thinking blocks so far, by their index in the answer.
     thinking: Vec<(Option<u64>, Value)>,
+    /// Whether `message_stop` came: a stream without it was cut short.
+    stopped: bool,
 }
 
 impl Streamed {
@@ -584,7 +587,10 @@ impl Decoder for Streamed {
                     self.answer.usage.output_tokens = output;
                 }
             }
-            Some("message_stop") => return Ok(true),
+            Some("message_stop") => {
+                self.stopped = true;
+                return Ok(true);
+            }
             Some("error") => {
                 return Err(ModelError::Status {
                     provider: PROVIDER,
@@ -596,6 +602,14 @@ impl Decoder for Streamed {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn cut_short(&self) -> Option<ModelError> {
+        // A call cut short would run with the arguments that came (or none at all).
+        (!self.stopped).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its message_stop event".into(),
+        })
     }
 
     fn finish(&mut self) -> ModelResponse {

@@ -148,6 +148,30 @@ mod tests {
         assert_eq!(answer.finish_reason.as_deref(), Some("refusal"));
     }
 
+    /// An Anthropic or Responses stream that ends before its last event is an error, not an
+    /// answer whose call would run with the arguments that came.
+    #[test]
+    fn a_stream_cut_before_its_last_event_is_an_error() {
+        let anthropic = concat!(
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":",
+            "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"pay\",\"input\":{}}}\n\n",
+        );
+        let responses = concat!(
+            "data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":",
+            "{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"pay\"}}\n\n",
+        );
+        for (api, body) in [
+            (StreamApi::Anthropic, anthropic),
+            (StreamApi::OpenAiResponses, responses),
+        ] {
+            let events = stream_events(api, Aliases::default(), [body.as_bytes()]);
+            assert!(
+                matches!(events.last(), Some(Err(ModelError::Malformed { .. }))),
+                "{events:?}"
+            );
+        }
+    }
+
     /// Found by the `sse_assembler` fuzz target: an error dropped the text deltas read before
     /// it in the same piece of the body, but not those of an earlier piece.
     #[test]

@@ -270,6 +270,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
         refused: false,
+        ended: false,
     })
 }
 
@@ -281,6 +282,9 @@ struct Streamed {
     answer: StreamedAnswer,
     /// Whether a refusal came (`response.refusal.delta`): the reason the answer ended.
     refused: bool,
+    /// Whether `response.completed` or `response.incomplete` came: a stream without either
+    /// was cut short.
+    ended: bool,
 }
 
 impl Decoder for Streamed {
@@ -336,6 +340,7 @@ impl Decoder for Streamed {
                 } else {
                     finish_reason(response)
                 };
+                self.ended = true;
                 return Ok(true);
             }
             Some("response.failed") | Some("error") => {
@@ -353,6 +358,13 @@ impl Decoder for Streamed {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn cut_short(&self) -> Option<ModelError> {
+        (!self.ended).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its response.completed event".into(),
+        })
     }
 
     fn finish(&mut self) -> ModelResponse {
