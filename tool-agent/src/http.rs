@@ -480,6 +480,11 @@ pub(crate) use client_setters;
 /// is refused as it arrives, before it is all held.
 pub(crate) const MAX_ANSWER_BYTES: usize = tool_core::provider::DEFAULT_RESPONSE_BYTES;
 
+/// The most a streamed answer's body may hold. A stream repeats an event's envelope for every
+/// few tokens (a few hundred bytes each), so its body is many times its answer: the answer's
+/// text, and each line of the stream, are held to [`MAX_ANSWER_BYTES`] on their own.
+pub(crate) const MAX_STREAM_BYTES: usize = 8 * MAX_ANSWER_BYTES;
+
 /// A response's whole body, refused once it passes [`MAX_ANSWER_BYTES`].
 async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();

@@ -11,7 +11,7 @@ use futures_util::stream;
 
 use crate::aws_frames::FrameReader;
 use crate::events::{ModelEvent, ModelEventStream};
-use crate::http::{error_chain, MAX_ANSWER_BYTES};
+use crate::http::{error_chain, MAX_ANSWER_BYTES, MAX_STREAM_BYTES};
 use crate::model::{ModelError, ModelResponse};
 
 /// What one API's payloads mean.
@@ -77,7 +77,7 @@ struct Reading<'a> {
     url: String,
     /// The open response, once the request is sent.
     response: Option<reqwest::Response>,
-    /// The body's bytes read so far, held to [`MAX_ANSWER_BYTES`].
+    /// The body's bytes read so far, held to [`MAX_STREAM_BYTES`].
     read: usize,
     events: EventReader<'a>,
 }
@@ -102,12 +102,12 @@ impl Reading<'_> {
             }
             let response = self.response.as_mut()?;
             match response.chunk().await {
-                Ok(Some(bytes)) if self.read + bytes.len() > MAX_ANSWER_BYTES => {
+                Ok(Some(bytes)) if self.read + bytes.len() > MAX_STREAM_BYTES => {
                     self.events.fail(ModelError::Transport {
                         url: self.url.clone(),
                         message: format!(
-                            "the stream is larger than {MAX_ANSWER_BYTES} bytes (the default of \
-                             ResponseLimits::bytes); nothing more was read"
+                            "the stream is larger than {MAX_STREAM_BYTES} bytes; nothing more \
+                             was read"
                         ),
                         attempts: 1,
                     })
@@ -144,6 +144,8 @@ pub(crate) struct EventReader<'a> {
     ready: VecDeque<Result<ModelEvent, ModelError>>,
     /// Whether the last event is in `ready`.
     over: bool,
+    /// The bytes of the answer's text so far, held to [`MAX_ANSWER_BYTES`].
+    text: usize,
 }
 
 impl<'a> EventReader<'a> {
@@ -155,6 +157,7 @@ impl<'a> EventReader<'a> {
             decoder,
             ready: VecDeque::new(),
             over: false,
+            text: 0,
         }
     }
 
@@ -217,6 +220,12 @@ impl<'a> EventReader<'a> {
         }
         self.buffer.drain(..start);
         self.scanned = self.buffer.len();
+        if self.buffer.len() > MAX_ANSWER_BYTES && !self.over {
+            self.fail(ModelError::Malformed {
+                provider: "the model",
+                message: format!("a line of the stream is longer than {MAX_ANSWER_BYTES} bytes"),
+            });
+        }
     }
 
     /// The body ended. A stream that ends without its end marker: what came is the answer.
@@ -260,6 +269,15 @@ impl<'a> EventReader<'a> {
     fn payload(&mut self, data: &str) {
         let mut deltas = Vec::new();
         let complete = self.decoder.data(data, &mut deltas);
+        self.text = (deltas.iter()).fold(self.text, |sum, d| sum.saturating_add(d.len()));
+        if self.text > MAX_ANSWER_BYTES {
+            let message = format!("the answer's text is longer than {MAX_ANSWER_BYTES} bytes");
+            self.fail(ModelError::Malformed {
+                provider: "the model",
+                message,
+            });
+            return;
+        }
         self.ready.extend(
             deltas
                 .into_iter()

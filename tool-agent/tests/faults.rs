@@ -239,13 +239,41 @@ async fn a_stream_cut_by_the_connection_is_a_transport_error() {
     );
 }
 
+/// The message of a malformed answer.
+fn malformed_message(failure: RunFailure) -> String {
+    match failure {
+        RunFailure::Model {
+            error: ModelError::Malformed { message, .. },
+            ..
+        } => message,
+        other => panic!("expected a malformed answer, got {other:?}"),
+    }
+}
+
 #[tokio::test]
-async fn a_stream_over_16_mib_is_a_transport_error_naming_the_limit() {
-    // One line that never ends, then more: nothing past the limit is held.
+async fn a_stream_line_over_16_mib_is_an_error_naming_the_limit() {
+    // One line that never ends: nothing past the limit is held.
     let endless = format!("{HELLO}data: {}", "x".repeat(17 << 20));
     let (_mock, base_url) = serve(vec![Canned::Events(endless)]).await;
     let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 0)).await;
     assert_eq!(deltas, ["Hel"], "what came before the limit is kept");
-    let message = transport_message(failure);
-    assert!(message.contains("larger than 16777216 bytes"), "{message}");
+    let message = malformed_message(failure);
+    assert!(message.contains("longer than 16777216 bytes"), "{message}");
+}
+
+/// A stream's body is many times its answer, so the body may pass 16 MiB; the answer's text
+/// may not.
+#[tokio::test]
+async fn a_streamed_text_over_16_mib_is_an_error_naming_the_limit() {
+    let piece = "x".repeat(64 << 10);
+    let line = format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{piece}\"}}}}]}}\n\n");
+    let body = line.repeat(257);
+    let (_mock, base_url) = serve(vec![Canned::Events(body)]).await;
+    let (deltas, failure) = streamed_failure(model(&base_url, reqwest::Client::new(), 0)).await;
+    assert_eq!(deltas.len(), 256, "the text up to the limit is given");
+    let message = malformed_message(failure);
+    assert!(
+        message.contains("text is longer than 16777216 bytes"),
+        "{message}"
+    );
 }
