@@ -303,8 +303,12 @@ impl JsonPost<'_> {
         self.with_retries(|response: reqwest::Response| async move {
             let status = response.status().as_u16();
             let body = read_body(response).await?;
-            serde_json::from_slice(&body)
-                .map_err(|e| format!("the answer (HTTP {status}) is not JSON: {e}"))
+            serde_json::from_slice(&body).map_err(|e| {
+                let start = body_start(&String::from_utf8_lossy(&body), 300);
+                Unread::NotJson(format!(
+                    "the answer (HTTP {status}) is not JSON: {e}: {start}"
+                ))
+            })
         })
         .await
     }
@@ -317,11 +321,13 @@ impl JsonPost<'_> {
     }
 
     /// Sends until a 2xx answer that `read` accepts, retrying 429, 5xx and failed
-    /// connections (or reads) as the policy says.
+    /// connections (or reads) as the policy says. An answer that came whole but cannot be
+    /// read (too large, not JSON) is not asked for again: another would be generated, and
+    /// billed, only to fail the same way.
     async fn with_retries<T, F, Fut>(&self, read: F) -> Result<T, ModelError>
     where
         F: Fn(reqwest::Response) -> Fut,
-        Fut: std::future::Future<Output = Result<T, String>>,
+        Fut: std::future::Future<Output = Result<T, Unread>>,
     {
         if let Some(why) = tls_missing(self.url) {
             return Err(ModelError::Setup(format!("{}: {why}", self.url)));
@@ -353,13 +359,26 @@ impl JsonPost<'_> {
                     }
                     (self.retry.delay(attempts - 1, refused.retry_after), error)
                 }
-                Err(message) => {
+                Err(Unread::Broken(message)) => {
                     let error = ModelError::Transport {
                         url: self.url.to_owned(),
                         message,
                         attempts,
                     };
                     (self.retry.delay(attempts - 1, None), error)
+                }
+                Err(Unread::TooLarge(message)) => {
+                    return Err(ModelError::Transport {
+                        url: self.url.to_owned(),
+                        message,
+                        attempts,
+                    })
+                }
+                Err(Unread::NotJson(message)) => {
+                    return Err(ModelError::Malformed {
+                        provider: self.provider,
+                        message,
+                    })
                 }
             };
             if !retries_left {
@@ -387,10 +406,10 @@ impl JsonPost<'_> {
         &self,
         read: &F,
         headers: HeaderMap,
-    ) -> Result<Result<T, Refused>, String>
+    ) -> Result<Result<T, Refused>, Unread>
     where
         F: Fn(reqwest::Response) -> Fut,
-        Fut: std::future::Future<Output = Result<T, String>>,
+        Fut: std::future::Future<Output = Result<T, Unread>>,
     {
         let response = self
             .client
@@ -399,7 +418,7 @@ impl JsonPost<'_> {
             .body(self.body.clone())
             .send()
             .await
-            .map_err(|e| error_chain(&e))?;
+            .map_err(|e| Unread::Broken(error_chain(&e)))?;
         let status = response.status().as_u16();
         if (200..300).contains(&status) {
             return read(response).await.map(Ok);
@@ -407,6 +426,7 @@ impl JsonPost<'_> {
         let retry_after = retry_after(response.headers());
         let error_type = error_type(response.headers());
         let body = read_body(response).await?;
+        let retry_after = retry_after.or_else(|| retry_delay(&body));
         Ok(Err(Refused {
             status,
             body,
@@ -485,18 +505,41 @@ pub(crate) const MAX_ANSWER_BYTES: usize = tool_core::provider::DEFAULT_RESPONSE
 /// text, and each line of the stream, are held to [`MAX_ANSWER_BYTES`] on their own.
 pub(crate) const MAX_STREAM_BYTES: usize = 8 * MAX_ANSWER_BYTES;
 
+/// Why an answer's body was not read.
+pub(crate) enum Unread {
+    /// The connection failed, or broke: worth another try.
+    Broken(String),
+    /// The body passed [`MAX_ANSWER_BYTES`].
+    TooLarge(String),
+    /// The body came whole and is not what the API sends.
+    NotJson(String),
+}
+
 /// A response's whole body, refused once it passes [`MAX_ANSWER_BYTES`].
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Unread> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
+    let broken = |e: reqwest::Error| Unread::Broken(error_chain(&e));
+    while let Some(chunk) = response.chunk().await.map_err(broken)? {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(format!(
+            return Err(Unread::TooLarge(format!(
                 "the answer is larger than {MAX_ANSWER_BYTES} bytes (the default of ResponseLimits::bytes); nothing more was read"
-            ));
+            )));
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// How long Google's APIs ask to wait, in an error's body: the `retryDelay` of its
+/// `google.rpc.RetryInfo` detail (`"13s"`, `"0.5s"`), which Gemini sends with a 429.
+fn retry_delay(body: &[u8]) -> Option<Duration> {
+    let json: Value = serde_json::from_slice(body).ok()?;
+    let details = json.pointer("/error/details")?.as_array()?;
+    let delay = details
+        .iter()
+        .filter_map(|detail| detail.get("retryDelay")?.as_str())
+        .find_map(|delay| delay.trim().strip_suffix('s')?.parse::<f64>().ok())?;
+    Duration::try_from_secs_f64(delay).ok()
 }
 
 /// An answer with a status other than 2xx.
@@ -598,6 +641,20 @@ mod tests {
         assert_eq!(tls_missing_in("http://127.0.0.1:8080/v1", false), None);
         assert_eq!(body_start("  short \n", 5), "short");
         assert_eq!(body_start("éèêëē and more", 3), "éèê...");
+    }
+
+    #[test]
+    fn googles_retry_delay_is_read_from_the_error_body() {
+        let body = br#"{"error":{"code":429,"details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure"},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"13.5s"}]}}"#;
+        assert_eq!(retry_delay(body), Some(Duration::from_millis(13_500)));
+        assert_eq!(retry_delay(br#"{"error":{"message":"slow down"}}"#), None);
+        assert_eq!(
+            retry_delay(br#"{"error":{"details":[{"retryDelay":"-1s"}]}}"#),
+            None
+        );
+        assert_eq!(retry_delay(b"not json"), None);
     }
 
     #[test]

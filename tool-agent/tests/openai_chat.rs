@@ -216,10 +216,41 @@ async fn a_server_that_is_not_there_is_a_transport_error_after_the_retries() {
     );
 }
 
+/// An answer that came whole but is not JSON is not asked for again: another would be
+/// generated, and billed, to fail the same way. Its error quotes its start, not all of it.
+#[tokio::test]
+async fn an_answer_that_is_not_json_is_malformed_and_not_asked_again() {
+    let page = format!("<html>{}</html>", "proxy error ".repeat(10_000)).into_bytes();
+    let (mock, base_url) = serve(vec![
+        Canned::Bytes("text/html", page),
+        ok(completion(
+            json!({ "role": "assistant", "content": "hi" }),
+            json!({}),
+        )),
+    ])
+    .await;
+    let err = Agent::builder(model(&base_url))
+        .build()
+        .run("hello", &RunOptions::default())
+        .await
+        .unwrap_err();
+    match &err.failure {
+        RunFailure::Model {
+            error: ModelError::Malformed { message, .. },
+            ..
+        } => {
+            assert!(message.contains("is not JSON"), "{message}");
+            assert!(message.len() < 1_000, "{} bytes", message.len());
+        }
+        other => panic!("expected a malformed answer, got {other:?}"),
+    }
+    assert_eq!(mock.seen.lock().unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn an_answer_over_16_mib_is_refused_naming_the_limit() {
     let huge = json!({ "padding": "x".repeat(17 << 20) });
-    let (_mock, base_url) = serve(vec![ok(huge.clone()), ok(huge)]).await;
+    let (mock, base_url) = serve(vec![ok(huge.clone()), ok(huge)]).await;
     let model = model(&base_url).with_retry(fast_retries(1));
     let err = Agent::builder(model)
         .build()
@@ -233,6 +264,7 @@ async fn an_answer_over_16_mib_is_refused_naming_the_limit() {
         } => assert!(message.contains("larger than 16777216 bytes"), "{message}"),
         other => panic!("expected a transport error, got {other:?}"),
     }
+    assert_eq!(mock.seen.lock().unwrap().len(), 1, "not asked for again");
 }
 
 #[tokio::test]

@@ -33,7 +33,10 @@ impl Decoder for Streamed {
     fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
-            message: format!("a streamed event is not JSON ({e}): {data}"),
+            message: format!(
+                "a streamed event is not JSON ({e}): {}",
+                crate::http::body_start(data, 300)
+            ),
         })?;
         let Some((name, body)) = event.as_object().and_then(|o| o.iter().next()) else {
             return Ok(false);

@@ -44,7 +44,10 @@ impl Decoder for Chunks {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
-            message: format!("a streamed chunk is not JSON ({e}): {data}"),
+            message: format!(
+                "a streamed chunk is not JSON ({e}): {}",
+                crate::http::body_start(data, 300)
+            ),
         })?;
         if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
             return Err(ModelError::Status {
