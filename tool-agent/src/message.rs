@@ -52,12 +52,12 @@ pub enum Message {
 }
 
 /// What a model thought before an answer, as its API gave it: Anthropic's `thinking` and
-/// `redacted_thinking` blocks, Gemini's thought signatures. Sent back, with that answer, to
+/// `redacted_thinking` blocks, Bedrock's `reasoningContent`, Gemini's thought signatures. Sent back, with that answer, to
 /// the API that gave it and to no other: Anthropic with extended thinking and Gemini 3 refuse
 /// a conversation with tool calls without them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
-    /// The API that gave it: `anthropic` or `gemini`.
+    /// The API that gave it: `anthropic`, `bedrock` or `gemini`.
     pub api: String,
     /// What it gave, as it gave it (for Gemini, each signature with the part it was on:
     /// `{"thoughtSignature": .., "call": n}` for the answer's call `n`, `"text": true` for

@@ -8,7 +8,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde_json::{json, Map, Value};
 use tool_core::provider::{bedrock_tool_result_content, Aliases};
 
-use crate::message::{Message, ToolImage};
+use crate::message::{reasoning_before, Message, ToolImage};
+
+use super::REASONING_API;
 
 /// The neutral messages as Converse's. Converse refuses a conversation that does not start with
 /// the user, two messages of one role in a row, an empty message and a blank text block, so:
@@ -35,9 +37,9 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
         _ => turns.push((role, vec![block])),
     };
     let mut ids = ToolUseIds::default();
-    for message in messages {
+    for (i, message) in messages.iter().enumerate() {
         match message {
-            // Reasoning given by another API; Converse's own is not kept yet.
+            // Sent with the answer after it.
             Message::Reasoning(_) => {}
             Message::Tool {
                 call_id,
@@ -72,6 +74,10 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
             }
             Message::Assistant { text, calls } => {
                 ids.new_turn();
+                // Reasoning first, as it came: Claude checks its signature.
+                for block in reasoning_before(messages, i, REASONING_API) {
+                    push("assistant", block.clone());
+                }
                 if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
                     push("assistant", json!({ "text": text }));
                 }

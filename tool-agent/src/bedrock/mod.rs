@@ -20,7 +20,7 @@ pub(crate) use stream::stream_decoder;
 use crate::aws::{dns_suffix, sigv4, AwsCredentialChain, AwsCredentials};
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
-use crate::message::{called_tools, has_tool_turns, Usage};
+use crate::message::{called_tools, has_tool_turns, Reasoning, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -379,15 +379,18 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
 /// The text, calls and usage of a Converse answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
     let calls = crate::model::answer_calls(PROVIDER, Format::Bedrock, answer, aliases)?;
-    let text: String = answer
+    let content = answer
         .pointer("/output/message/content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+        .and_then(Value::as_array);
+    let text: String = (content.into_iter().flatten())
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
+    let thought: Vec<Value> = (content.into_iter().flatten())
+        .filter(|block| block.get("reasoningContent").is_some())
+        .cloned()
+        .collect();
     Ok(ModelResponse {
-        reasoning: None,
+        reasoning: reasoning(thought),
         text: (!text.is_empty()).then_some(text),
         calls,
         usage: usage(answer.get("usage")),
@@ -395,6 +398,18 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
             .get("stopReason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+    })
+}
+
+/// The API's name in a [`Reasoning`] it gave.
+pub(super) const REASONING_API: &str = "bedrock";
+
+/// An answer's `reasoningContent` blocks as its reasoning, when there are any: sent back
+/// with the answer, as Claude with extended thinking requires once there are tool calls.
+pub(super) fn reasoning(blocks: Vec<Value>) -> Option<Reasoning> {
+    (!blocks.is_empty()).then(|| Reasoning {
+        api: REASONING_API.into(),
+        blocks,
     })
 }
 

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use tool_core::provider::Aliases;
 
-use super::{usage, PROVIDER};
+use super::{reasoning, usage, PROVIDER};
 use crate::assemble::StreamedAnswer;
 use crate::aws_frames::EXCEPTION_EVENT;
 use crate::model::{ModelError, ModelResponse};
@@ -27,6 +27,40 @@ struct Streamed {
     answer: StreamedAnswer,
     /// Whether `messageStop` came: a stream that ends before it was cut short.
     stopped: bool,
+    /// The `reasoningContent` blocks so far, by their index in the answer.
+    thought: Vec<(Option<u64>, Value)>,
+}
+
+impl Streamed {
+    /// Adds a `reasoningContent` delta (`text`, `signature` or `redactedContent`) to the block
+    /// at `index`, started by its first delta.
+    fn grow_reasoning(&mut self, index: Option<u64>, delta: &Value) {
+        let at = match self.thought.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                self.thought.push((index, Value::Null));
+                self.thought.len() - 1
+            }
+        };
+        let block = &mut self.thought[at].1;
+        if let Some(redacted) = delta.get("redactedContent") {
+            *block = serde_json::json!({ "reasoningContent": { "redactedContent": redacted } });
+            return;
+        }
+        if block.is_null() {
+            *block = serde_json::json!({ "reasoningContent": { "reasoningText": { "text": "" } } });
+        }
+        let Some(Value::Object(text)) = block.pointer_mut("/reasoningContent/reasoningText") else {
+            return;
+        };
+        for field in ["text", "signature"] {
+            if let Some(piece) = delta.get(field).and_then(Value::as_str) {
+                let so_far = text.get(field).and_then(Value::as_str).unwrap_or_default();
+                let grown = format!("{so_far}{piece}");
+                text.insert(field.to_owned(), Value::String(grown));
+            }
+        }
+    }
 }
 
 impl Decoder for Streamed {
@@ -67,6 +101,9 @@ impl Decoder for Streamed {
                 if input.is_some() {
                     self.answer.calls.push(index, None, None, input);
                 }
+                if let Some(thought) = delta.and_then(|d| d.get("reasoningContent")) {
+                    self.grow_reasoning(index, thought);
+                }
             }
             "messageStop" => {
                 self.stopped = true;
@@ -104,6 +141,8 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
+        let blocks = std::mem::take(&mut self.thought).into_iter();
+        self.answer.reasoning = reasoning(blocks.map(|(_, block)| block).collect());
         self.answer.finish()
     }
 }
