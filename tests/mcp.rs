@@ -878,6 +878,53 @@ mod http {
         addr.to_string()
     }
 
+    /// A request of protocol 2026-07-28, which stands alone: no session, its context in `_meta`.
+    fn standalone(id: u32, name: &str, arguments: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"raw","version":"0"}}}}}}}}"#
+        )
+    }
+
+    /// With search on, a client of protocol 2026-07-28 over HTTP has no session to keep what
+    /// it found: each request stands alone. What a search found (with the schemas to call it
+    /// by) can be called in the next request.
+    #[tokio::test]
+    async fn a_standalone_client_calls_what_its_search_found() {
+        let exec = Executor::builder()
+            .service(std::sync::Arc::new(super::Shop))
+            .build()
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = McpServer::new(exec).unwrap().with_search().unwrap();
+        tokio::spawn(serve_http_with(server, listener, HttpOptions::default()));
+        let host = host(addr);
+        let headers = |tool: &'static str| {
+            [
+                ("Host", host.clone()),
+                ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+                ("Mcp-Method", "tools/call".to_owned()),
+                ("Mcp-Name", tool.to_owned()),
+            ]
+        };
+        let search = standalone(1, "search_tools", r#"{"query":"add two numbers"}"#);
+        let sent = headers("search_tools");
+        let sent: Vec<(&str, &str)> = sent.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (status, text) = post(addr, &sent, &search).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("Now callable:\\nadd"), "{text}");
+        assert!(
+            text.contains("inputSchema"),
+            "the schema to call it by: {text}"
+        );
+        let call = standalone(2, "add", r#"{"a":2,"b":40}"#);
+        let sent = headers("add");
+        let sent: Vec<(&str, &str)> = sent.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (status, text) = post(addr, &sent, &call).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("42"), "{text}");
+    }
+
     #[tokio::test]
     async fn a_loopback_host_is_served() {
         let addr = server(HttpOptions::default()).await;

@@ -130,7 +130,14 @@ pub(crate) async fn search(
     let changed = found.add(hits.iter().map(|&i| &*tools[i].name));
     let listed: Vec<Value> = hits
         .iter()
-        .map(|&i| json!({ "name": tools[i].name, "description": tools[i].description }))
+        .map(|&i| {
+            let tool = &tools[i];
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "inputSchema": tool.input_schema,
+            })
+        })
         .collect();
     let text = if listed.is_empty() {
         format!("No tool matches `{query}`; try other words.")

@@ -176,7 +176,9 @@ impl McpServer {
     }
 
     /// With search on: runs `search_tools`, or refuses a tool the session has not found.
-    /// `None` when the call goes on to the executor.
+    /// `None` when the call goes on to the executor. A request that stands alone (protocol
+    /// 2026-07-28 over HTTP) has no session to remember finds in: it may call any tool, as
+    /// found by a search of an earlier request, whose result gave its schema.
     async fn searched(
         &self,
         listing: &Listing,
@@ -190,13 +192,14 @@ impl McpServer {
             let args = request.arguments.as_ref().unwrap_or(&empty);
             let (result, changed) =
                 search::search(&search.0, &listing.tools, &self.session.found, args).await;
-            if changed {
+            let alone = stands_alone(context);
+            if changed && !alone {
                 let _ = context.peer.notify_tool_list_changed().await;
             }
             return Some(Ok(result));
         }
-        let found =
-            listing.tools.iter().any(|t| t.name == name) && self.session.found.contains(name);
+        let found = listing.tools.iter().any(|t| t.name == name)
+            && (self.session.found.contains(name) || stands_alone(context));
         (!found).then(|| {
             Err(ErrorData::invalid_params(
                 format!("tool `{name}` is not offered: find the tools for your task with `{SEARCH_TOOL}` first"),
@@ -358,6 +361,17 @@ impl std::fmt::Debug for McpServer {
             .field("following", &self.source.imports().len())
             .finish()
     }
+}
+
+/// Whether a request stands alone: protocol 2026-07-28 (its context in `_meta`) over HTTP,
+/// where that protocol has no sessions and each request is served by a server of its own.
+fn stands_alone(context: &RequestContext<RoleServer>) -> bool {
+    let over_http = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some();
+    let version = context.meta.protocol_version();
+    over_http && version.is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
 }
 
 /// One page of `tools`: the first [`TOOLS_PER_PAGE`] after the tool the cursor names (the
