@@ -48,6 +48,7 @@ mod offer;
 mod openai_chat;
 mod openai_responses;
 mod options;
+mod refreshing;
 mod repeat;
 mod result;
 pub mod router;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 use super::found::Found;
 use super::profile_files::{Profile, ProfileFiles, Settings};
@@ -17,6 +17,7 @@ use super::sso::{SsoEndpoints, SsoRole};
 use super::sts::{RoleRequest, Sts};
 use super::{dns_suffix, metadata, process};
 use crate::model::ModelError;
+use crate::refreshing::Refreshing;
 
 /// Temporary credentials are fetched again once they expire within this.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(10 * 60);
@@ -89,25 +90,8 @@ pub struct AwsCredentialChain {
     client: reqwest::Client,
     /// For the container's and the instance's metadata endpoints, never through a proxy.
     metadata: reqwest::Client,
-    cached: std::sync::Mutex<CacheState>,
-    /// Held by the request that fetches the credentials.
-    refreshing: tokio::sync::Mutex<()>,
-}
-
-/// The credentials found, and the last try to find them.
-#[derive(Default)]
-struct CacheState {
-    found: Option<Found>,
-    /// When the last try ended, and its error if it failed.
-    last_try: Option<(Instant, Option<ModelError>)>,
-}
-
-/// Credentials found before that have not expired.
-enum Current {
-    /// Good for more than [`REFRESH_BEFORE_EXPIRY`].
-    Fresh(AwsCredentials),
-    /// To be fetched again.
-    Expiring(AwsCredentials),
+    /// The credentials found, kept until they expire within [`REFRESH_BEFORE_EXPIRY`].
+    kept: Refreshing<AwsCredentials>,
 }
 
 impl AwsCredentialChain {
@@ -138,8 +122,7 @@ impl AwsCredentialChain {
                 .no_proxy()
                 .build()
                 .unwrap_or_default(),
-            cached: std::sync::Mutex::default(),
-            refreshing: tokio::sync::Mutex::new(()),
+            kept: Refreshing::new(REFRESH_BEFORE_EXPIRY, RETRY_REFRESH_AFTER),
         }
     }
 
@@ -175,87 +158,14 @@ impl AwsCredentialChain {
     /// The credentials to sign with now: those found before while they are good for ten
     /// minutes more, else found again. Within those ten minutes a request that finds another
     /// one fetching them, or a try less than a minute ago, keeps the current ones rather than
-    /// waiting; once they have expired, requests wait for one fetch, and share its result. The
-    /// error names each place looked in.
+    /// waiting, and a failed fetch keeps them too; once they have expired, requests wait for
+    /// one fetch, and share its result. The error names each place looked in.
     pub async fn credentials(&self) -> Result<AwsCredentials, ModelError> {
-        if let Some(current) = self.current() {
-            match current {
-                Current::Fresh(credentials) => return Ok(credentials),
-                Current::Expiring(credentials) => {
-                    let tried_recently = self
-                        .state()
-                        .last_try
-                        .as_ref()
-                        .is_some_and(|(at, _)| at.elapsed() < RETRY_REFRESH_AFTER);
-                    let Ok(_refreshing) = self.refreshing.try_lock() else {
-                        return Ok(credentials);
-                    };
-                    if tried_recently {
-                        return Ok(credentials);
-                    }
-                    return match self.refresh().await {
-                        Ok(fresh) => Ok(fresh),
-                        Err(error) => {
-                            tracing::warn!(
-                                "AWS credentials not refreshed, the current ones kept: {error}"
-                            );
-                            Ok(credentials)
-                        }
-                    };
-                }
-            }
-        }
-        let waited_from = Instant::now();
-        let _refreshing = self.refreshing.lock().await;
-        // Another request may have tried while this one waited: its result is this one's.
-        if let Some(Current::Fresh(credentials) | Current::Expiring(credentials)) = self.current() {
-            return Ok(credentials);
-        }
-        if let Some((ended, Some(error))) = &self.state().last_try {
-            if *ended >= waited_from {
-                return Err(error.clone());
-            }
-        }
-        self.refresh().await
-    }
-
-    /// The credentials found before, unless they have expired.
-    fn current(&self) -> Option<Current> {
-        let state = self.state();
-        let found = state.found.as_ref()?;
-        let Some(expires) = found.expires else {
-            return Some(Current::Fresh(found.credentials.clone()));
+        let fetch = || async {
+            let found = self.find().await?;
+            Ok((found.credentials, found.expires))
         };
-        let left = expires.duration_since(SystemTime::now()).ok()?;
-        Some(match left > REFRESH_BEFORE_EXPIRY {
-            true => Current::Fresh(found.credentials.clone()),
-            false => Current::Expiring(found.credentials.clone()),
-        })
-    }
-
-    /// Finds the credentials again and keeps them, or notes the failure.
-    async fn refresh(&self) -> Result<AwsCredentials, ModelError> {
-        let found = self.find().await;
-        let ended = Instant::now();
-        let mut state = self.state();
-        match found {
-            Ok(found) => {
-                let credentials = found.credentials.clone();
-                state.found = Some(found);
-                state.last_try = Some((ended, None));
-                Ok(credentials)
-            }
-            Err(error) => {
-                state.last_try = Some((ended, Some(error.clone())));
-                Err(error)
-            }
-        }
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
-        self.cached
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.kept.get("AWS credentials", fetch).await
     }
 
     fn var(&self, name: &str) -> Option<String> {
@@ -595,6 +505,8 @@ fn unresolved(what: &str) -> ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
+    use tokio::time::Instant;
 
     /// A chain whose only source, a container endpoint, refuses connections.
     async fn unreachable_chain() -> AwsCredentialChain {
@@ -611,12 +523,8 @@ mod tests {
     }
 
     fn holding(chain: &AwsCredentialChain, expires: SystemTime, last_try: Option<Instant>) {
-        let mut state = chain.state();
-        state.found = Some(Found {
-            credentials: AwsCredentials::new("AKIDOLD", "s"),
-            expires: Some(expires),
-        });
-        state.last_try = last_try.map(|at| (at, None));
+        let credentials = AwsCredentials::new("AKIDOLD", "s");
+        chain.kept.hold(credentials, Some(expires), last_try);
     }
 
     #[tokio::test]
@@ -629,11 +537,7 @@ mod tests {
         holding(&chain, now + Duration::from_secs(300), two_minutes_ago);
         let kept = chain.credentials().await.unwrap();
         assert_eq!(kept.access_key_id(), "AKIDOLD");
-        assert!(chain
-            .state()
-            .last_try
-            .as_ref()
-            .is_some_and(|(_, e)| e.is_some()));
+        assert!(chain.kept.last_try_failed());
         // Expired: the failure is the answer.
         let chain = unreachable_chain().await;
         holding(&chain, now - Duration::from_secs(1), two_minutes_ago);

@@ -9,18 +9,18 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use tokio::time::Instant;
-
 use super::gcloud;
 use super::sources::{metadata_token, KeyFile, Token};
 use crate::model::ModelError;
+use crate::refreshing::Refreshing;
 
 /// A token is fetched again once it expires within this: google-auth's margin, under the four
 /// minutes before expiry from which the metadata server hands out a new one.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(225);
 
-/// How long a token that is still good serves after a failed fetch before the next try.
-const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(60);
+/// While a token is still good, how long after a try (a failed one, or one that gave a token
+/// as short-lived) the next one waits.
+const RETRY_AFTER_TRY: Duration = Duration::from_secs(60);
 
 /// How long a token endpoint, or a token provider, may take.
 const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -71,17 +71,8 @@ struct Inner {
     client: reqwest::Client,
     /// For the metadata server, never through a proxy.
     metadata: reqwest::Client,
-    /// The token last fetched and the last try.
-    cached: std::sync::Mutex<Cached>,
-    /// Held by the request that fetches a token.
-    refreshing: tokio::sync::Mutex<()>,
-}
-
-#[derive(Default)]
-struct Cached {
-    token: Option<Token>,
-    /// When the last fetch ended, and its error if it failed.
-    last_try: Option<(Instant, Option<ModelError>)>,
+    /// The token last fetched, kept until it expires within [`REFRESH_BEFORE_EXPIRY`].
+    token: Refreshing<String>,
 }
 
 /// Where the credentials were found.
@@ -145,8 +136,7 @@ impl GoogleCredentials {
                     .redirect(no_redirects())
                     .build()
                     .unwrap_or_default(),
-                cached: std::sync::Mutex::default(),
-                refreshing: tokio::sync::Mutex::new(()),
+                token: Refreshing::new(REFRESH_BEFORE_EXPIRY, RETRY_AFTER_TRY),
             }),
         }
     }
@@ -187,70 +177,16 @@ impl GoogleCredentials {
     }
 
     /// An access token good for four minutes more: the last one, else a new one. While the
-    /// last one is still good, a request that finds another fetching, or a failed try less
-    /// than a minute ago, keeps it rather than waiting; once none is good, requests wait for
-    /// one fetch and share its result, a failure included. The error names each place looked
-    /// in, and never a secret.
+    /// last one is still good, a request that finds another fetching, or a try less than a
+    /// minute ago, keeps it rather than waiting, and a failed fetch keeps it too; once none is
+    /// good, requests wait for one fetch and share its result, a failure included. The error
+    /// names each place looked in, and never a secret.
     pub async fn access_token(&self) -> Result<String, ModelError> {
-        if let Some(token) = self.good_token() {
-            let fresh = token.expires > SystemTime::now() + REFRESH_BEFORE_EXPIRY;
-            let failed_recently = matches!(
-                &self.state().last_try,
-                Some((at, Some(_))) if at.elapsed() < RETRY_AFTER_FAILURE
-            );
-            if fresh || failed_recently {
-                return Ok(token.value);
-            }
-            let Ok(_refreshing) = self.inner.refreshing.try_lock() else {
-                return Ok(token.value);
-            };
-            return match self.refresh().await {
-                Ok(value) => Ok(value),
-                Err(error) => {
-                    tracing::warn!(
-                        "Google access token not refreshed, the current one kept: {error}"
-                    );
-                    Ok(token.value)
-                }
-            };
-        }
-        let waited_from = Instant::now();
-        let _refreshing = self.inner.refreshing.lock().await;
-        // Another request may have fetched while this one waited: its result is this one's.
-        if let Some(token) = self.good_token() {
-            return Ok(token.value);
-        }
-        if let Some((ended, Some(error))) = &self.state().last_try {
-            if *ended >= waited_from {
-                return Err(error.clone());
-            }
-        }
-        self.refresh().await
-    }
-
-    /// The last token, unless it has expired.
-    fn good_token(&self) -> Option<Token> {
-        let state = self.state();
-        let token = state.token.as_ref()?;
-        (token.expires > SystemTime::now()).then(|| token.clone())
-    }
-
-    /// Fetches a token and keeps it, or notes the failure.
-    async fn refresh(&self) -> Result<String, ModelError> {
-        let fetched = self.fetch().await;
-        let mut state = self.state();
-        state.last_try = Some((Instant::now(), fetched.as_ref().err().cloned()));
-        let token = fetched?;
-        let value = token.value.clone();
-        state.token = Some(token);
-        Ok(value)
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, Cached> {
-        self.inner
-            .cached
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        let fetch = || async {
+            let token = self.fetch().await?;
+            Ok((token.value, Some(token.expires)))
+        };
+        self.inner.token.get("Google access token", fetch).await
     }
 
     /// A new token from wherever the credentials are.
@@ -411,9 +347,16 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_failed_refresh_keeps_the_current_token_and_is_tried_again_a_minute_later() {
-        // Good for 200 s: within the margin, so each request would fetch again.
+        // Good for 200 s: within the margin, so a request a minute after a try fetches again.
         let (credentials, asked) = failing_after_one(Duration::from_secs(200), Duration::ZERO);
         assert_eq!(credentials.access_token().await.unwrap(), "t0");
+        assert_eq!(credentials.access_token().await.unwrap(), "t0");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "not tried again within a minute"
+        );
+        tokio::time::advance(RETRY_AFTER_TRY + Duration::from_secs(1)).await;
         assert_eq!(
             credentials.access_token().await.unwrap(),
             "t0",
@@ -426,7 +369,7 @@ mod tests {
             2,
             "not tried again within a minute"
         );
-        tokio::time::advance(RETRY_AFTER_FAILURE + Duration::from_secs(1)).await;
+        tokio::time::advance(RETRY_AFTER_TRY + Duration::from_secs(1)).await;
         assert_eq!(credentials.access_token().await.unwrap(), "t0");
         assert_eq!(asked.load(Ordering::SeqCst), 3);
     }
