@@ -228,6 +228,20 @@ fn provider_message(body: &[u8]) -> String {
     }
 }
 
+/// Whether a secret may go to `url`: over HTTPS, or over HTTP only to this machine
+/// (`localhost`, a loopback address) or to one of `local_hosts` (a container's credentials
+/// endpoint, say).
+pub(crate) fn https_or_local(url: &reqwest::Url, local_hosts: &[std::net::IpAddr]) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let ip = (host.trim_start_matches('[').trim_end_matches(']')).parse::<std::net::IpAddr>();
+    match (url.scheme(), ip) {
+        ("https", _) => !host.is_empty(),
+        ("http", Ok(ip)) => ip.is_loopback() || local_hosts.contains(&ip),
+        ("http", Err(_)) => host == "localhost",
+        _ => false,
+    }
+}
+
 /// The start of an answer's body, for an error message: trimmed, at most `chars` characters,
 /// and `...` where it was cut.
 pub(crate) fn body_start(text: &str, chars: usize) -> String {
@@ -641,6 +655,31 @@ mod tests {
         assert_eq!(tls_missing_in("http://127.0.0.1:8080/v1", false), None);
         assert_eq!(body_start("  short \n", 5), "short");
         assert_eq!(body_start("éèêëē and more", 3), "éèê...");
+    }
+
+    #[test]
+    fn secrets_go_over_https_or_to_this_machine_or_the_hosts_named() {
+        let container = [std::net::IpAddr::from([169, 254, 170, 2])];
+        let allowed = |url: &str, hosts: &[std::net::IpAddr]| {
+            https_or_local(&reqwest::Url::parse(url).unwrap(), hosts)
+        };
+        for url in [
+            "https://oauth2.example.com/token",
+            "http://localhost:9/t",
+            "http://127.0.0.1/t",
+            "http://[::1]:8/t",
+        ] {
+            assert!(allowed(url, &[]), "{url}");
+        }
+        for url in [
+            "http://oauth2.example.com/token",
+            "http://169.254.170.2/creds",
+            "ftp://localhost/t",
+            "http://10.0.0.1/t",
+        ] {
+            assert!(!allowed(url, &[]), "{url}");
+        }
+        assert!(allowed("http://169.254.170.2/creds", &container));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION};
 
 use super::found::{Found, Issued};
-use crate::http::{body_start, error_chain, tls_missing};
+use crate::http::{body_start, error_chain, https_or_local, tls_missing};
 use crate::model::ModelError;
 
 /// How long a container's credentials endpoint may take, and how many times it is tried, as in
@@ -169,23 +169,13 @@ fn check_container_url(url: &str) -> Result<(), ModelError> {
             "AWS_CONTAINER_CREDENTIALS_FULL_URI `{url}` is not a URL: {e}"
         ))
     })?;
-    let host = parsed.host_str().unwrap_or_default();
-    let ip = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<std::net::IpAddr>();
-    let allowed = match (parsed.scheme(), ip) {
-        ("https", _) => !host.is_empty(),
-        ("http", Ok(std::net::IpAddr::V4(ip))) => {
-            ip.is_loopback() || [[169, 254, 170, 2], [169, 254, 170, 23]].contains(&ip.octets())
-        }
-        ("http", Ok(std::net::IpAddr::V6(ip))) => {
-            ip.is_loopback() || ip.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]
-        }
-        ("http", Err(_)) => host == "localhost",
-        _ => false,
-    };
-    if allowed {
+    // ECS's and EKS's container credentials hosts.
+    let container_hosts = [
+        std::net::IpAddr::from([169, 254, 170, 2]),
+        std::net::IpAddr::from([169, 254, 170, 23]),
+        std::net::IpAddr::from([0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]),
+    ];
+    if https_or_local(&parsed, &container_hosts) {
         Ok(())
     } else {
         Err(ModelError::Setup(format!(

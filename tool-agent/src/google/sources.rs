@@ -8,7 +8,7 @@ use reqwest::header::HeaderValue;
 use serde::Deserialize;
 
 use super::jwt::ServiceAccountKey;
-use crate::http::{error_chain, form_body, oauth_refusal, tls_missing};
+use crate::http::{error_chain, form_body, https_or_local, oauth_refusal, tls_missing};
 
 /// The scope Vertex AI asks for.
 pub(crate) const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -146,17 +146,7 @@ impl KeyFile {
 
 /// Whether `url` is HTTPS, or HTTP to a loopback address.
 fn https_or_loopback(url: &str) -> bool {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let host = parsed.host_str().unwrap_or_default();
-    let loopback = host == "localhost"
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    parsed.scheme() == "https" || (parsed.scheme() == "http" && loopback)
+    reqwest::Url::parse(url).is_ok_and(|url| https_or_local(&url, &[]))
 }
 
 /// An OAuth token endpoint's answer.
