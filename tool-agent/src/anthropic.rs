@@ -2,21 +2,15 @@
 //! module; this module writes the messages (a call's results go back as one user message of
 //! `tool_result` blocks) and reads the text and usage, whole or streamed.
 
-use std::borrow::Cow;
-
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
-use tool_core::provider::{
-    anthropic_tool_result_content, declare, Aliases, DeclareOptions, Format,
-};
+use tool_core::provider::{anthropic_tool_result_content, Aliases, Format};
 
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{
-    called_tools, has_tool_turns, reasoning_before, Message, Reasoning, ToolImage, Usage,
-};
+use crate::message::{has_tool_turns, reasoning_before, Message, Reasoning, ToolImage, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -189,16 +183,7 @@ impl AnthropicModel {
         // At the step limit no tool is offered, yet Anthropic refuses `tool_use` and
         // `tool_result` blocks in a request without tools: they are declared, and not chosen.
         let history_has_tools = has_tool_turns(&request.messages);
-        let declarations = if request.tools.is_empty() && history_has_tools {
-            let called = called_tools(&request.messages);
-            Cow::Owned(declare(
-                &called,
-                Format::Anthropic,
-                &DeclareOptions::default(),
-            ))
-        } else {
-            request.tools.declarations_or_declare(Format::Anthropic)
-        };
+        let declarations = request.declarations_for(Format::Anthropic);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         match self.vertex {

@@ -1,16 +1,17 @@
 //! The model a run talks to: the [`ChatModel`] trait and its neutral request and response.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use tool_core::provider::Format;
+use tool_core::provider::{declare, Declarations, DeclareOptions, Format};
 use tool_core::ToolCall;
 
 use crate::events::{ModelEvent, ModelEventStream};
-use crate::message::{Message, Usage};
+use crate::message::{called_tools, has_tool_turns, Message, Usage};
 use crate::offer::OfferedTools;
 use crate::structured::ResponseFormat;
 
@@ -196,6 +197,17 @@ impl ModelRequest {
     /// [`ToolChoice::None`].
     pub fn offers_tools(&self) -> bool {
         self.tool_choice != ToolChoice::None && !self.tools.is_empty()
+    }
+
+    /// The tool declarations to send in `format`: the offered tools', or, when none is offered
+    /// and the messages hold calls, the tools they called (with an open schema), for the APIs
+    /// that take calls and results only beside tool definitions (Anthropic, Bedrock).
+    pub(crate) fn declarations_for(&self, format: Format) -> Cow<'_, Declarations> {
+        if self.tools.is_empty() && has_tool_turns(&self.messages) {
+            let called = called_tools(&self.messages);
+            return Cow::Owned(declare(&called, format, &DeclareOptions::default()));
+        }
+        self.tools.declarations_or_declare(format)
     }
 }
 

@@ -6,13 +6,12 @@
 mod messages;
 mod stream;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{declare, Aliases, DeclareOptions, Format};
+use tool_core::provider::{Aliases, Format};
 
 use messages::{messages, takes_result_status};
 pub(crate) use stream::stream_decoder;
@@ -20,7 +19,7 @@ pub(crate) use stream::stream_decoder;
 use crate::aws::{dns_suffix, sigv4, AwsCredentialChain, AwsCredentials};
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
-use crate::message::{called_tools, has_tool_turns, Reasoning, Usage};
+use crate::message::{has_tool_turns, Reasoning, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -226,16 +225,7 @@ impl BedrockModel {
     /// text, valid and unique tool use ids.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let history_has_tools = has_tool_turns(&request.messages);
-        let declarations = if request.tools.is_empty() && history_has_tools {
-            let called = called_tools(&request.messages);
-            Cow::Owned(declare(
-                &called,
-                Format::Bedrock,
-                &DeclareOptions::default(),
-            ))
-        } else {
-            request.tools.declarations_or_declare(Format::Bedrock)
-        };
+        let declarations = request.declarations_for(Format::Bedrock);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
         let with_status = takes_result_status(&self.model);
