@@ -148,6 +148,13 @@ fn transform(
         ));
     };
     simplify_combinators(map);
+    // Before `allOf` goes into the description with the other keywords strict mode refuses.
+    if let Some(keyword) = branches_beside_properties(map) {
+        return Err(inexpressible(
+            at,
+            &format!("an object with `{keyword}` beside its properties cannot be closed"),
+        ));
+    }
     for keyword in REFUSED {
         move_to_description(map, keyword);
     }
@@ -190,12 +197,6 @@ fn transform(
         });
     }
     let is_object = is_object_schema(map);
-    if let Some(keyword) = branches_beside_properties(map) {
-        return Err(inexpressible(
-            at,
-            &format!("an object with `{keyword}` beside its properties cannot be closed"),
-        ));
-    }
     if is_object {
         close_object(map, at)?;
     }
@@ -497,6 +498,9 @@ mod tests {
             json!({ "type": "object", "properties": { "p": { "properties": {} } } }),
             json!({ "type": "object", "properties": {}, "required": ["ghost"] }),
             json!({ "type": ["object", "null"], "properties": {} }),
+            // Two enums flattened into one struct: `allOf` beside the properties.
+            json!({ "type": "object", "properties": { "q": { "type": "string" } },
+                    "allOf": [{ "oneOf": [{ "type": "object" }] }, { "oneOf": [{ "type": "object" }] }] }),
         ] {
             assert!(
                 matches!(
