@@ -105,11 +105,16 @@ where
     F: Future<Output = Result<ToolOutput, ToolError>>,
 {
     let stop = call_token.map(CancellationToken::drop_guard);
+    // Whether the tool's future ended, whatever it returned (its own `TimedOut` from a call
+    // it made, say).
+    let finished = std::sync::atomic::AtomicBool::new(false);
     let future = std::pin::pin!(future);
     let caught = async {
-        CatchUnwind::new(future)
+        let result = CatchUnwind::new(future)
             .await
-            .unwrap_or_else(|payload| Err(panicked(tool, &*payload)))
+            .unwrap_or_else(|payload| Err(panicked(tool, &*payload)));
+        finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
     };
     let timed = async {
         match timeout {
@@ -133,11 +138,7 @@ where
         },
         None => timed.await,
     };
-    let unfinished = matches!(
-        result,
-        Err(ToolError::TimedOut { .. } | ToolError::Cancelled { .. })
-    );
-    if !unfinished {
+    if finished.load(std::sync::atomic::Ordering::Relaxed) {
         // The tool finished: what it left running is its own to stop.
         stop.map(tokio_util::sync::DropGuard::disarm);
     }
@@ -327,5 +328,27 @@ mod tests {
     fn a_time_limit_outside_a_runtime_is_misconfigured() {
         let err = check_timer("t", Duration::from_secs(1)).unwrap_err();
         assert!(matches!(err, ToolError::Misconfigured { .. }), "{err:?}");
+    }
+
+    /// The call's own token is cancelled when the tool did not finish (its time limit
+    /// passed), not when it finished with an error of that kind (from a call it made itself).
+    #[tokio::test(start_paused = true)]
+    async fn the_call_token_is_cancelled_only_for_a_tool_that_did_not_finish() {
+        let token = CancellationToken::new();
+        let inner = ToolError::TimedOut {
+            tool: "inner".into(),
+            after: Duration::from_secs(1),
+        };
+        let own_error = async { Err(inner) };
+        let limit = Some(Duration::from_secs(60));
+        let result = guarded("t", own_error, limit, None, Some(token.clone())).await;
+        assert!(matches!(result, Err(ToolError::TimedOut { tool, .. }) if tool == "inner"));
+        assert!(!token.is_cancelled());
+        let token = CancellationToken::new();
+        let never = std::future::pending::<Result<ToolOutput, ToolError>>();
+        let limit = Some(Duration::from_millis(5));
+        let result = guarded("t", never, limit, None, Some(token.clone())).await;
+        assert!(matches!(result, Err(ToolError::TimedOut { tool, .. }) if tool == "t"));
+        assert!(token.is_cancelled());
     }
 }
