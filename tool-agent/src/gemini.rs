@@ -398,13 +398,18 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
 }
 
 /// Why an answer (or a stream's chunk) ended: its candidate's `finishReason`, or for a prompt
-/// Gemini blocked, the `blockReason` of its `promptFeedback` (there is no candidate then).
+/// Gemini blocked, `blocked: ` and the `blockReason` of its `promptFeedback` (there is no
+/// candidate then), a refusal whatever the reason (`OTHER` included).
 fn finish_reason(answer: &Value) -> Option<String> {
-    let reason = answer
-        .pointer("/candidates/0/finishReason")
-        .or_else(|| answer.pointer("/promptFeedback/blockReason"));
-    reason.and_then(Value::as_str).map(str::to_owned)
+    if let Some(reason) = answer.pointer("/candidates/0/finishReason") {
+        return reason.as_str().map(str::to_owned);
+    }
+    let blocked = answer.pointer("/promptFeedback/blockReason")?.as_str()?;
+    Some(format!("{BLOCKED}{blocked}"))
 }
+
+/// What begins the finish reason of a prompt Gemini blocked.
+pub(crate) const BLOCKED: &str = "blocked: ";
 
 /// The API's name in a [`Reasoning`] it gave.
 const REASONING_API: &str = "gemini";
@@ -596,10 +601,12 @@ mod tests {
 
     #[test]
     fn a_blocked_prompt_says_why() {
-        let blocked = json!({ "promptFeedback": { "blockReason": "SAFETY" } });
+        let blocked = json!({ "promptFeedback": { "blockReason": "OTHER" } });
         let parsed = response(&blocked, &Aliases::default()).unwrap();
         assert_eq!(parsed.text, None);
-        assert_eq!(parsed.finish_reason.as_deref(), Some("SAFETY"));
+        assert_eq!(parsed.finish_reason.as_deref(), Some("blocked: OTHER"));
+        let ending = crate::model::Ending::of(parsed.finish_reason.as_deref());
+        assert_eq!(ending, crate::model::Ending::Declined);
     }
 
     #[test]

@@ -226,9 +226,11 @@ impl Ending {
     /// Each API's words: Chat Completions (`length`, `content_filter`), Responses (the
     /// `incomplete_details.reason`), Anthropic and Bedrock (`max_tokens`, `refusal`,
     /// `guardrail_intervened`, `content_filtered`), Gemini (`MAX_TOKENS`, `SAFETY` and the
-    /// other filters, a prompt's `blockReason`), and `refusal` for Chat's refusal message.
+    /// other filters, `blocked: ` and a prompt's `blockReason`), and `refusal` for Chat's and
+    /// Responses' refusals.
     pub(crate) fn of(reason: Option<&str>) -> Ending {
         match reason {
+            Some(blocked) if blocked.starts_with(crate::gemini::BLOCKED) => Ending::Declined,
             Some(
                 "length"
                 | "max_tokens"

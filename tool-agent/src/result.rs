@@ -103,8 +103,8 @@ pub enum StopReason {
         reason: String,
     },
     /// The model declined to answer, or the API's filter stopped it: the text is the
-    /// refusal's, if any. `reason` is the API's (`refusal`, `content_filter`, `SAFETY`, a
-    /// Gemini prompt's `blockReason`, Bedrock's `guardrail_intervened`...).
+    /// refusal's, if any. `reason` is the API's (`refusal`, `content_filter`, `SAFETY`,
+    /// `blocked: ` and a Gemini prompt's `blockReason`, Bedrock's `guardrail_intervened`...).
     Declined {
         /// The API's finish reason.
         reason: String,
