@@ -481,11 +481,12 @@ impl Streamed {
     fn grow_thinking(&mut self, index: Option<u64>, field: &str, piece: &str) {
         let block = self.thinking.iter_mut().find(|(at, _)| *at == index);
         if let Some((_, Value::Object(block))) = block {
-            let grown = match block.get(field).and_then(Value::as_str) {
-                Some(so_far) => format!("{so_far}{piece}"),
-                None => piece.to_owned(),
-            };
-            block.insert(field.to_owned(), Value::String(grown));
+            match block.get_mut(field) {
+                Some(Value::String(so_far)) => so_far.push_str(piece),
+                _ => {
+                    block.insert(field.to_owned(), Value::String(piece.to_owned()));
+                }
+            }
         }
     }
 }

@@ -55,9 +55,12 @@ impl Streamed {
         };
         for field in ["text", "signature"] {
             if let Some(piece) = delta.get(field).and_then(Value::as_str) {
-                let so_far = text.get(field).and_then(Value::as_str).unwrap_or_default();
-                let grown = format!("{so_far}{piece}");
-                text.insert(field.to_owned(), Value::String(grown));
+                match text.get_mut(field) {
+                    Some(Value::String(so_far)) => so_far.push_str(piece),
+                    _ => {
+                        text.insert(field.to_owned(), Value::String(piece.to_owned()));
+                    }
+                }
             }
         }
     }
