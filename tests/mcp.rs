@@ -923,6 +923,13 @@ mod http {
         let (status, text) = post(addr, &sent, &call).await;
         assert_eq!(status, 200, "{text}");
         assert!(text.contains("42"), "{text}");
+        // A name it knows without a search: there is no session to hold finds, so no gate.
+        let unsearched = standalone(3, "closed", "{}");
+        let sent = headers("closed");
+        let sent: Vec<(&str, &str)> = sent.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (status, text) = post(addr, &sent, &unsearched).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("the shop is closed"), "{text}");
     }
 
     #[tokio::test]

@@ -177,8 +177,8 @@ impl McpServer {
 
     /// With search on: runs `search_tools`, or refuses a tool the session has not found.
     /// `None` when the call goes on to the executor. A request that stands alone (protocol
-    /// 2026-07-28 over HTTP) has no session to remember finds in: it may call any tool, as
-    /// found by a search of an earlier request, whose result gave its schema.
+    /// 2026-07-28 over HTTP, without a session) has no session to remember finds in: it may
+    /// call any tool served, as a search of an earlier request found it, with its schema.
     async fn searched(
         &self,
         listing: &Listing,
@@ -363,15 +363,15 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
-/// Whether a request stands alone: protocol 2026-07-28 (its context in `_meta`) over HTTP,
-/// where that protocol has no sessions and each request is served by a server of its own.
+/// Whether a request stands alone: protocol 2026-07-28 (its context in `_meta`) over HTTP
+/// without a session, where each request is served by a server of its own.
 fn stands_alone(context: &RequestContext<RoleServer>) -> bool {
-    let over_http = context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .is_some();
+    let Some(http) = context.extensions.get::<axum::http::request::Parts>() else {
+        return false;
+    };
     let version = context.meta.protocol_version();
-    over_http && version.is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
+    !http.headers.contains_key("mcp-session-id")
+        && version.is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
 }
 
 /// One page of `tools`: the first [`TOOLS_PER_PAGE`] after the tool the cursor names (the
