@@ -134,6 +134,21 @@ pub struct RunState {
     /// A hook's termination of the interrupted step, applied when the step is judged whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) terminated: Option<String>,
+    /// The interrupted step's request and answer, for the step finished on resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) step: Option<StepHead>,
+}
+
+/// What a step's request and answer were, kept across an interruption.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct StepHead {
+    pub tool_choice: crate::ToolChoice,
+    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// How long the model took, in milliseconds.
+    #[serde(default)]
+    pub model_ms: u64,
 }
 
 impl RunState {

@@ -712,3 +712,33 @@ async fn a_hooks_termination_before_the_interruption_ends_the_resumed_run() {
     assert_eq!(paid.lock().unwrap().len(), 1, "the approved call ran first");
     assert_every_call_answered(&result.transcript);
 }
+
+/// The resumed step is the interrupted one: its tool choice, usage and finish reason are the
+/// answer's, through the stored state.
+#[tokio::test]
+async fn the_resumed_step_keeps_its_answers_usage_and_finish_reason() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let mut answer =
+        ModelResponse::calling([call("c1", "pay", json!({ "to": "bob", "amount": 5 }))])
+            .with_usage(tool_agent::Usage {
+                input_tokens: 120,
+                output_tokens: 7,
+                ..Default::default()
+            });
+    answer.finish_reason = Some("tool_use".into());
+    let model = ScriptedModel::new().then(answer);
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default().stop_when(|_| true);
+    let first = agent.run("pay bob", &options).await.unwrap();
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    let step = &result.steps[0];
+    assert_eq!(step.usage.input_tokens, 120);
+    assert_eq!(step.usage.output_tokens, 7);
+    assert_eq!(step.finish_reason.as_deref(), Some("tool_use"));
+    assert_eq!(step.tool_choice, tool_agent::ToolChoice::Auto);
+}

@@ -16,7 +16,7 @@ use tool_runtime::CallOptions;
 use tracing::Instrument;
 
 use crate::agent::Agent;
-use crate::approval::{Interruption, PendingApproval, RunState};
+use crate::approval::{Interruption, PendingApproval, RunState, StepHead};
 use crate::calls::Calls;
 use crate::events::{ModelEvent, RunEvent};
 use crate::hooks::StepPlan;
@@ -160,6 +160,7 @@ struct Interrupted {
     done: Vec<(usize, Message)>,
     pending: Vec<(usize, PendingApproval)>,
     terminated: Option<String>,
+    head: Option<StepHead>,
 }
 
 impl<'a> Run<'a> {
@@ -376,6 +377,12 @@ impl<'a> Run<'a> {
                 self.push_step(step);
                 return Outcome::Failed(RunFailure::Cancelled);
             }
+            let head = StepHead {
+                tool_choice: step.tool_choice.clone(),
+                usage: step.usage,
+                finish_reason: step.finish_reason.clone(),
+                model_ms: u64::try_from(step.model_time.as_millis()).unwrap_or(u64::MAX),
+            };
             self.push_step(step);
             let pending = waiting
                 .into_iter()
@@ -388,6 +395,7 @@ impl<'a> Run<'a> {
                 done,
                 pending,
                 terminated,
+                head: Some(head),
             });
         }
         let started = Instant::now();
@@ -716,11 +724,13 @@ impl<'a> Run<'a> {
             done,
             pending,
             terminated,
+            head,
         } = stopped;
         let state = RunState {
             messages: self.request.messages.clone(),
             done,
             terminated,
+            step: head,
             offered: self.offered.names().map(str::to_owned).collect(),
             approved_tools: self.approved_tools.clone(),
             steps: self.step_number(),

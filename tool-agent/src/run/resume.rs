@@ -9,8 +9,7 @@ use tracing::Instrument;
 use super::{early_failure, result_message, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
-use crate::message::{Message, Usage};
-use crate::model::ToolChoice;
+use crate::message::Message;
 use crate::options::RunOptions;
 use crate::repeat::Verdict;
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step};
@@ -63,6 +62,7 @@ impl Agent {
             done: state.done,
             pending: Vec::new(),
             terminated: state.terminated,
+            head: state.step,
         };
         scope
             .enter(run.resume_calls(interrupted, decided))
@@ -234,15 +234,17 @@ impl Run<'_> {
             .filter(|(_, (index, _))| rejected.contains(index))
             .map(|(i, _)| i)
             .collect();
+        // A state stored before the step's head was kept gives the defaults.
+        let head = interrupted.head.unwrap_or_default();
         let step = Step {
             index: self.step_number(),
-            tool_choice: ToolChoice::Auto,
+            tool_choice: head.tool_choice,
             text: answer_text,
             calls: records.into_iter().map(|(_, record)| record).collect(),
-            usage: Usage::default(),
-            model_time: Default::default(),
+            usage: head.usage,
+            model_time: std::time::Duration::from_millis(head.model_ms),
             tools_time: started.elapsed(),
-            finish_reason: None,
+            finish_reason: head.finish_reason,
         };
         let outcome = self.judge(&step, None, terminated, &rejected);
         self.push_step(step);
