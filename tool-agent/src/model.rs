@@ -220,6 +220,10 @@ pub(crate) enum Ending {
     CutAtLimit,
     /// The model declined, or the API's filter stopped it.
     Declined,
+    /// The model tried to call a tool and wrote the call wrong (Gemini's
+    /// `MALFORMED_FUNCTION_CALL`), or called one it was not given (`UNEXPECTED_TOOL_CALL`):
+    /// no call came.
+    MalformedCall,
 }
 
 impl Ending {
@@ -251,6 +255,7 @@ impl Ending {
                 | "IMAGE_SAFETY"
                 | "LANGUAGE",
             ) => Ending::Declined,
+            Some("MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL") => Ending::MalformedCall,
             _ => Ending::Whole,
         }
     }

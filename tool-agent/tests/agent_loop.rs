@@ -691,3 +691,46 @@ async fn an_answer_cut_at_the_limit_or_declined_ends_the_run_saying_so() {
         assert_eq!(model.requests().len(), 1, "not asked again");
     }
 }
+
+/// Gemini's MALFORMED_FUNCTION_CALL: no call came, the model is told and asked again, and the
+/// step counts as failed.
+#[tokio::test]
+async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
+    let malformed = || {
+        let mut answer = ModelResponse::default();
+        answer.finish_reason = Some("MALFORMED_FUNCTION_CALL".into());
+        answer
+    };
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(malformed())
+            .then(ModelResponse::answer("3")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner.run("1 + 2?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(result.text, "3");
+    let second = &model.requests()[1];
+    let last = second.messages.last().unwrap();
+    assert!(
+        matches!(last, Message::User { text } if text.contains("MALFORMED_FUNCTION_CALL")),
+        "{last:?}"
+    );
+    assert!(
+        !second.messages.iter().any(Message::is_empty_answer),
+        "no empty answer sent back"
+    );
+
+    let model = Arc::new(ScriptedModel::new().then(malformed()));
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let options = RunOptions::default().max_failed_steps(1);
+    let error = runner.run("1 + 2?", &options).await.unwrap_err();
+    assert!(
+        matches!(
+            error.failure,
+            RunFailure::TooManyFailedSteps { steps: 1, .. }
+        ),
+        "{:?}",
+        error.failure
+    );
+}

@@ -279,7 +279,12 @@ impl<'a> Run<'a> {
                 match ending {
                     Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
                     Ending::Declined => return self.done(StopReason::Declined { reason }, text),
-                    Ending::Whole => {}
+                    // A call written wrong is a failed step: the model is told and asked again.
+                    Ending::MalformedCall if !at_limit => match self.retry_call(index, reason) {
+                        Some(failure) => return self.fail(failure),
+                        None => continue,
+                    },
+                    Ending::MalformedCall | Ending::Whole => {}
                 }
                 let checked = match &self.output_check {
                     Ok(Some(check)) => Some(check.check(&text)),
@@ -434,6 +439,37 @@ impl<'a> Run<'a> {
         results.sort_by_key(|(i, _)| *i);
         let messages = results.into_iter().map(|(_, message)| message);
         self.request.messages.extend(messages);
+    }
+
+    /// After an answer whose call the API could not read: the model is told, and the step
+    /// counts as failed. The failure that ends the run, when there were too many in a row.
+    fn retry_call(&mut self, index: usize, reason: String) -> Option<RunFailure> {
+        self.failed_steps = self.failed_steps.saturating_add(1);
+        let max_failed = self.options.max_failed_steps;
+        if max_failed > 0 && self.failed_steps >= max_failed {
+            return Some(RunFailure::TooManyFailedSteps {
+                steps: self.failed_steps,
+                last: format!("step {index}: the model's tool call was malformed ({reason})"),
+            });
+        }
+        // An empty answer is left out: APIs refuse an empty message before the last.
+        if self
+            .request
+            .messages
+            .last()
+            .is_some_and(Message::is_empty_answer)
+        {
+            self.request.messages.pop();
+            if let Some(Message::Reasoning(_)) = self.request.messages.last() {
+                self.request.messages.pop();
+            }
+        }
+        let told = format!(
+            "Your tool call could not be read ({reason}). Call the tool again, with arguments \
+             that are valid JSON for its schema, or answer without it."
+        );
+        self.request.messages.push(Message::user(told));
+        None
     }
 
     /// Lets the hooks change the next request's tool choice and narrow its tools.
