@@ -696,10 +696,9 @@ async fn an_answer_cut_at_the_limit_or_declined_ends_the_run_saying_so() {
 /// step counts as failed.
 #[tokio::test]
 async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
-    let malformed = || {
-        let mut answer = ModelResponse::default();
-        answer.finish_reason = Some("MALFORMED_FUNCTION_CALL".into());
-        answer
+    let malformed = || ModelResponse {
+        finish_reason: Some("MALFORMED_FUNCTION_CALL".into()),
+        ..ModelResponse::default()
     };
     let model = Arc::new(
         ScriptedModel::new()
