@@ -85,8 +85,14 @@ pub(crate) struct ToolFn {
     pub params: Vec<Param>,
     pub output: Output,
     pub sig_span: Span,
-    /// The function's generics, refused when there are any.
+    /// The function's generics, refused when there are any but lifetimes.
     pub generics: syn::Generics,
+    /// The function's `#[cfg(..)]` attributes: the compiler leaves them to the macro, which
+    /// puts them on what it generates, so that a tool compiled out is not registered.
+    pub cfgs: Vec<Attribute>,
+    /// A doc attribute the macro cannot read (`#[doc = include_str!(..)]`), when the
+    /// description would come from the doc comment.
+    pub unread_doc: Option<Attribute>,
 }
 
 /// `timeout = ".."`: the literal, and the milliseconds it says or why it says none.
@@ -107,6 +113,8 @@ pub(crate) enum Receiver {
 pub(crate) struct Param {
     /// The parameter's name; `None` when it is written as a pattern, which `valid` refuses.
     pub ident: Option<Ident>,
+    /// A `#[cfg(..)]` on the parameter, which `valid` refuses.
+    pub cfg: Option<Attribute>,
     pub pat: Box<Pat>,
     /// The type as written, for the checks.
     pub written: Type,
@@ -167,7 +175,8 @@ impl ToolFn {
                         }
                         !ours
                     });
-                    let param = parse_param(typed.pat.clone(), &typed.ty, arg);
+                    let mut param = parse_param(typed.pat.clone(), &typed.ty, arg);
+                    param.cfg = typed.attrs.iter().find(|a| is_cfg(a)).cloned();
                     if param.role == Role::Context && param.by_ref {
                         // `&ToolContext` as written would be refused in an `async fn`, where an
                         // elided lifetime must be shown: it is the same type as `<'_>`.
@@ -185,6 +194,11 @@ impl ToolFn {
             Some(lit) => lit.value(),
             None => doc_text(attrs).unwrap_or_default(),
         };
+        let unread_doc = match &attr.description {
+            Some(_) => None,
+            None => attrs.iter().find(|a| is_unread_doc(a)).cloned(),
+        };
+        let cfgs = attrs.iter().filter(|a| is_cfg(a)).cloned().collect();
         let timeout = attr.timeout.as_ref().map(|lit| Timeout {
             lit: lit.clone(),
             ms: parse_duration_ms(&lit.value()),
@@ -201,6 +215,8 @@ impl ToolFn {
             output: parse_output(&sig.output),
             sig_span: syn::spanned::Spanned::span(&sig.ident),
             generics: sig.generics.clone(),
+            cfgs,
+            unread_doc,
             attr,
         }
     }
@@ -267,6 +283,7 @@ fn parse_param(pat: Box<Pat>, written: &Type, arg: ArgAttr) -> Param {
     };
     Param {
         ident,
+        cfg: None,
         pat,
         written: written.clone(),
         ty,
@@ -330,7 +347,21 @@ pub(crate) fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Option"))
 }
 
-/// The doc comment, lines trimmed, paragraphs kept.
+/// Whether an attribute is `#[cfg(..)]` (or `#[cfg_attr(..)]`, which may stand for one).
+fn is_cfg(attr: &Attribute) -> bool {
+    attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr")
+}
+
+/// Whether an attribute is a doc comment whose text is not a string literal: a macro call
+/// (`include_str!`), which runs after the macro has read the doc comment.
+fn is_unread_doc(attr: &Attribute) -> bool {
+    attr.path().is_ident("doc")
+        && matches!(&attr.meta, syn::Meta::NameValue(nv)
+            if !matches!(&nv.value, Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. })))
+}
+
+/// The doc comment: each line without the space after `///` (indentation kept, as rustdoc
+/// keeps it), trailing space removed, paragraphs kept.
 fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let lines: Vec<String> = attrs
         .iter()
@@ -340,7 +371,11 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) => Some(s.value().trim().to_owned()),
+                }) => {
+                    let line = s.value();
+                    let line = line.strip_prefix(' ').unwrap_or(&line);
+                    Some(line.trim_end().to_owned())
+                }
                 _ => None,
             },
             _ => None,

@@ -138,8 +138,10 @@ fn tool(tool: &ToolFn, target: &Target) -> TokenStream {
     let metadata = metadata(tool, &p);
     let line = quote_spanned!(tool.sig_span=> ::core::line!());
     let assertions = parameter_assertions(tool, &p, &fix);
+    let cfgs = &tool.cfgs;
 
     quote! {
+        #(#cfgs)*
         const _: () = {
             #args_struct
             #exact
@@ -208,7 +210,10 @@ fn args_struct(
                         // `default = "abc"` for `&str`, `default = &[1, 2]` for `&[u32]`.
                         expr = quote!(::core::convert::From::from(#expr));
                     }
-                    defaults.push(quote!(fn #function() -> #ty { #expr }));
+                    defaults.push(quote! {
+                        #[allow(non_snake_case)]
+                        fn #function() -> #ty { #expr }
+                    });
                     let path = function.to_string();
                     quote!(#[serde(default = #path)])
                 }
@@ -223,6 +228,8 @@ fn args_struct(
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields)]
         #[schemars(crate = #schemars_path)]
+        // The parameters' names, as the function spells them.
+        #[allow(non_snake_case)]
         struct __AiArgs { #(#fields,)* }
         #(#defaults)*
     }

@@ -46,6 +46,7 @@ impl ToolFn {
         cx.record(check_in_tool_impl(self, place));
         cx.record(check_tool_name(self, place));
         cx.record(check_description(self));
+        cx.record(check_doc_readable(self));
         cx.record(check_one_converter(self));
         cx.record(check_flatten(self));
         cx.record(check_one_context(self));
@@ -98,6 +99,15 @@ fn check_param(param: &Param) -> syn::Result<()> {
             "a tool parameter needs a plain name, such as `city: String`; patterns cannot name an argument",
         ));
     }
+    if let Some(cfg) = &param.cfg {
+        return Err(Error::new_spanned(
+            cfg,
+            "a tool parameter cannot be `#[cfg]`-gated: the arguments the model sees would change with the build; gate the whole tool, or make the parameter an `Option`",
+        ));
+    }
+    if param.role != Role::Context {
+        check_owned_parameter(param)?;
+    }
     if matches!(&param.written, Type::Reference(r) if r.mutability.is_some()) {
         return Err(Error::new_spanned(
             &param.written,
@@ -111,6 +121,56 @@ fn check_param(param: &Param) -> syn::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A parameter whose arguments deserialize into an owned value: the top-level `&` is taken
+/// off (`&str` is read as a `String`, `&[T]` as a `Vec<T>`), and nothing borrowed is left
+/// below it, nor `impl Trait`, nor a `'static` borrow the call could not lend.
+fn check_owned_parameter(param: &Param) -> syn::Result<()> {
+    if let Type::Reference(r) = &param.written {
+        if r.lifetime.as_ref().is_some_and(|l| l.ident == "static") {
+            return Err(Error::new_spanned(
+                &param.written,
+                "a tool parameter cannot borrow for `'static`: the arguments live for the call; take the owned type (`String` for `&'static str`)",
+            ));
+        }
+    }
+    match borrowed_inside(&param.ty) {
+        None => Ok(()),
+        Some(found) => Err(Error::new_spanned(
+            found,
+            "a tool parameter must be a type its arguments deserialize into, owning its data: take `String` for `&str`, `Vec<String>` for `&[&str]`, `Option<String>` for `Option<&str>`, a concrete type for `impl Trait`",
+        )),
+    }
+}
+
+/// The first borrowed type, lifetime or `impl Trait` in `ty`, if any.
+fn borrowed_inside(ty: &Type) -> Option<proc_macro2::TokenStream> {
+    use quote::ToTokens;
+    match ty {
+        Type::Reference(_) | Type::ImplTrait(_) | Type::TraitObject(_) => {
+            Some(ty.to_token_stream())
+        }
+        Type::Paren(p) => borrowed_inside(&p.elem),
+        Type::Group(g) => borrowed_inside(&g.elem),
+        Type::Slice(s) => borrowed_inside(&s.elem),
+        Type::Array(a) => borrowed_inside(&a.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(borrowed_inside),
+        Type::Path(p) => p.path.segments.iter().find_map(|segment| {
+            let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+                return None;
+            };
+            args.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Type(inner) => borrowed_inside(inner),
+                // `'static` is no borrow of the arguments: `Cow<'static, str>` owns its text.
+                syn::GenericArgument::Lifetime(l) if l.ident != "static" => {
+                    Some(l.to_token_stream())
+                }
+                _ => None,
+            })
+        }),
+        _ => None,
+    }
 }
 
 /// What the compiler could not name for the converter check: borrowed values (apart from
@@ -151,7 +211,11 @@ fn check_receiver(tool: &ToolFn) -> syn::Result<()> {
 }
 
 fn check_not_generic(tool: &ToolFn) -> syn::Result<()> {
-    if tool.generics.params.is_empty() {
+    // Lifetimes are the caller's to infer: `fn get<'a>(&'a self, key: &'a str)` is called as
+    // any method is.
+    let only_lifetimes =
+        (tool.generics.params.iter()).all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if only_lifetimes && tool.generics.where_clause.is_none() {
         return Ok(());
     }
     Err(Error::new_spanned(
@@ -197,8 +261,19 @@ fn check_tool_name(tool: &ToolFn, place: Place) -> syn::Result<()> {
     ))
 }
 
+fn check_doc_readable(tool: &ToolFn) -> syn::Result<()> {
+    match &tool.unread_doc {
+        None => Ok(()),
+        Some(doc) => Err(Error::new_spanned(
+            doc,
+            "the macro cannot read this doc attribute (`include_str!` and other macros run after it), so the model would not see it; write the tool's description with `#[ai_tool(description = \"..\")]`",
+        )),
+    }
+}
+
 fn check_description(tool: &ToolFn) -> syn::Result<()> {
-    if !tool.description.trim().is_empty() {
+    // A doc attribute the macro cannot read is reported on its own.
+    if !tool.description.trim().is_empty() || tool.unread_doc.is_some() {
         return Ok(());
     }
     match &tool.attr.description {
