@@ -347,9 +347,9 @@ pub(crate) fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Option"))
 }
 
-/// Whether an attribute is `#[cfg(..)]` (or `#[cfg_attr(..)]`, which may stand for one).
+/// Whether an attribute is `#[cfg(..)]`.
 fn is_cfg(attr: &Attribute) -> bool {
-    attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr")
+    attr.path().is_ident("cfg")
 }
 
 /// Whether an attribute is a doc comment whose text is not a string literal: a macro call
