@@ -14,6 +14,12 @@ impl Kv {
         key.to_uppercase()
     }
 
+    /// Gives the service's name, borrowed for a named lifetime.
+    #[ai_tool]
+    fn name<'a>(&'a self) -> &'a str {
+        "kv"
+    }
+
     /// Only in a build that never is.
     #[cfg(any())]
     #[ai_tool]
@@ -50,12 +56,18 @@ async fn a_method_with_lifetimes_is_called_as_written() {
     assert_eq!(out.unwrap().to_text(), "A");
 }
 
+#[tokio::test]
+async fn a_borrowed_return_with_a_named_lifetime_is_text() {
+    let out = executor().execute("name", json!({})).await;
+    assert_eq!(out.unwrap().to_text(), "kv");
+}
+
 #[test]
 fn a_tool_compiled_out_is_not_registered() {
     let exec = executor();
     let mut names: Vec<&str> = exec.tools().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["camel", "get", "indented"]);
+    assert_eq!(names, ["camel", "get", "indented", "name"]);
 }
 
 #[tokio::test]

@@ -350,7 +350,12 @@ fn conversion(tool: &ToolFn, p: &TokenStream) -> TokenStream {
 /// `Result`, `String` for `&str`), found from the return type alone, for the check at `build()`;
 /// `__ai_output_schema`: the value's output schema, when it has one (see `returned.rs`).
 fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
-    let ty = &tool.output.ty;
+    // The method's own lifetimes are not declared where the type is named: they are erased.
+    let declared: Vec<&syn::Ident> = (tool.generics.lifetimes())
+        .map(|l| &l.lifetime.ident)
+        .collect();
+    let mut ty = tool.output.ty.clone();
+    erase_lifetimes(&mut ty, &declared);
     quote! {
         fn __ai_output() -> #p::TypeRef {
             #[allow(unused_imports)]
@@ -373,6 +378,46 @@ fn output_type(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             let __ai_schema = (&__ai_produced).schema();
             ((&__ai_schema).output_schema())()
         }
+    }
+}
+
+/// `ty` with the lifetimes named in `declared` made `'_`, for the compiler to infer.
+fn erase_lifetimes(ty: &mut Type, declared: &[&syn::Ident]) {
+    let erase = |lifetime: &mut syn::Lifetime| {
+        if declared.contains(&&lifetime.ident) {
+            *lifetime = syn::Lifetime::new("'_", lifetime.span());
+        }
+    };
+    match ty {
+        Type::Reference(r) => {
+            if let Some(lifetime) = &mut r.lifetime {
+                erase(lifetime);
+            }
+            erase_lifetimes(&mut r.elem, declared);
+        }
+        Type::Paren(p) => erase_lifetimes(&mut p.elem, declared),
+        Type::Group(g) => erase_lifetimes(&mut g.elem, declared),
+        Type::Slice(s) => erase_lifetimes(&mut s.elem, declared),
+        Type::Array(a) => erase_lifetimes(&mut a.elem, declared),
+        Type::Tuple(t) => t
+            .elems
+            .iter_mut()
+            .for_each(|e| erase_lifetimes(e, declared)),
+        Type::Path(p) => {
+            for segment in &mut p.path.segments {
+                let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments else {
+                    continue;
+                };
+                for arg in &mut args.args {
+                    match arg {
+                        syn::GenericArgument::Type(inner) => erase_lifetimes(inner, declared),
+                        syn::GenericArgument::Lifetime(lifetime) => erase(lifetime),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
 

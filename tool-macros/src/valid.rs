@@ -148,9 +148,7 @@ fn check_owned_parameter(param: &Param) -> syn::Result<()> {
 fn borrowed_inside(ty: &Type) -> Option<proc_macro2::TokenStream> {
     use quote::ToTokens;
     match ty {
-        Type::Reference(_) | Type::ImplTrait(_) | Type::TraitObject(_) => {
-            Some(ty.to_token_stream())
-        }
+        Type::Reference(_) | Type::ImplTrait(_) => Some(ty.to_token_stream()),
         Type::Paren(p) => borrowed_inside(&p.elem),
         Type::Group(g) => borrowed_inside(&g.elem),
         Type::Slice(s) => borrowed_inside(&s.elem),
