@@ -720,6 +720,14 @@ async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
         "no empty answer sent back"
     );
 
+    // With tools turned off there is no call to ask for again: the answer is the answer.
+    let model = Arc::new(ScriptedModel::new().then(malformed()));
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let off = RunOptions::default().tool_choice(tool_agent::ToolChoice::None);
+    let result = runner.run("1 + 2?", &off).await.unwrap();
+    assert_eq!(result.stop, StopReason::Finished);
+    assert_eq!(model.requests().len(), 1);
+
     let model = Arc::new(ScriptedModel::new().then(malformed()));
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().max_failed_steps(1);

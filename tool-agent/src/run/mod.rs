@@ -279,11 +279,18 @@ impl<'a> Run<'a> {
                 match ending {
                     Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
                     Ending::Declined => return self.done(StopReason::Declined { reason }, text),
-                    // A call written wrong is a failed step: the model is told and asked again.
-                    Ending::MalformedCall if !at_limit => match self.retry_call(index, reason) {
-                        Some(failure) => return self.fail(failure),
-                        None => continue,
-                    },
+                    // A call written wrong is a failed step: the model is told and asked again,
+                    // when a step is left and tools are on.
+                    Ending::MalformedCall
+                        if !at_limit
+                            && index.saturating_add(1) < self.options.max_steps
+                            && self.request.tool_choice != ToolChoice::None =>
+                    {
+                        match self.retry_call(index, reason) {
+                            Some(failure) => return self.fail(failure),
+                            None => continue,
+                        }
+                    }
                     Ending::MalformedCall | Ending::Whole => {}
                 }
                 let checked = match &self.output_check {

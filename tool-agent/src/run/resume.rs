@@ -27,8 +27,9 @@ impl Agent {
     /// The interrupted step is finished here and judged whole: with the calls that ran before
     /// the interruption (as the model read their results), a hook's termination of it, and
     /// the decided calls, under its own number. It is the first of the result's
-    /// [`steps`](RunResult::steps). A rejected call does not count toward
-    /// [`RunOptions::max_failed_steps`].
+    /// [`steps`](RunResult::steps), with its usage: the interrupted result had that step too,
+    /// so add up the two parts' [`RunResult::usage`], not their steps'. A rejected call does
+    /// not count toward [`RunOptions::max_failed_steps`].
     ///
     /// Resume a state once: nothing here can tell that a stored state was resumed before.
     pub async fn resume(
