@@ -16,6 +16,7 @@ impl Kv {
 
     /// Gives the service's name, borrowed for a named lifetime.
     #[ai_tool]
+    #[allow(clippy::needless_lifetimes)] // named on purpose: the form under test
     fn name<'a>(&'a self) -> &'a str {
         "kv"
     }
