@@ -10,7 +10,9 @@ use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::google::vertex::{env, Vertex};
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{has_tool_turns, reasoning_before, Message, Reasoning, ToolImage, Usage};
+use crate::message::{
+    grow_text, has_tool_turns, reasoning_before, Message, Reasoning, ToolImage, Usage,
+};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
@@ -418,10 +420,7 @@ fn is_thinking(block: &Value) -> bool {
 
 /// The thinking blocks of an answer as its reasoning, when there are any.
 fn reasoning(blocks: Vec<Value>) -> Option<Reasoning> {
-    (!blocks.is_empty()).then(|| Reasoning {
-        api: REASONING_API.into(),
-        blocks,
-    })
+    Reasoning::given(REASONING_API, blocks)
 }
 
 impl ChatModel for AnthropicModel {
@@ -481,12 +480,7 @@ impl Streamed {
     fn grow_thinking(&mut self, index: Option<u64>, field: &str, piece: &str) {
         let block = self.thinking.iter_mut().find(|(at, _)| *at == index);
         if let Some((_, Value::Object(block))) = block {
-            match block.get_mut(field) {
-                Some(Value::String(so_far)) => so_far.push_str(piece),
-                _ => {
-                    block.insert(field.to_owned(), Value::String(piece.to_owned()));
-                }
-            }
+            grow_text(block, field, piece);
         }
     }
 }

@@ -441,11 +441,7 @@ impl Signatures {
     }
 
     fn reasoning(&mut self) -> Option<Reasoning> {
-        let blocks = std::mem::take(&mut self.blocks);
-        (!blocks.is_empty()).then(|| Reasoning {
-            api: REASONING_API.into(),
-            blocks,
-        })
+        Reasoning::given(REASONING_API, std::mem::take(&mut self.blocks))
     }
 }
 

@@ -65,6 +65,27 @@ pub struct Reasoning {
     pub blocks: Vec<Value>,
 }
 
+impl Reasoning {
+    /// What `api` gave to be sent back, when it gave anything.
+    pub(crate) fn given(api: &str, blocks: Vec<Value>) -> Option<Reasoning> {
+        (!blocks.is_empty()).then(|| Reasoning {
+            api: api.to_owned(),
+            blocks,
+        })
+    }
+}
+
+/// Adds `piece` to the text `field` of `block`, starting it when there is none: a streamed
+/// block of reasoning grown as its deltas come.
+pub(crate) fn grow_text(block: &mut serde_json::Map<String, Value>, field: &str, piece: &str) {
+    match block.get_mut(field) {
+        Some(Value::String(so_far)) => so_far.push_str(piece),
+        _ => {
+            block.insert(field.to_owned(), Value::String(piece.to_owned()));
+        }
+    }
+}
+
 /// An image a tool gave back ([`Content::Image`](tool_core::Content::Image)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolImage {

@@ -397,10 +397,7 @@ pub(super) const REASONING_API: &str = "bedrock";
 /// An answer's `reasoningContent` blocks as its reasoning, when there are any: sent back
 /// with the answer, as Claude with extended thinking requires once there are tool calls.
 pub(super) fn reasoning(blocks: Vec<Value>) -> Option<Reasoning> {
-    (!blocks.is_empty()).then(|| Reasoning {
-        api: REASONING_API.into(),
-        blocks,
-    })
+    Reasoning::given(REASONING_API, blocks)
 }
 
 /// Converse's token counts. `inputTokens` leaves out what was read from or written to the

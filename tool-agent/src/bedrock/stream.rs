@@ -9,6 +9,7 @@ use tool_core::provider::Aliases;
 use super::{reasoning, usage, PROVIDER};
 use crate::assemble::StreamedAnswer;
 use crate::aws_frames::EXCEPTION_EVENT;
+use crate::message::grow_text;
 use crate::model::{ModelError, ModelResponse};
 use crate::sse::Decoder;
 
@@ -55,12 +56,7 @@ impl Streamed {
         };
         for field in ["text", "signature"] {
             if let Some(piece) = delta.get(field).and_then(Value::as_str) {
-                match text.get_mut(field) {
-                    Some(Value::String(so_far)) => so_far.push_str(piece),
-                    _ => {
-                        text.insert(field.to_owned(), Value::String(piece.to_owned()));
-                    }
-                }
+                grow_text(text, field, piece);
             }
         }
     }
