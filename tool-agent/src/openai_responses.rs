@@ -1,7 +1,8 @@
 //! OpenAI Responses over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
 //! module; this module writes the input items (`function_call` and `function_call_output`)
 //! and reads the text and usage, whole or streamed. Stateless: the whole transcript is sent
-//! each time.
+//! each time, with the reasoning items the API encrypted for it when asked to
+//! ([`OpenAiResponsesModel::with_encrypted_reasoning`]).
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
@@ -10,11 +11,14 @@ use tool_core::provider::{flagged_error_text, responses_function_call_output, Al
 use crate::assemble::StreamedAnswer;
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::message::{Message, ToolImage, Usage};
+use crate::message::{reasoning_before, Message, Reasoning, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
 
 const PROVIDER: &str = "OpenAI Responses";
+
+/// The API named on the reasoning this client keeps ([`Reasoning::api`]).
+const REASONING_API: &str = "openai_responses";
 
 /// A [`ChatModel`] speaking OpenAI Responses (`POST {base_url}/responses`), with the key from
 /// `OPENAI_API_KEY` unless set in code.
@@ -34,6 +38,8 @@ pub struct OpenAiResponsesModel {
     headers: ExtraHeaders,
     retry: RetryPolicy,
     extra: Map<String, Value>,
+    /// Whether requests ask for the reasoning items' encrypted content.
+    encrypted_reasoning: bool,
 }
 
 impl OpenAiResponsesModel {
@@ -47,6 +53,7 @@ impl OpenAiResponsesModel {
             headers: ExtraHeaders::default(),
             retry: RetryPolicy::default(),
             extra: Map::new(),
+            encrypted_reasoning: false,
         }
     }
 
@@ -65,6 +72,20 @@ impl OpenAiResponsesModel {
         self
     }
 
+    /// Asks for the encrypted content of the model's reasoning (`include:
+    /// ["reasoning.encrypted_content"]`) and sends each answer's reasoning items back with it,
+    /// so that a reasoning model (o3, o4-mini, the GPT-5 family) goes on from what it thought
+    /// before its calls rather than thinking again at every step. Requests are sent with
+    /// `store: false`, so the API keeps nothing between them: without the encrypted content,
+    /// the reasoning is lost. For reasoning models only: others refuse the `include`.
+    ///
+    /// With `with_body_field("store", json!(true))` the API keeps the items itself, and they
+    /// go back as they came, encrypted or not.
+    pub fn with_encrypted_reasoning(mut self) -> Self {
+        self.encrypted_reasoning = true;
+        self
+    }
+
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let declarations = request
@@ -76,13 +97,17 @@ impl OpenAiResponsesModel {
         if let Some(instructions) = &request.instructions {
             body.insert("instructions".into(), json!(instructions));
         }
-        let input: Vec<Value> = request
-            .messages
-            .iter()
-            .flat_map(|m| items(m, aliases))
+        // The API keeps a reasoning item only when asked to store it; one it does not keep
+        // goes back with its encrypted content, or not at all.
+        let stored = self.extra.get("store") == Some(&Value::Bool(true));
+        let input: Vec<Value> = (0..request.messages.len())
+            .flat_map(|i| items(&request.messages, i, aliases, stored))
             .collect();
         body.insert("input".into(), Value::Array(input));
         body.insert("store".into(), json!(false));
+        if self.encrypted_reasoning {
+            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
         if let Some(format) = &request.response_format {
             body.insert("text".into(), format.openai_responses());
         }
@@ -132,10 +157,14 @@ fn responses_url(base_url: &str) -> String {
     format!("{}/responses", base_url.trim_end_matches('/'))
 }
 
-/// One neutral message as Responses input items.
-fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
+/// Message `index` of `messages` as Responses input items. `stored` says whether the API
+/// keeps reasoning items itself (`store: true`).
+fn items(messages: &[Message], index: usize, aliases: &Aliases, stored: bool) -> Vec<Value> {
+    let Some(message) = messages.get(index) else {
+        return Vec::new();
+    };
     match message {
-        // Another API's reasoning; Responses keeps its own reasoning on the server.
+        // Sent with the answer after it.
         Message::Reasoning(_) => Vec::new(),
         Message::User { text } => vec![json!({ "role": "user", "content": text })],
         Message::Assistant { text, calls } => {
@@ -155,7 +184,18 @@ fn items(message: &Message, aliases: &Aliases) -> Vec<Value> {
                     "arguments": arguments,
                 })
             });
-            text.into_iter().chain(calls).collect()
+            let answer: Vec<Value> = text.into_iter().chain(calls).collect();
+            if answer.is_empty() {
+                // A reasoning item must be followed by what it led to.
+                return answer;
+            }
+            let reasoning = reasoning_before(messages, index, REASONING_API)
+                .iter()
+                .filter(|item| {
+                    stored || item.get("encrypted_content").is_some_and(Value::is_string)
+                })
+                .cloned();
+            reasoning.chain(answer).collect()
         }
         Message::Tool {
             call_id,
@@ -203,6 +243,14 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .collect();
     let refused = !refusal.is_empty();
     let text = if text.is_empty() { refusal } else { text };
+    let thought: Vec<Value> = answer
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| is_reasoning(item))
+        .cloned()
+        .collect();
     let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
     let usage = Usage {
         requests: 1,
@@ -212,7 +260,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
     };
     Ok(ModelResponse {
-        reasoning: None,
+        reasoning: Reasoning::given(REASONING_API, thought),
         text: (!text.is_empty()).then_some(text),
         calls,
         usage,
@@ -222,6 +270,11 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
             finish_reason(answer)
         },
     })
+}
+
+/// Whether an output item is a reasoning item.
+fn is_reasoning(item: &Value) -> bool {
+    item.get("type").and_then(Value::as_str) == Some("reasoning")
 }
 
 /// A Responses answer's finish reason: its `status`, or for an `incomplete` one the reason
@@ -271,6 +324,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
         answer: StreamedAnswer::new(aliases),
         refused: false,
         ended: false,
+        thought: Vec::new(),
     })
 }
 
@@ -285,6 +339,8 @@ struct Streamed {
     /// Whether `response.completed` or `response.incomplete` came: a stream without either
     /// was cut short.
     ended: bool,
+    /// The reasoning items, each whole as `response.output_item.done` gives it.
+    thought: Vec<Value>,
 }
 
 impl Decoder for Streamed {
@@ -319,6 +375,11 @@ impl Decoder for Streamed {
                     field("/item/name"),
                     field("/item/arguments"),
                 );
+            }
+            Some("response.output_item.done") => {
+                if let Some(item) = event.get("item").filter(|item| is_reasoning(item)) {
+                    self.thought.push(item.clone());
+                }
             }
             Some("response.function_call_arguments.delta") => {
                 self.answer.calls.push(index, None, None, field("/delta"));
@@ -371,6 +432,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
+        self.answer.reasoning = Reasoning::given(REASONING_API, std::mem::take(&mut self.thought));
         self.answer.finish()
     }
 }
@@ -399,7 +461,7 @@ mod tests {
             calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
         };
         assert_eq!(
-            items(&call, &Aliases::default()),
+            items(&[call], 0, &Aliases::default(), false),
             [
                 json!({ "role": "assistant", "content": "Adding." }),
                 json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
@@ -413,7 +475,7 @@ mod tests {
             images: Vec::new(),
         };
         assert_eq!(
-            items(&result, &Aliases::default()),
+            items(std::slice::from_ref(&result), 0, &Aliases::default(), false),
             [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
         );
     }
@@ -431,7 +493,7 @@ mod tests {
             }],
         };
         assert_eq!(
-            items(&result, &Aliases::default()),
+            items(std::slice::from_ref(&result), 0, &Aliases::default(), false),
             [
                 json!({ "type": "function_call_output", "call_id": "fc_1", "output": [
                 { "type": "input_text", "text": "the chart" },
@@ -453,6 +515,96 @@ mod tests {
         let parsed = response(&refused, &Aliases::default()).unwrap();
         assert_eq!(parsed.text.as_deref(), Some("No."));
         assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
+    }
+
+    fn rs(id: &str, encrypted: Option<&str>) -> Value {
+        let mut item = json!({ "type": "reasoning", "id": id, "summary": [] });
+        if let Some(content) = encrypted {
+            item["encrypted_content"] = json!(content);
+        }
+        item
+    }
+
+    #[test]
+    fn encrypted_reasoning_goes_back_before_its_answer_and_only_there() {
+        let thought = |api: &str, blocks: Vec<Value>| {
+            Message::Reasoning(Reasoning {
+                api: api.into(),
+                blocks,
+            })
+        };
+        let answer = Message::Assistant {
+            text: None,
+            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
+        };
+        let call = json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" });
+        let ours = thought(
+            REASONING_API,
+            vec![rs("rs_1", Some("gAAA")), rs("rs_2", None)],
+        );
+        let messages = [ours.clone(), answer.clone()];
+        let sent = |messages: &[Message], stored: bool| -> Vec<Value> {
+            (0..messages.len())
+                .flat_map(|i| items(messages, i, &Aliases::default(), stored))
+                .collect()
+        };
+        // Not stored: the item the API can read back, with its encrypted content, as it came.
+        assert_eq!(
+            sent(&messages, false),
+            [rs("rs_1", Some("gAAA")), call.clone()]
+        );
+        // Stored: every item, the API finds the others by id.
+        assert_eq!(
+            sent(&messages, true),
+            [rs("rs_1", Some("gAAA")), rs("rs_2", None), call.clone()]
+        );
+        // Another API's reasoning stays out.
+        let theirs = [thought("anthropic", vec![rs("rs_1", Some("gAAA"))]), answer];
+        assert_eq!(sent(&theirs, false), [call]);
+        // A reasoning item with no answer after it to send is left out with the answer.
+        let empty = Message::Assistant {
+            text: Some(String::new()),
+            calls: Vec::new(),
+        };
+        assert_eq!(sent(&[ours, empty], false), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn encrypted_reasoning_is_asked_for_only_when_wanted() {
+        let request = ModelRequest::new(vec![Message::User { text: "Hi".into() }]);
+        let plain = OpenAiResponsesModel::new("gpt-4.1").body(&request);
+        assert_eq!(plain.get("include"), None);
+        let reasoning = OpenAiResponsesModel::new("gpt-5-mini")
+            .with_encrypted_reasoning()
+            .body(&request);
+        assert_eq!(reasoning["include"], json!(["reasoning.encrypted_content"]));
+        assert_eq!(reasoning["store"], json!(false));
+    }
+
+    #[test]
+    fn reasoning_items_are_kept_whole_and_streamed() {
+        let answer = json!({ "status": "completed", "output": [
+            rs("rs_1", Some("gAAA")),
+            { "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{}" }
+        ] });
+        let kept = response(&answer, &Aliases::default()).unwrap().reasoning;
+        let expected = Some(Reasoning {
+            api: REASONING_API.into(),
+            blocks: vec![rs("rs_1", Some("gAAA"))],
+        });
+        assert_eq!(kept, expected);
+
+        let mut decoder = stream_decoder(Aliases::default());
+        let mut deltas = Vec::new();
+        let events = [
+            json!({ "type": "response.output_item.added", "output_index": 0, "item": rs("rs_1", None) }),
+            json!({ "type": "response.output_item.done", "output_index": 0, "item": rs("rs_1", Some("gAAA")) }),
+            json!({ "type": "response.completed", "response": { "status": "completed" } }),
+        ];
+        for event in events {
+            decoder.data(&event.to_string(), &mut deltas).unwrap();
+        }
+        assert_eq!(decoder.finish().reasoning, expected);
     }
 
     #[test]

@@ -294,9 +294,10 @@ async fn openai_responses_sends_the_golden_requests() {
         aws_stream: false,
     };
     check(api, |base_url| {
-        OpenAiResponsesModel::new("gpt-4.1")
+        OpenAiResponsesModel::new("gpt-5-mini")
             .with_base_url(base_url)
             .with_api_key(ApiKey::new(KEY))
+            .with_encrypted_reasoning()
     })
     .await;
 }
