@@ -146,6 +146,9 @@ pub(crate) struct EventReader<'a> {
     over: bool,
     /// The bytes of the answer's text so far, held to [`MAX_ANSWER_BYTES`].
     text: usize,
+    /// The `data:` lines of the event being read, joined by line ends, until the empty line
+    /// that ends it.
+    pending: Option<String>,
 }
 
 impl<'a> EventReader<'a> {
@@ -158,6 +161,7 @@ impl<'a> EventReader<'a> {
             ready: VecDeque::new(),
             over: false,
             text: 0,
+            pending: None,
         }
     }
 
@@ -246,6 +250,8 @@ impl<'a> EventReader<'a> {
         if !rest.is_empty() {
             self.line(&rest);
         }
+        // An event the body ended in, without its empty line, is read all the same.
+        self.dispatch();
         if self.over {
             return;
         }
@@ -256,13 +262,49 @@ impl<'a> EventReader<'a> {
         self.finish();
     }
 
-    /// One line of the event stream: only `data:` lines matter.
+    /// One line of the event stream: an event's `data:` lines are its payload, joined by
+    /// line ends, and the empty line after them ends it. Other fields and comments are left.
     fn line(&mut self, line: &[u8]) {
         let line = String::from_utf8_lossy(line);
-        let Some(data) = line.trim_end().strip_prefix("data:") else {
+        let line = line.trim_end_matches(['\n', '\r']);
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        let Some(data) = line.strip_prefix("data:") else {
             return;
         };
-        self.payload(data.trim());
+        let data = data.strip_prefix(' ').unwrap_or(data);
+        match &mut self.pending {
+            // A server that leaves out the empty line between events: the payload so far is
+            // whole JSON, and this line starts the next one.
+            Some(so_far) if serde_json::from_str::<serde::de::IgnoredAny>(so_far).is_ok() => {
+                self.dispatch();
+                self.pending = Some(data.to_owned());
+            }
+            Some(so_far) if so_far.len() + data.len() >= MAX_ANSWER_BYTES => {
+                let message =
+                    format!("an event of the stream is longer than {MAX_ANSWER_BYTES} bytes");
+                self.pending = None;
+                self.fail(ModelError::Malformed {
+                    provider: "the model",
+                    message,
+                });
+            }
+            Some(so_far) => {
+                so_far.push('\n');
+                so_far.push_str(data);
+            }
+            None => self.pending = Some(data.to_owned()),
+        }
+    }
+
+    /// The event read so far, given to the decoder.
+    fn dispatch(&mut self) {
+        if let Some(data) = self.pending.take() {
+            if !self.over {
+                self.payload(data.trim());
+            }
+        }
     }
 
     /// One payload, given to the decoder.
@@ -299,5 +341,61 @@ impl<'a> EventReader<'a> {
         let mut response = self.decoder.finish();
         response.usage.requests = 1;
         self.ready.push_back(Ok(ModelEvent::Done(response)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A decoder that keeps every payload, and ends at `[END]`.
+    struct Recording(Arc<Mutex<Vec<String>>>);
+
+    impl Decoder for Recording {
+        fn data(&mut self, data: &str, _: &mut Vec<String>) -> Result<bool, ModelError> {
+            self.0.lock().unwrap().push(data.to_owned());
+            Ok(data == "[END]")
+        }
+
+        fn finish(&mut self) -> ModelResponse {
+            ModelResponse::answer("")
+        }
+    }
+
+    /// The payloads read from `body`, given in pieces of `piece` bytes.
+    fn payloads(body: &str, piece: usize) -> Vec<String> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = EventReader::new(Box::new(Recording(seen.clone())));
+        for bytes in body.as_bytes().chunks(piece) {
+            reader.feed(bytes);
+        }
+        reader.end();
+        let seen = seen.lock().unwrap().clone();
+        seen
+    }
+
+    #[test]
+    fn an_events_data_lines_are_one_payload_joined_by_line_ends() {
+        let body = "event: a\ndata: {\"text\":\ndata:  \"two lines\"}\n\n: a comment\r\ndata: [END]\r\n\r\n";
+        for piece in [1, 3, body.len()] {
+            assert_eq!(
+                payloads(body, piece),
+                ["{\"text\":\n \"two lines\"}", "[END]"],
+                "in pieces of {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn events_without_the_empty_line_between_them_are_read_one_by_one() {
+        let body = "data: {\"a\":1}\ndata: {\"b\":2}\ndata: [END]";
+        assert_eq!(payloads(body, 2), ["{\"a\":1}", "{\"b\":2}", "[END]"]);
+    }
+
+    #[test]
+    fn nothing_is_read_after_the_answer_is_complete() {
+        let body = "data: [END]\n\ndata: {\"late\":true}\n\n";
+        assert_eq!(payloads(body, 5), ["[END]"]);
     }
 }
