@@ -69,9 +69,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .execute_with("echo", r#"{"text":"hi"}"#, &options)
         .await?;
     println!("echo: {}", out.to_text());
-    exec.validate("weather.get", &json!({ "city": "Lyon" }))?; // checks without running
+    exec.validate("weather.get", json!({ "city": "Lyon" }))?; // checks without running
 
-    let err = exec.validate("weather.get", &json!({})).unwrap_err();
+    let err = exec.validate("weather.get", json!({})).unwrap_err();
     println!("a bad call: {err}");
     std::fs::remove_dir_all(&dir)?;
     Ok(())

@@ -72,9 +72,9 @@ async fn catalog_tools_are_listed_and_validated_but_not_executed() {
     let names: Vec<&str> = exec.tools().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["github.repos.list", "weather"]);
     assert!(exec
-        .validate("github.repos.list", &json!({ "owner": "me" }))
+        .validate("github.repos.list", json!({ "owner": "me" }))
         .is_ok());
-    assert!(exec.validate("github.repos.list", &json!({})).is_err());
+    assert!(exec.validate("github.repos.list", json!({})).is_err());
     assert!(!exec.is_executable("weather"));
     let err = exec.execute("weather", json!({})).await.unwrap_err();
     assert!(matches!(err, ToolError::NotExecutable { .. }), "{err:?}");

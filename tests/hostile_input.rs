@@ -198,7 +198,7 @@ fn a_catastrophic_pattern_against_40_as_and_a_bang_finishes_with_a_verdict() {
             "p",
             &json!({ "type": "object", "properties": { "s": { "type": "string", "pattern": pattern } } }),
         )]);
-        let err = exec.validate("p", &json!({ "s": hostile })).unwrap_err();
+        let err = exec.validate("p", json!({ "s": hostile })).unwrap_err();
         assert_eq!(
             err.kind(),
             ToolErrorKind::InvalidArguments,
@@ -206,7 +206,7 @@ fn a_catastrophic_pattern_against_40_as_and_a_bang_finishes_with_a_verdict() {
         );
         if !pattern.ends_with('b') {
             assert!(
-                exec.validate("p", &json!({ "s": "aaaa" })).is_ok(),
+                exec.validate("p", json!({ "s": "aaaa" })).is_ok(),
                 "{pattern}"
             );
         }
@@ -270,10 +270,10 @@ fn ref_cycles_and_a_ref_to_the_root_give_a_verdict_and_the_next_call_works() {
     });
     let exec = catalog_executor(&[line("list", &recursive)]);
     assert!(exec
-        .validate("list", &json!({ "next": { "next": { "n": 1 } } }))
+        .validate("list", json!({ "next": { "next": { "n": 1 } } }))
         .is_ok());
     let err = exec
-        .validate("list", &json!({ "next": { "next": { "n": "x" } } }))
+        .validate("list", json!({ "next": { "next": { "n": "x" } } }))
         .unwrap_err();
     assert!(err.to_string().contains("/next/next/n"), "{err}");
     next_call_works(&exec);
@@ -371,9 +371,9 @@ fn an_enum_of_50_000_members_gives_a_verdict_and_a_short_message() {
         "pick",
         &json!({ "type": "object", "properties": { "m": { "enum": members } }, "required": ["m"] }),
     )]);
-    assert!(exec.validate("pick", &json!({ "m": "m49999" })).is_ok());
+    assert!(exec.validate("pick", json!({ "m": "m49999" })).is_ok());
     let err = exec
-        .validate("pick", &json!({ "m": "m50000" }))
+        .validate("pick", json!({ "m": "m50000" }))
         .unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
     let text = err.to_model_text();
@@ -406,12 +406,12 @@ fn multiple_of_with_floats_gives_the_decimal_verdict() {
         ("cent", json!(19.99), true),
         ("cent", json!(0.075), false),
     ] {
-        let verdict = exec.validate(tool, &json!({ "x": x }));
+        let verdict = exec.validate(tool, json!({ "x": x }));
         assert_eq!(verdict.is_ok(), valid, "{tool}: {x}: {verdict:?}");
     }
     // Huge quotients: a verdict, whichever it is.
     for x in [json!(1e308), json!(u64::MAX), json!(5e-324)] {
-        let _verdict = exec.validate("tiny", &json!({ "x": x }));
+        let _verdict = exec.validate("tiny", json!({ "x": x }));
     }
     for bad in [json!(0), json!(-0.5), json!("0.1")] {
         let parameters = json!({ "type": "object", "properties": { "x": { "multipleOf": bad } } });
@@ -445,8 +445,8 @@ fn numbers_beyond_f64_and_u64_are_refused_or_judged_exactly() {
         "u",
         &json!({ "type": "object", "properties": { "x": { "type": "integer", "maximum": u64::MAX } } }),
     )]);
-    assert!(edge.validate("u", &json!({ "x": u64::MAX })).is_ok());
-    assert!(edge.validate("u", &json!({ "x": -1 })).is_ok());
+    assert!(edge.validate("u", json!({ "x": u64::MAX })).is_ok());
+    assert!(edge.validate("u", json!({ "x": -1 })).is_ok());
     let over: Value = serde_json::from_str(r#"{"x": 18446744073709551616}"#).unwrap();
     assert!(edge.validate("u", &over).is_err());
     next_call_works(&exec);

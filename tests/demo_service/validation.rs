@@ -183,10 +183,39 @@ async fn unknown_tool_suggests_close_names() {
 #[test]
 fn validate_checks_without_running() {
     let exec = executor();
-    assert!(exec.validate("add", &json!({"a": 1, "b": 2})).is_ok());
-    assert!(exec.validate("add", &json!({"a": 1})).is_err());
+    assert!(exec.validate("add", json!({"a": 1, "b": 2})).is_ok());
+    assert!(exec.validate("add", json!({"a": 1})).is_err());
     assert!(matches!(
-        exec.validate("nope", &json!({})),
+        exec.validate("nope", json!({})),
         Err(ToolError::UnknownTool { .. })
+    ));
+}
+
+#[tokio::test]
+async fn validate_takes_json_text_as_execute_does() {
+    let exec = executor();
+    assert!(exec.validate("add", r#"{"a": 1, "b": 2}"#).is_ok());
+    let missing = exec.validate("add", r#"{"a": 1}"#).unwrap_err();
+    let run = exec.execute("add", r#"{"a": 1}"#).await.unwrap_err();
+    let from_value = exec.validate("add", json!({"a": 1})).unwrap_err();
+    assert_eq!(missing.to_string(), run.to_string(), "execute's verdict");
+    assert_eq!(from_value.to_string(), run.to_string(), "text or value");
+    let broken = exec.validate("add", "{\"a\": 1,").unwrap_err();
+    let ToolError::InvalidArguments { violations, .. } = &broken else {
+        panic!("{broken:?}");
+    };
+    assert!(violations[0].message.contains("EOF"), "{violations:?}");
+
+    // A model's call: arguments as a JSON string are read as text, as execute_call reads them.
+    let as_text = ToolCall::new("c1", "add", json!(r#"{"a": 1, "b": 2}"#));
+    assert!(exec.validate_call(&as_text).is_ok());
+    assert!(exec
+        .execute_call(&as_text, &CallOptions::default())
+        .await
+        .is_ok());
+    let as_value = ToolCall::new("c2", "add", json!({"a": 1}));
+    assert!(matches!(
+        exec.validate_call(&as_value),
+        Err(ToolError::InvalidArguments { .. })
     ));
 }

@@ -290,7 +290,7 @@ impl Router {
         };
         let handler = self.tools[slot.tool].tool.handler_name();
         let arguments = self.arguments(slot.tool, &slot.params);
-        let problems = match executor.validate(handler, &Value::Object(arguments.clone())) {
+        let problems = match executor.validate(handler, Value::Object(arguments.clone())) {
             Ok(()) => return Some(arguments),
             Err(error) => error.to_model_text(),
         };
@@ -304,7 +304,7 @@ impl Router {
         *usage += retry.usage;
         if retry.error.is_none() {
             let arguments = self.arguments(slot.tool, &retry.params);
-            match executor.validate(handler, &Value::Object(arguments.clone())) {
+            match executor.validate(handler, Value::Object(arguments.clone())) {
                 Ok(()) => {
                     slot.params = retry.params;
                     return Some(arguments);

@@ -50,7 +50,7 @@ use tool_core::ToolError;
 
 pub(crate) use self::budget::{ArgumentLimits, NESTING_LIMIT};
 pub use self::exact::{DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe};
-pub(crate) use self::full::{check_value, ArgumentValidator};
+pub(crate) use self::full::ArgumentValidator;
 use self::raw::{invalid, non_empty, View};
 pub use self::raw::{IntoArguments, RawArguments};
 
@@ -144,4 +144,21 @@ impl<'a, 'r> Arguments<'a, 'r> {
         full::verdict(self.tool, self.schema, self.parameters, &mut args)?;
         Ok(args)
     }
+}
+
+/// Checks arguments as a call would, without a parameter struct to read them into: a value
+/// against the limits and the schema, text parsed first (a value is not copied when it is
+/// valid).
+pub(crate) fn check_raw(
+    tool: &str,
+    schema: &ArgumentValidator,
+    parameters: &Value,
+    raw: RawArguments<'_>,
+    limits: ArgumentLimits,
+) -> Result<(), ToolError> {
+    if let View::Value(value) = raw.view() {
+        return full::check_value(tool, schema, parameters, value, limits);
+    }
+    let mut args = raw.into_value(tool, limits)?;
+    full::verdict(tool, schema, parameters, &mut args)
 }

@@ -136,18 +136,30 @@ impl Executor {
 
     /// Checks arguments as [`Executor::execute`] would, without running the tool: the size cap,
     /// the nesting limit, and the schema, with a strict-mode `null` for an optional property
-    /// taken as absent. It fails when `execute` would refuse the same value, with the same
-    /// error; the one exception is a parameter type whose own `Deserialize` refuses more than
-    /// its schema says, which only running the call finds out.
-    pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), ToolError> {
+    /// taken as absent. The arguments are what `execute` takes: a JSON value, or JSON text
+    /// (text that is not JSON is `InvalidArguments` naming the JSON error). It fails when
+    /// `execute` would refuse the same arguments, with the same error; the one exception is a
+    /// parameter type whose own `Deserialize` refuses more than its schema says, which only
+    /// running the call finds out.
+    pub fn validate<A: IntoArguments>(&self, name: &str, mut args: A) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
-        crate::arguments::check_value(
+        crate::arguments::check_raw(
             &entry.spec.name,
             &entry.schema,
             &entry.spec.parameters,
-            args,
+            args.raw(),
             self.inner.argument_limits,
         )
+    }
+
+    /// Checks a model's call as [`Executor::execute_call`] would run it, without running it:
+    /// arguments given as a JSON string (as OpenAI sends them) are read as JSON text, any other
+    /// value as it is.
+    pub fn validate_call(&self, call: &tool_core::ToolCall) -> Result<(), ToolError> {
+        match &call.arguments {
+            serde_json::Value::String(text) => self.validate(&call.name, text.as_str()),
+            arguments => self.validate(&call.name, arguments),
+        }
     }
 
     /// Checks a result given from outside for a call of `name` (an external tool's answer, a
