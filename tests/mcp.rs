@@ -271,6 +271,66 @@ async fn a_tools_progress_reaches_the_client_as_notifications() {
     assert_eq!(second.unwrap(), Some((2.0, Some(2.0), None)));
 }
 
+/// The tool's reports come before its result on the wire, even the report made just before
+/// it returned: a client refuses progress for a request it has its answer to.
+#[tokio::test]
+async fn a_tools_last_progress_comes_before_its_result() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let reports = 50;
+    let counting = DynamicTool::new(
+        "counting",
+        "Reports progress, then returns at once",
+        json!({ "type": "object" }),
+        move |_, ctx| async move {
+            for done in 1..=reports {
+                ctx.progress(f64::from(done), Some(f64::from(reports)), None);
+            }
+            Ok(ToolOutput::text("done"))
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(counting)
+        .build()
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(exec).unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, mut write) = tokio::io::split(client_end);
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let messages = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"counting","arguments":{},"_meta":{"progressToken":"p1"}}}"#,
+    ];
+    for message in messages {
+        write.write_all(message.as_bytes()).await.unwrap();
+        write.write_all(b"\n").await.unwrap();
+    }
+    let mut progress = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("the server answers")
+            .unwrap()
+            .expect("the server keeps the line open");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "p1");
+            progress.push(message["params"]["progress"].as_f64().unwrap());
+        } else if message["id"] == 2 {
+            assert_eq!(message["result"]["content"][0]["text"], "done", "{message}");
+            break;
+        }
+    }
+    let expected: Vec<f64> = (1..=reports).map(f64::from).collect();
+    assert_eq!(progress, expected, "every report, in order, before the result");
+}
+
 #[tokio::test]
 async fn the_output_schema_is_served_and_the_structured_result_matches_it() {
     let (tx, _rx) = mpsc::unbounded_channel();

@@ -1,14 +1,16 @@
 //! A call's reports to the client: progress as `notifications/progress`, log messages at or
 //! above the client's level as `notifications/message`. Each goes out in order from a task of
 //! its own, started by the first report (most tools report nothing): the tool's
-//! `ctx.progress(..)` and `ctx.log(..)` only queue them. The task ends with the call.
+//! `ctx.progress(..)` and `ctx.log(..)` only queue them. When the tool is done, the queue is
+//! closed and its reports all sent before the call's result ([`Flush`]): a client refuses
+//! progress for a request it has its answer to. A report made after that is not sent.
 
 // MCP's logging is deprecated by SEP-2577 (rmcp marks its types so) but still in every
 // protocol version this crate speaks.
 #![allow(deprecated)]
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
@@ -16,6 +18,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tool_runtime::{LogLevel, LogSink, Progress, ProgressSink};
 
 /// The lowest level a session's client asked for with `logging/setLevel`; none until it asks.
@@ -71,13 +74,27 @@ enum Report {
     Log(LoggingMessageNotificationParam),
 }
 
+/// The most reports of one call waiting to be sent. A tool that reports faster than the
+/// client reads has the reports past it left out, rather than held without bound.
+const QUEUED_REPORTS: usize = 1024;
+
 /// The queue of one call's notifications, sent in order by a task started on first use.
 struct Reports {
     peer: Peer<RoleServer>,
-    queue: OnceLock<mpsc::UnboundedSender<Report>>,
+    queue: Mutex<Queue>,
     /// The runtime of the server that made the sinks: the sending task starts there, also when
     /// a tool reports from a thread of its own (`tokio::spawn` would panic there).
     runtime: Option<tokio::runtime::Handle>,
+}
+
+/// Where a call's queue of reports stands.
+enum Queue {
+    /// Nothing reported yet.
+    Idle,
+    /// Reports queued, and the task that sends them.
+    Open(mpsc::Sender<Report>, JoinHandle<()>),
+    /// The call is done: nothing more is sent.
+    Closed,
 }
 
 impl Reports {
@@ -85,11 +102,12 @@ impl Reports {
         let Some(runtime) = &self.runtime else {
             return;
         };
-        let sender = self.queue.get_or_init(|| {
-            let (sender, mut queue) = mpsc::unbounded_channel::<Report>();
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Queue::Idle = *queue {
+            let (sender, mut reports) = mpsc::channel::<Report>(QUEUED_REPORTS);
             let peer = self.peer.clone();
-            runtime.spawn(async move {
-                while let Some(report) = queue.recv().await {
+            let task = runtime.spawn(async move {
+                while let Some(report) = reports.recv().await {
                     let sent = match report {
                         Report::Progress(p) => peer.notify_progress(p).await,
                         Report::Log(m) => peer.notify_logging_message(m).await,
@@ -99,28 +117,56 @@ impl Reports {
                     }
                 }
             });
-            sender
-        });
-        let _ = sender.send(report);
+            *queue = Queue::Open(sender, task);
+        }
+        if let Queue::Open(sender, _) = &*queue {
+            let _ = sender.try_send(report);
+        }
+    }
+
+    /// Closes the queue and waits until what it holds is sent.
+    async fn close(&self) {
+        let queue = {
+            let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *queue, Queue::Closed)
+        };
+        if let Queue::Open(sender, task) = queue {
+            drop(sender);
+            let _ = task.await;
+        }
+    }
+}
+
+/// What sends a call's last reports before its result: [`Flush::done`] once the tool is done.
+pub(crate) struct Flush(Option<Arc<Reports>>);
+
+impl Flush {
+    /// Closes the call's reports and waits until those queued are sent.
+    pub(crate) async fn done(self) {
+        if let Some(reports) = self.0 {
+            reports.close().await;
+        }
     }
 }
 
 /// The sinks of one call: progress when the client gave a progress token, log messages when
-/// it set a level (for this request in `_meta`, or for its session with `logging/setLevel`).
+/// it set a level (for this request in `_meta`, or for its session with `logging/setLevel`);
+/// and what sends their last reports before the result.
 pub(crate) fn sinks(
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     log_level: Option<LogLevel>,
     tool: &str,
-) -> (Option<ProgressSink>, Option<LogSink>) {
+) -> (Option<ProgressSink>, Option<LogSink>, Flush) {
     if progress_token.is_none() && log_level.is_none() {
-        return (None, None);
+        return (None, None, Flush(None));
     }
     let reports = Arc::new(Reports {
         peer,
-        queue: OnceLock::new(),
+        queue: Mutex::new(Queue::Idle),
         runtime: tokio::runtime::Handle::try_current().ok(),
     });
+    let flush = Flush(Some(reports.clone()));
     let progress = progress_token.map(|token| {
         let reports = reports.clone();
         Arc::new(move |p: Progress<'_>| {
@@ -143,5 +189,5 @@ pub(crate) fn sinks(
             }
         }) as LogSink
     });
-    (progress, log)
+    (progress, log, flush)
 }

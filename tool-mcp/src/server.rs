@@ -232,7 +232,7 @@ impl McpServer {
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
         let name: &str = &request.name;
-        let (progress, log) = notify::sinks(context.peer, token, log_level, name);
+        let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
         let options = CallOptions {
             call_id: Some(id.into()),
             cancellation: Some(context.ct),
@@ -241,7 +241,10 @@ impl McpServer {
             ..CallOptions::default()
         };
         let exec = listing.executor_for(name);
-        match exec.execute_with(name, args, &options).await {
+        let outcome = exec.execute_with(name, args, &options).await;
+        // The reports before the result: none may follow it.
+        flush.done().await;
+        match outcome {
             Ok(output) => Ok(result_from_output(output)),
             Err(ToolError::UnknownTool { name, suggestions }) => {
                 // With other servers' tools beside the executor's, close names come from all.
