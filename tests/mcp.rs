@@ -633,6 +633,24 @@ async fn an_imported_call_past_its_time_limit_is_timed_out_and_cancelled_on_the_
     assert_eq!(cancelled, Some(true));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_server_that_never_answers_initialize_is_a_handshake_error_in_time() {
+    // The other end is kept open and never written to.
+    let (_silent, client_end) = tokio::io::duplex(1 << 16);
+    let started = tokio::time::Instant::now();
+    let Err(err) = McpTools::connect("silent server", client_end).await else {
+        panic!("a server that never answers connected");
+    };
+    assert_eq!(started.elapsed(), ai_tool::mcp::HANDSHAKE_TIMEOUT);
+    let shown = err.to_string();
+    assert!(
+        matches!(err, ai_tool::mcp::McpError::Handshake { .. })
+            && shown.contains("silent server")
+            && shown.contains("initialize"),
+        "{shown}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_that_went_away_is_a_failure_naming_it() {
     let (tx, _rx) = mpsc::unbounded_channel();

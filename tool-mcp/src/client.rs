@@ -3,6 +3,7 @@
 //! context of the call that asked for them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -20,11 +21,15 @@ pub(crate) struct ClientState {
     tools: RwLock<Arc<[Tool]>>,
     /// How many times the list was listed again; the tools are listed once at connection.
     generation: watch::Sender<u64>,
-    /// The calls in flight that want progress, by the token their request carries.
-    progress: Mutex<HashMap<ProgressToken, ToolContext<'static>>>,
-    /// Held while the tools are listed again and kept, so that of two changes in a row the
-    /// later list is the one kept.
+    /// The calls in flight that want progress, by the token their request carries, with the
+    /// progress last passed on.
+    progress: Mutex<HashMap<ProgressToken, (ToolContext<'static>, Option<f64>)>>,
+    /// Held while the tools are listed and kept, so that of two listings the later one is
+    /// kept.
     relisting: tokio::sync::Mutex<()>,
+    /// Whether a list change waits to be listed: the changes told meanwhile are all in the
+    /// listing it will make.
+    change_waiting: AtomicBool,
 }
 
 impl ClientState {
@@ -35,7 +40,13 @@ impl ClientState {
             generation: watch::Sender::new(0),
             progress: Mutex::default(),
             relisting: tokio::sync::Mutex::new(()),
+            change_waiting: AtomicBool::new(false),
         }
+    }
+
+    /// The right to list the tools and keep them, one listing at a time.
+    pub(crate) async fn relisting(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.relisting.lock().await
     }
 
     /// The tools as last listed.
@@ -76,11 +87,29 @@ impl ClientState {
         self.progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), ctx);
+            .insert(token.clone(), (ctx, None));
         ProgressRoute {
             state: self.clone(),
             token,
         }
+    }
+}
+
+impl ClientState {
+    /// Passes a report on to the context of the call it is for. Notifications are handled
+    /// concurrently, so one may come after a later one: a report that does not go beyond
+    /// the last passed on is left, as progress only goes up. Passed on under the lock, so in
+    /// order.
+    fn pass_on_progress(&self, params: &ProgressNotificationParam) {
+        let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some((ctx, last)) = routes.get_mut(&params.progress_token) else {
+            return;
+        };
+        if last.is_some_and(|last| params.progress <= last) {
+            return;
+        }
+        *last = Some(params.progress);
+        ctx.progress(params.progress, params.total, params.message.as_deref());
     }
 }
 
@@ -109,20 +138,16 @@ impl ClientHandler for ImportClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let ctx = self
-            .0
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(ctx) = ctx {
-            ctx.progress(params.progress, params.total, params.message.as_deref());
-        }
+        self.0.pass_on_progress(&params);
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let _one_at_a_time = self.0.relisting.lock().await;
+        // A change told while another waits is listed by that one.
+        if self.0.change_waiting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _one_at_a_time = self.0.relisting().await;
+        self.0.change_waiting.store(false, Ordering::Release);
         match list_every_tool(&context.peer).await {
             Ok(tools) => self.0.set_tools(tools, false),
             Err(e) => tracing::warn!(
@@ -170,4 +195,55 @@ pub(crate) async fn list_every_tool(peer: &Peer<RoleClient>) -> Result<Vec<Tool>
     tokio::time::timeout(LISTING_TIMEOUT, listing)
         .await
         .map_err(|_| format!("listing the tools took more than {LISTING_TIMEOUT:?}"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+    use serde_json::json;
+    use tool_core::ToolOutput;
+    use tool_runtime::{CallOptions, DynamicTool, Executor, Progress, ProgressSink};
+
+    /// A call's context that keeps the progress it is given.
+    async fn context_keeping_progress() -> (ToolContext<'static>, Arc<Mutex<Vec<f64>>>) {
+        let (sent, kept) = std::sync::mpsc::channel();
+        let tool = DynamicTool::new(
+            "t",
+            "Keeps its context",
+            json!({ "type": "object" }),
+            move |_, ctx| {
+                let _ = sent.send(ctx);
+                async { Ok(ToolOutput::empty()) }
+            },
+        );
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(tool)
+            .build()
+            .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink: ProgressSink = {
+            let seen = seen.clone();
+            Arc::new(move |p: Progress<'_>| seen.lock().unwrap().push(p.done))
+        };
+        let options = CallOptions::default().with_progress(sink);
+        exec.execute_with("t", json!({}), &options).await.unwrap();
+        (kept.recv().unwrap(), seen)
+    }
+
+    #[tokio::test]
+    async fn progress_is_passed_on_only_going_up_and_only_while_routed() {
+        let (ctx, seen) = context_keeping_progress().await;
+        let state = Arc::new(ClientState::new("s".into()));
+        let token = ProgressToken(NumberOrString::Number(7));
+        let report = |done: f64| ProgressNotificationParam::new(token.clone(), done);
+        let route = state.route_progress(token.clone(), ctx);
+        for done in [1.0, 3.0, 2.0, 3.0, 4.0] {
+            state.pass_on_progress(&report(done));
+        }
+        drop(route);
+        state.pass_on_progress(&report(5.0));
+        assert_eq!(*seen.lock().unwrap(), [1.0, 3.0, 4.0]);
+    }
 }

@@ -52,6 +52,9 @@ pub struct McpTools {
     connection: Arc<RunningService<RoleClient, ImportClient>>,
 }
 
+/// How long a server may take to answer `initialize` when an import connects.
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl McpTools {
     /// Starts `command` and speaks MCP on its stdin and stdout. The process is killed when
     /// the connection is dropped.
@@ -98,7 +101,8 @@ impl McpTools {
         Self::connect(label, transport).await
     }
 
-    /// Connects over any rmcp transport; `server` names it in errors.
+    /// Connects over any rmcp transport; `server` names it in errors. A server that has not
+    /// answered `initialize` within [`HANDSHAKE_TIMEOUT`] is [`McpError::Handshake`].
     pub async fn connect<T, E, A>(server: impl Into<String>, transport: T) -> Result<Self, McpError>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -106,14 +110,25 @@ impl McpTools {
     {
         let server: Arc<str> = server.into().into();
         let state = Arc::new(ClientState::new(server.clone()));
-        let connection = ImportClient(state.clone())
-            .serve(transport)
-            .await
-            .map_err(|e| McpError::Handshake {
-                peer: format!("MCP server {server}"),
-                message: e.to_string(),
-            })?;
+        let handshake = |message: String| McpError::Handshake {
+            peer: format!("MCP server {server}"),
+            message,
+        };
+        // A server that never answers `initialize` is an error, not a wait without end.
+        let connection = tokio::time::timeout(
+            HANDSHAKE_TIMEOUT,
+            ImportClient(state.clone()).serve(transport),
+        )
+        .await
+        .map_err(|_| {
+            handshake(format!(
+                "no answer to initialize within {HANDSHAKE_TIMEOUT:?}"
+            ))
+        })?
+        .map_err(|e| handshake(e.to_string()))?;
         let peer = connection.peer().clone();
+        // A list change told while the first list is taken is listed after it, not before.
+        let relisting = state.relisting().await;
         let tools = list_every_tool(&peer)
             .await
             .map_err(|e| McpError::Request {
@@ -121,6 +136,7 @@ impl McpTools {
                 message: format!("tools/list failed: {e}"),
             })?;
         state.set_tools(tools, true);
+        drop(relisting);
         let namespace = peer
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|i| namespace_from(&i.name)))

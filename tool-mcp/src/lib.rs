@@ -26,7 +26,7 @@ mod serve;
 mod server;
 
 pub use error::McpError;
-pub use import::{McpBuilderExt, McpTools};
+pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};
 pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
 pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
