@@ -328,7 +328,10 @@ async fn a_tools_last_progress_comes_before_its_result() {
         }
     }
     let expected: Vec<f64> = (1..=reports).map(f64::from).collect();
-    assert_eq!(progress, expected, "every report, in order, before the result");
+    assert_eq!(
+        progress, expected,
+        "every report, in order, before the result"
+    );
 }
 
 #[tokio::test]
@@ -1026,6 +1029,27 @@ mod http {
         let addr = server(HttpOptions::default()).await;
         let (status, text) = post(addr, &[("Host", "evil.example")], INITIALIZE).await;
         assert_eq!(status, 403, "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_host_added_is_served_and_others_still_refused() {
+        let options = HttpOptions::default().with_allowed_host("tools.example.com");
+        let addr = server(options).await;
+        let (status, text) = post(addr, &[("Host", "tools.example.com")], INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+        let (status, text) = post(addr, &[("Host", "evil.example")], INITIALIZE).await;
+        assert_eq!(status, 403, "{text}");
+    }
+
+    #[test]
+    fn a_server_bound_to_an_address_of_its_own_accepts_it_as_host() {
+        let bound = |addr: &str| HttpOptions::default().bound_to(addr.parse().unwrap());
+        let defaults = HttpOptions::default().allowed_hosts;
+        assert!(bound("10.1.2.3:8765")
+            .allowed_hosts
+            .contains(&"10.1.2.3".to_owned()));
+        assert_eq!(bound("0.0.0.0:8765").allowed_hosts, defaults);
+        assert_eq!(bound("127.0.0.1:8765").allowed_hosts, defaults);
     }
 
     #[tokio::test]

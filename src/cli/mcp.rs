@@ -106,6 +106,8 @@ pub(crate) struct Serve {
     pub stdio: bool,
     pub http: Option<SocketAddr>,
     pub token_env: Option<String>,
+    /// `Host` values accepted besides loopback names and the bound address.
+    pub allowed_hosts: Vec<String>,
     /// Offer `search_tools` and the tools found rather than every tool.
     pub search: bool,
 }
@@ -136,7 +138,10 @@ pub(crate) async fn serve(
     match (how.stdio, how.http) {
         (true, None) => serve_stdio_with(server).await.map_err(failed),
         (false, Some(addr)) => {
-            let mut options = HttpOptions::default();
+            let mut options = HttpOptions::default().bound_to(addr);
+            for host in &how.allowed_hosts {
+                options = options.with_allowed_host(host.clone());
+            }
             if let Some(var) = &how.token_env {
                 let token = std::env::var(var).map_err(|_| {
                     Failure::input(format!("--token-env {var}: the variable is not set"))

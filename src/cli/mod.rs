@@ -17,7 +17,7 @@
 //! `validate [--catalog F] --calls F`, `parse-calls --format API [--strict] RESPONSE.json`,
 //! `run-calls --format API [--strict] RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
-//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--upstream stdio:CMD|http:URL ..]
+//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--allowed-host HOST ..] [--upstream stdio:CMD|http:URL ..]
 //! [--header 'K: V' ..] [--search]`, and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL
 //! [--header 'K: V' ..]` on `tools` and `call`; with the `agent` feature, `route --tools FILE
 //! [--type T] [--json] "query"` and `tools --tools FILE` for declared tools (NLWeb's
@@ -200,6 +200,11 @@ enum Command {
         /// With --http: require `Authorization: Bearer` with the token in this variable.
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+        /// With --http: accept requests for this host name too (the name other machines use,
+        /// such as tools.example.com or tools.example.com:8765); repeatable. Loopback names
+        /// and the --http address are accepted without it.
+        #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+        allowed_hosts: Vec<String>,
         /// A JSON Lines catalog whose tools are added to the compiled-in ones.
         #[arg(long)]
         catalog: Option<PathBuf>,
@@ -482,6 +487,7 @@ async fn dispatch(
             stdio,
             http,
             token_env,
+            allowed_hosts,
             catalog,
             upstream,
             headers,
@@ -495,6 +501,7 @@ async fn dispatch(
                 stdio,
                 http,
                 token_env,
+                allowed_hosts,
                 search,
             };
             mcp::serve(tools, upstreams, how, err).await

@@ -79,15 +79,39 @@ impl HttpOptions {
         self.bearer_token = Some(token.into());
         self
     }
+
+    /// These options, accepting one more `Host` (the name other machines reach the server
+    /// by, such as `tools.example.com` or `tools.example.com:8765`).
+    pub fn with_allowed_host(mut self, host: impl Into<String>) -> Self {
+        let host = host.into();
+        if !self.allowed_hosts.contains(&host) {
+            self.allowed_hosts.push(host);
+        }
+        self
+    }
+
+    /// These options for a server bound to `addr`: a specific address other than loopback is
+    /// accepted as a `Host` too (a client reaching it by IP); a name must still be added.
+    pub fn bound_to(self, addr: SocketAddr) -> Self {
+        let ip = addr.ip();
+        if ip.is_unspecified() || ip.is_loopback() {
+            return self;
+        }
+        self.with_allowed_host(ip.to_string())
+    }
 }
 
 /// Serves every tool of `exec` over Streamable HTTP at `http://ADDR/mcp`, with sessions,
 /// until the process ends. Bind `127.0.0.1` unless the server is meant for other machines.
+/// Requests are accepted for loopback names and for `addr`'s own IP; a server other machines
+/// reach by name is served with [`serve_http_with`] and
+/// [`HttpOptions::with_allowed_host`] (and a bearer token).
 pub async fn serve_http(exec: Executor, addr: SocketAddr) -> Result<(), McpError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| McpError::io(format!("binding {addr}"), e))?;
-    serve_http_with(McpServer::new(exec)?, listener, HttpOptions::default()).await
+    let options = HttpOptions::default().bound_to(addr);
+    serve_http_with(McpServer::new(exec)?, listener, options).await
 }
 
 /// [`serve_http`] on a bound listener, with options; returns when `options.shutdown` is
