@@ -372,9 +372,7 @@ fn an_enum_of_50_000_members_gives_a_verdict_and_a_short_message() {
         &json!({ "type": "object", "properties": { "m": { "enum": members } }, "required": ["m"] }),
     )]);
     assert!(exec.validate("pick", json!({ "m": "m49999" })).is_ok());
-    let err = exec
-        .validate("pick", json!({ "m": "m50000" }))
-        .unwrap_err();
+    let err = exec.validate("pick", json!({ "m": "m50000" })).unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
     let text = err.to_model_text();
     assert!(text.contains("/m"), "{text}");
