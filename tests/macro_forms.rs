@@ -1,10 +1,29 @@
 //! Method forms the macro takes as written: lifetimes the call infers, a tool compiled out by
-//! `#[cfg]`, parameters in camel case, a doc comment's indentation.
+//! `#[cfg]` or made one by `#[cfg_attr]`, `self: &Self`, types passed through `macro_rules!`,
+//! parameters in camel case, a doc comment's indentation.
 
 use ai_tool::prelude::*;
 use serde_json::json;
 
 pub struct Kv;
+
+/// A tool method whose parameter type comes through a `macro_rules!` `$t:ty`, as generated
+/// code writes them: the macro sees the type in an invisible group.
+macro_rules! shout_tool {
+    ($text:ty) => {
+        #[ai_tools]
+        impl Loud {
+            /// Shouts the text.
+            #[ai_tool]
+            fn shout(&self, text: $text) -> String {
+                text.to_uppercase()
+            }
+        }
+    };
+}
+
+pub struct Loud;
+shout_tool!(&str);
 
 #[ai_tools]
 impl Kv {
@@ -35,6 +54,32 @@ impl Kv {
         userId + u64::from(pageSize)
     }
 
+    /// Takes `self` written out.
+    #[ai_tool]
+    #[allow(clippy::needless_arbitrary_self_type)] // written out on purpose: the form under test
+    fn spelled(self: &Self) -> u32 {
+        3
+    }
+
+    /// A tool in every build.
+    #[cfg_attr(all(), ai_tool(name = "always"))]
+    fn always_when(&self) -> u32 {
+        4
+    }
+
+    /// A tool in no build, a method still.
+    #[cfg_attr(any(), ai_tool)]
+    #[cfg_attr(any(), allow(dead_code))]
+    fn never(&self) -> u32 {
+        5
+    }
+
+    /// A tool in every build, beside another attribute of the same `cfg_attr`.
+    #[cfg_attr(all(), ai_tool, allow(clippy::unused_self))]
+    fn also(&self) -> u32 {
+        6
+    }
+
     /// Shows code:
     ///
     ///     let x = 1;
@@ -42,6 +87,12 @@ impl Kv {
     fn indented(&self) -> u32 {
         0
     }
+}
+
+/// Returns borrows for `'static` inside a type.
+#[ai_tool]
+fn letters() -> Vec<&'static str> {
+    vec!["a", "b"]
 }
 
 fn executor() -> Executor {
@@ -68,7 +119,45 @@ fn a_tool_compiled_out_is_not_registered() {
     let exec = executor();
     let mut names: Vec<&str> = exec.tools().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["camel", "get", "indented", "name"]);
+    assert_eq!(
+        names,
+        ["also", "always", "camel", "get", "indented", "letters", "name", "spelled"]
+    );
+    // A method the `cfg_attr` did not make a tool is still a method.
+    assert_eq!(Kv.never(), 5);
+}
+
+#[tokio::test]
+async fn self_written_out_and_cfg_attr_tools_are_called() {
+    let exec = executor();
+    assert_eq!(
+        exec.execute("spelled", json!({})).await.unwrap().to_text(),
+        "3"
+    );
+    assert_eq!(
+        exec.execute("always", json!({})).await.unwrap().to_text(),
+        "4"
+    );
+    assert_eq!(
+        exec.execute("also", json!({})).await.unwrap().to_text(),
+        "6"
+    );
+}
+
+#[tokio::test]
+async fn static_borrows_inside_a_returned_type_are_json() {
+    let out = executor().execute("letters", json!({})).await.unwrap();
+    assert_eq!(out.structured, Some(json!(["a", "b"])));
+}
+
+#[tokio::test]
+async fn a_parameter_type_from_macro_rules_is_read_as_written() {
+    let exec = Executor::builder()
+        .service(std::sync::Arc::new(Loud))
+        .build()
+        .expect("the tools build");
+    let out = exec.execute("shout", json!({ "text": "hi" })).await;
+    assert_eq!(out.unwrap().to_text(), "HI");
 }
 
 #[tokio::test]

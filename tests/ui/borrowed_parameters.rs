@@ -30,4 +30,17 @@ fn included() -> u32 {
     1
 }
 
+/// A borrowed type through `macro_rules!`, as generated code passes it.
+macro_rules! tool_taking {
+    ($name:ident, $ty:ty) => {
+        /// Takes what the macro was given.
+        #[ai_tool]
+        fn $name(value: $ty) -> usize {
+            value.map_or(0, str::len)
+        }
+    };
+}
+
+tool_taking!(through_a_macro, Option<&str>);
+
 fn main() {}

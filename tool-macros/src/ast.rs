@@ -32,10 +32,9 @@ impl ToolImpl {
             let ImplItem::Fn(method) = impl_item else {
                 continue;
             };
-            let Some(position) = method.attrs.iter().position(|a| is_tool_attr(a.path())) else {
+            let Some((tool_attr, only_when)) = take_tool_attr(&mut method.attrs) else {
                 continue;
             };
-            let tool_attr = method.attrs.remove(position);
             let tokens = match &tool_attr.meta {
                 syn::Meta::Path(_) => proc_macro2::TokenStream::new(),
                 syn::Meta::List(list) => list.tokens.clone(),
@@ -45,13 +44,18 @@ impl ToolImpl {
                 }
             };
             let tool_attr = attr::parse_tool_attr(tokens, cx);
-            tools.push(ToolFn::from_fn(
+            let mut tool = ToolFn::from_fn(
                 tool_attr,
                 impl_attr.prefix.as_ref(),
                 &method.attrs,
                 &mut method.sig,
                 cx,
-            ));
+            );
+            // `#[cfg_attr(PRED, ai_tool)]`: the method is a tool when PRED holds.
+            if let Some(predicate) = only_when {
+                tool.cfgs.push(syn::parse_quote!(#[cfg(#predicate)]));
+            }
+            tools.push(tool);
         }
         ToolImpl {
             self_ty: (*item.self_ty).clone(),
@@ -61,6 +65,42 @@ impl ToolImpl {
             attr: impl_attr,
         }
     }
+}
+
+/// Takes the method's `#[ai_tool]` off it: written alone, or in a `#[cfg_attr(PRED, ..)]`
+/// (whose other attributes stay), with PRED then. The `cfg_attr` must be read here: the
+/// compiler expands it only after `#[ai_tools]` has run.
+fn take_tool_attr(attrs: &mut Vec<Attribute>) -> Option<(Attribute, Option<syn::Meta>)> {
+    if let Some(position) = attrs.iter().position(|a| is_tool_attr(a.path())) {
+        return Some((attrs.remove(position), None));
+    }
+    type Metas = syn::punctuated::Punctuated<syn::Meta, syn::Token![,]>;
+    for index in 0..attrs.len() {
+        let attr = &attrs[index];
+        if !attr.path().is_ident("cfg_attr") {
+            continue;
+        }
+        let Ok(metas) = attr.parse_args_with(Metas::parse_terminated) else {
+            continue;
+        };
+        let mut items: Vec<syn::Meta> = metas.into_iter().collect();
+        let Some(position) = (items.iter().skip(1)).position(|m| is_tool_attr(m.path())) else {
+            continue;
+        };
+        let tool = items.remove(position + 1);
+        let predicate = items.remove(0);
+        let tool_attr = Attribute {
+            meta: tool,
+            ..attr.clone()
+        };
+        if items.is_empty() {
+            attrs.remove(index);
+        } else {
+            attrs[index] = syn::parse_quote!(#[cfg_attr(#predicate, #(#items),*)]);
+        }
+        return Some((tool_attr, Some(predicate)));
+    }
+    None
 }
 
 /// `#[ai_tool]`, however its path is written: `ai_tool`, `ai_tool::ai_tool`,
@@ -160,7 +200,7 @@ impl ToolFn {
         for input in &mut sig.inputs {
             match input {
                 FnArg::Receiver(r) => {
-                    receiver = if r.reference.is_some() && r.mutability.is_none() {
+                    receiver = if is_shared_self(r) {
                         Receiver::Ref
                     } else {
                         Receiver::Other(Box::new(r.clone()))
@@ -264,6 +304,8 @@ impl Converter {
 /// The name is kept as written: a raw identifier (`r#type`) stays raw, since the generated
 /// struct's field is named the same; serde and schemars name its property without the `r#`.
 fn parse_param(pat: Box<Pat>, written: &Type, arg: ArgAttr) -> Param {
+    // A type passed through a `macro_rules!` `$t:ty` comes in an invisible group.
+    let written = ungrouped(written);
     let ident = match &*pat {
         Pat::Ident(pat) => Some(pat.ident.clone()),
         _ => None,
@@ -292,6 +334,26 @@ fn parse_param(pat: Box<Pat>, written: &Type, arg: ArgAttr) -> Param {
         role,
         arg,
     }
+}
+
+/// `ty` out of the invisible groups and parentheses around it.
+pub(crate) fn ungrouped(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Group(g) => ty = &g.elem,
+            Type::Paren(p) => ty = &p.elem,
+            _ => return ty,
+        }
+    }
+}
+
+/// `&self`, or `self: &Self` (with any lifetime) written out.
+fn is_shared_self(receiver: &syn::Receiver) -> bool {
+    if receiver.colon_token.is_none() {
+        return receiver.reference.is_some() && receiver.mutability.is_none();
+    }
+    matches!(ungrouped(&receiver.ty), Type::Reference(r)
+        if r.mutability.is_none() && matches!(ungrouped(&r.elem), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self")))
 }
 
 /// The owned type behind a reference: `str` -> `String`, `[T]` -> `Vec<T>`.

@@ -172,9 +172,10 @@ fn borrowed_inside(ty: &Type) -> Option<proc_macro2::TokenStream> {
 }
 
 /// What the compiler could not name for the converter check: borrowed values (apart from
-/// `&str`, which is made a `String`) and `impl Trait`, looked for inside `Result<..>` too.
+/// `&str`, which is made a `String`, and `'static` borrows inside a type) and `impl Trait`,
+/// looked for inside `Result<..>` and the other types' parameters too.
 fn check_returned(ty: &Type) -> syn::Result<()> {
-    match ty {
+    match crate::ast::ungrouped(ty) {
         Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) => Ok(()),
         Type::Reference(_) => Err(Error::new_spanned(
             ty,
@@ -184,7 +185,6 @@ fn check_returned(ty: &Type) -> syn::Result<()> {
             ty,
             "a tool must return a named type, not `impl Trait`",
         )),
-        Type::Paren(p) => check_returned(&p.elem),
         Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "Result") => {
             match p.path.segments.last().map(|s| &s.arguments) {
                 Some(syn::PathArguments::AngleBracketed(args)) => match args.args.first() {
@@ -194,7 +194,44 @@ fn check_returned(ty: &Type) -> syn::Result<()> {
                 _ => Ok(()),
             }
         }
-        _ => Ok(()),
+        other => match borrowed_below(other) {
+            None => Ok(()),
+            Some(found) => Err(Error::new_spanned(
+                found,
+                "a tool must return an owned value: `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>` (a `'static` borrow may stay)",
+            )),
+        },
+    }
+}
+
+/// `ty` itself when it is a non-`'static` borrow or `impl Trait`, else the first below it.
+fn borrowed_in(ty: &Type) -> Option<&Type> {
+    match crate::ast::ungrouped(ty) {
+        Type::Reference(r) if r.lifetime.as_ref().is_some_and(|l| l.ident == "static") => {
+            borrowed_below(&r.elem)
+        }
+        found @ (Type::Reference(_) | Type::ImplTrait(_)) => Some(found),
+        other => borrowed_below(other),
+    }
+}
+
+/// The first non-`'static` borrow or `impl Trait` among the type parameters of `ty`
+/// (`Option<&str>`, `(u32, &str)`).
+fn borrowed_below(ty: &Type) -> Option<&Type> {
+    match crate::ast::ungrouped(ty) {
+        Type::Tuple(t) => t.elems.iter().find_map(borrowed_in),
+        Type::Slice(s) => borrowed_in(&s.elem),
+        Type::Array(a) => borrowed_in(&a.elem),
+        Type::Path(p) => p.path.segments.iter().find_map(|segment| {
+            let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+                return None;
+            };
+            args.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Type(ty) => borrowed_in(ty),
+                _ => None,
+            })
+        }),
+        _ => None,
     }
 }
 
