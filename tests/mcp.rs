@@ -1176,6 +1176,84 @@ async fn a_gateway_serves_imported_tools_under_its_own_limits_and_suggests_among
     assert!(data.message.contains("shop.add"), "{}", data.message);
 }
 
+/// A client that lists the tools before it says it is ready, and an upstream list that changes
+/// in between: the client is told once it is ready, as its list is older than the upstream's.
+#[tokio::test]
+async fn a_change_between_a_clients_first_list_and_its_ready_is_told() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    // The upstream serves by search: a search changes its list for that session.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (upstream_end, import_end) = tokio::io::duplex(1 << 16);
+    let upstream = McpServer::new(executor(tx))
+        .unwrap()
+        .with_server_info("shop", "1.0.0")
+        .with_search()
+        .unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = upstream.serve(upstream_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let shop = McpTools::connect("searching shop", import_end).await.unwrap();
+    let local = Executor::builder().registered_tools(false).build().unwrap();
+    let gateway = McpServer::new(local)
+        .unwrap()
+        .following(vec![shop.clone()])
+        .unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = gateway.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, mut write) = tokio::io::split(client_end);
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    macro_rules! send {
+        ($message:expr) => {
+            write
+                .write_all(format!("{}\n", $message).as_bytes())
+                .await
+                .unwrap()
+        };
+    }
+    macro_rules! next {
+        () => {{
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await;
+            let line = line.expect("the gateway answers").unwrap().expect("a line");
+            serde_json::from_str::<Value>(&line).unwrap()
+        }};
+    }
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    send!(initialize);
+    assert_eq!(next!()["id"], 1);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    send!(list);
+    let listed = next!();
+    assert_eq!(listed["id"], 2, "{listed}");
+    // The upstream's list changes before the client says it is ready.
+    let generation = shop.generation();
+    let search = shop
+        .tools()
+        .into_iter()
+        .find(|t| t.spec().name.ends_with("search_tools"))
+        .expect("the upstream's search tool");
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(search)
+        .build()
+        .unwrap();
+    exec.execute("shop.search_tools", json!({ "query": "add numbers" }))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), shop.changed_after(generation))
+        .await
+        .expect("the upstream's list changed");
+    let ready = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    send!(ready);
+    let told = next!();
+    assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+}
+
 #[tokio::test]
 async fn a_gateway_refuses_an_imported_tool_named_like_one_of_its_own() {
     let (tx, _rx) = mpsc::unbounded_channel();

@@ -53,6 +53,9 @@ struct Session {
     /// told again until it does, so that a client gone without a word is not kept alive by
     /// notifications.
     told: Arc<AtomicBool>,
+    /// The followed servers' generations when the client first listed the tools, which may be
+    /// before it says it is ready: its watchers start from them.
+    first_listed: std::sync::Mutex<Option<Vec<u64>>>,
 }
 
 /// A session's watchers end with it.
@@ -301,6 +304,17 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.session.told.store(false, Ordering::Relaxed);
+        self.session
+            .first_listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_or_insert_with(|| {
+                self.source
+                    .imports()
+                    .iter()
+                    .map(McpTools::generation)
+                    .collect()
+            });
         self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
     }
 
@@ -324,12 +338,20 @@ impl ServerHandler for McpServer {
         if !watchers.is_empty() {
             return; // a second `notifications/initialized`
         }
-        for import in self.source.imports() {
+        let first_listed = self
+            .session
+            .first_listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        for (i, import) in self.source.imports().iter().enumerate() {
             let import = import.clone();
             let peer = context.peer.clone();
             let told = Arc::clone(&self.session.told);
-            // The generation the client's lists have seen, read before anything can change it.
-            let mut generation = import.generation();
+            // The generation the client's lists have seen: of its first list, or now, read
+            // before anything can change it. A change since that list is told at once.
+            let seen = first_listed.as_ref().and_then(|g| g.get(i).copied());
+            let mut generation = seen.unwrap_or_else(|| import.generation());
             let watcher = tokio::spawn(async move {
                 loop {
                     import.changed_after(generation).await;
