@@ -155,6 +155,31 @@ async fn a_bad_table_name_or_server_is_a_clear_error() {
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
 
+/// A table made for a model of another dimension is refused at connection, naming both.
+#[tokio::test]
+async fn a_table_of_another_dimension_is_a_clear_error_at_connection() {
+    let table = "tools_of_another_model";
+    let store = PgVectorStore::connect(&url(), table, DIMENSION + 1)
+        .await
+        .expect("connects");
+    drop(store);
+    let err = PgVectorStore::connect(&url(), table, DIMENSION)
+        .await
+        .err()
+        .expect("the dimensions differ");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "`{table}` holds vectors of {} dimensions, not {DIMENSION}",
+            DIMENSION + 1
+        )),
+        "{text}"
+    );
+    PgVectorStore::connect(&url(), table, DIMENSION + 1)
+        .await
+        .expect("the table's own dimension connects");
+}
+
 /// A table made by something else, with `NULL`s where the store writes values: every read names
 /// the column and the table, and nothing panics.
 #[tokio::test]

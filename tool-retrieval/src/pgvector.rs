@@ -150,6 +150,23 @@ impl PgVectorStore {
             }
             client.batch_execute(&ddl).await.map_err(store_error)?;
         }
+        // A table made before, for another model, keeps its dimension: say so now, rather
+        // than fail every write with PostgreSQL's words.
+        let held = client
+            .query_opt(
+                "SELECT atttypmod FROM pg_attribute \
+                 WHERE attrelid = $1::text::regclass AND attname = 'embedding' AND NOT attisdropped",
+                &[&sql_table],
+            )
+            .await
+            .map_err(store_error)?
+            .and_then(|row| row.try_get::<_, i32>(0).ok());
+        if let Some(held) = held.filter(|held| *held > 0 && *held as usize != dimension) {
+            return Err(RetrieveError::store(format!(
+                "table `{table}` holds vectors of {held} dimensions, not {dimension}: use \
+                 another table for this model, or drop this one to embed the tools again"
+            )));
+        }
         Ok(PgVectorStore {
             client: Mutex::new(client),
             table,
