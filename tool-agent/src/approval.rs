@@ -137,6 +137,16 @@ pub struct RunState {
     /// The interrupted step's request and answer, for the step finished on resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) step: Option<StepHead>,
+    /// The references the run's tools recorded, by the number the model cites them by.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub(crate) references: std::collections::BTreeMap<usize, crate::citations::Reference>,
+    /// How many reference numbers were given out (some may have been recorded nowhere).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) reference_count: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// What a step's request and answer were, kept across an interruption.
@@ -167,15 +177,10 @@ pub struct Interruption {
     pub state: RunState,
 }
 
-/// FNV-1a (64 bits) of a call's canonical form, in hex: stable across processes and versions,
-/// so a decision made in one process matches its call in another. A binding, not a signature.
+/// The call's fingerprint ([`repeat::fingerprint`]): stable across processes and versions, so
+/// a decision made in one process matches its call in another. A binding, not a signature.
 fn hash(call: &ToolCall) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in repeat::key(call).bytes() {
-        h ^= u64::from(byte);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    repeat::fingerprint(call)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 /// Something a tool found and the model may cite as `[doc:N]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reference {
     /// What to show for it.
     pub title: String,

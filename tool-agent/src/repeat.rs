@@ -25,6 +25,8 @@ pub(crate) enum Verdict {
 /// Counts identical calls in a row.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct RepeatGuard {
+    /// The last call's [`fingerprint`]: short, and text any store takes (a `RunState` is kept
+    /// as JSON, and PostgreSQL's `jsonb` refuses the `\u0000` its key holds).
     last: Option<String>,
     times: usize,
 }
@@ -33,7 +35,7 @@ impl RepeatGuard {
     /// The verdict on the next call, with `limit` identical calls in a row allowed to warn
     /// (0: never).
     pub(crate) fn check(&mut self, call: &ToolCall, limit: usize) -> Verdict {
-        let key = key(call);
+        let key = fingerprint(call);
         if self.last.as_ref() == Some(&key) {
             self.times = self.times.saturating_add(1);
         } else {
@@ -56,6 +58,16 @@ pub(crate) fn key(call: &ToolCall) -> String {
     key.push('\0');
     canonical(&call.arguments, &mut key);
     key
+}
+
+/// FNV-1a (64 bits) of a call's [`key`], in hex.
+pub(crate) fn fingerprint(call: &ToolCall) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key(call).bytes() {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 fn canonical(value: &Value, out: &mut String) {

@@ -119,6 +119,19 @@ impl InvocationScope {
         lock(&self.inner.references).clone()
     }
 
+    /// How many reference numbers were given out.
+    pub(crate) fn reference_count(&self) -> usize {
+        self.inner.counter.load(Ordering::Relaxed)
+    }
+
+    /// Takes back the references of a run that was interrupted, and its counter, so that the
+    /// numbers the model saw before keep their meaning and new ones follow them.
+    pub(crate) fn restore(&self, references: BTreeMap<usize, Reference>, count: usize) {
+        let count = count.max(references.keys().next_back().copied().unwrap_or(0));
+        *lock(&self.inner.references) = references;
+        self.inner.counter.store(count, Ordering::Relaxed);
+    }
+
     /// Stores an item, replacing any item of the same type.
     pub fn insert<T: Any + Send + Sync>(&self, item: T) {
         lock(&self.inner.items).insert(item);

@@ -728,6 +728,29 @@ async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
     assert_eq!(result.stop, StopReason::Finished);
     assert_eq!(model.requests().len(), 1);
 
+    // On the last step, the answer is asked for without tools, as after any step at the limit.
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(malformed())
+            .then(ModelResponse::answer("3")),
+    );
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let last = RunOptions::default().max_steps(1);
+    let result = runner.run("1 + 2?", &last).await.unwrap();
+    assert_eq!(result.stop, StopReason::MaxSteps { steps: 1 });
+    assert_eq!(result.text, "3");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].tool_choice, tool_agent::ToolChoice::None);
+    // Without that last request, the run stops at its limit, not as a finished empty answer.
+    let model = Arc::new(ScriptedModel::new().then(malformed()));
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let result = runner
+        .run("1 + 2?", &last.clone().answer_at_limit(false))
+        .await
+        .unwrap();
+    assert_eq!(result.stop, StopReason::MaxSteps { steps: 1 });
+
     let model = Arc::new(ScriptedModel::new().then(malformed()));
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().max_failed_steps(1);

@@ -57,10 +57,12 @@ fn setup(
     (agent, paid, adds)
 }
 
-/// The state through JSON, as it would wait in a database.
+/// The state through JSON, as it would wait in a database: text PostgreSQL's `jsonb` takes
+/// too, which refuses `\u0000`.
 fn stored(result: &RunResult) -> RunState {
     let state = &result.interruption.as_ref().expect("interrupted").state;
     let text = serde_json::to_string(state).unwrap();
+    assert!(!text.contains("\\u0000"), "jsonb refuses {text}");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -105,11 +107,23 @@ async fn approve_with_edited_arguments_after_serializing_runs_exactly_those() {
         [json!({ "to": "bob", "amount": 50 })]
     );
     assert_every_call_answered(&result.transcript);
-    let ids: Vec<String> = tool_messages(&result.transcript)
-        .into_iter()
-        .map(|(id, _, _)| id)
-        .collect();
+    let results = tool_messages(&result.transcript);
+    let ids: Vec<&str> = results.iter().map(|(id, _, _)| id.as_str()).collect();
     assert_eq!(ids, ["c1", "c2"], "results in call order");
+    // The model wrote 500: it reads what ran, or it would report a payment of 500.
+    assert_eq!(
+        results[1].1,
+        "The user changed this call's arguments to {\"to\":\"bob\",\"amount\":50}; this is the result for those.\npaid 50"
+    );
+    // Approved unchanged, a call's result is the tool's alone.
+    let (agent, _, _) = setup(vec![ModelResponse::answer("Paid.")]);
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    let same = pending.approve_with(json!({ "amount": 500, "to": "bob" }));
+    let result = agent
+        .resume(state, &[same], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(tool_messages(&result.transcript)[1].1, "paid 500");
 }
 
 #[tokio::test]
@@ -123,11 +137,12 @@ async fn edited_arguments_are_validated_like_any_call() {
         .unwrap();
     assert!(paid.lock().unwrap().is_empty());
     let texts = tool_messages(&result.transcript);
+    let (told, error) = texts[1].1.split_once('\n').expect("two lines");
     assert!(
-        texts[1].1.starts_with("Invalid arguments for `pay`"),
-        "{}",
-        texts[1].1
+        told.starts_with("The user changed this call's arguments"),
+        "{told}"
     );
+    assert!(error.starts_with("Invalid arguments for `pay`"), "{error}");
 }
 
 #[tokio::test]
@@ -741,4 +756,52 @@ async fn the_resumed_step_keeps_its_answers_usage_and_finish_reason() {
     assert_eq!(step.usage.output_tokens, 7);
     assert_eq!(step.finish_reason.as_deref(), Some("tool_use"));
     assert_eq!(step.tool_choice, tool_agent::ToolChoice::Auto);
+}
+
+/// A `search` that records what it found as a reference and answers with its number.
+fn search() -> DynamicTool {
+    let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+    DynamicTool::new("search", "Finds a report", schema, |args, ctx| async move {
+        let scope = tool_agent::InvocationScope::of(&ctx).expect("the run's scope");
+        let n = scope.add_reference(tool_agent::citations::Reference {
+            title: format!("{} report", args["q"].as_str().unwrap_or_default()),
+            link: None,
+        });
+        Ok(ToolOutput::text(format!("[doc:{n}]")))
+    })
+}
+
+#[tokio::test]
+async fn references_keep_their_numbers_across_an_interruption() {
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([
+            call("c1", "search", json!({ "q": "Q3" })),
+            call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
+        ]))
+        .then(ModelResponse::calling([call(
+            "c3",
+            "search",
+            json!({ "q": "Q4" }),
+        )]))
+        .then(ModelResponse::answer("Q3 grew [doc:1]; Q4 fell [doc:2]."));
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let agent = Agent::builder(model)
+        .executor(executor([search(), pay(paid)]))
+        .require_approval_for_destructive()
+        .build();
+    let (state, pending) = interrupted(&agent, "compare the quarters").await;
+    let resumed = agent
+        .resume(state, &[pending.approve()], &RunOptions::default())
+        .await
+        .unwrap();
+    let titles: Vec<(usize, &str)> = resumed
+        .references
+        .iter()
+        .map(|(n, r)| (*n, r.title.as_str()))
+        .collect();
+    assert_eq!(titles, [(1, "Q3 report"), (2, "Q4 report")]);
+    let cited = tool_agent::citations::finalize(&resumed.text, &resumed.references);
+    assert_eq!(cited.text, "Q3 grew [1]; Q4 fell [2].");
+    let titles: Vec<&str> = cited.references.iter().map(|r| r.title.as_str()).collect();
+    assert_eq!(titles, ["Q3 report", "Q4 report"]);
 }

@@ -279,12 +279,11 @@ impl<'a> Run<'a> {
                 match ending {
                     Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
                     Ending::Declined => return self.done(StopReason::Declined { reason }, text),
-                    // A call written wrong is a failed step: the model is told and asked again,
-                    // when a step is left and tools are on.
+                    // A call written wrong is a failed step when tools are on: the model is
+                    // told and asked again, or at the step limit, asked for its answer (or the
+                    // run stops there, as any run whose model still calls tools).
                     Ending::MalformedCall
-                        if !at_limit
-                            && index.saturating_add(1) < self.options.max_steps
-                            && self.request.tool_choice != ToolChoice::None =>
+                        if !at_limit && self.request.tool_choice != ToolChoice::None =>
                     {
                         match self.retry_call(index, reason) {
                             Some(failure) => return self.fail(failure),
@@ -782,6 +781,8 @@ impl<'a> Run<'a> {
             repeats: self.repeats.clone(),
             tool_calls: self.tool_calls,
             pending,
+            references: self.scope.references(),
+            reference_count: self.scope.reference_count(),
         };
         for pending in state.pending() {
             self.emit(RunEvent::ApprovalNeeded(pending.clone()));

@@ -51,6 +51,8 @@ impl Agent {
         run.tool_calls = state.tool_calls;
         run.repeats = state.repeats;
         run.approved_tools = state.approved_tools;
+        // The numbers the model saw before the interruption keep their references.
+        run.scope.restore(state.references, state.reference_count);
         // The interrupted step is finished here, not counted again.
         run.first_step = state.steps.saturating_sub(1);
         // Nothing runs when the answer could not be checked anyway.
@@ -183,6 +185,8 @@ impl Run<'_> {
         let mut messages = interrupted.done;
         let mut approved = Vec::new();
         let mut rejected = Vec::new();
+        // Calls run with arguments a person changed: the model, which wrote others, is told.
+        let mut edited = Vec::new();
         for (index, pending, verdict) in decided {
             let mut call = pending.call;
             let output = match verdict {
@@ -191,6 +195,9 @@ impl Run<'_> {
                     continue;
                 }
                 ApprovalVerdict::ApproveWith(arguments) => {
+                    if arguments != call.arguments {
+                        edited.push((index, arguments.to_string()));
+                    }
                     call.arguments = arguments;
                     approved.push((index, call));
                     continue;
@@ -222,7 +229,13 @@ impl Run<'_> {
         let ran = runner.run(&calls, &verdicts).await;
         let terminated = interrupted.terminated.or(runner.take_terminated());
         for (index, record) in positions.into_iter().zip(ran) {
-            messages.push((index, result_message(&record)));
+            let mut message = result_message(&record);
+            if let (Some((_, arguments)), Message::Tool { text, .. }) =
+                (edited.iter().find(|(i, _)| *i == index), &mut message)
+            {
+                *text = format!("The user changed this call's arguments to {arguments}; this is the result for those.\n{text}");
+            }
+            messages.push((index, message));
             records.push((index, record));
         }
         messages.sort_by_key(|(index, _)| *index);
