@@ -159,6 +159,16 @@ async fn a_decision_on_other_arguments_runs_nothing() {
         .unwrap_err();
     assert!(matches!(err.failure, RunFailure::Approval(_)), "{err}");
     assert!(paid.lock().unwrap().is_empty());
+    // The partial transcript is one an API takes: the call that ran has its result, the one
+    // that waited is answered as not run.
+    assert_every_call_answered(&err.partial.transcript);
+    let texts = tool_messages(&err.partial.transcript);
+    assert_eq!(texts[0].1, "3");
+    assert!(
+        texts[1].1.starts_with("The call was not run: "),
+        "{}",
+        texts[1].1
+    );
 }
 
 #[tokio::test]
@@ -679,6 +689,49 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
     assert_eq!(texts.len(), 2);
     assert_eq!(texts[1].1, "The call to `pay` was cancelled.");
     assert!(texts[1].2, "the waiting call is answered as cancelled");
+    // The step's records say the same as the transcript, in call order.
+    let step = error.partial.steps.last().expect("the step");
+    let names: Vec<&str> = step.calls.iter().map(|r| r.call.name.as_str()).collect();
+    assert_eq!(names, ["stop", "pay"]);
+    assert!(
+        matches!(
+            step.calls[1].result,
+            Err(tool_core::ToolError::Cancelled { .. })
+        ),
+        "{:?}",
+        step.calls[1].result
+    );
+}
+
+/// Streamed, a call that waits for approval is not announced as started (no result would
+/// follow it): its approval is asked for.
+#[tokio::test]
+async fn a_waiting_call_is_announced_when_it_runs() {
+    use futures_util::StreamExt;
+    use tool_agent::RunEvent;
+    let (agent, _, _) = setup(vec![ModelResponse::answer("Paid.")]);
+    let started = |events: &[RunEvent]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::ToolCallStarted { call, .. } => Some(call.name.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = agent.run_stream("pay bob", &options).collect().await;
+    assert_eq!(started(&events), ["add"], "pay waits: not started");
+    let Some(RunEvent::Finished(finished)) = events.last() else {
+        panic!("the run ends with Finished");
+    };
+    let first = finished.as_ref().as_ref().expect("the run is interrupted");
+    assert_eq!(first.stop, StopReason::Interrupted);
+    let needed = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::ApprovalNeeded(p) if p.call.name == "pay"))
+        .count();
+    assert_eq!(needed, 1, "its approval is asked for instead");
 }
 
 /// A hook that ends the run after a call that ran before the interruption: the stored state

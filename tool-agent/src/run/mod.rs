@@ -336,7 +336,6 @@ impl<'a> Run<'a> {
 
     /// Runs a step's calls, except those waiting for approval, and judges the step.
     async fn act(&mut self, mut step: Step, calls: &[ToolCall]) -> Outcome {
-        self.announce(step.index, calls);
         let limit = self.options.repeat_limit;
         let mut verdicts: Vec<Verdict> = calls
             .iter()
@@ -368,6 +367,12 @@ impl<'a> Run<'a> {
         let waiting: Vec<usize> = (0..calls.len())
             .filter(|&i| external[i].is_some())
             .collect();
+        // The calls that wait are announced when they are decided and run.
+        let starting: Vec<ToolCall> = (0..calls.len())
+            .filter(|i| !waiting.contains(i))
+            .map(|i| calls[i].clone())
+            .collect();
+        self.announce(step.index, &starting);
         if !waiting.is_empty() {
             let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
                 .filter(|i| !waiting.contains(i))
@@ -382,9 +387,10 @@ impl<'a> Run<'a> {
                 .zip(&ran)
                 .map(|(i, record)| (i, result_message(record)))
                 .collect();
-            step.calls = ran;
             if self.is_cancelled() {
-                self.close_cancelled(done, &waiting, calls);
+                let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
+                let ran = positions.zip(ran).collect();
+                step.calls = self.close_cancelled(done, ran, &waiting, calls);
                 self.push_step(step);
                 return Outcome::Failed(RunFailure::Cancelled);
             }
@@ -394,6 +400,7 @@ impl<'a> Run<'a> {
                 finish_reason: step.finish_reason.clone(),
                 model_ms: u64::try_from(step.model_time.as_millis()).unwrap_or(u64::MAX),
             };
+            step.calls = ran;
             self.push_step(step);
             let pending = waiting
                 .into_iter()
@@ -425,13 +432,16 @@ impl<'a> Run<'a> {
 
     /// Ends the transcript of a step cancelled while calls waited: the results of those that
     /// ran, and each waiting call cancelled, in call order, so that every call has its result.
+    /// Returns the step's records, in the same order.
     fn close_cancelled(
         &mut self,
         done: Vec<(usize, Message)>,
+        ran: Vec<(usize, CallRecord)>,
         waiting: &[usize],
         calls: &[ToolCall],
-    ) {
+    ) -> Vec<CallRecord> {
         let mut results = done;
+        let mut records = ran;
         for &i in waiting {
             let record = CallRecord {
                 call: calls[i].clone(),
@@ -441,10 +451,13 @@ impl<'a> Run<'a> {
                 elapsed: Default::default(),
             };
             results.push((i, result_message(&record)));
+            records.push((i, record));
         }
         results.sort_by_key(|(i, _)| *i);
+        records.sort_by_key(|(i, _)| *i);
         let messages = results.into_iter().map(|(_, message)| message);
         self.request.messages.extend(messages);
+        records.into_iter().map(|(_, record)| record).collect()
     }
 
     /// After an answer whose call the API could not read: the model is told, and the step

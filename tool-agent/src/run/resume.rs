@@ -42,7 +42,10 @@ impl Agent {
             .and_then(|decided| self.check_answers(&decided).map(|()| decided));
         let decided = match decided {
             Ok(decided) => decided,
-            Err(why) => return Err(early_failure(RunFailure::Approval(why), state.messages)),
+            Err(why) => {
+                let transcript = closed(state.messages, &state.done, &state.pending, &why);
+                return Err(early_failure(RunFailure::Approval(why), transcript));
+            }
         };
         let offered = self.offered_by_name(&state.offered);
         let mut run = Run::new(self, options, state.messages, offered);
@@ -57,6 +60,8 @@ impl Agent {
         run.first_step = state.steps.saturating_sub(1);
         // Nothing runs when the answer could not be checked anyway.
         if let Err(problem) = &run.output_check {
+            let messages = std::mem::take(&mut run.request.messages);
+            run.request.messages = closed(messages, &state.done, &state.pending, problem);
             let failure = RunFailure::Output(problem.clone());
             return run.fail(failure);
         }
@@ -163,6 +168,29 @@ fn match_decisions(
         ));
     }
     Ok(matched)
+}
+
+/// The interrupted transcript of a resume that ran nothing, closed as the APIs need it: the
+/// results of the calls that ran before the interruption, and each waiting call answered as
+/// not run, saying `why`, in call order.
+fn closed(
+    mut messages: Vec<Message>,
+    done: &[(usize, Message)],
+    pending: &[(usize, PendingApproval)],
+    why: &str,
+) -> Vec<Message> {
+    let not_run = pending.iter().map(|(index, pending)| {
+        let record = CallRecord {
+            result: Ok(ToolOutput::error(format!("The call was not run: {why}"))),
+            call: pending.call.clone(),
+            elapsed: Default::default(),
+        };
+        (*index, result_message(&record))
+    });
+    let mut results: Vec<(usize, Message)> = done.iter().cloned().chain(not_run).collect();
+    results.sort_by_key(|(index, _)| *index);
+    messages.extend(results.into_iter().map(|(_, message)| message));
+    messages
 }
 
 impl Run<'_> {
