@@ -431,7 +431,7 @@ impl ChatModel for AnthropicModel {
                 .await?
                 .send()
                 .await?;
-            let aliases = request.tools.aliases();
+            let aliases = request.tools.aliases_for(Format::Anthropic);
             response(&answer, &aliases)
         })
     }
@@ -442,7 +442,7 @@ impl ChatModel for AnthropicModel {
             body["stream"] = json!(true);
             self.post(&self.stream_url, body).await?.open().await
         });
-        let aliases = request.tools.aliases().into_owned();
+        let aliases = request.tools.aliases_for(Format::Anthropic).into_owned();
         sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
     }
 

@@ -464,7 +464,7 @@ impl ChatModel for GeminiModel {
                 .await?
                 .send()
                 .await?;
-            let aliases = request.tools.aliases();
+            let aliases = request.tools.aliases_for(Format::Gemini);
             response(&answer, &aliases)
         })
     }
@@ -474,7 +474,7 @@ impl ChatModel for GeminiModel {
             let body = self.body(request);
             self.post_to(&self.stream_url, body).await?.open().await
         });
-        let aliases = request.tools.aliases().into_owned();
+        let aliases = request.tools.aliases_for(Format::Gemini).into_owned();
         sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
     }
 

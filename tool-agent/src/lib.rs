@@ -36,6 +36,7 @@ pub mod citations;
 mod context;
 mod delegate;
 mod events;
+mod fallback;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gemini;
@@ -69,6 +70,7 @@ pub use aws::{AwsCredentialChain, AwsCredentials};
 pub use bedrock::BedrockModel;
 pub use context::RunContext;
 pub use events::{ModelEvent, ModelEventStream, RunEvent};
+pub use fallback::FallbackModel;
 pub use gemini::GeminiModel;
 pub use google::GoogleCredentials;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};

@@ -16,7 +16,10 @@ use tool_core::{ToolError, ToolSpec};
 pub struct OfferedTools {
     specs: Vec<ToolSpec>,
     names: HashSet<String>,
-    declarations: Option<Declarations>,
+    /// The format the tools were declared in, and the declarations.
+    declarations: Option<(Format, Declarations)>,
+    /// How they are declared, in that format or another.
+    options: DeclareOptions,
     /// The declarations' tools as JSON text, written on first use and sent by every request.
     tools_json: OnceLock<String>,
 }
@@ -29,12 +32,13 @@ impl OfferedTools {
 
     /// These tools, declared for `format` when one is given.
     pub fn new(specs: Vec<ToolSpec>, format: Option<Format>, options: &DeclareOptions) -> Self {
-        let declarations = format.map(|format| declare(&specs, format, options));
+        let declarations = format.map(|format| (format, declare(&specs, format, options)));
         let names = specs.iter().map(|s| s.name.clone()).collect();
         OfferedTools {
             specs,
             names,
             declarations,
+            options: *options,
             tools_json: OnceLock::new(),
         }
     }
@@ -47,34 +51,47 @@ impl OfferedTools {
     /// The declarations in the model's format, when the model named one
     /// ([`ChatModel::format`](crate::ChatModel::format)).
     pub fn declarations(&self) -> Option<&Declarations> {
-        self.declarations.as_ref()
+        self.declarations.as_ref().map(|(_, declared)| declared)
     }
 
-    /// The declarations made for the run, or, when the model named no format, these tools
-    /// declared in `format` now (with the default options).
+    /// The declarations in `format`: those made for the run when they are in that format,
+    /// else these tools declared in it now, with the run's options (a model of another API
+    /// than the run's, such as a [`FallbackModel`](crate::FallbackModel)'s second).
     pub fn declarations_or_declare(&self, format: Format) -> Cow<'_, Declarations> {
         match &self.declarations {
-            Some(declared) => Cow::Borrowed(declared),
-            None => Cow::Owned(declare(&self.specs, format, &DeclareOptions::default())),
+            Some((made, declared)) if *made == format => Cow::Borrowed(declared),
+            _ => Cow::Owned(declare(&self.specs, format, &self.options)),
         }
     }
 
-    /// The aliases that map the model's tool names back to the tools' (none without
-    /// declarations).
+    /// The aliases that map the model's tool names back to the tools', for the run's format
+    /// (none without declarations); [`OfferedTools::aliases_for`] for another.
     pub fn aliases(&self) -> Cow<'_, Aliases> {
         match &self.declarations {
-            Some(declared) => Cow::Borrowed(&declared.aliases),
+            Some((_, declared)) => Cow::Borrowed(&declared.aliases),
             None => Cow::Owned(Aliases::default()),
         }
     }
 
-    /// The declarations' tools as JSON text (`[]` without declarations), written once for all
+    /// The aliases the tools are declared under in `format`.
+    pub fn aliases_for(&self, format: Format) -> Cow<'_, Aliases> {
+        match self.declarations_or_declare(format) {
+            Cow::Borrowed(declared) => Cow::Borrowed(&declared.aliases),
+            Cow::Owned(declared) => Cow::Owned(declared.aliases),
+        }
+    }
+
+    /// The declarations' tools as JSON text, when they are in `format`: written once for all
     /// the requests of a run.
-    pub fn tools_json(&self) -> &str {
-        self.tools_json.get_or_init(|| match &self.declarations {
-            Some(declared) => declared.tools.to_string(),
-            None => "[]".to_owned(),
-        })
+    pub(crate) fn tools_json_for(&self, format: Format) -> Option<&str> {
+        match &self.declarations {
+            Some((made, declared)) if *made == format => Some(
+                self.tools_json
+                    .get_or_init(|| declared.tools.to_string())
+                    .as_str(),
+            ),
+            _ => None,
+        }
     }
 
     /// Whether the tool was offered.

@@ -294,7 +294,7 @@ impl ChatModel for OpenAiResponsesModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self.post(self.body(request))?.send().await?;
-            let aliases = request.tools.aliases();
+            let aliases = request.tools.aliases_for(Format::OpenAiResponses);
             response(&answer, &aliases)
         })
     }
@@ -305,7 +305,10 @@ impl ChatModel for OpenAiResponsesModel {
             body["stream"] = json!(true);
             self.post(body)?.open().await
         });
-        let aliases = request.tools.aliases().into_owned();
+        let aliases = request
+            .tools
+            .aliases_for(Format::OpenAiResponses)
+            .into_owned();
         sse::events(opening, self.url.clone(), stream_decoder(aliases))
     }
 

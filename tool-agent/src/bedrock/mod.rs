@@ -429,7 +429,7 @@ impl ChatModel for BedrockModel {
                 .await?
                 .send()
                 .await?;
-            let aliases = request.tools.aliases();
+            let aliases = request.tools.aliases_for(Format::Bedrock);
             response(&answer, &aliases)
         })
     }
@@ -439,7 +439,7 @@ impl ChatModel for BedrockModel {
             let body = self.body(request);
             self.post(&self.stream_url, body).await?.open().await
         });
-        let aliases = request.tools.aliases().into_owned();
+        let aliases = request.tools.aliases_for(Format::Bedrock).into_owned();
         let decoder = stream::stream_decoder(aliases);
         sse::aws_events(opening, self.stream_url.clone(), decoder, PROVIDER)
     }

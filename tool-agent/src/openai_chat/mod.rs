@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{declare, flagged_error_text, Aliases, DeclareOptions, Format};
+use tool_core::provider::{flagged_error_text, Aliases, Format};
 
 use crate::events::ModelEventStream;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
@@ -96,14 +96,11 @@ impl OpenAiChatModel {
     fn write_body(&self, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
         let fallback;
         let fallback_json;
-        let (aliases, tools_json) = match request.tools.declarations() {
-            Some(declared) => (&declared.aliases, request.tools.tools_json()),
-            None => {
-                fallback = declare(
-                    request.tools.specs(),
-                    Format::OpenAiChat,
-                    &DeclareOptions::default(),
-                );
+        let made = request.tools.declarations();
+        let (aliases, tools_json) = match (made, request.tools.tools_json_for(Format::OpenAiChat)) {
+            (Some(declared), Some(json)) => (&declared.aliases, json),
+            _ => {
+                fallback = request.tools.declarations_or_declare(Format::OpenAiChat);
                 fallback_json = fallback.tools.to_string();
                 (&fallback.aliases, fallback_json.as_str())
             }
@@ -338,7 +335,7 @@ impl ChatModel for OpenAiChatModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self.post(self.body(request)?)?.send().await?;
-            let aliases = request.tools.aliases();
+            let aliases = request.tools.aliases_for(Format::OpenAiChat);
             response(&answer, &aliases)
         })
     }

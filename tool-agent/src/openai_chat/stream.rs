@@ -20,7 +20,10 @@ pub(super) fn respond_stream<'a>(
         let body = model.write_body(request, true)?;
         model.post(body)?.open().await
     });
-    let aliases = request.tools.aliases().into_owned();
+    let aliases = request
+        .tools
+        .aliases_for(tool_core::provider::Format::OpenAiChat)
+        .into_owned();
     sse::events(opening, model.url().to_owned(), stream_decoder(aliases))
 }
 

@@ -1,0 +1,192 @@
+//! `FallbackModel`: a request the first model fails goes to the next, also of another API,
+//! whose client declares the tools in its own format and maps their names back.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::mock::{serve, Canned};
+use common::*;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tool_agent::{
+    Agent, AnthropicModel, ApiKey, FallbackModel, ModelError, ModelResponse, OpenAiChatModel,
+    RetryPolicy, RunEvent, RunFailure, RunOptions, ScriptedModel,
+};
+use tool_core::ToolOutput;
+use tool_runtime::DynamicTool;
+
+/// A name longer than the APIs take: declared under an alias, which calls are mapped back
+/// from.
+const LONG: &str = "add_two_numbers_given_by_the_user_and_say_the_sum_back_to_them_in_plain_words";
+
+/// The tool of that name.
+fn long_named(seen: Arc<Mutex<Vec<Value>>>) -> DynamicTool {
+    let schema = json!({ "type": "object", "properties": { "a": { "type": "integer" } } });
+    DynamicTool::new(LONG, "Adds", schema, move |args, _| {
+        seen.lock().unwrap().push(args.clone());
+        async move { Ok(ToolOutput::text("42")) }
+    })
+}
+
+fn overloaded() -> Canned {
+    Canned::Answer(
+        529,
+        Vec::new(),
+        json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+    )
+}
+
+fn chat(message: Value) -> Canned {
+    Canned::Answer(
+        200,
+        Vec::new(),
+        json!({ "id": "c", "object": "chat.completion", "model": "m",
+            "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }] }),
+    )
+}
+
+#[tokio::test]
+async fn a_failed_request_goes_to_the_next_model_of_another_api() {
+    let (anthropic, anthropic_url) = serve(vec![overloaded(), overloaded()]).await;
+    // What OpenAI's declaration calls the tool: the client's alias, read from the request.
+    let alias = {
+        let (probe, probe_url) =
+            serve(vec![chat(json!({ "role": "assistant", "content": "-" }))]).await;
+        let agent = Agent::builder(openai(&probe_url))
+            .executor(executor([long_named(Arc::default())]))
+            .build();
+        agent.run("?", &RunOptions::default()).await.unwrap();
+        let seen = probe.seen.lock().unwrap();
+        seen[0].body["tools"][0]["function"]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_ne!(alias, LONG, "the name needs an alias");
+    let (openai_mock, openai_url) = serve(vec![
+        chat(json!({ "role": "assistant", "content": null, "tool_calls": [
+            { "id": "call_1", "type": "function", "function": { "name": alias, "arguments": "{\"a\": 2}" } }
+        ]})),
+        chat(json!({ "role": "assistant", "content": "42" })),
+    ])
+    .await;
+    let model = FallbackModel::new(
+        AnthropicModel::new("claude-sonnet-4-5")
+            .with_base_url(&anthropic_url)
+            .with_api_key(ApiKey::new("a"))
+            .with_retry(RetryPolicy::none()),
+    )
+    .or(openai(&openai_url));
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let agent = Agent::builder(model)
+        .executor(executor([long_named(Arc::clone(&ran))]))
+        .build();
+    let result = agent.run("2?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "42");
+    assert_eq!(
+        *ran.lock().unwrap(),
+        [json!({ "a": 2 })],
+        "the aliased call ran"
+    );
+    // Each request went to Anthropic first, then to OpenAI, each with its own declarations.
+    let anthropic = anthropic.seen.lock().unwrap();
+    assert_eq!(anthropic.len(), 2);
+    let declared = &anthropic[0].body["tools"][0];
+    assert_eq!(declared["name"], alias.as_str());
+    assert!(declared.get("input_schema").is_some(), "Anthropic's shape: {declared}");
+    let sent = openai_mock.seen.lock().unwrap();
+    assert_eq!(sent.len(), 2);
+    let declared = &sent[0].body["tools"][0];
+    assert_eq!(declared["type"], "function", "OpenAI's shape: {declared}");
+    assert_eq!(declared["function"]["name"], alias.as_str());
+    let call = &sent[1].body["messages"][1]["tool_calls"][0]["function"]["name"];
+    assert_eq!(
+        call,
+        alias.as_str(),
+        "the call is sent back under the alias"
+    );
+}
+
+fn openai(base_url: &str) -> OpenAiChatModel {
+    OpenAiChatModel::new("gpt-5-mini")
+        .with_base_url(base_url)
+        .with_api_key(ApiKey::new("o"))
+}
+
+fn refused() -> ModelError {
+    ModelError::Status {
+        provider: "test",
+        status: 529,
+        message: "overloaded".into(),
+        attempts: 1,
+    }
+}
+
+#[tokio::test]
+async fn only_the_failures_the_rule_takes_go_on_and_the_last_error_is_the_requests() {
+    // The default rule: a setup error is the first model's own, not sent on.
+    let second = Arc::new(ScriptedModel::new().then(ModelResponse::answer("never")));
+    let model =
+        FallbackModel::new(ScriptedModel::new().then_error(ModelError::Setup("no key".into())))
+            .or(Arc::clone(&second));
+    let agent = Agent::builder(model).build();
+    let error = agent.run("hi", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(
+            error.failure,
+            RunFailure::Model {
+                error: ModelError::Setup(_),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(second.requests().is_empty());
+
+    // Every model failing: the last one's error.
+    let model =
+        FallbackModel::new(ScriptedModel::new().then_error(refused())).or(ScriptedModel::new()
+            .then_error(ModelError::Transport {
+                url: "http://second".into(),
+                message: "refused".into(),
+                attempts: 1,
+            }));
+    let agent = Agent::builder(model).build();
+    let error = agent.run("hi", &RunOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(
+            error.failure,
+            RunFailure::Model {
+                error: ModelError::Transport { .. },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+
+    // A rule of one's own.
+    let model = FallbackModel::new(ScriptedModel::new().then_error(refused()))
+        .or(ScriptedModel::new().then(ModelResponse::answer("second")))
+        .falling_back_when(|e| matches!(e, ModelError::Status { status: 529, .. }));
+    let agent = Agent::builder(model).build();
+    let result = agent.run("hi", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "second");
+}
+
+#[tokio::test]
+async fn a_stream_goes_on_only_while_nothing_was_streamed() {
+    let model = FallbackModel::new(ScriptedModel::new().then_error(refused()))
+        .or(ScriptedModel::new().then(ModelResponse::answer("from the second")));
+    let agent = Agent::builder(model).build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = agent.run_stream("hi", &options).collect().await;
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, "from the second");
+}
