@@ -357,16 +357,16 @@ fn check_flatten(tool: &ToolFn) -> syn::Result<()> {
     cx.check()
 }
 
+/// One `&ToolContext` at most: a second is refused where it is written.
 fn check_one_context(tool: &ToolFn) -> syn::Result<()> {
-    let contexts = tool
-        .params
-        .iter()
-        .filter(|p| p.role == Role::Context)
-        .count();
-    if contexts > 1 {
-        return Err(Error::new(tool.sig_span, "take `&ToolContext` once"));
+    let mut contexts = tool.params.iter().filter(|p| p.role == Role::Context);
+    match (contexts.next(), contexts.next()) {
+        (Some(_), Some(second)) => Err(Error::new_spanned(
+            &second.pat,
+            "take `&ToolContext` once: the context is one per call",
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn check_timeout(timeout: &Timeout) -> syn::Result<()> {
