@@ -704,9 +704,9 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
 }
 
 /// Streamed, a call that waits for approval is not announced as started (no result would
-/// follow it): its approval is asked for.
+/// follow it): its approval is asked for; `resume_stream` goes on streaming from there.
 #[tokio::test]
-async fn a_waiting_call_is_announced_when_it_runs() {
+async fn a_waiting_call_is_announced_when_it_runs_and_resuming_streams() {
     use futures_util::StreamExt;
     use tool_agent::RunEvent;
     let (agent, _, _) = setup(vec![ModelResponse::answer("Paid.")]);
@@ -732,6 +732,37 @@ async fn a_waiting_call_is_announced_when_it_runs() {
         .filter(|e| matches!(e, RunEvent::ApprovalNeeded(p) if p.call.name == "pay"))
         .count();
     assert_eq!(needed, 1, "its approval is asked for instead");
+
+    // Resumed streaming: the decided call starts, its result follows, then the answer.
+    let state = stored(first);
+    let pending = state.pending().next().unwrap().clone();
+    let decisions = [pending.approve()];
+    let resumed: Vec<RunEvent> = agent
+        .resume_stream(state, &decisions, &options)
+        .collect()
+        .await;
+    assert_eq!(started(&resumed), ["pay"]);
+    let results: Vec<&str> = resumed
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolResult { record, .. } => Some(record.call.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, ["add", "pay"], "the step's results, in call order");
+    let deltas: String = resumed
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, "Paid.");
+    let Some(RunEvent::Finished(finished)) = resumed.last() else {
+        panic!("the resumed run ends with Finished");
+    };
+    let done = finished.as_ref().as_ref().expect("the resumed run answers");
+    assert_eq!(done.text, "Paid.");
 }
 
 /// A hook that ends the run after a call that ran before the interruption: the stored state

@@ -94,7 +94,10 @@ async fn a_failed_request_goes_to_the_next_model_of_another_api() {
     assert_eq!(anthropic.len(), 2);
     let declared = &anthropic[0].body["tools"][0];
     assert_eq!(declared["name"], alias.as_str());
-    assert!(declared.get("input_schema").is_some(), "Anthropic's shape: {declared}");
+    assert!(
+        declared.get("input_schema").is_some(),
+        "Anthropic's shape: {declared}"
+    );
     let sent = openai_mock.seen.lock().unwrap();
     assert_eq!(sent.len(), 2);
     let declared = &sent[0].body["tools"][0];

@@ -58,20 +58,8 @@ impl Agent {
         input: impl Into<String>,
         options: &'a RunOptions,
     ) -> impl Stream<Item = RunEvent> + Send + 'a {
-        let (sender, receiver) = mpsc::unbounded_channel();
         let input = input.into();
-        let run = async move {
-            let result = self
-                .run_with_events(input, options, Some(sender.clone()))
-                .await;
-            let _ = sender.send(RunEvent::Finished(Box::new(result)));
-        };
-        let events = stream::unfold(receiver, |mut receiver| async move {
-            receiver.recv().await.map(|event| (event, receiver))
-        });
-        // The run only sends; its own stream yields nothing and ends when the run does.
-        let driver = stream::once(run).filter_map(|()| async { None });
-        stream::select(events, driver)
+        event_stream(move |events| self.run_with_events(input, options, Some(events)))
     }
 
     async fn run_with_events(
@@ -98,6 +86,26 @@ impl Agent {
             gen_ai.request.model = self.model.model_name(),
         )
     }
+}
+
+/// The events a run sends as it goes, then [`RunEvent::Finished`] with its result.
+pub(super) fn event_stream<'a, F>(
+    run: impl FnOnce(Events) -> F + Send + 'a,
+) -> impl Stream<Item = RunEvent> + Send + 'a
+where
+    F: std::future::Future<Output = Result<RunResult, RunError>> + Send + 'a,
+{
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let run = async move {
+        let result = run(sender.clone()).await;
+        let _ = sender.send(RunEvent::Finished(Box::new(result)));
+    };
+    let events = stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|event| (event, receiver))
+    });
+    // The run only sends; its own stream yields nothing and ends when the run does.
+    let driver = stream::once(run).filter_map(|()| async { None });
+    stream::select(events, driver)
 }
 
 /// A run that failed before its first request.

@@ -9,6 +9,7 @@ use tracing::Instrument;
 use super::{early_failure, result_message, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
+use crate::events::RunEvent;
 use crate::message::Message;
 use crate::options::RunOptions;
 use crate::repeat::Verdict;
@@ -38,6 +39,34 @@ impl Agent {
         decisions: &[Decision],
         options: &RunOptions,
     ) -> Result<RunResult, RunError> {
+        self.resume_with_events(state, decisions, options, None)
+            .await
+    }
+
+    /// [`Agent::resume`], yielding what happens as it happens, as
+    /// [`Agent::run_stream`] does: each decided call as it starts and its result, the model's
+    /// text as it comes, each step, and last [`RunEvent::Finished`] with what `resume` would
+    /// have returned. A run streamed to its interruption goes on streaming.
+    ///
+    /// The stream is not `Unpin`: pin it (`std::pin::pin!`) to poll it.
+    pub fn resume_stream<'a>(
+        &'a self,
+        state: RunState,
+        decisions: &'a [Decision],
+        options: &'a RunOptions,
+    ) -> impl futures_util::Stream<Item = RunEvent> + Send + 'a {
+        super::event_stream(move |events| {
+            self.resume_with_events(state, decisions, options, Some(events))
+        })
+    }
+
+    async fn resume_with_events(
+        &self,
+        state: RunState,
+        decisions: &[Decision],
+        options: &RunOptions,
+        events: Option<super::Events>,
+    ) -> Result<RunResult, RunError> {
         let decided = match_decisions(&state, decisions)
             .and_then(|decided| self.check_answers(&decided).map(|()| decided));
         let decided = match decided {
@@ -49,6 +78,7 @@ impl Agent {
         };
         let offered = self.offered_by_name(&state.offered);
         let mut run = Run::new(self, options, state.messages, offered);
+        run.events = events;
         run.usage = state.usage;
         run.failed_steps = state.failed_steps;
         run.tool_calls = state.tool_calls;
