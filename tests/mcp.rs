@@ -1194,7 +1194,9 @@ async fn a_change_between_a_clients_first_list_and_its_ready_is_told() {
             let _ = running.waiting().await;
         }
     });
-    let shop = McpTools::connect("searching shop", import_end).await.unwrap();
+    let shop = McpTools::connect("searching shop", import_end)
+        .await
+        .unwrap();
     let local = Executor::builder().registered_tools(false).build().unwrap();
     let gateway = McpServer::new(local)
         .unwrap()
