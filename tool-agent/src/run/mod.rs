@@ -601,8 +601,15 @@ impl<'a> Run<'a> {
 
     /// Records a step, and tells its results and its end.
     fn push_step(&mut self, step: Step) {
+        self.push_step_except(step, &[]);
+    }
+
+    /// [`Run::push_step`], but for the results at positions `told` of its calls, which were
+    /// given as events before (a step finished on resume).
+    fn push_step_except(&mut self, step: Step, told: &[usize]) {
         if self.events.is_some() {
-            for record in &step.calls {
+            let new = (step.calls.iter().enumerate()).filter(|(i, _)| !told.contains(i));
+            for (_, record) in new {
                 self.emit(RunEvent::ToolResult {
                     step: step.index,
                     record: record.clone(),

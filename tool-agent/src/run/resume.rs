@@ -240,6 +240,8 @@ impl Run<'_> {
                 Some((*index, ran_record(&answer_calls, *index, message)?))
             })
             .collect();
+        // The calls that ran before the interruption, whose results were given then.
+        let ran_before: Vec<usize> = records.iter().map(|(index, _)| *index).collect();
         let mut messages = interrupted.done;
         let mut approved = Vec::new();
         let mut rejected = Vec::new();
@@ -306,6 +308,10 @@ impl Run<'_> {
             .filter(|(_, (index, _))| rejected.contains(index))
             .map(|(i, _)| i)
             .collect();
+        let told: Vec<usize> = (records.iter().enumerate())
+            .filter(|(_, (index, _))| ran_before.contains(index))
+            .map(|(i, _)| i)
+            .collect();
         // A state stored before the step's head was kept gives the defaults.
         let head = interrupted.head.unwrap_or_default();
         let step = Step {
@@ -319,7 +325,7 @@ impl Run<'_> {
             finish_reason: head.finish_reason,
         };
         let outcome = self.judge(&step, None, terminated, &rejected);
-        self.push_step(step);
+        self.push_step_except(step, &told);
         match outcome {
             Outcome::Continue => self.go().await,
             Outcome::Done(reason, text) => self.done(reason, text),
