@@ -85,15 +85,20 @@ fn executor(ended: mpsc::UnboundedSender<bool>) -> Executor {
         .unwrap()
 }
 
-/// Our server on one end of a pipe, our client on the other.
-async fn connect(exec: Executor) -> RunningService<RoleClient, ()> {
+/// The client's end of a connection to `server`, which serves it in a task of its own.
+fn in_process(server: McpServer) -> tokio::io::DuplexStream {
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec).unwrap();
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_end).await {
             let _ = running.waiting().await;
         }
     });
+    client_end
+}
+
+/// Our server on one end of a pipe, our client on the other.
+async fn connect(exec: Executor) -> RunningService<RoleClient, ()> {
+    let client_end = in_process(McpServer::new(exec).unwrap());
     ().serve(client_end).await.unwrap()
 }
 
@@ -251,13 +256,7 @@ async fn a_tools_progress_reaches_the_client_as_notifications() {
         .tool(halfway)
         .build()
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec).unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(McpServer::new(exec).unwrap());
     let (tx, mut reports) = mpsc::unbounded_channel();
     let client = ProgressLog(tx).serve(client_end).await.unwrap();
     let result = client.call_tool(call("halfway", json!({}))).await.unwrap();
@@ -293,13 +292,7 @@ async fn a_tools_last_progress_comes_before_its_result() {
         .tool(counting)
         .build()
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec).unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(McpServer::new(exec).unwrap());
     let (read, mut write) = tokio::io::split(client_end);
     let mut lines = tokio::io::BufReader::new(read).lines();
     let messages = [
@@ -395,13 +388,7 @@ async fn a_tools_log_reaches_the_client_at_the_level_it_set() {
         .tool(chatty)
         .build()
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec).unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(McpServer::new(exec).unwrap());
     let (tx, mut messages) = mpsc::unbounded_channel();
     let client = LogBook(tx).serve(client_end).await.unwrap();
     // Before the client sets a level, nothing is sent.
@@ -474,13 +461,7 @@ async fn without_a_sink_a_tools_log_goes_nowhere() {
 #[tokio::test]
 async fn with_search_a_session_sees_search_tools_then_what_it_found() {
     let (tx, _rx) = mpsc::unbounded_channel();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(executor(tx)).unwrap().with_search().unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(McpServer::new(executor(tx)).unwrap().with_search().unwrap());
     let client = ().serve(client_end).await.unwrap();
     let listed = |tools: Vec<ai_tool::mcp::rmcp::model::Tool>| -> Vec<String> {
         tools.iter().map(|t| t.name.to_string()).collect()
@@ -525,15 +506,11 @@ async fn with_search_a_session_sees_search_tools_then_what_it_found() {
 
 /// The shop's tools, imported from a server in-process.
 async fn shop_tools(exec: Executor) -> McpTools {
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(exec)
-        .unwrap()
-        .with_server_info("shop", "1.0.0");
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(
+        McpServer::new(exec)
+            .unwrap()
+            .with_server_info("shop", "1.0.0"),
+    );
     McpTools::connect("in-process shop", client_end)
         .await
         .unwrap()
@@ -609,13 +586,7 @@ async fn cancelling_an_imported_call_cancels_it_on_the_server() {
 #[tokio::test]
 async fn an_imported_call_past_its_time_limit_is_timed_out_and_cancelled_on_the_server() {
     let (tx, mut ended) = mpsc::unbounded_channel();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    let server = McpServer::new(executor(tx)).unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(McpServer::new(executor(tx)).unwrap());
     let tools = McpTools::connect("in-process shop", client_end)
         .await
         .unwrap();
@@ -1137,12 +1108,7 @@ async fn a_gateway_serves_imported_tools_under_its_own_limits_and_suggests_among
         .unwrap()
         .following(vec![shop])
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = gateway.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(gateway);
     let client = ().serve(client_end).await.unwrap();
     assert!(client
         .peer_info()
@@ -1183,17 +1149,13 @@ async fn a_change_between_a_clients_first_list_and_its_ready_is_told() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     // The upstream serves by search: a search changes its list for that session.
     let (tx, _rx) = mpsc::unbounded_channel();
-    let (upstream_end, import_end) = tokio::io::duplex(1 << 16);
-    let upstream = McpServer::new(executor(tx))
-        .unwrap()
-        .with_server_info("shop", "1.0.0")
-        .with_search()
-        .unwrap();
-    tokio::spawn(async move {
-        if let Ok(running) = upstream.serve(upstream_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let import_end = in_process(
+        McpServer::new(executor(tx))
+            .unwrap()
+            .with_server_info("shop", "1.0.0")
+            .with_search()
+            .unwrap(),
+    );
     let shop = McpTools::connect("searching shop", import_end)
         .await
         .unwrap();
@@ -1202,12 +1164,7 @@ async fn a_change_between_a_clients_first_list_and_its_ready_is_told() {
         .unwrap()
         .following(vec![shop.clone()])
         .unwrap();
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = gateway.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_end = in_process(gateway);
     let (read, mut write) = tokio::io::split(client_end);
     let mut lines = tokio::io::BufReader::new(read).lines();
     macro_rules! send {
