@@ -69,7 +69,6 @@ impl Kv {
 
     /// A tool in no build, a method still.
     #[cfg_attr(any(), ai_tool)]
-    #[cfg_attr(any(), allow(dead_code))]
     fn never(&self) -> u32 {
         5
     }

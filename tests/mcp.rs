@@ -623,6 +623,13 @@ async fn a_server_that_never_answers_initialize_is_a_handshake_error_in_time() {
             && shown.contains("initialize"),
         "{shown}"
     );
+    // A limit of one's own.
+    let (_silent, client_end) = tokio::io::duplex(1 << 16);
+    let started = tokio::time::Instant::now();
+    let limit = Duration::from_secs(600);
+    let connected = McpTools::connect_within("slow to start", client_end, limit).await;
+    assert!(connected.is_err());
+    assert_eq!(started.elapsed(), limit);
 }
 
 #[tokio::test]

@@ -34,7 +34,9 @@ pub struct PendingApproval {
 
 impl PendingApproval {
     pub(crate) fn new(call: ToolCall, external: bool) -> Self {
-        let arguments_hash = hash(&call);
+        // Stable across processes and versions, so that a decision made in one process
+        // matches its call in another. A binding, not a signature.
+        let arguments_hash = repeat::fingerprint(&call);
         PendingApproval {
             call,
             arguments_hash,
@@ -175,12 +177,6 @@ pub struct Interruption {
     pub pending: Vec<PendingApproval>,
     /// What [`Agent::resume`](crate::Agent::resume) takes back.
     pub state: RunState,
-}
-
-/// The call's fingerprint ([`repeat::fingerprint`]): stable across processes and versions, so
-/// a decision made in one process matches its call in another. A binding, not a signature.
-fn hash(call: &ToolCall) -> String {
-    repeat::fingerprint(call)
 }
 
 #[cfg(test)]

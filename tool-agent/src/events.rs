@@ -35,7 +35,10 @@ pub enum RunEvent {
         /// The text.
         text: String,
     },
-    /// A call of the model's answer, arguments assembled, about to run.
+    /// A call of the model's answer, arguments assembled, about to be answered: each call is
+    /// announced once, before its [`RunEvent::ToolResult`]. A call that waits for approval is
+    /// announced when it is decided ([`Agent::resume_stream`](crate::Agent::resume_stream)),
+    /// or cancelled, not before.
     ToolCallStarted {
         /// The step, from 0.
         step: usize,
@@ -58,7 +61,8 @@ pub enum RunEvent {
         /// The tokens.
         usage: Usage,
     },
-    /// A step ended.
+    /// A step ended. A step interrupted for approval ends twice: as it stopped, and whole when
+    /// the run is resumed.
     StepFinished(Box<Step>),
     /// The step's answer did not follow the run's output schema
     /// ([`RunOptions::output`](crate::RunOptions::output)): the model is told what is wrong

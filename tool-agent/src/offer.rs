@@ -20,6 +20,8 @@ pub struct OfferedTools {
     declarations: Option<(Format, Declarations)>,
     /// How they are declared, in that format or another.
     options: DeclareOptions,
+    /// The tools declared in one other format, the first asked for (a fallback model's).
+    other: OnceLock<(Format, Declarations)>,
     /// The declarations' tools as JSON text, written on first use and sent by every request.
     tools_json: OnceLock<String>,
 }
@@ -39,6 +41,7 @@ impl OfferedTools {
             names,
             declarations,
             options: *options,
+            other: OnceLock::new(),
             tools_json: OnceLock::new(),
         }
     }
@@ -58,10 +61,18 @@ impl OfferedTools {
     /// else these tools declared in it now, with the run's options (a model of another API
     /// than the run's, such as a [`FallbackModel`](crate::FallbackModel)'s second).
     pub fn declarations_or_declare(&self, format: Format) -> Cow<'_, Declarations> {
-        match &self.declarations {
-            Some((made, declared)) if *made == format => Cow::Borrowed(declared),
-            _ => Cow::Owned(declare(&self.specs, format, &self.options)),
+        if let Some((made, declared)) = &self.declarations {
+            if *made == format {
+                return Cow::Borrowed(declared);
+            }
         }
+        let (other, declared) = self
+            .other
+            .get_or_init(|| (format, declare(&self.specs, format, &self.options)));
+        if *other == format {
+            return Cow::Borrowed(declared);
+        }
+        Cow::Owned(declare(&self.specs, format, &self.options))
     }
 
     /// The aliases that map the model's tool names back to the tools', for the run's format
@@ -78,6 +89,15 @@ impl OfferedTools {
         match self.declarations_or_declare(format) {
             Cow::Borrowed(declared) => Cow::Borrowed(&declared.aliases),
             Cow::Owned(declared) => Cow::Owned(declared.aliases),
+        }
+    }
+
+    /// The declarations' tools as JSON text (`[]` without declarations), written once for all
+    /// the requests of a run.
+    pub fn tools_json(&self) -> &str {
+        match &self.declarations {
+            Some((format, _)) => self.tools_json_for(*format).unwrap_or("[]"),
+            None => "[]",
         }
     }
 

@@ -132,6 +132,15 @@ impl OpenAiResponsesModel {
         for (name, value) in &self.extra {
             body.insert(name.clone(), value.clone());
         }
+        // An `include` of the user's own keeps the encrypted reasoning asked for beside it.
+        if self.encrypted_reasoning {
+            if let Some(Value::Array(include)) = body.get_mut("include") {
+                let asked = json!("reasoning.encrypted_content");
+                if !include.contains(&asked) {
+                    include.push(asked);
+                }
+            }
+        }
         Value::Object(body)
     }
 
@@ -577,6 +586,17 @@ mod tests {
         let request = ModelRequest::new(vec![Message::User { text: "Hi".into() }]);
         let plain = OpenAiResponsesModel::new("gpt-4.1").body(&request);
         assert_eq!(plain.get("include"), None);
+        let theirs = OpenAiResponsesModel::new("gpt-5-mini")
+            .with_body_field("include", json!(["message.output_text.logprobs"]))
+            .with_encrypted_reasoning()
+            .body(&request);
+        assert_eq!(
+            theirs["include"],
+            json!([
+                "message.output_text.logprobs",
+                "reasoning.encrypted_content"
+            ])
+        );
         let reasoning = OpenAiResponsesModel::new("gpt-5-mini")
             .with_encrypted_reasoning()
             .body(&request);

@@ -149,6 +149,8 @@ pub(crate) struct EventReader<'a> {
     /// The `data:` lines of the event being read, joined by line ends, until the empty line
     /// that ends it.
     pending: Option<String>,
+    /// How many lines `pending` holds.
+    pending_lines: usize,
 }
 
 impl<'a> EventReader<'a> {
@@ -162,6 +164,7 @@ impl<'a> EventReader<'a> {
             over: false,
             text: 0,
             pending: None,
+            pending_lines: 0,
         }
     }
 
@@ -275,11 +278,16 @@ impl<'a> EventReader<'a> {
         };
         let data = data.strip_prefix(' ').unwrap_or(data);
         match &mut self.pending {
-            // A server that leaves out the empty line between events: the payload so far is
-            // whole JSON, and this line starts the next one.
-            Some(so_far) if serde_json::from_str::<serde::de::IgnoredAny>(so_far).is_ok() => {
+            // A server that leaves out the empty line between events (one line each): the
+            // line so far is whole JSON, and this one starts the next event. Looked at for a
+            // first line only, so that an event of many lines is read once.
+            Some(so_far)
+                if self.pending_lines == 1
+                    && serde_json::from_str::<serde::de::IgnoredAny>(so_far).is_ok() =>
+            {
                 self.dispatch();
                 self.pending = Some(data.to_owned());
+                self.pending_lines = 1;
             }
             Some(so_far) if so_far.len() + data.len() >= MAX_ANSWER_BYTES => {
                 let message =
@@ -293,8 +301,12 @@ impl<'a> EventReader<'a> {
             Some(so_far) => {
                 so_far.push('\n');
                 so_far.push_str(data);
+                self.pending_lines += 1;
             }
-            None => self.pending = Some(data.to_owned()),
+            None => {
+                self.pending = Some(data.to_owned());
+                self.pending_lines = 1;
+            }
         }
     }
 

@@ -750,6 +750,11 @@ async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
         .await
         .unwrap();
     assert_eq!(result.stop, StopReason::MaxSteps { steps: 1 });
+    assert!(
+        !matches!(result.transcript.last(), Some(Message::User { .. })),
+        "no request to call again is left unanswered: {:?}",
+        result.transcript.last()
+    );
 
     let model = Arc::new(ScriptedModel::new().then(malformed()));
     let runner = agent(&model, executor([add(Arc::default())])).build();

@@ -893,3 +893,53 @@ async fn references_keep_their_numbers_across_an_interruption() {
     let titles: Vec<&str> = cited.references.iter().map(|r| r.title.as_str()).collect();
     assert_eq!(titles, ["Q3 report", "Q4 report"]);
 }
+
+/// Arguments the model sent as JSON text, approved as the same object: nothing was changed,
+/// and the model is told nothing.
+#[tokio::test]
+async fn arguments_sent_as_text_and_approved_unchanged_are_not_called_changed() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "pay",
+            json!(r#"{"to": "bob", "amount": 5}"#),
+        )]))
+        .then(ModelResponse::answer("Paid."));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    let same = pending.approve_with(json!({ "to": "bob", "amount": 5 }));
+    let result = agent
+        .resume(state, &[same], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(tool_messages(&result.transcript)[0].1, "paid 5");
+}
+
+/// Resumed streaming, a rejected call is announced and answered like any other.
+#[tokio::test]
+async fn a_rejected_call_is_announced_then_answered_when_resumed_streaming() {
+    use futures_util::StreamExt;
+    use tool_agent::RunEvent;
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("Not paid.")]);
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    let decisions = [pending.reject("not today")];
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = agent
+        .resume_stream(state, &decisions, &options)
+        .collect()
+        .await;
+    let order: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolCallStarted { call, .. } => Some(format!("start {}", call.name)),
+            RunEvent::ToolResult { record, .. } => Some(format!("result {}", record.call.name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["start pay", "result pay"]);
+    assert!(paid.lock().unwrap().is_empty());
+}

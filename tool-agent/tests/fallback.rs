@@ -193,3 +193,48 @@ async fn a_stream_goes_on_only_while_nothing_was_streamed() {
         .collect();
     assert_eq!(deltas, "from the second");
 }
+
+/// A model whose stream breaks after its first piece of text.
+struct BreaksMidStream;
+
+impl tool_agent::ChatModel for BreaksMidStream {
+    fn respond<'a>(&'a self, _: &'a tool_agent::ModelRequest) -> tool_agent::ModelFuture<'a> {
+        Box::pin(async { Err(refused()) })
+    }
+
+    fn respond_stream<'a>(
+        &'a self,
+        _: &'a tool_agent::ModelRequest,
+    ) -> tool_agent::ModelEventStream<'a> {
+        let events = [
+            Ok(tool_agent::ModelEvent::TextDelta("Hel".into())),
+            Err(refused()),
+        ];
+        Box::pin(futures_util::stream::iter(events))
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_after_its_first_event_is_not_asked_again_elsewhere() {
+    let second = Arc::new(ScriptedModel::new().then(ModelResponse::answer("never")));
+    let model = FallbackModel::new(BreaksMidStream).or(Arc::clone(&second));
+    let agent = Agent::builder(model).build();
+    let options = RunOptions::default();
+    let events: Vec<RunEvent> = agent.run_stream("hi", &options).collect().await;
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Hel"]);
+    let Some(RunEvent::Finished(finished)) = events.last() else {
+        panic!("the run ends with Finished");
+    };
+    assert!(finished.is_err(), "the stream's failure is the run's");
+    assert!(
+        second.requests().is_empty(),
+        "what was streamed cannot be taken back"
+    );
+}

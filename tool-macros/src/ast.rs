@@ -347,11 +347,8 @@ pub(crate) fn ungrouped(mut ty: &Type) -> &Type {
     }
 }
 
-/// `&self`, or `self: &Self` (with any lifetime) written out.
+/// `&self`, or `self: &Self` (with any lifetime) written out: syn gives both their type.
 fn is_shared_self(receiver: &syn::Receiver) -> bool {
-    if receiver.colon_token.is_none() {
-        return receiver.reference.is_some() && receiver.mutability.is_none();
-    }
     matches!(ungrouped(&receiver.ty), Type::Reference(r)
         if r.mutability.is_none() && matches!(ungrouped(&r.elem), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self")))
 }

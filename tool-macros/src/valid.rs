@@ -198,7 +198,7 @@ fn check_returned(ty: &Type) -> syn::Result<()> {
             None => Ok(()),
             Some(found) => Err(Error::new_spanned(
                 found,
-                "a tool must return an owned value: `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>` (a `'static` borrow may stay)",
+                "a tool must return an owned, named type: `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>` (a `'static` borrow may stay), a concrete type for `impl Trait`",
             )),
         },
     }

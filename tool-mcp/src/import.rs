@@ -53,7 +53,7 @@ pub struct McpTools {
 }
 
 /// How long a server may take to answer `initialize` when an import connects.
-pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl McpTools {
     /// Starts `command` and speaks MCP on its stdin and stdout. The process is killed when
@@ -108,6 +108,21 @@ impl McpTools {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        Self::connect_within(server, transport, HANDSHAKE_TIMEOUT).await
+    }
+
+    /// [`McpTools::connect`], waiting up to `limit` for the server to answer `initialize`:
+    /// longer for one that installs itself when it starts (`npx -y`, `uvx`, a container
+    /// image pulled).
+    pub async fn connect_within<T, E, A>(
+        server: impl Into<String>,
+        transport: T,
+        limit: std::time::Duration,
+    ) -> Result<Self, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let server: Arc<str> = server.into().into();
         let state = Arc::new(ClientState::new(server.clone()));
         let handshake = |message: String| McpError::Handshake {
@@ -115,17 +130,10 @@ impl McpTools {
             message,
         };
         // A server that never answers `initialize` is an error, not a wait without end.
-        let connection = tokio::time::timeout(
-            HANDSHAKE_TIMEOUT,
-            ImportClient(state.clone()).serve(transport),
-        )
-        .await
-        .map_err(|_| {
-            handshake(format!(
-                "no answer to initialize within {HANDSHAKE_TIMEOUT:?}"
-            ))
-        })?
-        .map_err(|e| handshake(e.to_string()))?;
+        let connection = tokio::time::timeout(limit, ImportClient(state.clone()).serve(transport))
+            .await
+            .map_err(|_| handshake(format!("no answer to initialize within {limit:?}")))?
+            .map_err(|e| handshake(e.to_string()))?;
         let peer = connection.peer().clone();
         // A list change told while the first list is taken is listed after it, not before.
         let relisting = state.relisting().await;

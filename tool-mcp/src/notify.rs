@@ -85,6 +85,8 @@ struct Reports {
     /// The runtime of the server that made the sinks: the sending task starts there, also when
     /// a tool reports from a thread of its own (`tokio::spawn` would panic there).
     runtime: Option<tokio::runtime::Handle>,
+    /// Whether a report was left out (and said so, once).
+    dropping: std::sync::atomic::AtomicBool,
 }
 
 /// Where a call's queue of reports stands.
@@ -120,7 +122,12 @@ impl Reports {
             *queue = Queue::Open(sender, task);
         }
         if let Queue::Open(sender, _) = &*queue {
-            let _ = sender.try_send(report);
+            if sender.try_send(report).is_err() && !self.dropping.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "a tool reports faster than its MCP client reads: reports past \
+                     {QUEUED_REPORTS} waiting are left out"
+                );
+            }
         }
     }
 
@@ -165,6 +172,7 @@ pub(crate) fn sinks(
         peer,
         queue: Mutex::new(Queue::Idle),
         runtime: tokio::runtime::Handle::try_current().ok(),
+        dropping: std::sync::atomic::AtomicBool::new(false),
     });
     let flush = Flush(Some(reports.clone()));
     let progress = progress_token.map(|token| {

@@ -139,23 +139,12 @@ impl PgVectorStore {
                 tracing::warn!(error = %e, "the PostgreSQL connection ended");
             }
         });
-        // Two stores connecting at once to a fresh database may both find the extension or the
-        // table missing; the one that loses the race finds them made when it tries again.
-        if let Err(e) = client.batch_execute(&ddl).await {
-            let raced = e.code().is_some_and(|code| {
-                *code == SqlState::UNIQUE_VIOLATION || *code == SqlState::DUPLICATE_OBJECT
-            });
-            if !raced {
-                return Err(store_error(e));
-            }
-            client.batch_execute(&ddl).await.map_err(store_error)?;
-        }
-        // A table made before, for another model, keeps its dimension: say so now, rather
-        // than fail every write with PostgreSQL's words.
+        // A table made before, for another model, keeps its dimension: say so now, before its
+        // index is asked for, rather than fail with PostgreSQL's words.
         let held = client
             .query_opt(
                 "SELECT atttypmod FROM pg_attribute \
-                 WHERE attrelid = $1::text::regclass AND attname = 'embedding' AND NOT attisdropped",
+                 WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
                 &[&sql_table],
             )
             .await
@@ -166,6 +155,17 @@ impl PgVectorStore {
                 "table `{table}` holds vectors of {held} dimensions, not {dimension}: use \
                  another table for this model, or drop this one to embed the tools again"
             )));
+        }
+        // Two stores connecting at once to a fresh database may both find the extension or the
+        // table missing; the one that loses the race finds them made when it tries again.
+        if let Err(e) = client.batch_execute(&ddl).await {
+            let raced = e.code().is_some_and(|code| {
+                *code == SqlState::UNIQUE_VIOLATION || *code == SqlState::DUPLICATE_OBJECT
+            });
+            if !raced {
+                return Err(store_error(e));
+            }
+            client.batch_execute(&ddl).await.map_err(store_error)?;
         }
         Ok(PgVectorStore {
             client: Mutex::new(client),

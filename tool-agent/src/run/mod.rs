@@ -288,11 +288,16 @@ impl<'a> Run<'a> {
                     Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
                     Ending::Declined => return self.done(StopReason::Declined { reason }, text),
                     // A call written wrong is a failed step when tools are on: the model is
-                    // told and asked again, or at the step limit, asked for its answer (or the
-                    // run stops there, as any run whose model still calls tools).
+                    // told and asked again, or on the last step, asked for its answer at the
+                    // limit; without that request the run stops at its limit, as any run
+                    // whose model still calls tools.
                     Ending::MalformedCall
                         if !at_limit && self.request.tool_choice != ToolChoice::None =>
                     {
+                        let steps = self.options.max_steps;
+                        if index.saturating_add(1) >= steps && !self.options.answer_at_limit {
+                            return self.done(StopReason::MaxSteps { steps }, text);
+                        }
                         match self.retry_call(index, reason) {
                             Some(failure) => return self.fail(failure),
                             None => continue,
@@ -398,7 +403,7 @@ impl<'a> Run<'a> {
             if self.is_cancelled() {
                 let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
                 let ran = positions.zip(ran).collect();
-                step.calls = self.close_cancelled(done, ran, &waiting, calls);
+                step.calls = self.close_cancelled(step.index, done, ran, &waiting, calls);
                 self.push_step(step);
                 return Outcome::Failed(RunFailure::Cancelled);
             }
@@ -443,6 +448,7 @@ impl<'a> Run<'a> {
     /// Returns the step's records, in the same order.
     fn close_cancelled(
         &mut self,
+        step: usize,
         done: Vec<(usize, Message)>,
         ran: Vec<(usize, CallRecord)>,
         waiting: &[usize],
@@ -450,6 +456,9 @@ impl<'a> Run<'a> {
     ) -> Vec<CallRecord> {
         let mut results = done;
         let mut records = ran;
+        // Not announced while they waited: they are now, with their results.
+        let cancelled: Vec<ToolCall> = waiting.iter().map(|&i| calls[i].clone()).collect();
+        self.announce(step, &cancelled);
         for &i in waiting {
             let record = CallRecord {
                 call: calls[i].clone(),
@@ -843,7 +852,7 @@ fn describe(record: &CallRecord) -> String {
 
 /// A call whose arguments came as JSON text, with them read: what the executor runs it with.
 /// `None` when they are a value already, or text that is not JSON (which fails when run).
-fn read_arguments(call: &ToolCall) -> Option<ToolCall> {
+pub(super) fn read_arguments(call: &ToolCall) -> Option<ToolCall> {
     let Value::String(text) = &call.arguments else {
         return None;
     };

@@ -247,15 +247,28 @@ impl Run<'_> {
         let mut rejected = Vec::new();
         // Calls run with arguments a person changed: the model, which wrote others, is told.
         let mut edited = Vec::new();
+        // Every decided call, announced as it now starts (waiting, it was not).
+        let mut starting = Vec::new();
         for (index, pending, verdict) in decided {
             let mut call = pending.call;
+            if let ApprovalVerdict::ApproveWith(arguments) = &verdict {
+                starting.push(ToolCall {
+                    arguments: arguments.clone(),
+                    ..call.clone()
+                });
+            } else {
+                starting.push(call.clone());
+            }
             let output = match verdict {
                 ApprovalVerdict::Approve => {
                     approved.push((index, call));
                     continue;
                 }
                 ApprovalVerdict::ApproveWith(arguments) => {
-                    if arguments != call.arguments {
+                    // The model's arguments as the executor reads them (JSON text parsed).
+                    let written = super::read_arguments(&call);
+                    let written = written.as_ref().map_or(&call.arguments, |c| &c.arguments);
+                    if arguments != *written {
                         edited.push((index, arguments.to_string()));
                     }
                     call.arguments = arguments;
@@ -284,7 +297,7 @@ impl Run<'_> {
         let started = Instant::now();
         let (positions, calls): (Vec<usize>, Vec<ToolCall>) = approved.into_iter().unzip();
         let verdicts = vec![Verdict::Run; calls.len()];
-        self.announce(self.step_number(), &calls);
+        self.announce(self.step_number(), &starting);
         let runner = self.calls();
         let ran = runner.run(&calls, &verdicts).await;
         let terminated = interrupted.terminated.or(runner.take_terminated());
