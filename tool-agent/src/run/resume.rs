@@ -252,26 +252,17 @@ impl Run<'_> {
         for (index, pending, verdict) in decided {
             let mut call = pending.call;
             if let ApprovalVerdict::ApproveWith(arguments) = &verdict {
-                starting.push(ToolCall {
-                    arguments: arguments.clone(),
-                    ..call.clone()
-                });
-            } else {
-                starting.push(call.clone());
-            }
-            let output = match verdict {
-                ApprovalVerdict::Approve => {
-                    approved.push((index, call));
-                    continue;
+                // The model's arguments as the executor reads them (JSON text parsed).
+                let written = super::read_arguments(&call);
+                let written = written.as_ref().map_or(&call.arguments, |c| &c.arguments);
+                if arguments != written {
+                    edited.push((index, arguments.to_string()));
                 }
-                ApprovalVerdict::ApproveWith(arguments) => {
-                    // The model's arguments as the executor reads them (JSON text parsed).
-                    let written = super::read_arguments(&call);
-                    let written = written.as_ref().map_or(&call.arguments, |c| &c.arguments);
-                    if arguments != *written {
-                        edited.push((index, arguments.to_string()));
-                    }
-                    call.arguments = arguments;
+                call.arguments = arguments.clone();
+            }
+            starting.push(call.clone());
+            let output = match verdict {
+                ApprovalVerdict::Approve | ApprovalVerdict::ApproveWith(_) => {
                     approved.push((index, call));
                     continue;
                 }
