@@ -756,6 +756,17 @@ async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
         result.transcript.last()
     );
 
+    // The last step's malformed call is a failed step all the same.
+    let model = Arc::new(ScriptedModel::new().then(malformed()));
+    let runner = agent(&model, executor([add(Arc::default())])).build();
+    let strict = last.clone().answer_at_limit(false).max_failed_steps(1);
+    let error = runner.run("1 + 2?", &strict).await.unwrap_err();
+    assert!(
+        matches!(error.failure, RunFailure::TooManyFailedSteps { .. }),
+        "{:?}",
+        error.failure
+    );
+
     let model = Arc::new(ScriptedModel::new().then(malformed()));
     let runner = agent(&model, executor([add(Arc::default())])).build();
     let options = RunOptions::default().max_failed_steps(1);

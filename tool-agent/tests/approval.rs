@@ -689,6 +689,47 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
     assert_eq!(texts.len(), 2);
     assert_eq!(texts[1].1, "The call to `pay` was cancelled.");
     assert!(texts[1].2, "the waiting call is answered as cancelled");
+    // Streamed, the waiting call is announced with its result, once cancelled.
+    let token = tool_runtime::CancellationToken::new();
+    let stopper = {
+        let token = token.clone();
+        DynamicTool::new(
+            "stop",
+            "Stops everything",
+            json!({ "type": "object" }),
+            move |_, _| {
+                token.cancel();
+                async { Ok(ToolOutput::text("stopped")) }
+            },
+        )
+    };
+    let model = ScriptedModel::new().then(ModelResponse::calling([
+        call("c1", "stop", json!({})),
+        call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
+    ]));
+    let agent = Agent::builder(model)
+        .executor(executor([stopper, pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default().cancellation(token);
+    let events: Vec<tool_agent::RunEvent> =
+        futures_util::StreamExt::collect(agent.run_stream("stop and pay", &options)).await;
+    let order: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            tool_agent::RunEvent::ToolCallStarted { call, .. } => {
+                Some(format!("start {}", call.name))
+            }
+            tool_agent::RunEvent::ToolResult { record, .. } => {
+                Some(format!("result {}", record.call.name))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        ["start stop", "start pay", "result stop", "result pay"]
+    );
     // The step's records say the same as the transcript, in call order.
     let step = error.partial.steps.last().expect("the step");
     let names: Vec<&str> = step.calls.iter().map(|r| r.call.name.as_str()).collect();
@@ -914,6 +955,30 @@ async fn arguments_sent_as_text_and_approved_unchanged_are_not_called_changed() 
     let same = pending.approve_with(json!({ "to": "bob", "amount": 5 }));
     let result = agent
         .resume(state, &[same], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(tool_messages(&result.transcript)[0].1, "paid 5");
+}
+
+/// The same, approved as the very text the model sent.
+#[tokio::test]
+async fn arguments_sent_as_text_and_approved_as_that_text_are_not_called_changed() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "pay",
+            json!(r#"{"to": "bob", "amount": 5}"#),
+        )]))
+        .then(ModelResponse::answer("Paid."));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::clone(&paid))]))
+        .require_approval_for_destructive()
+        .build();
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    let as_sent = pending.approve_with(pending.call.arguments.clone());
+    let result = agent
+        .resume(state, &[as_sent], &RunOptions::default())
         .await
         .unwrap();
     assert_eq!(tool_messages(&result.transcript)[0].1, "paid 5");

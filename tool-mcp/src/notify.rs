@@ -85,8 +85,10 @@ struct Reports {
     /// The runtime of the server that made the sinks: the sending task starts there, also when
     /// a tool reports from a thread of its own (`tokio::spawn` would panic there).
     runtime: Option<tokio::runtime::Handle>,
-    /// Whether a report was left out (and said so, once).
+    /// Whether a report was left out (and said so, once for the call).
     dropping: std::sync::atomic::AtomicBool,
+    /// The tool, named in the warning.
+    tool: Arc<str>,
 }
 
 /// Where a call's queue of reports stands.
@@ -122,9 +124,14 @@ impl Reports {
             *queue = Queue::Open(sender, task);
         }
         if let Queue::Open(sender, _) = &*queue {
-            if sender.try_send(report).is_err() && !self.dropping.swap(true, Ordering::Relaxed) {
+            let full = matches!(
+                sender.try_send(report),
+                Err(mpsc::error::TrySendError::Full(_))
+            );
+            if full && !self.dropping.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
-                    "a tool reports faster than its MCP client reads: reports past \
+                    tool = %self.tool,
+                    "the tool reports faster than its MCP client reads: reports past \
                      {QUEUED_REPORTS} waiting are left out"
                 );
             }
@@ -173,6 +180,7 @@ pub(crate) fn sinks(
         queue: Mutex::new(Queue::Idle),
         runtime: tokio::runtime::Handle::try_current().ok(),
         dropping: std::sync::atomic::AtomicBool::new(false),
+        tool: tool.into(),
     });
     let flush = Flush(Some(reports.clone()));
     let progress = progress_token.map(|token| {

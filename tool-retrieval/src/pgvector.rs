@@ -122,6 +122,32 @@ fn setup_sql(table: &str, dimension: usize) -> Result<String, RetrieveError> {
     Ok(sql)
 }
 
+/// Refuses a table whose vectors have another dimension than `dimension`; a table not made
+/// yet passes.
+async fn check_dimension(
+    client: &tokio_postgres::Client,
+    table: &str,
+    sql_table: &str,
+    dimension: usize,
+) -> Result<(), RetrieveError> {
+    let held = client
+        .query_opt(
+            "SELECT atttypmod FROM pg_attribute \
+             WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
+            &[&sql_table],
+        )
+        .await
+        .map_err(store_error)?
+        .and_then(|row| row.try_get::<_, i32>(0).ok());
+    match held.filter(|held| *held > 0 && *held as usize != dimension) {
+        Some(held) => Err(RetrieveError::store(format!(
+            "table `{table}` holds vectors of {held} dimensions, not {dimension}: use another \
+             table for this model, or drop this one to embed the tools again"
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl PgVectorStore {
     /// Connects (`postgres://user@host:port/db`), creates the `vector` extension, the table
     /// and its HNSW index if missing. `table` is a plain SQL identifier (letters, digits, `_`;
@@ -139,23 +165,9 @@ impl PgVectorStore {
                 tracing::warn!(error = %e, "the PostgreSQL connection ended");
             }
         });
-        // A table made before, for another model, keeps its dimension: say so now, before its
-        // index is asked for, rather than fail with PostgreSQL's words.
-        let held = client
-            .query_opt(
-                "SELECT atttypmod FROM pg_attribute \
-                 WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
-                &[&sql_table],
-            )
-            .await
-            .map_err(store_error)?
-            .and_then(|row| row.try_get::<_, i32>(0).ok());
-        if let Some(held) = held.filter(|held| *held > 0 && *held as usize != dimension) {
-            return Err(RetrieveError::store(format!(
-                "table `{table}` holds vectors of {held} dimensions, not {dimension}: use \
-                 another table for this model, or drop this one to embed the tools again"
-            )));
-        }
+        // A table made before, for another model, keeps its dimension: said before its index
+        // is asked for, rather than in PostgreSQL's words.
+        check_dimension(&client, &table, &sql_table, dimension).await?;
         // Two stores connecting at once to a fresh database may both find the extension or the
         // table missing; the one that loses the race finds them made when it tries again.
         if let Err(e) = client.batch_execute(&ddl).await {
@@ -167,6 +179,8 @@ impl PgVectorStore {
             }
             client.batch_execute(&ddl).await.map_err(store_error)?;
         }
+        // And after: another store may have made the table, for another model, meanwhile.
+        check_dimension(&client, &table, &sql_table, dimension).await?;
         Ok(PgVectorStore {
             client: Mutex::new(client),
             table,

@@ -294,14 +294,15 @@ impl<'a> Run<'a> {
                     Ending::MalformedCall
                         if !at_limit && self.request.tool_choice != ToolChoice::None =>
                     {
+                        if let Some(failure) = self.count_malformed(index, &reason) {
+                            return self.fail(failure);
+                        }
                         let steps = self.options.max_steps;
                         if index.saturating_add(1) >= steps && !self.options.answer_at_limit {
                             return self.done(StopReason::MaxSteps { steps }, text);
                         }
-                        match self.retry_call(index, reason) {
-                            Some(failure) => return self.fail(failure),
-                            None => continue,
-                        }
+                        self.ask_again(&reason);
+                        continue;
                     }
                     Ending::MalformedCall | Ending::Whole => {}
                 }
@@ -477,17 +478,21 @@ impl<'a> Run<'a> {
         records.into_iter().map(|(_, record)| record).collect()
     }
 
-    /// After an answer whose call the API could not read: the model is told, and the step
-    /// counts as failed. The failure that ends the run, when there were too many in a row.
-    fn retry_call(&mut self, index: usize, reason: String) -> Option<RunFailure> {
+    /// After an answer whose call the API could not read: the step counts as failed. The
+    /// failure that ends the run, when there were too many in a row.
+    fn count_malformed(&mut self, index: usize, reason: &str) -> Option<RunFailure> {
         self.failed_steps = self.failed_steps.saturating_add(1);
         let max_failed = self.options.max_failed_steps;
-        if max_failed > 0 && self.failed_steps >= max_failed {
-            return Some(RunFailure::TooManyFailedSteps {
+        (max_failed > 0 && self.failed_steps >= max_failed).then(|| {
+            RunFailure::TooManyFailedSteps {
                 steps: self.failed_steps,
                 last: format!("step {index}: the model's tool call was malformed ({reason})"),
-            });
-        }
+            }
+        })
+    }
+
+    /// Tells the model its call could not be read, for it to call again.
+    fn ask_again(&mut self, reason: &str) {
         // An empty answer is left out: APIs refuse an empty message before the last.
         if self
             .request
@@ -505,7 +510,6 @@ impl<'a> Run<'a> {
              that are valid JSON for its schema, or answer without it."
         );
         self.request.messages.push(Message::user(told));
-        None
     }
 
     /// Lets the hooks change the next request's tool choice and narrow its tools.

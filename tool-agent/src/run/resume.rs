@@ -255,7 +255,7 @@ impl Run<'_> {
                 // The model's arguments as the executor reads them (JSON text parsed).
                 let written = super::read_arguments(&call);
                 let written = written.as_ref().map_or(&call.arguments, |c| &c.arguments);
-                if arguments != written {
+                if *arguments != call.arguments && arguments != written {
                     edited.push((index, arguments.to_string()));
                 }
                 call.arguments = arguments.clone();
