@@ -649,10 +649,9 @@ async fn a_rejected_call_is_not_a_failed_step() {
     assert!(paid.lock().unwrap().is_empty());
 }
 
-/// Cancelled while a call waits: the run ends as cancelled, not interrupted, and every call
-/// of the answer has its result in the transcript.
-#[tokio::test]
-async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
+/// An agent whose model calls `stop`, which cancels the run, and `pay`, which waits for
+/// approval; and the options with that cancellation.
+fn stop_then_pay(paid: &Arc<Mutex<Vec<Value>>>) -> (Agent, RunOptions) {
     let token = tool_runtime::CancellationToken::new();
     let stopper = {
         let token = token.clone();
@@ -666,16 +665,39 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
             },
         )
     };
-    let paid = Arc::new(Mutex::new(Vec::new()));
     let model = ScriptedModel::new().then(ModelResponse::calling([
         call("c1", "stop", json!({})),
         call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
     ]));
     let agent = Agent::builder(model)
-        .executor(executor([stopper, pay(Arc::clone(&paid))]))
+        .executor(executor([stopper, pay(Arc::clone(paid))]))
         .require_approval_for_destructive()
         .build();
-    let options = RunOptions::default().cancellation(token);
+    (agent, RunOptions::default().cancellation(token))
+}
+
+/// The calls' starts and results, in the order the events gave them.
+fn call_order(events: &[tool_agent::RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            tool_agent::RunEvent::ToolCallStarted { call, .. } => {
+                Some(format!("start {}", call.name))
+            }
+            tool_agent::RunEvent::ToolResult { record, .. } => {
+                Some(format!("result {}", record.call.name))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Cancelled while a call waits: the run ends as cancelled, not interrupted, and every call
+/// of the answer has its result in the transcript.
+#[tokio::test]
+async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let (agent, options) = stop_then_pay(&paid);
     let error = agent.run("stop and pay", &options).await.unwrap_err();
     assert!(
         matches!(error.failure, RunFailure::Cancelled),
@@ -690,44 +712,11 @@ async fn cancellation_while_a_call_waits_ends_the_run_as_cancelled() {
     assert_eq!(texts[1].1, "The call to `pay` was cancelled.");
     assert!(texts[1].2, "the waiting call is answered as cancelled");
     // Streamed, the waiting call is announced with its result, once cancelled.
-    let token = tool_runtime::CancellationToken::new();
-    let stopper = {
-        let token = token.clone();
-        DynamicTool::new(
-            "stop",
-            "Stops everything",
-            json!({ "type": "object" }),
-            move |_, _| {
-                token.cancel();
-                async { Ok(ToolOutput::text("stopped")) }
-            },
-        )
-    };
-    let model = ScriptedModel::new().then(ModelResponse::calling([
-        call("c1", "stop", json!({})),
-        call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
-    ]));
-    let agent = Agent::builder(model)
-        .executor(executor([stopper, pay(Arc::clone(&paid))]))
-        .require_approval_for_destructive()
-        .build();
-    let options = RunOptions::default().cancellation(token);
+    let (agent, options) = stop_then_pay(&paid);
     let events: Vec<tool_agent::RunEvent> =
         futures_util::StreamExt::collect(agent.run_stream("stop and pay", &options)).await;
-    let order: Vec<String> = events
-        .iter()
-        .filter_map(|e| match e {
-            tool_agent::RunEvent::ToolCallStarted { call, .. } => {
-                Some(format!("start {}", call.name))
-            }
-            tool_agent::RunEvent::ToolResult { record, .. } => {
-                Some(format!("result {}", record.call.name))
-            }
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        order,
+        call_order(&events),
         ["start stop", "start pay", "result stop", "result pay"]
     );
     // The step's records say the same as the transcript, in call order.
@@ -935,11 +924,9 @@ async fn references_keep_their_numbers_across_an_interruption() {
     assert_eq!(titles, ["Q3 report", "Q4 report"]);
 }
 
-/// Arguments the model sent as JSON text, approved as the same object: nothing was changed,
-/// and the model is told nothing.
-#[tokio::test]
-async fn arguments_sent_as_text_and_approved_unchanged_are_not_called_changed() {
-    let paid = Arc::new(Mutex::new(Vec::new()));
+/// Runs a model that sends `pay`'s arguments as JSON text to its interruption, resumes it
+/// with `decide`'s decision, and returns the text of `pay`'s result.
+async fn paid_with_text_arguments(decide: fn(&PendingApproval) -> tool_agent::Decision) -> String {
     let model = ScriptedModel::new()
         .then(ModelResponse::calling([call(
             "c1",
@@ -948,40 +935,25 @@ async fn arguments_sent_as_text_and_approved_unchanged_are_not_called_changed() 
         )]))
         .then(ModelResponse::answer("Paid."));
     let agent = Agent::builder(model)
-        .executor(executor([pay(Arc::clone(&paid))]))
+        .executor(executor([pay(Arc::default())]))
         .require_approval_for_destructive()
         .build();
     let (state, pending) = interrupted(&agent, "pay bob").await;
-    let same = pending.approve_with(json!({ "to": "bob", "amount": 5 }));
     let result = agent
-        .resume(state, &[same], &RunOptions::default())
+        .resume(state, &[decide(&pending)], &RunOptions::default())
         .await
         .unwrap();
-    assert_eq!(tool_messages(&result.transcript)[0].1, "paid 5");
+    tool_messages(&result.transcript)[0].1.clone()
 }
 
-/// The same, approved as the very text the model sent.
+/// Arguments the model sent as JSON text, approved as the same object or as that very text:
+/// nothing was changed, and the model is told nothing.
 #[tokio::test]
-async fn arguments_sent_as_text_and_approved_as_that_text_are_not_called_changed() {
-    let paid = Arc::new(Mutex::new(Vec::new()));
-    let model = ScriptedModel::new()
-        .then(ModelResponse::calling([call(
-            "c1",
-            "pay",
-            json!(r#"{"to": "bob", "amount": 5}"#),
-        )]))
-        .then(ModelResponse::answer("Paid."));
-    let agent = Agent::builder(model)
-        .executor(executor([pay(Arc::clone(&paid))]))
-        .require_approval_for_destructive()
-        .build();
-    let (state, pending) = interrupted(&agent, "pay bob").await;
-    let as_sent = pending.approve_with(pending.call.arguments.clone());
-    let result = agent
-        .resume(state, &[as_sent], &RunOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(tool_messages(&result.transcript)[0].1, "paid 5");
+async fn arguments_sent_as_text_and_approved_unchanged_are_not_called_changed() {
+    let as_object = |p: &PendingApproval| p.approve_with(json!({ "to": "bob", "amount": 5 }));
+    assert_eq!(paid_with_text_arguments(as_object).await, "paid 5");
+    let as_sent = |p: &PendingApproval| p.approve_with(p.call.arguments.clone());
+    assert_eq!(paid_with_text_arguments(as_sent).await, "paid 5");
 }
 
 /// Resumed streaming, a rejected call is announced and answered like any other.
@@ -997,14 +969,6 @@ async fn a_rejected_call_is_announced_then_answered_when_resumed_streaming() {
         .resume_stream(state, &decisions, &options)
         .collect()
         .await;
-    let order: Vec<String> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::ToolCallStarted { call, .. } => Some(format!("start {}", call.name)),
-            RunEvent::ToolResult { record, .. } => Some(format!("result {}", record.call.name)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(order, ["start pay", "result pay"]);
+    assert_eq!(call_order(&events), ["start pay", "result pay"]);
     assert!(paid.lock().unwrap().is_empty());
 }
