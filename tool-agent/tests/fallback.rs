@@ -126,6 +126,16 @@ fn refused() -> ModelError {
     }
 }
 
+/// The model error a run with `model` fails with.
+async fn failed_with(model: FallbackModel) -> ModelError {
+    let agent = Agent::builder(model).build();
+    let error = agent.run("hi", &RunOptions::default()).await.unwrap_err();
+    match error.failure {
+        RunFailure::Model { error, .. } => error,
+        other => panic!("not a model failure: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn only_the_failures_the_rule_takes_go_on_and_the_last_error_is_the_requests() {
     // The default rule: a setup error is the first model's own, not sent on.
@@ -133,18 +143,8 @@ async fn only_the_failures_the_rule_takes_go_on_and_the_last_error_is_the_reques
     let model =
         FallbackModel::new(ScriptedModel::new().then_error(ModelError::Setup("no key".into())))
             .or(Arc::clone(&second));
-    let agent = Agent::builder(model).build();
-    let error = agent.run("hi", &RunOptions::default()).await.unwrap_err();
-    assert!(
-        matches!(
-            error.failure,
-            RunFailure::Model {
-                error: ModelError::Setup(_),
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    let error = failed_with(model).await;
+    assert!(matches!(error, ModelError::Setup(_)), "{error:?}");
     assert!(second.requests().is_empty());
 
     // Every model failing: the last one's error.
@@ -155,18 +155,8 @@ async fn only_the_failures_the_rule_takes_go_on_and_the_last_error_is_the_reques
                 message: "refused".into(),
                 attempts: 1,
             }));
-    let agent = Agent::builder(model).build();
-    let error = agent.run("hi", &RunOptions::default()).await.unwrap_err();
-    assert!(
-        matches!(
-            error.failure,
-            RunFailure::Model {
-                error: ModelError::Transport { .. },
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    let error = failed_with(model).await;
+    assert!(matches!(error, ModelError::Transport { .. }), "{error:?}");
 
     // A rule of one's own.
     let model = FallbackModel::new(ScriptedModel::new().then_error(refused()))
