@@ -228,11 +228,12 @@ fn items(messages: &[Message], index: usize, aliases: &Aliases, stored: bool) ->
 /// The text, calls and usage of a Responses answer.
 fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
     let calls = crate::model::answer_calls(PROVIDER, Format::OpenAiResponses, answer, aliases)?;
-    let text: String = answer
+    let output = answer
         .get("output")
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+        .map_or(&[][..], Vec::as_slice);
+    let text: String = output
+        .iter()
         .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
         .filter_map(|item| item.get("content").and_then(Value::as_array))
         .flatten()
@@ -240,11 +241,8 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     // A refusal is a part of its own: it is the answer's text, and the reason it ended.
-    let refusal: String = answer
-        .get("output")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let refusal: String = output
+        .iter()
         .filter_map(|item| item.get("content").and_then(Value::as_array))
         .flatten()
         .filter(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
@@ -252,11 +250,8 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         .collect();
     let refused = !refusal.is_empty();
     let text = if text.is_empty() { refusal } else { text };
-    let thought: Vec<Value> = answer
-        .get("output")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let thought: Vec<Value> = output
+        .iter()
         .filter(|item| is_reasoning(item))
         .cloned()
         .collect();
