@@ -325,7 +325,7 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
                 // Thinking first, as it came: Anthropic checks its signatures.
-                let mut content = reasoning_before(messages, i, REASONING_API).to_vec();
+                let mut content = reasoning_before(messages, i, REASONING_API, None).to_vec();
                 // Anthropic refuses a text block of white space alone.
                 if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
                     content.push(json!({ "type": "text", "text": text }));
@@ -720,12 +720,14 @@ mod tests {
             Message::user("hi"),
             Message::Reasoning(Reasoning {
                 api: "gemini".into(),
+                source: None,
                 blocks: vec![json!({ "thoughtSignature": "g", "text": true })],
             }),
             Message::assistant("Hello."),
             Message::user("again"),
             Message::Reasoning(Reasoning {
                 api: REASONING_API.into(),
+                source: None,
                 blocks: vec![thinking.clone()],
             }),
             Message::assistant("Hello again."),

@@ -18,7 +18,8 @@ type Rule = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 /// by default a refusal by status, a broken connection or an answer the API does not give,
 /// after each client's own retries). Models of different APIs mix: the transcript is neutral,
 /// each client writes the tools in its own format (with the run's options), and reasoning goes
-/// back only to the API that gave it.
+/// back only to the API that gave it (Gemini's and OpenAI Responses', to the endpoint and
+/// model that gave it: [`Reasoning::source`](crate::Reasoning::source)).
 ///
 /// A streamed request goes on to the next model only while nothing was streamed: a failure
 /// after the first event is the stream's. When every model fails, the last one's error is

@@ -41,9 +41,11 @@ impl StreamApi {
     fn decoder(self, aliases: Aliases) -> Box<dyn Decoder> {
         match self {
             StreamApi::OpenAiChat => crate::openai_chat::stream_decoder(aliases),
-            StreamApi::OpenAiResponses => crate::openai_responses::stream_decoder(aliases),
+            StreamApi::OpenAiResponses => {
+                crate::openai_responses::stream_decoder(aliases, String::new())
+            }
             StreamApi::Anthropic => crate::anthropic::stream_decoder(aliases),
-            StreamApi::Gemini => crate::gemini::stream_decoder(aliases),
+            StreamApi::Gemini => crate::gemini::stream_decoder(aliases, String::new()),
             StreamApi::Bedrock => crate::bedrock::stream_decoder(aliases),
         }
     }

@@ -196,8 +196,12 @@ impl GeminiModel {
                 json!({ "parts": [{ "text": instructions }] }),
             );
         }
-        let images_read = takes_response_images(&self.model);
-        let contents = contents(&request.messages, aliases, images_read);
+        let replay = Replay {
+            aliases,
+            gemini_3: gemini_3_or_later(&self.model),
+            source: &self.url,
+        };
+        let contents = contents(&request.messages, &replay);
         body.insert("contents".into(), contents);
         let mut generation = Map::new();
         if let Some(format) = format.filter(|_| !schema_in_instructions) {
@@ -269,16 +273,35 @@ fn stream_url(base_url: &str, model: &str) -> String {
     )
 }
 
-/// Whether the model reads images in a function response: Google documents multimodal
-/// function responses from Gemini 3 on, so the 1.x and 2.x models are sent the text alone.
-fn takes_response_images(model: &str) -> bool {
+/// Whether the model is Gemini 3 or later, which reads images in a function response (the
+/// 1.x and 2.x models are sent the text alone) and refuses a call of the current turn sent
+/// back without its thought signature.
+fn gemini_3_or_later(model: &str) -> bool {
     let name = model.strip_prefix("models/").unwrap_or(model);
     !(name.starts_with("gemini-1") || name.starts_with("gemini-2"))
 }
 
+/// What Google documents to put in place of a thought signature the conversation does not
+/// have (calls another model made, or this one under another endpoint, whose signatures
+/// Gemini would refuse): Gemini 3 then takes the call as it is.
+const NO_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// How the conversation goes to this client.
+struct Replay<'a> {
+    /// The names the tools were declared under.
+    aliases: &'a Aliases,
+    /// Whether the model is Gemini 3 or later ([`gemini_3_or_later`]).
+    gemini_3: bool,
+    /// Whose thought signatures this client sends back ([`Reasoning::source`]).
+    source: &'a str,
+}
+
 /// The neutral messages as Gemini contents: results of one answer's calls go together in one
 /// user content of `functionResponse` parts, with their images where the model reads them.
-fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value {
+/// An answer's first call goes with its thought signature, or for Gemini 3 [`NO_SIGNATURE`]
+/// when it has none from this source.
+fn contents(messages: &[Message], replay: &Replay<'_>) -> Value {
+    let aliases = replay.aliases;
     let mut out: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
     let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
@@ -306,7 +329,7 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
                     json!({ "output": text })
                 };
                 response.insert("response".into(), body);
-                if images_read && !images.is_empty() {
+                if replay.gemini_3 && !images.is_empty() {
                     let parts = images
                         .iter()
                         .map(ToolImage::parts)
@@ -325,10 +348,14 @@ fn contents(messages: &[Message], aliases: &Aliases, images_read: bool) -> Value
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
                 // Each part goes back with the thought signature it came with.
-                let signatures = reasoning_before(messages, i, REASONING_API);
+                let signatures = reasoning_before(messages, i, REASONING_API, Some(replay.source));
                 let signed = |mut part: Value, index: Option<usize>| {
-                    if let Some(signature) = signature_of(signatures, index) {
-                        part["thoughtSignature"] = signature.clone();
+                    match signature_of(signatures, index) {
+                        Some(signature) => part["thoughtSignature"] = signature.clone(),
+                        None if index == Some(0) && replay.gemini_3 => {
+                            part["thoughtSignature"] = json!(NO_SIGNATURE);
+                        }
+                        None => {}
                     }
                     part
                 };
@@ -370,7 +397,7 @@ fn calling_config(choice: &ToolChoice, aliases: &Aliases) -> Value {
 }
 
 /// The text, calls and usage of a `generateContent` answer.
-fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+fn response(answer: &Value, aliases: &Aliases, source: &str) -> Result<ModelResponse, ModelError> {
     let calls = crate::model::answer_calls(PROVIDER, Format::Gemini, answer, aliases)?;
     let candidate = answer.pointer("/candidates/0");
     let text: String = candidate
@@ -393,7 +420,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         calls,
         usage,
         finish_reason: finish_reason(answer),
-        reasoning: signatures.reasoning(),
+        reasoning: signatures.reasoning(source),
     })
 }
 
@@ -440,8 +467,8 @@ impl Signatures {
         }
     }
 
-    fn reasoning(&mut self) -> Option<Reasoning> {
-        Reasoning::given(REASONING_API, std::mem::take(&mut self.blocks))
+    fn reasoning(&mut self, source: &str) -> Option<Reasoning> {
+        Reasoning::given_by(REASONING_API, source, std::mem::take(&mut self.blocks))
     }
 }
 
@@ -465,7 +492,7 @@ impl ChatModel for GeminiModel {
                 .send()
                 .await?;
             let aliases = request.tools.aliases_for(Format::Gemini);
-            response(&answer, &aliases)
+            response(&answer, &aliases, &self.url)
         })
     }
 
@@ -475,7 +502,8 @@ impl ChatModel for GeminiModel {
             self.post_to(&self.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases_for(Format::Gemini).into_owned();
-        sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
+        let decoder = stream_decoder(aliases, self.url.clone());
+        sse::events(opening, self.stream_url.clone(), decoder)
     }
 
     fn format(&self) -> Option<Format> {
@@ -488,9 +516,10 @@ impl ChatModel for GeminiModel {
 }
 
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
-pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
+        source,
         ..Streamed::default()
     })
 }
@@ -502,6 +531,8 @@ struct Streamed {
     answer: StreamedAnswer,
     count: u64,
     signatures: Signatures,
+    /// Who gave it ([`Reasoning::source`]): the endpoint's URL, which names the model.
+    source: String,
 }
 
 impl Decoder for Streamed {
@@ -553,7 +584,7 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        self.answer.reasoning = self.signatures.reasoning();
+        self.answer.reasoning = self.signatures.reasoning(&self.source);
         self.answer.finish()
     }
 }
@@ -595,10 +626,105 @@ mod tests {
     use crate::message::ToolImage;
     use tool_core::ToolCall;
 
+    /// The endpoint these tests' signatures come from.
+    const HERE: &str = "http://gemini.test/v1beta/models/gemini-3-pro:generateContent";
+
+    /// `messages` as contents for a model at [`HERE`], of Gemini 3 or not.
+    fn replayed(messages: &[Message], gemini_3: bool) -> Value {
+        let aliases = Aliases::default();
+        let replay = Replay {
+            aliases: &aliases,
+            gemini_3,
+            source: HERE,
+        };
+        contents(messages, &replay)
+    }
+
+    #[test]
+    fn a_call_goes_back_with_its_own_signature_or_one_gemini_3_skips() {
+        let signed = |source: Option<&str>, signature: &str| {
+            Message::Reasoning(Reasoning {
+                api: REASONING_API.into(),
+                source: source.map(str::to_owned),
+                blocks: vec![json!({ "thoughtSignature": signature, "call": 0 })],
+            })
+        };
+        let calling = |ids: &[&str]| Message::Assistant {
+            text: None,
+            calls: ids
+                .iter()
+                .map(|id| ToolCall::new(*id, "add", json!({})))
+                .collect(),
+        };
+        let transcript = [
+            Message::user("add"),
+            signed(Some(HERE), "s1"),
+            calling(&["c1", "c2"]),
+            // Another API's model, or a stored transcript's own from before sources.
+            calling(&["c3"]),
+            signed(None, "s4"),
+            calling(&["c4"]),
+            // Gemini under another endpoint or model: its signature would be refused.
+            signed(Some("http://elsewhere.test/models/gemini-3-flash"), "s5"),
+            calling(&["c5"]),
+        ];
+        let signatures = |contents: &Value| -> Vec<Vec<Option<String>>> {
+            let models = contents.as_array().unwrap().iter();
+            models
+                .filter(|c| c["role"] == "model")
+                .map(|c| {
+                    let parts = c["parts"].as_array().unwrap().iter();
+                    parts
+                        .map(|p| p["thoughtSignature"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .collect()
+        };
+        let skip = Some(NO_SIGNATURE.to_owned());
+        assert_eq!(
+            signatures(&replayed(&transcript, true)),
+            [
+                vec![Some("s1".to_owned()), None],
+                vec![skip.clone()],
+                vec![Some("s4".to_owned())],
+                vec![skip],
+            ]
+        );
+        // Gemini 2 needs none, and is sent none it was not given.
+        assert_eq!(
+            signatures(&replayed(&transcript, false)),
+            [
+                vec![Some("s1".to_owned()), None],
+                vec![None],
+                vec![Some("s4".to_owned())],
+                vec![None],
+            ]
+        );
+    }
+
+    #[test]
+    fn an_answers_signatures_are_kept_with_their_source() {
+        let answer = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+            { "functionCall": { "name": "add", "args": {} }, "thoughtSignature": "s1" }
+        ]}}]});
+        let whole = response(&answer, &Aliases::default(), HERE).unwrap();
+        let mut decoder = stream_decoder(Aliases::default(), HERE.to_owned());
+        decoder.data(&answer.to_string(), &mut Vec::new()).unwrap();
+        let streamed = decoder.finish();
+        for reasoning in [whole.reasoning, streamed.reasoning] {
+            let reasoning = reasoning.expect("the signature is kept");
+            assert_eq!(reasoning.source.as_deref(), Some(HERE));
+            assert_eq!(
+                reasoning.blocks,
+                [json!({ "thoughtSignature": "s1", "call": 0 })]
+            );
+        }
+    }
+
     #[test]
     fn a_blocked_prompt_says_why() {
         let blocked = json!({ "promptFeedback": { "blockReason": "OTHER" } });
-        let parsed = response(&blocked, &Aliases::default()).unwrap();
+        let parsed = response(&blocked, &Aliases::default(), HERE).unwrap();
         assert_eq!(parsed.text, None);
         assert_eq!(parsed.finish_reason.as_deref(), Some("blocked: OTHER"));
         let ending = crate::model::Ending::of(parsed.finish_reason.as_deref());
@@ -616,7 +742,7 @@ mod tests {
             Message::user("hello?"),
         ];
         assert_eq!(
-            contents(&transcript, &Aliases::default(), true),
+            replayed(&transcript, false),
             json!([
                 { "role": "user", "parts": [{ "text": "hi" }] },
                 { "role": "user", "parts": [{ "text": "hello?" }] }
@@ -636,20 +762,20 @@ mod tests {
                 mime_type: "image/png".into(),
             }],
         };
-        let contents = contents(std::slice::from_ref(&result), &Aliases::default(), true);
+        let contents = replayed(std::slice::from_ref(&result), true);
         assert_eq!(
             contents[0]["parts"][0]["functionResponse"]["parts"],
             json!([{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }])
         );
         // Gemini 2 and earlier read no images there: the text alone.
-        let older = super::contents(&[result], &Aliases::default(), false);
+        let older = replayed(&[result], false);
         assert!(older[0]["parts"][0]["functionResponse"]
             .get("parts")
             .is_none());
-        assert!(takes_response_images("gemini-3-pro-preview"));
-        assert!(takes_response_images("models/gemini-3-flash"));
-        assert!(!takes_response_images("gemini-2.5-flash"));
-        assert!(!takes_response_images("models/gemini-1.5-pro"));
+        assert!(gemini_3_or_later("gemini-3-pro-preview"));
+        assert!(gemini_3_or_later("models/gemini-3-flash"));
+        assert!(!gemini_3_or_later("gemini-2.5-flash"));
+        assert!(!gemini_3_or_later("models/gemini-1.5-pro"));
     }
 
     #[test]
@@ -669,7 +795,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            contents(&transcript, &Aliases::default(), true),
+            replayed(&transcript, false),
             json!([
                 { "role": "user", "parts": [{ "text": "add" }] },
                 { "role": "model", "parts": [{ "functionCall": { "id": "g1", "name": "add", "args": { "a": 1 } } }] },
@@ -688,7 +814,7 @@ mod tests {
             ]}}],
             "usageMetadata": { "promptTokenCount": 40, "candidatesTokenCount": 8, "thoughtsTokenCount": 5, "cachedContentTokenCount": 16 }
         });
-        let response = response(&answer, &Aliases::default()).unwrap();
+        let response = response(&answer, &Aliases::default(), HERE).unwrap();
         assert_eq!(response.text.as_deref(), Some("Adding."));
         assert_eq!(response.calls.len(), 1);
         assert_eq!(response.calls[0].arguments, json!({ "a": 1, "b": 2 }));

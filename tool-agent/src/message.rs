@@ -57,8 +57,18 @@ pub enum Message {
 /// a conversation with tool calls without them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
-    /// The API that gave it: `anthropic`, `bedrock` or `gemini`.
+    /// The API that gave it: `anthropic`, `bedrock`, `gemini` or `openai_responses`.
     pub api: String,
+    /// The endpoint and model that gave it, where only they can read it back (Gemini's
+    /// thought signatures, OpenAI Responses' encrypted reasoning): it goes back to a client
+    /// of that endpoint and model, to no other of its API (a [`FallbackModel`]'s second
+    /// model, a conversation carried on by another model). `None` where any endpoint of the
+    /// API reads it (Anthropic's signatures, Bedrock's), and in a transcript stored before
+    /// this was kept: it goes to any client of its API.
+    ///
+    /// [`FallbackModel`]: crate::FallbackModel
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// What it gave, as it gave it (for Gemini, each signature with the part it was on:
     /// `{"thoughtSignature": .., "call": n}` for the answer's call `n`, `"text": true` for
     /// its text).
@@ -70,8 +80,16 @@ impl Reasoning {
     pub(crate) fn given(api: &str, blocks: Vec<Value>) -> Option<Reasoning> {
         (!blocks.is_empty()).then(|| Reasoning {
             api: api.to_owned(),
+            source: None,
             blocks,
         })
+    }
+
+    /// What `source` (an endpoint and model) gave `api`, to go back to that source alone.
+    pub(crate) fn given_by(api: &str, source: &str, blocks: Vec<Value>) -> Option<Reasoning> {
+        let mut reasoning = Reasoning::given(api, blocks)?;
+        reasoning.source = Some(source.to_owned());
+        Some(reasoning)
     }
 }
 
@@ -206,15 +224,22 @@ impl Add for Usage {
     }
 }
 
-/// The reasoning that goes back to `api` with the answer it came with: a
-/// [`Message::Reasoning`] of that API right before `messages[index]`.
+/// The reasoning that goes back to `api` at `source` with the answer it came with: a
+/// [`Message::Reasoning`] of that API right before `messages[index]`, given by that source
+/// or by one it does not name.
 pub(crate) fn reasoning_before<'a>(
     messages: &'a [Message],
     index: usize,
     api: &str,
+    source: Option<&str>,
 ) -> &'a [Value] {
     match index.checked_sub(1).and_then(|i| messages.get(i)) {
-        Some(Message::Reasoning(reasoning)) if reasoning.api == api => &reasoning.blocks,
+        Some(Message::Reasoning(reasoning))
+            if reasoning.api == api
+                && (reasoning.source.is_none() || reasoning.source.as_deref() == source) =>
+        {
+            &reasoning.blocks
+        }
         _ => &[],
     }
 }

@@ -100,8 +100,9 @@ impl OpenAiResponsesModel {
         // The API keeps a reasoning item only when asked to store it; one it does not keep
         // goes back with its encrypted content, or not at all.
         let stored = self.extra.get("store") == Some(&Value::Bool(true));
+        let source = self.reasoning_source();
         let input: Vec<Value> = (0..request.messages.len())
-            .flat_map(|i| items(&request.messages, i, aliases, stored))
+            .flat_map(|i| items(&request.messages, i, aliases, stored, &source))
             .collect();
         body.insert("input".into(), Value::Array(input));
         body.insert("store".into(), json!(false));
@@ -144,6 +145,12 @@ impl OpenAiResponsesModel {
         Value::Object(body)
     }
 
+    /// Who reads this client's encrypted reasoning back: its endpoint and model (an
+    /// organization's key encrypts it; another endpoint's would refuse it).
+    fn reasoning_source(&self) -> String {
+        format!("{} {}", self.url, self.model)
+    }
+
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
@@ -167,8 +174,14 @@ fn responses_url(base_url: &str) -> String {
 }
 
 /// Message `index` of `messages` as Responses input items. `stored` says whether the API
-/// keeps reasoning items itself (`store: true`).
-fn items(messages: &[Message], index: usize, aliases: &Aliases, stored: bool) -> Vec<Value> {
+/// keeps reasoning items itself (`store: true`); reasoning goes back to its `source` only.
+fn items(
+    messages: &[Message],
+    index: usize,
+    aliases: &Aliases,
+    stored: bool,
+    source: &str,
+) -> Vec<Value> {
     let Some(message) = messages.get(index) else {
         return Vec::new();
     };
@@ -198,7 +211,7 @@ fn items(messages: &[Message], index: usize, aliases: &Aliases, stored: bool) ->
                 // A reasoning item must be followed by what it led to.
                 return answer;
             }
-            let reasoning = reasoning_before(messages, index, REASONING_API)
+            let reasoning = reasoning_before(messages, index, REASONING_API, Some(source))
                 .iter()
                 .filter(|item| {
                     stored || item.get("encrypted_content").is_some_and(Value::is_string)
@@ -226,7 +239,7 @@ fn items(messages: &[Message], index: usize, aliases: &Aliases, stored: bool) ->
 }
 
 /// The text, calls and usage of a Responses answer.
-fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelError> {
+fn response(answer: &Value, aliases: &Aliases, source: &str) -> Result<ModelResponse, ModelError> {
     let calls = crate::model::answer_calls(PROVIDER, Format::OpenAiResponses, answer, aliases)?;
     let output = answer
         .get("output")
@@ -264,7 +277,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
     };
     Ok(ModelResponse {
-        reasoning: Reasoning::given(REASONING_API, thought),
+        reasoning: Reasoning::given_by(REASONING_API, source, thought),
         text: (!text.is_empty()).then_some(text),
         calls,
         usage,
@@ -299,7 +312,7 @@ impl ChatModel for OpenAiResponsesModel {
         Box::pin(async move {
             let answer = self.post(self.body(request))?.send().await?;
             let aliases = request.tools.aliases_for(Format::OpenAiResponses);
-            response(&answer, &aliases)
+            response(&answer, &aliases, &self.reasoning_source())
         })
     }
 
@@ -313,7 +326,8 @@ impl ChatModel for OpenAiResponsesModel {
             .tools
             .aliases_for(Format::OpenAiResponses)
             .into_owned();
-        sse::events(opening, self.url.clone(), stream_decoder(aliases))
+        let decoder = stream_decoder(aliases, self.reasoning_source());
+        sse::events(opening, self.url.clone(), decoder)
     }
 
     fn format(&self) -> Option<Format> {
@@ -326,12 +340,13 @@ impl ChatModel for OpenAiResponsesModel {
 }
 
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
-pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
         refused: false,
         ended: false,
         thought: Vec::new(),
+        source,
     })
 }
 
@@ -348,6 +363,8 @@ struct Streamed {
     ended: bool,
     /// The reasoning items, each whole as `response.output_item.done` gives it.
     thought: Vec<Value>,
+    /// Who gave it ([`Reasoning::source`]).
+    source: String,
 }
 
 impl Decoder for Streamed {
@@ -439,7 +456,8 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        self.answer.reasoning = Reasoning::given(REASONING_API, std::mem::take(&mut self.thought));
+        let thought = std::mem::take(&mut self.thought);
+        self.answer.reasoning = Reasoning::given_by(REASONING_API, &self.source, thought);
         self.answer.finish()
     }
 }
@@ -461,6 +479,9 @@ mod tests {
     use super::*;
     use tool_core::ToolCall;
 
+    /// The endpoint and model these tests' reasoning comes from.
+    const HERE: &str = "http://openai.test/v1/responses gpt-5-mini";
+
     #[test]
     fn calls_and_results_become_function_call_items() {
         let call = Message::Assistant {
@@ -468,7 +489,7 @@ mod tests {
             calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
         };
         assert_eq!(
-            items(&[call], 0, &Aliases::default(), false),
+            items(&[call], 0, &Aliases::default(), false, HERE),
             [
                 json!({ "role": "assistant", "content": "Adding." }),
                 json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
@@ -482,7 +503,13 @@ mod tests {
             images: Vec::new(),
         };
         assert_eq!(
-            items(std::slice::from_ref(&result), 0, &Aliases::default(), false),
+            items(
+                std::slice::from_ref(&result),
+                0,
+                &Aliases::default(),
+                false,
+                HERE
+            ),
             [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
         );
     }
@@ -500,7 +527,13 @@ mod tests {
             }],
         };
         assert_eq!(
-            items(std::slice::from_ref(&result), 0, &Aliases::default(), false),
+            items(
+                std::slice::from_ref(&result),
+                0,
+                &Aliases::default(),
+                false,
+                HERE
+            ),
             [
                 json!({ "type": "function_call_output", "call_id": "fc_1", "output": [
                 { "type": "input_text", "text": "the chart" },
@@ -515,11 +548,11 @@ mod tests {
         let cut = json!({ "status": "incomplete",
             "incomplete_details": { "reason": "max_output_tokens" },
             "output": [{ "type": "message", "content": [{ "type": "output_text", "text": "Par" }] }] });
-        let parsed = response(&cut, &Aliases::default()).unwrap();
+        let parsed = response(&cut, &Aliases::default(), HERE).unwrap();
         assert_eq!(parsed.finish_reason.as_deref(), Some("max_output_tokens"));
         let refused = json!({ "status": "completed",
             "output": [{ "type": "message", "content": [{ "type": "refusal", "refusal": "No." }] }] });
-        let parsed = response(&refused, &Aliases::default()).unwrap();
+        let parsed = response(&refused, &Aliases::default(), HERE).unwrap();
         assert_eq!(parsed.text.as_deref(), Some("No."));
         assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
     }
@@ -537,6 +570,7 @@ mod tests {
         let thought = |api: &str, blocks: Vec<Value>| {
             Message::Reasoning(Reasoning {
                 api: api.into(),
+                source: Some(HERE.into()),
                 blocks,
             })
         };
@@ -552,7 +586,7 @@ mod tests {
         let messages = [ours.clone(), answer.clone()];
         let sent = |messages: &[Message], stored: bool| -> Vec<Value> {
             (0..messages.len())
-                .flat_map(|i| items(messages, i, &Aliases::default(), stored))
+                .flat_map(|i| items(messages, i, &Aliases::default(), stored, HERE))
                 .collect()
         };
         // Not stored: the item the API can read back, with its encrypted content, as it came.
@@ -566,8 +600,29 @@ mod tests {
             [rs("rs_1", Some("gAAA")), rs("rs_2", None), call.clone()]
         );
         // Another API's reasoning stays out.
-        let theirs = [thought("anthropic", vec![rs("rs_1", Some("gAAA"))]), answer];
-        assert_eq!(sent(&theirs, false), [call]);
+        let theirs = [
+            thought("anthropic", vec![rs("rs_1", Some("gAAA"))]),
+            answer.clone(),
+        ];
+        assert_eq!(sent(&theirs, false), std::slice::from_ref(&call));
+        // So does the reasoning of another endpoint or model (a fallback's, another
+        // organization's, which this one could not decrypt); one from before sources goes.
+        let mut elsewhere = ours.clone();
+        let mut unnamed = ours.clone();
+        if let (Message::Reasoning(elsewhere), Message::Reasoning(unnamed)) =
+            (&mut elsewhere, &mut unnamed)
+        {
+            elsewhere.source = Some("http://azure.test/openai/v1/responses gpt-5".into());
+            unnamed.source = None;
+        }
+        assert_eq!(
+            sent(&[elsewhere, answer.clone()], false),
+            std::slice::from_ref(&call)
+        );
+        assert_eq!(
+            sent(&[unnamed, answer], false),
+            [rs("rs_1", Some("gAAA")), call]
+        );
         // A reasoning item with no answer after it to send is left out with the answer.
         let empty = Message::Assistant {
             text: Some(String::new()),
@@ -605,14 +660,17 @@ mod tests {
             rs("rs_1", Some("gAAA")),
             { "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{}" }
         ] });
-        let kept = response(&answer, &Aliases::default()).unwrap().reasoning;
+        let kept = response(&answer, &Aliases::default(), HERE)
+            .unwrap()
+            .reasoning;
         let expected = Some(Reasoning {
             api: REASONING_API.into(),
+            source: Some(HERE.into()),
             blocks: vec![rs("rs_1", Some("gAAA"))],
         });
         assert_eq!(kept, expected);
 
-        let mut decoder = stream_decoder(Aliases::default());
+        let mut decoder = stream_decoder(Aliases::default(), HERE.into());
         let mut deltas = Vec::new();
         let events = [
             json!({ "type": "response.output_item.added", "output_index": 0, "item": rs("rs_1", None) }),
@@ -638,7 +696,7 @@ mod tests {
                 "input_tokens_details": { "cached_tokens": 10 },
                 "output_tokens_details": { "reasoning_tokens": 12 } }
         });
-        let response = response(&answer, &Aliases::default()).unwrap();
+        let response = response(&answer, &Aliases::default(), HERE).unwrap();
         assert_eq!(response.text.as_deref(), Some("Adding."));
         assert_eq!(
             response.calls,

@@ -10,8 +10,8 @@ use common::*;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tool_agent::{
-    Agent, AnthropicModel, ApiKey, FallbackModel, ModelError, ModelResponse, OpenAiChatModel,
-    RetryPolicy, RunEvent, RunFailure, RunOptions, ScriptedModel,
+    Agent, AnthropicModel, ApiKey, FallbackModel, GeminiModel, ModelError, ModelResponse,
+    OpenAiChatModel, RetryPolicy, RunEvent, RunFailure, RunOptions, ScriptedModel,
 };
 use tool_core::ToolOutput;
 use tool_runtime::DynamicTool;
@@ -226,5 +226,68 @@ async fn a_stream_that_breaks_after_its_first_event_is_not_asked_again_elsewhere
     assert!(
         second.requests().is_empty(),
         "what was streamed cannot be taken back"
+    );
+}
+
+fn gemini_answer(parts: Value) -> Canned {
+    Canned::Answer(
+        200,
+        Vec::new(),
+        json!({ "candidates": [{ "finishReason": "STOP",
+            "content": { "role": "model", "parts": parts } }] }),
+    )
+}
+
+fn gemini(model: &str, base_url: &str) -> GeminiModel {
+    GeminiModel::new(model)
+        .with_base_url(base_url)
+        .with_api_key(ApiKey::new("g"))
+        .with_retry(RetryPolicy::none())
+}
+
+/// The thought signatures of the model turns `seen` sent, in order.
+fn signatures_sent(seen: &Value) -> Vec<Option<String>> {
+    let contents = seen["contents"].as_array().unwrap().iter();
+    contents
+        .filter(|content| content["role"] == "model")
+        .flat_map(|content| content["parts"].as_array().unwrap().iter())
+        .map(|part| part["thoughtSignature"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_models_signed_reasoning_goes_back_to_it_and_not_to_the_model_after_it() {
+    // Gemini 3 Pro calls, signing its call, then is down; Gemini 3 Flash, which would refuse
+    // Pro's signature, carries the run on with the call sent as Google documents for a call
+    // whose signature it cannot read.
+    let (pro, pro_url) = serve(vec![
+        gemini_answer(json!([
+            { "functionCall": { "name": "add", "args": { "a": 2, "b": 40 } }, "thoughtSignature": "c2lnLXBybw==" }
+        ])),
+        Canned::Answer(
+            503,
+            Vec::new(),
+            json!({ "error": { "code": 503, "message": "overloaded", "status": "UNAVAILABLE" } }),
+        ),
+    ])
+    .await;
+    let (flash, flash_url) = serve(vec![gemini_answer(json!([{ "text": "42" }]))]).await;
+    let model = FallbackModel::new(gemini("gemini-3-pro-preview", &pro_url))
+        .or(gemini("gemini-3-flash-preview", &flash_url));
+    let agent = Agent::builder(model)
+        .executor(executor([add(Arc::default())]))
+        .build();
+    let result = agent.run("2 + 40?", &RunOptions::default()).await.unwrap();
+    assert_eq!(result.text, "42");
+    let to_pro = &pro.seen.lock().unwrap()[1].body;
+    assert_eq!(
+        signatures_sent(to_pro),
+        [Some("c2lnLXBybw==".to_owned())],
+        "the model that signed the call reads its signature back"
+    );
+    let to_flash = &flash.seen.lock().unwrap()[0].body;
+    assert_eq!(
+        signatures_sent(to_flash),
+        [Some("skip_thought_signature_validator".to_owned())]
     );
 }

@@ -75,7 +75,7 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
             Message::Assistant { text, calls } => {
                 ids.new_turn();
                 // Reasoning first, as it came: Claude checks its signature.
-                for block in reasoning_before(messages, i, REASONING_API) {
+                for block in reasoning_before(messages, i, REASONING_API, None) {
                     push("assistant", block.clone());
                 }
                 if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
