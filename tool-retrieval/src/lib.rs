@@ -403,12 +403,18 @@ impl Retriever {
                     .collect())
             }
             Method::Hybrid => {
+                // Asked for more than the fusion's depth, both rankings are searched and fused
+                // that deep: fusing only `depth` of each could return fewer than `k` tools.
                 let depth = self.fusion.depth.max(k);
                 let lexical = store::top_k(&self.lexical.scores(text), depth, None);
                 let lexical: Vec<(usize, f32)> =
                     lexical.into_iter().filter(|(_, s)| *s > 0.0).collect();
                 let dense = self.dense_search(text, depth).await?;
-                let fused = self.fusion.fuse(&lexical, &dense, self.names.len());
+                let fusion = Fusion {
+                    depth,
+                    ..self.fusion
+                };
+                let fused = fusion.fuse(&lexical, &dense, self.names.len());
                 Ok(fused
                     .into_iter()
                     .filter(|(_, s)| threshold.is_none_or(|t| *s >= t))

@@ -285,3 +285,22 @@ async fn a_nan_score_from_the_store_is_dropped_not_ranked_first() {
     assert_eq!(names, ["tool_1", "tool_2"]);
     assert!(found.iter().all(|r| r.score.is_finite()), "{found:?}");
 }
+
+#[tokio::test]
+async fn a_hybrid_retriever_asked_for_more_than_its_fusion_depth_returns_that_many() {
+    // The search was widened to `k`, but the fusion kept only its depth (50) of each ranking.
+    let specs = tools(60);
+    let retriever = Retriever::hybrid(&specs, Arc::new(Fixed(3)), Arc::new(InMemoryStore::new()))
+        .await
+        .unwrap();
+    assert_eq!(tool_retrieval::Fusion::default().depth, 50);
+    let options = RetrieveOptions {
+        match_count: 55,
+        ..RetrieveOptions::default()
+    };
+    let found = retriever
+        .retrieve("weather report", &options)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 55);
+}
