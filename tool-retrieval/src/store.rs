@@ -286,9 +286,11 @@ impl ToolStore for InMemoryStore {
                 matrix.hashes.push(tool.content_hash.clone());
                 matrix.vectors.extend(vector);
             }
+            // A set, not a scan of `tools` per known name: quadratic for tens of thousands.
+            let wanted: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             let removed = known
                 .keys()
-                .filter(|n| !tools.iter().any(|t| &t.name == *n))
+                .filter(|n| !wanted.contains(n.as_str()))
                 .count();
             let report = SyncReport {
                 embedded: changed.len(),

@@ -304,3 +304,24 @@ async fn a_hybrid_retriever_asked_for_more_than_its_fusion_depth_returns_that_ma
         .unwrap();
     assert_eq!(found.len(), 55);
 }
+
+#[tokio::test]
+async fn syncing_a_hundred_thousand_tools_over_as_many_others_counts_them_removed() {
+    // Each known name was looked for in the whole new set: 10^10 comparisons here.
+    let named = |prefix: &str| -> Vec<StoredTool> {
+        (0..100_000)
+            .map(|i| StoredTool::new(format!("{prefix}_{i}"), "a tool", "fixed"))
+            .collect()
+    };
+    let store = InMemoryStore::new();
+    store.sync(&named("old"), &Fixed(1)).await.unwrap();
+    let report = store.sync(&named("new"), &Fixed(1)).await.unwrap();
+    assert_eq!(
+        report,
+        SyncReport {
+            embedded: 100_000,
+            removed: 100_000,
+            unchanged: 0
+        }
+    );
+}
