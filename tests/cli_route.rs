@@ -25,6 +25,11 @@ fn answer_for(tool: &str) -> Value {
 
 /// Serves Chat Completions on 127.0.0.1 until the test ends; counts requests.
 fn mock_server() -> (String, Arc<AtomicUsize>) {
+    serving(200)
+}
+
+/// A server answering every request with this status (200: the scores of `answer_for`).
+fn serving(status: u16) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let count = Arc::new(AtomicUsize::new(0));
@@ -32,14 +37,14 @@ fn mock_server() -> (String, Arc<AtomicUsize>) {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let counter = Arc::clone(&counter);
-            std::thread::spawn(move || serve(stream, &counter));
+            std::thread::spawn(move || serve(stream, &counter, status));
         }
     });
     (url, count)
 }
 
 /// Answers the requests of one connection (keep-alive) until the client closes it.
-fn serve(stream: TcpStream, count: &AtomicUsize) {
+fn serve(stream: TcpStream, count: &AtomicUsize, status: u16) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -74,15 +79,20 @@ fn serve(stream: TcpStream, count: &AtomicUsize) {
         let name = format["json_schema"]["name"].as_str().unwrap();
         let tool = name.trim_end_matches("_answer");
         let content = answer_for(tool).to_string();
-        let response = json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
-            "choices": [{ "index": 0, "finish_reason": "stop",
-                          "message": { "role": "assistant", "content": content } }],
-            "usage": { "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110 }
-        })
+        let refusal = json!({ "error": { "message": "Incorrect API key provided", "type": "invalid_request_error" } });
+        let response = if status != 200 {
+            refusal
+        } else {
+            json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
+                "choices": [{ "index": 0, "finish_reason": "stop",
+                              "message": { "role": "assistant", "content": content } }],
+                "usage": { "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110 }
+            })
+        }
         .to_string();
         let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             response.len()
         );
         if writer.write_all(head.as_bytes()).is_err()
@@ -205,6 +215,28 @@ fn route_without_a_model_or_with_a_bad_file_exits_with_2() {
         )
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn route_fails_when_the_model_answered_no_evaluation() {
+    let (url, count) = serving(401);
+    let output = ai_tool(
+        &["route", "--tools", TOOLS, "--type", "Recipe", "q"],
+        Some(&url),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(
+        count.load(Ordering::SeqCst) > 1,
+        "every candidate was asked"
+    );
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("error: the model answered none of the evaluations: the model failed:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+    // The candidates are printed all the same, each with its error.
+    assert!(text(&output.stdout).contains("=> no match"));
 }
 
 #[test]

@@ -92,6 +92,9 @@ enum Command {
         /// The query's schema.org type.
         #[arg(long = "type", default_value = "Thing")]
         schema_type: String,
+        /// The site the query is for, when the file declares tools for several `<Site>`s.
+        #[arg(long)]
+        site: Option<String>,
         /// The lowest score a tool is chosen with (default 75).
         #[arg(long)]
         threshold: Option<u8>,
@@ -511,6 +514,7 @@ async fn dispatch(
             query,
             declared,
             schema_type,
+            site,
             threshold,
             fallback,
             json,
@@ -519,6 +523,7 @@ async fn dispatch(
                 file: &declared,
                 query: &query,
                 schema_type: &schema_type,
+                site,
                 threshold,
                 fallback,
                 as_json: json,

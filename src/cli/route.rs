@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::{write_line, Failure};
 use crate::agent::OpenAiChatModel;
-use crate::router::{Route, Router, ToolDeclarations};
+use crate::router::{CandidateScore, Route, RouteRequest, Router, ToolDeclarations};
 
 /// The model's name when `AI_TOOL_MODEL` is unset.
 const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -61,19 +61,23 @@ pub(crate) struct RouteArgs<'a> {
     pub file: &'a Path,
     pub query: &'a str,
     pub schema_type: &'a str,
+    pub site: Option<String>,
     pub threshold: Option<u8>,
     pub fallback: Option<String>,
     pub as_json: bool,
 }
 
 /// `route`: scores the declared tools for the query and prints the candidates and the winner,
-/// without running anything (so the handlers need not exist).
+/// without running anything (so the handlers need not exist). Fails when the model answered
+/// none of the evaluations it was asked for (unreachable, refused the key): that is not "no
+/// tool fits".
 pub(crate) async fn route(
     args: RouteArgs<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
     let declared = read(args.file, err)?;
+    let read_warnings = declared.warnings.len();
     let Some(base_url) = std::env::var("OPENAI_BASE_URL")
         .ok()
         .filter(|u| !u.is_empty())
@@ -92,9 +96,41 @@ pub(crate) async fn route(
         builder = builder.fallback(fallback);
     }
     let router = builder.build().map_err(|e| Failure::input(e.to_string()))?;
-    let route = router.route(args.query, args.schema_type).await;
-    if args.as_json {
-        return write_line(out, &as_json(&route).to_string());
+    // The file's own warnings were printed as it was read; these are the build's.
+    for warning in router.warnings().iter().skip(read_warnings) {
+        let _ = writeln!(err, "warning: {warning}");
+    }
+    let mut request = RouteRequest::new(args.query, args.schema_type);
+    if let Some(site) = args.site {
+        request = request.with_site(site);
+    }
+    let route = router.route_request(&request).await;
+    print_route(&route, args.as_json, out)?;
+    match unanswered(&route) {
+        Some(error) => Err(Failure {
+            code: 1,
+            message: format!("the model answered none of the evaluations: {error}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first evaluation's error, when the model was asked and answered none.
+fn unanswered(route: &Route) -> Option<&str> {
+    let asked: Vec<&CandidateScore> = route
+        .candidates()
+        .iter()
+        .filter(|c| c.answered || (c.error.is_some() && c.source.asks_the_model()))
+        .collect();
+    match asked.first() {
+        Some(first) if asked.iter().all(|c| !c.answered) => first.error.as_deref(),
+        _ => None,
+    }
+}
+
+fn print_route(route: &Route, in_json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    if in_json {
+        return write_line(out, &as_json(route).to_string());
     }
     let width = route
         .candidates()
@@ -112,7 +148,7 @@ pub(crate) async fn route(
         }
         write_line(out, &line)?;
     }
-    match &route {
+    match route {
         Route::Tool(routed) => {
             let fallback = if routed.fallback { ", fallback" } else { "" };
             write_line(

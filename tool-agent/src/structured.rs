@@ -121,9 +121,14 @@ impl ResponseFormat {
 }
 
 /// The first JSON object in the text: the whole text, the inside of a code fence, or the
-/// first `{` that starts a complete object.
+/// first `{` that starts a complete object. What a reasoning model thought aloud before
+/// `</think>` (DeepSeek R1, Qwen3 and others behind OpenAI-compatible servers) is not the
+/// answer, and a draft object in it is not read.
 pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
-    let trimmed = text.trim();
+    let answer = text
+        .rfind(THOUGHT_END)
+        .map_or(text, |end| &text[end + THOUGHT_END.len()..]);
+    let trimmed = answer.trim();
     if let Ok(Value::Object(object)) = serde_json::from_str(trimmed) {
         return Some(object);
     }
@@ -139,9 +144,22 @@ pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
     None
 }
 
+/// What ends the thinking a reasoning model writes before its answer in the answer's text.
+const THOUGHT_END: &str = "</think>";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_draft_object_in_a_models_thinking_is_not_the_answer() {
+        let text = "<think>maybe {\"score\": 20}... no, it fits.</think>\n{\"score\": 92}";
+        assert_eq!(json_object(text).unwrap()["score"], 92);
+        // A server that left the opening tag out.
+        let text = "It could be {\"score\": 20}.</think>{\"score\": 92}";
+        assert_eq!(json_object(text).unwrap()["score"], 92);
+        assert_eq!(json_object("{\"score\": 7}").unwrap()["score"], 7);
+    }
 
     fn score_schema() -> Value {
         json!({

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tool_agent::router::{
     DeclarationFormat, DeclaredTool, Route, Router, RouterBuildError, RouterRunError, ScoreSource,
-    ToolDeclarations,
+    ToolDeclarations, ToolMethod,
 };
 use tool_agent::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Usage};
 use tool_core::ToolOutput;
@@ -872,12 +872,6 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
         "tools.xml:5: <returnStruc>: <returnStruc> is not JSON: trailing comma at line 1 column 13"
     );
     assert_eq!(
-        xml_error(
-            "<Thing>\n<Tool name=\"a\"><method>shell</method><prompt>p</prompt></Tool>\n</Thing>"
-        ),
-        "tools.xml:2: <method>: unknown method \"shell\": write builtin, code or url"
-    );
-    assert_eq!(
         xml_error("<Thing>\n<Tool name=\"a\"></Tool>\n</Thing>"),
         "tools.xml:2: <Tool name=\"a\">: tool `a` has no prompt: the router scores a tool with its prompt"
     );
@@ -1042,4 +1036,181 @@ fn the_tools_and_site_wrappers_are_optional() {
     assert_eq!(declared.site.as_deref(), Some("s"));
     assert_eq!(declared.tools[0].schema_type, "Thing");
     assert!(declared.warnings.is_empty());
+}
+
+/// NLWeb's current `tools.xml`: sites by `id`, a `default` one, `extension` tools, a second
+/// `<Item>` block, a `<!DOCTYPE>`, an empty `<returnStruc>`.
+const SITES_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE Tools>
+<Tools>
+  <Site id="default">
+    <Item>
+      <Tool name="search" enabled="true">
+        <method>builtin</method>
+        <prompt>Search for {request.query}?</prompt>
+        <returnStruc>  </returnStruc>
+      </Tool>
+      <Tool name="details" enabled="true">
+        <method>extension</method>
+        <handler>methods.item_details.ItemDetailsHandler</handler>
+        <prompt>Details of {request.query}?</prompt>
+      </Tool>
+    </Item>
+    <Item>
+      <Tool name="ensemble"><method>code</method><prompt>A set for {request.query}?</prompt></Tool>
+    </Item>
+  </Site>
+  <Site id="conv_history">
+    <Item>
+      <Tool name="conversation_search"><prompt>Always score 100.</prompt></Tool>
+      <Tool name="search" enabled="false"><prompt>old</prompt></Tool>
+      <Tool name="search"><prompt>Search the history for {request.query}?</prompt></Tool>
+    </Item>
+  </Site>
+</Tools>"#;
+
+#[tokio::test]
+async fn each_site_is_offered_its_own_tools_and_an_unknown_site_the_defaults() {
+    let declared = ToolDeclarations::parse(SITES_XML, DeclarationFormat::Xml, "t.xml").unwrap();
+    assert!(declared.warnings.is_empty(), "{:?}", declared.warnings);
+    assert_eq!(declared.tools[1].method, Some(ToolMethod::Extension));
+    assert_eq!(declared.tools[0].return_struc, None);
+    assert_eq!(
+        declared.site, None,
+        "`default` is no site to fill prompts with"
+    );
+    let router = Router::builder(Scorer::new())
+        .declarations(declared)
+        .build()
+        .unwrap();
+    let names = |site: Option<&str>| -> Vec<String> {
+        let candidates = router.candidates_on("Thing", site);
+        candidates
+            .iter()
+            .map(|t| format!("{}@{}", t.name, t.site.as_deref().unwrap_or("-")))
+            .collect()
+    };
+    let defaults = ["search@default", "details@default", "ensemble@default"];
+    assert_eq!(names(None), defaults);
+    assert_eq!(names(Some("elsewhere")), defaults);
+    assert_eq!(
+        names(Some("conv_history")),
+        ["conversation_search@conv_history", "search@conv_history"]
+    );
+}
+
+#[test]
+fn a_tool_outside_any_site_is_offered_on_every_site_and_a_sites_own_overrides_it() {
+    let xml = r#"<Tools>
+  <Thing><Tool name="search"><prompt>everywhere</prompt></Tool></Thing>
+  <Site id="shop"><Thing>
+    <Tool name="search"><prompt>the shop's</prompt></Tool>
+    <Tool name="cart"><prompt>cart</prompt></Tool>
+  </Thing></Site>
+</Tools>"#;
+    let declared = ToolDeclarations::parse(xml, DeclarationFormat::Xml, "t.xml").unwrap();
+    // The one site is the router's own: a request naming no site is the shop's.
+    assert_eq!(declared.site.as_deref(), Some("shop"));
+    let router = Router::builder(Scorer::new())
+        .declarations(declared)
+        .build()
+        .unwrap();
+    let prompts = |site: Option<&str>| -> Vec<String> {
+        let candidates = router.candidates_on("Thing", site);
+        candidates.iter().map(|t| t.prompt.clone()).collect()
+    };
+    assert_eq!(prompts(None), ["the shop's", "cart"]);
+    assert_eq!(prompts(Some("shop")), ["the shop's", "cart"]);
+}
+
+#[test]
+fn an_unknown_method_or_root_is_a_warning_and_a_file_without_tools_says_so() {
+    let read = |xml: &str| ToolDeclarations::parse(xml, DeclarationFormat::Xml, "t.xml").unwrap();
+    let shell =
+        read("<Thing>\n<Tool name=\"a\"><method>shell</method><prompt>p</prompt></Tool>\n</Thing>");
+    assert_eq!(shell.tools[0].method, None);
+    assert_eq!(
+        shell.warnings[0].to_string(),
+        "t.xml:2: <method>: unknown method \"shell\" (builtin, code, extension or url), ignored"
+    );
+    // NLWeb reads any root as the wrapper.
+    let root = read("<root><Item><Tool name=\"a\"><prompt>p</prompt></Tool></Item></root>");
+    assert_eq!(root.tools[0].schema_type, "Item");
+    assert!(root.warnings.is_empty(), "{:?}", root.warnings);
+    let misplaced = read("<Tools><Tool name=\"a\"><prompt>p</prompt></Tool></Tools>");
+    assert_eq!(misplaced.tools[0].schema_type, "Tools");
+    let empty = read("<Tools><Site id=\"x\"/></Tools>");
+    assert!(empty.tools.is_empty());
+    assert!(
+        empty.warnings[0].to_string().contains("no <Tool> found"),
+        "{}",
+        empty.warnings[0]
+    );
+}
+
+#[test]
+fn an_early_stop_mark_below_the_threshold_is_refused() {
+    let err = Router::builder(Scorer::new())
+        .declarations(declarations([tool("a", "Thing")]))
+        .threshold(75)
+        .early_stop(60)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("below the threshold"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failed_evaluation_never_wins_even_alone_or_at_threshold_zero() {
+    // The type's only tool, whose parameters the model was asked for and did not give.
+    let scorer = Scorer::new().on("details", [Answer::Fail]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([tool("details", "Thing")]))
+        .executor(executor([echo("details", recipe_details_schema())]))
+        .build()
+        .unwrap();
+    let route = router.route("the lasagna", "Thing").await;
+    assert_eq!(routed_name(&route), None);
+    assert_eq!(score_of(&route, "details"), (0, ScoreSource::LoneCandidate));
+    assert!(!route.candidates()[0].answered);
+    // Threshold 0: a failure scores 0, and 0 reaches it, but it did not answer.
+    let scorer = Scorer::new()
+        .on("a", [Answer::Fail])
+        .on("b", [Answer::Fail]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([tool("a", "Thing"), tool("b", "Thing")]))
+        .threshold(0)
+        .build()
+        .unwrap();
+    assert_eq!(routed_name(&router.route("q", "Thing").await), None);
+}
+
+#[tokio::test]
+async fn the_cache_keeps_the_parameters_that_worked() {
+    let scorer = Scorer::new()
+        .on(
+            "details",
+            [
+                answer(json!({ "score": 90, "item_name": "" })),
+                answer(json!({ "score": 90, "item_name": "lasagna" })),
+            ],
+        )
+        .on("search", [score(10)]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([
+            tool("details", "Thing"),
+            tool("search", "Thing"),
+        ]))
+        .executor(executor([
+            echo("details", recipe_details_schema()),
+            echo("search", open()),
+        ]))
+        .cache(8)
+        .build()
+        .unwrap();
+    let first = router.route("the lasagna", "Thing").await;
+    assert_eq!(first.routed().unwrap().params["item_name"], "lasagna");
+    let asked = scorer.asked();
+    let again = router.route("the lasagna", "Thing").await;
+    assert_eq!(again.routed().unwrap().params["item_name"], "lasagna");
+    assert_eq!(scorer.asked(), asked, "the cached answer needed no retry");
 }

@@ -184,6 +184,17 @@ impl RouterBuilder {
                 "the threshold and the early-stop mark are scores from 0 to 100".into(),
             ));
         }
+        if let Some(mark) = settings
+            .early_stop
+            .filter(|&mark| mark < settings.threshold)
+        {
+            return Err(RouterBuildError::Setting(format!(
+                "the early-stop mark ({mark}) is below the threshold ({}): a score that \
+                 stops the scoring must be one that can win",
+                settings.threshold
+            )));
+        }
+        let sites = all.iter().filter_map(|t| t.site.clone()).collect();
         let mut by_type: HashMap<String, Vec<usize>> = HashMap::new();
         let mut tools = Vec::with_capacity(all.len());
         for (index, tool) in all.into_iter().enumerate() {
@@ -229,6 +240,7 @@ impl RouterBuilder {
             types,
             settings,
             site,
+            sites,
             warnings,
             cache: (cache > 0).then(|| EvaluationCache::new(cache)),
             #[cfg(feature = "retrieval")]

@@ -7,6 +7,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The site whose tools a request for a site no tool names is offered, as in NLWeb.
+pub const DEFAULT_SITE: &str = "default";
+
 /// The content of a declarations file (`tools.xml`, or the same as TOML or JSON): tools under
 /// schema.org types, and the types the file adds to the hierarchy.
 ///
@@ -14,8 +17,8 @@ use serde_json::{Map, Value};
 /// (unknown elements, unknown fields) are in [`ToolDeclarations::warnings`], never failures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolDeclarations {
-    /// The site the tools serve (`<Site ref="..">` in XML); fills `{request.site}` when a
-    /// request names none.
+    /// The site the tools serve (in XML, the one `<Site>` of a file that has one, unless it
+    /// is `default`); a request naming no site is for it, and it fills `{request.site}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub site: Option<String>,
     /// Types the file adds to the schema.org hierarchy: type -> parent.
@@ -41,8 +44,13 @@ pub struct DeclaredTool {
     /// Whether the router may offer it. A disabled tool is never a candidate.
     #[serde(default = "enabled_by_default")]
     pub enabled: bool,
-    /// How NLWeb runs it: `builtin`, `code` or `url`. Informational here: every handler is an
-    /// executor tool.
+    /// The site it is declared for (`<Site id="..">` in XML), when the file declares tools
+    /// for several: a request for that site is offered it (and a request for a site no
+    /// tool names, the `default` site's), as NLWeb does. `None`: offered on every site.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// How NLWeb runs it: `builtin`, `code`, `extension` or `url`. Informational here:
+    /// every handler is an executor tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<ToolMethod>,
     /// A path (for `url` tools, the endpoint), kept as written.
@@ -84,6 +92,7 @@ impl DeclaredTool {
             name: name.into(),
             schema_type: schema_type.into(),
             enabled: true,
+            site: None,
             method: None,
             path: None,
             handler: None,
@@ -129,15 +138,19 @@ pub enum ToolMethod {
     Code,
     /// A remote endpoint.
     Url,
+    /// An extension of the site (NLWeb's handler classes, in its current files).
+    Extension,
 }
 
 impl ToolMethod {
-    /// The method named as in the file (`builtin`, `code`, `url`), case-insensitively.
+    /// The method named as in the file (`builtin`, `code`, `url`, `extension`),
+    /// case-insensitively.
     pub fn parse(text: &str) -> Option<Self> {
         match text.trim().to_ascii_lowercase().as_str() {
             "builtin" => Some(ToolMethod::Builtin),
             "code" => Some(ToolMethod::Code),
             "url" => Some(ToolMethod::Url),
+            "extension" => Some(ToolMethod::Extension),
             _ => None,
         }
     }

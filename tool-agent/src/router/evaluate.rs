@@ -43,7 +43,7 @@ struct Evaluation {
 impl Router {
     pub(super) async fn route_filled(&self, request: &RouteRequest) -> Route {
         let mut usage = Usage::default();
-        let positions = self.candidate_positions(&request.schema_type);
+        let positions = self.candidate_positions(&request.schema_type, request.site.as_deref());
         let mut slots: Vec<Slot> = positions
             .iter()
             .map(|&tool| Slot {
@@ -86,13 +86,17 @@ impl Router {
     }
 
     /// The type's only candidate: chosen without scoring; asked for its parameters only when
-    /// its answer has some.
+    /// its answer has some. When that request fails (no answer), it scores 0 and is not
+    /// chosen: its parameters are unknown.
     async fn lone_candidate(&self, slot: &mut Slot, usage: &mut Usage) {
         slot.source = ScoreSource::LoneCandidate;
         slot.score = 100;
         if self.tools[slot.tool].asks_for_parameters {
             let evaluation = self.evaluate(slot.tool, &slot.prompt, None).await;
             *usage += evaluation.usage;
+            if evaluation.raw.is_none() {
+                slot.score = 0;
+            }
             slot.params = evaluation.params;
             slot.raw = evaluation.raw;
             slot.error = evaluation.error;
@@ -241,8 +245,11 @@ impl Router {
             .filter(|&i| {
                 let slot = &slots[i];
                 match slot.source {
-                    ScoreSource::LoneCandidate => true,
-                    ScoreSource::Model | ScoreSource::Cache => slot.score >= threshold,
+                    ScoreSource::LoneCandidate => slot.score > 0,
+                    // A failed evaluation scores 0, which a threshold of 0 would let win.
+                    ScoreSource::Model | ScoreSource::Cache => {
+                        slot.error.is_none() && slot.score >= threshold
+                    }
                     ScoreSource::EarlyStop | ScoreSource::Prefiltered => false,
                 }
             })
@@ -307,6 +314,7 @@ impl Router {
             match executor.validate(handler, Value::Object(arguments.clone())) {
                 Ok(()) => {
                     slot.params = retry.params;
+                    self.recache(slot, retry.raw);
                     return Some(arguments);
                 }
                 Err(error) => {
@@ -324,6 +332,20 @@ impl Router {
             retry.error.unwrap_or_default()
         ));
         None
+    }
+
+    /// Keeps a slot's corrected parameters in the cache, in place of those the handler
+    /// refused: a cached answer is used as it is, so it must be the one that worked.
+    fn recache(&self, slot: &Slot, raw: Option<String>) {
+        let (Some(cache), Some(raw)) = (&self.cache, raw) else {
+            return;
+        };
+        let cached = Cached {
+            score: slot.score,
+            params: slot.params.clone(),
+            raw,
+        };
+        cache.insert(slot.tool, slot.prompt.clone(), cached);
     }
 
     /// The parameters the handler takes: those its schema lists (when it lists any).
@@ -350,6 +372,7 @@ impl Router {
                     params: slot.params.clone(),
                     error: slot.error.clone(),
                     source: slot.source,
+                    answered: slot.raw.is_some(),
                 }
             })
             .collect()

@@ -120,6 +120,7 @@ const TOOL_FIELDS: &[&str] = &[
     "name",
     "type",
     "enabled",
+    "site",
     "method",
     "path",
     "handler",
@@ -276,6 +277,10 @@ fn from_value(
             .map_err(|e| DeclarationError::invalid(&origin, e.to_string()))?;
         tool.prompt = xml::dedent(&tool.prompt);
         tool.origin = origin;
+        // The file's `site` is each tool's, as a `<Site>` around them all is in XML.
+        if tool.site.is_none() {
+            tool.site = out.site.clone();
+        }
         out.tools.push(tool);
     }
     Ok(out)
@@ -294,9 +299,10 @@ fn warn_unknown(
     }
 }
 
-/// The checks every format shares: names, prompts, and one declaration per (type, name).
+/// The checks every format shares: names, prompts, and one enabled declaration per (site,
+/// type, name) (a disabled one may stand beside the one in use).
 pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError> {
-    let mut seen: HashMap<(&str, &str), &Origin> = HashMap::new();
+    let mut seen: HashMap<(Option<&str>, &str, &str), &Origin> = HashMap::new();
     for tool in &declared.tools {
         if tool.name.trim().is_empty() {
             return Err(DeclarationError::invalid(
@@ -322,11 +328,23 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
                 ),
             ));
         }
-        if let Some(first) = seen.insert((canonical(&tool.schema_type), &tool.name), &tool.origin) {
+        if !tool.enabled {
+            continue;
+        }
+        let key = (
+            tool.site.as_deref(),
+            canonical(&tool.schema_type),
+            tool.name.as_str(),
+        );
+        if let Some(first) = seen.insert(key, &tool.origin) {
+            let site = match &tool.site {
+                Some(site) => format!(" on site `{site}`"),
+                None => String::new(),
+            };
             return Err(DeclarationError::invalid(
                 &tool.origin,
                 format!(
-                    "tool `{}` of type `{}` is declared twice (first at {first})",
+                    "tool `{}` of type `{}`{site} is declared twice (first at {first})",
                     tool.name, tool.schema_type
                 ),
             ));

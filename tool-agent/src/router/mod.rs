@@ -40,7 +40,7 @@ mod prompt;
 mod route;
 mod xml;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,6 +54,7 @@ use crate::structured::ResponseFormat;
 pub use builder::RouterBuilder;
 pub use declared::{
     DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
+    DEFAULT_SITE,
 };
 pub use error::{DeclarationError, RouterBuildError};
 pub use hierarchy::{TypeHierarchy, THING};
@@ -71,7 +72,10 @@ pub struct Router {
     by_type: HashMap<String, Vec<usize>>,
     types: TypeHierarchy,
     settings: Settings,
+    /// The site a request naming none is for: the declarations' first.
     site: Option<String>,
+    /// The sites the enabled tools are declared for.
+    sites: HashSet<String>,
     warnings: Vec<DeclarationWarning>,
     cache: Option<cache::EvaluationCache>,
     #[cfg(feature = "retrieval")]
@@ -133,20 +137,47 @@ impl Router {
     }
 
     /// The tools a query of this type is offered: those of the type and its ancestors, a
-    /// subtype's overriding its ancestors' of the same name, in declaration order.
+    /// subtype's overriding its ancestors' of the same name, in declaration order. For the
+    /// declarations' own site, when tools are declared for several ([`Router::candidates_on`]).
     pub fn candidates(&self, schema_type: &str) -> Vec<&DeclaredTool> {
-        self.candidate_positions(schema_type)
+        self.candidates_on(schema_type, None)
+    }
+
+    /// [`Router::candidates`] for a request of this site: the tools declared for no site and
+    /// those of the site, theirs overriding the others' of the same name. A site no tool is
+    /// declared for is offered the [`DEFAULT_SITE`]'s tools (as NLWeb does), or without one
+    /// the declarations' first site's.
+    pub fn candidates_on(&self, schema_type: &str, site: Option<&str>) -> Vec<&DeclaredTool> {
+        self.candidate_positions(schema_type, site)
             .into_iter()
             .map(|i| &self.tools[i].tool)
             .collect()
     }
 
-    fn candidate_positions(&self, schema_type: &str) -> Vec<usize> {
+    /// The site whose own tools a request for `site` is offered.
+    fn offered_site<'a>(&'a self, site: Option<&'a str>) -> Option<&'a str> {
+        match site {
+            Some(site) if self.sites.contains(site) => Some(site),
+            _ if self.sites.contains(DEFAULT_SITE) => Some(DEFAULT_SITE),
+            _ => self.site.as_deref(),
+        }
+    }
+
+    fn candidate_positions(&self, schema_type: &str, site: Option<&str>) -> Vec<usize> {
+        let site = self.offered_site(site);
         let lineage = self.types.lineage(schema_type);
         let mut by_name: HashMap<&str, usize> = HashMap::new();
-        // From the most general type to the most specific: the specific one overrides.
+        // From the most general type to the most specific: the specific one overrides; within
+        // a type, a site's own tool overrides one declared for every site.
         for schema_type in lineage.iter().rev() {
-            for &index in self.by_type.get(schema_type).into_iter().flatten() {
+            let positions = self.by_type.get(schema_type).into_iter().flatten();
+            let (everywhere, own): (Vec<usize>, Vec<usize>) = positions
+                .filter(|&&i| {
+                    let declared = self.tools[i].tool.site.as_deref();
+                    declared.is_none() || declared == site
+                })
+                .partition(|&&i| self.tools[i].tool.site.is_none());
+            for index in everywhere.into_iter().chain(own) {
                 by_name.insert(&self.tools[index].tool.name, index);
             }
         }

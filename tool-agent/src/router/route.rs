@@ -91,6 +91,10 @@ pub struct CandidateScore {
     pub error: Option<String>,
     /// Where the score came from.
     pub source: ScoreSource,
+    /// Whether the model answered its evaluation: `false` when it was not asked, failed or
+    /// ran out of time (a model that cannot be reached answers none; a score of 0 from it is
+    /// not "does not fit").
+    pub answered: bool,
 }
 
 /// Where a candidate's score came from.
@@ -108,6 +112,14 @@ pub enum ScoreSource {
     EarlyStop,
     /// Not evaluated: the retrieval prefilter left it out.
     Prefiltered,
+}
+
+impl ScoreSource {
+    /// Whether a candidate of this source was sent to the model (a lone candidate, only
+    /// when its parameters were asked for).
+    pub fn asks_the_model(self) -> bool {
+        matches!(self, ScoreSource::Model | ScoreSource::LoneCandidate)
+    }
 }
 
 /// What [`Router::run`](crate::router::Router::run) did.

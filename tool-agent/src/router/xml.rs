@@ -1,7 +1,8 @@
 //! NLWeb's `tools.xml`, read as NLWeb writes it: type elements (`<Item>`, `<Recipe>`, ...),
-//! optionally inside `<Tools>` and `<Site ref="..">`, each holding `<Tool name enabled>`
-//! elements with `path`, `method`, `handler`, `argument name=".."`, `example`, `prompt` and
-//! `returnStruc`.
+//! optionally inside a root wrapper (`<Tools>`, or any other name) and `<Site id="..">`
+//! (or `ref`, `name`), each holding `<Tool name enabled>` elements with `path`, `method`,
+//! `handler`, `argument name=".."`, `example`, `prompt` and `returnStruc`. A tool inside a
+//! `<Site>` is that site's ([`DeclaredTool::site`]).
 //!
 //! A type element may say `parent="Recipe"` to add itself to the type hierarchy (our
 //! extension). Anything else the reader does not know is a warning, never a failure.
@@ -11,13 +12,20 @@ use serde_json::{Map, Value};
 
 use crate::router::declared::{
     DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
+    DEFAULT_SITE,
 };
 use crate::router::error::DeclarationError;
 use crate::router::lines::Lines;
 
 /// The declarations in `text`, an XML document; `file` names it in messages.
 pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, DeclarationError> {
-    let document = Document::parse(text).map_err(|e| {
+    // A `<!DOCTYPE Tools>` line is valid XML; its entities are expanded, within roxmltree's
+    // own limits against entity bombs.
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let document = Document::parse_with_options(text, options).map_err(|e| {
         let pos = e.pos();
         DeclarationError::Syntax {
             file: file.to_owned(),
@@ -31,10 +39,17 @@ pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, Declarati
         lines: Lines::new(text),
         file,
         out: ToolDeclarations::default(),
+        site: None,
+        sites: Vec::new(),
     };
     let root = document.root_element();
+    let holds_tools = elements(root).any(|child| child.tag_name().name() == "Tool");
     match root.tag_name().name() {
-        "Tools" => {
+        "Site" => reader.site(root)?,
+        // `<Recipe><Tool ..>..</Recipe>`: a file of one type.
+        _ if holds_tools => reader.schema_type(root)?,
+        // `<Tools>`, or another name: NLWeb reads any root as the wrapper.
+        _ => {
             reader.unknown_attributes(root, &[]);
             for child in elements(root) {
                 if child.tag_name().name() == "Site" {
@@ -44,8 +59,19 @@ pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, Declarati
                 }
             }
         }
-        "Site" => reader.site(root)?,
-        _ => reader.schema_type(root)?,
+    }
+    // The file's site, which a request naming none is for: its one site. A file of several
+    // is NLWeb's, where such a request is the `default` site's.
+    if let [site] = &reader.sites[..] {
+        reader.out.site = (site != DEFAULT_SITE).then(|| site.clone());
+    }
+    if reader.out.tools.is_empty() {
+        reader.warn(
+            root,
+            "no <Tool> found: tools go in a type element (<Item>, <Recipe>...), itself in \
+             <Tools> or a <Site>"
+                .into(),
+        );
     }
     Ok(reader.out)
 }
@@ -55,6 +81,10 @@ struct Reader<'a> {
     lines: Lines<'a>,
     file: &'a str,
     out: ToolDeclarations,
+    /// The `<Site>` being read, whose tools are its own.
+    site: Option<String>,
+    /// Every site the file names, in order.
+    sites: Vec<String>,
 }
 
 fn elements<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a, 'input>> {
@@ -100,13 +130,22 @@ impl Reader<'_> {
     }
 
     fn site(&mut self, node: Node<'_, '_>) -> Result<(), DeclarationError> {
-        self.unknown_attributes(node, &["ref", "name"]);
-        if let Some(site) = node.attribute("ref").or_else(|| node.attribute("name")) {
-            self.out.site = Some(site.to_owned());
+        self.unknown_attributes(node, &["id", "ref", "name"]);
+        let site = ["id", "ref", "name"]
+            .into_iter()
+            .find_map(|attribute| node.attribute(attribute))
+            .map(str::trim)
+            .filter(|site| !site.is_empty());
+        if let Some(site) = site {
+            if !self.sites.iter().any(|seen| seen == site) {
+                self.sites.push(site.to_owned());
+            }
         }
+        self.site = site.map(str::to_owned);
         for child in elements(node) {
             self.schema_type(child)?;
         }
+        self.site = None;
         Ok(())
     }
 
@@ -162,6 +201,7 @@ impl Reader<'_> {
         };
         let mut tool = DeclaredTool::new(name, schema_type, "");
         tool.enabled = enabled;
+        tool.site = self.site.clone();
         tool.origin = origin.clone();
         let mut seen: Vec<&str> = Vec::new();
         for child in elements(node) {
@@ -182,15 +222,14 @@ impl Reader<'_> {
                 "path" => tool.path = non_empty(text),
                 "handler" => tool.handler = non_empty(text),
                 "method" => {
-                    tool.method = Some(ToolMethod::parse(&text).ok_or_else(|| {
-                        DeclarationError::invalid(
-                            &at,
-                            format!(
-                                "unknown method \"{}\": write builtin, code or url",
-                                text.trim()
-                            ),
-                        )
-                    })?);
+                    tool.method = ToolMethod::parse(&text);
+                    if tool.method.is_none() {
+                        let message = format!(
+                            "unknown method \"{}\" (builtin, code, extension or url), ignored",
+                            text.trim()
+                        );
+                        self.warn(child, message);
+                    }
                 }
                 "argument" => {
                     let arg = child.attribute("name").map(str::trim).unwrap_or_default();
@@ -211,6 +250,8 @@ impl Reader<'_> {
                     }
                 }
                 "prompt" => tool.prompt = dedent(&text),
+                // Empty, it says nothing (as NLWeb reads it).
+                "returnStruc" if text.trim().is_empty() => {}
                 "returnStruc" => {
                     let line = at.line.unwrap_or(1);
                     tool.return_struc = Some(return_struc(&text, &at, line)?);
