@@ -71,9 +71,10 @@ pub(crate) fn print_ranked(found: &[Retrieved], out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
-/// `rrf`, `rrf:K` or `blend:W`.
+/// `rrf`, `rrf:K` or `blend:W`; a value out of its range (`rrf:-1`, `blend:2`, `NaN`) is
+/// refused, naming the range, rather than ranking badly or not at all.
 pub(crate) fn parse_fusion(text: &str) -> Result<crate::retrieval::Fusion, String> {
-    use crate::retrieval::{Fusion, FusionRule};
+    use crate::retrieval::Fusion;
     let (name, value) = text
         .split_once(':')
         .map_or((text, None), |(n, v)| (n, Some(v)));
@@ -82,23 +83,63 @@ pub(crate) fn parse_fusion(text: &str) -> Result<crate::retrieval::Fusion, Strin
             v.parse::<f32>().map_err(|e| format!("`{v}`: {e}"))
         })
     };
-    let rule = match name {
-        "rrf" => FusionRule::Rrf {
-            k: number(value, 60.0)?,
-        },
-        "blend" => FusionRule::Blend {
-            lexical_weight: number(value, 0.1)?,
-        },
+    let fusion = match name {
+        "rrf" => Fusion::rrf(number(value, 60.0)?),
+        "blend" => Fusion::blend(number(value, 0.1)?),
         _ => {
             return Err(format!(
                 "unknown fusion `{text}`; expected rrf, rrf:K or blend:W"
             ))
         }
     };
-    Ok(Fusion {
-        rule,
-        ..Fusion::default()
-    })
+    fusion.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fusion_value_out_of_its_range_is_a_usage_error_naming_the_range() {
+        for (fusion, expected) in [
+            (
+                "rrf:-1",
+                "the RRF constant must be a finite number of 0 or more, not -1",
+            ),
+            (
+                "rrf:NaN",
+                "the RRF constant must be a finite number of 0 or more, not NaN",
+            ),
+            (
+                "blend:NaN",
+                "the blend's lexical weight must be from 0 to 1, not NaN",
+            ),
+            (
+                "blend:2",
+                "the blend's lexical weight must be from 0 to 1, not 2",
+            ),
+        ] {
+            let args = [
+                "ai-tool",
+                "eval-retrieval",
+                "--catalog",
+                "tools.jsonl",
+                "--queries",
+                "queries.jsonl",
+                "--fusion",
+                fusion,
+            ];
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let builder = crate::Executor::builder().registered_tools(false);
+            let code = super::super::run_with(args, builder, &mut out, &mut err);
+            let err = String::from_utf8(err).unwrap();
+            assert_eq!(code, 2, "{fusion}: {err}");
+            assert!(
+                err.contains(&format!("'{fusion}'")) && err.contains(expected),
+                "{fusion}: {err}"
+            );
+        }
+        assert!(super::parse_fusion("blend:0.3").is_ok());
+        assert!(super::parse_fusion("rrf").is_ok());
+    }
 }
 
 /// One line of a queries file.

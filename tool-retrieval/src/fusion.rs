@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use super::RetrieveError;
+
 /// How two rankings become one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
@@ -11,17 +13,20 @@ pub struct Fusion {
     pub depth: usize,
 }
 
-/// A fusion rule.
+/// A fusion rule. [`Fusion::rrf`] and [`Fusion::blend`] check its value; one written out is
+/// not checked, and outside its range ranks badly or not at all.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FusionRule {
     /// Reciprocal rank fusion: the sum of `1 / (k + rank)` over the rankings.
     Rrf {
-        /// The damping constant (60 in the original paper).
+        /// The damping constant (60 in the original paper): a finite number, 0 or more. Under
+        /// 0, the first of a ranking scores a division by zero and is left out.
         k: f32,
     },
     /// `weight * bm25 / max_bm25 + (1 - weight) * cosine`.
     Blend {
-        /// The weight of the lexical score.
+        /// The weight of the lexical score, from 0 to 1. Past 1, the dense ranking counts
+        /// against a tool.
         lexical_weight: f32,
     },
 }
@@ -39,6 +44,41 @@ impl Default for Fusion {
 }
 
 impl Fusion {
+    /// Reciprocal rank fusion with damping constant `k` at the default depth; `k` not a finite
+    /// number of 0 or more is refused ([`RetrieveError::InvalidFusion`]).
+    ///
+    /// ```
+    /// use tool_retrieval::Fusion;
+    /// assert!(Fusion::rrf(60.0).is_ok());
+    /// assert!(Fusion::rrf(-1.0).is_err());
+    /// ```
+    pub fn rrf(k: f32) -> Result<Self, RetrieveError> {
+        if !(k.is_finite() && k >= 0.0) {
+            return Err(RetrieveError::InvalidFusion(format!(
+                "the RRF constant must be a finite number of 0 or more, not {k}"
+            )));
+        }
+        Ok(Fusion {
+            rule: FusionRule::Rrf { k },
+            ..Fusion::default()
+        })
+    }
+
+    /// The blend of normalized BM25 and cosine with `lexical_weight` at the default depth; a
+    /// weight not from 0 to 1 is refused ([`RetrieveError::InvalidFusion`]).
+    pub fn blend(lexical_weight: f32) -> Result<Self, RetrieveError> {
+        // Written so that NaN, which compares false with everything, is refused too.
+        if !(0.0..=1.0).contains(&lexical_weight) {
+            return Err(RetrieveError::InvalidFusion(format!(
+                "the blend's lexical weight must be from 0 to 1, not {lexical_weight}"
+            )));
+        }
+        Ok(Fusion {
+            rule: FusionRule::Blend { lexical_weight },
+            ..Fusion::default()
+        })
+    }
+
     /// Fuses rankings of `(index, score)`, each best first; the result is best first. Entries
     /// whose score is not a finite number (a store's NaN for a zero vector) are left out: they
     /// say nothing of relevance, and would sort before every real score.
@@ -118,6 +158,30 @@ mod tests {
             assert_eq!(order, [2, 4], "{rule:?}: {fused:?}");
             assert!(fused.iter().all(|(_, s)| s.is_finite()), "{rule:?}");
         }
+    }
+
+    #[test]
+    fn a_fusion_that_would_drop_or_invert_rankings_is_refused() {
+        for k in [-1.0, -0.5, f32::NAN, f32::INFINITY] {
+            assert!(Fusion::rrf(k).is_err(), "rrf:{k}");
+        }
+        for weight in [-0.1, 1.5, 2.0, f32::NAN, f32::INFINITY] {
+            assert!(Fusion::blend(weight).is_err(), "blend:{weight}");
+        }
+        assert_eq!(
+            Fusion::rrf(-1.0).unwrap_err(),
+            RetrieveError::InvalidFusion(
+                "the RRF constant must be a finite number of 0 or more, not -1".into()
+            )
+        );
+        assert_eq!(
+            Fusion::blend(0.0).unwrap().rule,
+            FusionRule::Blend {
+                lexical_weight: 0.0
+            }
+        );
+        assert!(Fusion::blend(1.0).is_ok() && Fusion::rrf(0.0).is_ok());
+        assert_eq!(Fusion::rrf(60.0).unwrap().depth, Fusion::default().depth);
     }
 
     #[test]

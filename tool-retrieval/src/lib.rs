@@ -51,6 +51,9 @@ pub enum RetrieveError {
         /// The limit, `max_forced`.
         limit: usize,
     },
+    /// A fusion's value is out of its range ([`Fusion::rrf`], [`Fusion::blend`]).
+    #[error("invalid fusion: {0}")]
+    InvalidFusion(String),
     /// The embedding provider failed.
     #[error("embedding failed: {message}")]
     Embedding {
@@ -117,7 +120,8 @@ impl RetrieveError {
 impl PartialEq for RetrieveError {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (RetrieveError::ToolNotFound(a), RetrieveError::ToolNotFound(b)) => a == b,
+            (RetrieveError::ToolNotFound(a), RetrieveError::ToolNotFound(b))
+            | (RetrieveError::InvalidFusion(a), RetrieveError::InvalidFusion(b)) => a == b,
             (
                 RetrieveError::TooManyForced {
                     forced: a,
@@ -282,7 +286,8 @@ impl Retriever {
         Ok(retriever)
     }
 
-    /// Replaces the fusion of a hybrid retriever.
+    /// Replaces the fusion of a hybrid retriever. Its values are not checked here: build it
+    /// with [`Fusion::rrf`] or [`Fusion::blend`], which refuse values that rank badly.
     pub fn with_fusion(mut self, fusion: Fusion) -> Self {
         self.fusion = fusion;
         self
