@@ -1,6 +1,7 @@
 //! Method forms the macro takes as written: lifetimes the call infers, a tool compiled out by
 //! `#[cfg]` or made one by `#[cfg_attr]`, `self: &Self`, types passed through `macro_rules!`,
-//! parameters in camel case, a doc comment's indentation.
+//! parameters in camel case, a doc comment's indentation, an `Option` of a type that is not
+//! `Serialize`.
 
 use ai_tool::prelude::*;
 use serde_json::json;
@@ -86,6 +87,20 @@ impl Kv {
     fn indented(&self) -> u32 {
         0
     }
+
+    /// Lists the keys, in an order when one is given.
+    #[ai_tool]
+    fn keys(&self, order: Option<Order>) -> String {
+        format!("{order:?}")
+    }
+}
+
+/// A parameter type as argument types usually are: read, never written (not `Serialize`).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
 }
 
 /// Returns borrows for `'static` inside a type.
@@ -120,7 +135,7 @@ fn a_tool_compiled_out_is_not_registered() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["also", "always", "camel", "get", "indented", "letters", "name", "spelled"]
+        ["also", "always", "camel", "get", "indented", "keys", "letters", "name", "spelled"]
     );
     // A method the `cfg_attr` did not make a tool is still a method.
     assert_eq!(Kv.never(), 5);
@@ -173,4 +188,23 @@ fn a_doc_comments_indentation_is_kept() {
     let exec = executor();
     let spec = exec.spec("indented").unwrap();
     assert_eq!(spec.description, "Shows code:\n\n    let x = 1;");
+}
+
+#[tokio::test]
+async fn an_option_of_a_type_that_is_not_serialize_may_be_left_out() {
+    let exec = executor();
+    let spec = exec.spec("keys").unwrap();
+    assert_eq!(spec.parameters.get("required"), None, "{}", spec.parameters);
+    let left_out = exec.execute("keys", json!({})).await.unwrap();
+    assert_eq!(left_out.to_text(), "None");
+    let given = exec
+        .execute("keys", json!({ "order": "desc" }))
+        .await
+        .unwrap();
+    assert_eq!(given.to_text(), "Some(Desc)");
+    let null = exec
+        .execute("keys", json!({ "order": null }))
+        .await
+        .unwrap();
+    assert_eq!(null.to_text(), "None");
 }

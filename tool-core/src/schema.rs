@@ -14,8 +14,10 @@
 //!
 //! One rule is ours, and it is pydantic's: a property that admits `null` and has no `default` is
 //! required. An `Option<T>` field of your struct is therefore "required, null allowed" (the model
-//! writes `null` rather than leaving it out); give it `#[serde(default)]` to make it optional.
-//! Tool parameters of type `Option<T>` get that default, so they may be left out.
+//! writes `null` rather than leaving it out); give it `#[serde(default)]` to make it optional
+//! (schemars writes the default only for a `Serialize` type: for another, add
+//! `#[schemars(extend("default" = null))]`). Tool parameters of type `Option<T>` get that
+//! default whatever `T`, so they may be left out.
 
 use std::collections::BTreeSet;
 

@@ -217,7 +217,12 @@ fn args_struct(
                     let path = function.to_string();
                     quote!(#[serde(default = #path)])
                 }
-                None if is_option(&param.ty) => quote!(#[serde(default)]),
+                // schemars writes a field's `default` only for a type that is `Serialize`;
+                // said here, an `Option` of any type is optional (the schema's rule makes a
+                // nullable property without a default required).
+                None if is_option(&param.ty) => {
+                    quote!(#[serde(default)] #[schemars(extend("default" = null))])
+                }
                 None => TokenStream::new(),
             };
             quote!(#description #default #ident: #ty)
