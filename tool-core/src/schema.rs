@@ -501,7 +501,7 @@ fn drop_nulls(root: &Value, schemas: &[&Value], instance: &mut Value, depth: usi
                 let schemas = named(key);
                 let drop = !schemas.is_empty()
                     && !required(key)
-                    && !applicable(root, &schemas).into_iter().any(admits_null);
+                    && !applicable(root, &schemas).into_iter().any(takes_null);
                 changed |= drop;
                 !drop
             });
@@ -552,6 +552,16 @@ fn applicable<'a>(root: &'a Value, schemas: &[&'a Value]) -> Vec<&'a Value> {
         }
     }
     found
+}
+
+/// Whether a schema takes `null` as a value of its own: its type admits it, or its `enum` or
+/// `const` names it (`{"enum": ["x", null]}`: a `null` there says something).
+fn takes_null(schema: &Value) -> bool {
+    let listed = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|values| values.contains(&Value::Null));
+    admits_null(schema) || listed || schema.get("const") == Some(&Value::Null)
 }
 
 /// Whether a schema's own type admits `null` (through `type` or an `anyOf`/`oneOf` branch).
@@ -789,6 +799,14 @@ mod tests {
         });
         let mut instance = json!({ "n": null });
         assert!(!drop_optional_nulls(&nullable, &mut instance));
+
+        // A null an `enum` or `const` lists is a value ("clear this field"), kept.
+        let listed = json!({ "properties": {
+            "e": { "enum": ["x", null] }, "c": { "const": null }, "s": { "type": "string" }
+        } });
+        let mut instance = json!({ "e": null, "c": null, "s": null });
+        assert!(drop_optional_nulls(&listed, &mut instance));
+        assert_eq!(instance, json!({ "e": null, "c": null }));
 
         // A reference to itself is followed once.
         let looped = json!({ "$ref": "#", "properties": { "a": { "type": "string" } } });
