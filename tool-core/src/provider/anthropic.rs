@@ -250,7 +250,9 @@ pub fn anthropic_strict(schema: &Value) -> Result<Value, ProfileError> {
 /// arguments with it. `declare` does this for you, through `Declarations::aliases`.
 pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
     super::profile::within_limits(PROFILE, schema)?;
-    let mut out = schema.clone();
+    let mut out = super::refs::refs_to_root_definitions(schema)
+        .map_err(|why| inexpressible("", &why))?
+        .unwrap_or_else(|| schema.clone());
     if let Value::Object(root) = &out {
         if encoding::map_place(root).is_some() {
             return Err(inexpressible(

@@ -265,7 +265,9 @@ fn takes_nothing(parameters: &Value) -> bool {
 /// The canonical schema as Gemini's `parameters` takes it.
 pub fn gemini(schema: &Value) -> Result<Value, ProfileError> {
     super::profile::within_limits(PROFILE, schema)?;
-    let mut out = schema.clone();
+    let mut out = super::refs::refs_to_root_definitions(schema)
+        .map_err(|why| inexpressible("", &why))?
+        .unwrap_or_else(|| schema.clone());
     let defs = match &mut out {
         Value::Object(root) => root.shift_remove("$defs").unwrap_or(Value::Null),
         _ => Value::Null,
@@ -656,16 +658,16 @@ mod tests {
     }
 
     #[test]
-    fn only_refs_to_root_definitions_are_inlined_and_a_long_chain_is_refused() {
+    fn refs_resolve_where_they_point_and_a_long_chain_is_refused() {
         // A ref into a nested `$defs` names the same last segment as a root definition: it is
-        // refused, never resolved to the root's.
+        // resolved to the nested one, never to the root's.
         let nested = json!({
             "type": "object",
             "properties": { "a": { "$ref": "#/$defs/L/$defs/d1" } },
             "$defs": { "d1": { "type": "string" }, "L": { "$defs": { "d1": { "type": "integer" } } } }
         });
-        let err = gemini(&nested).unwrap_err();
-        assert!(err.to_string().contains("#/$defs/Name"), "{err}");
+        let g = gemini(&nested).unwrap();
+        assert_eq!(g["properties"]["a"], json!({ "type": "integer" }));
         // 100 definitions in a chain: within the schema limits, too deep once inlined.
         let mut defs = serde_json::Map::new();
         for i in 0..100 {

@@ -25,6 +25,7 @@ mod openai_chat;
 mod openai_responses;
 mod openai_strict;
 mod profile;
+mod refs;
 mod results;
 
 use std::fmt;

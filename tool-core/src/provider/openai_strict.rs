@@ -100,7 +100,9 @@ pub fn openai_strict(schema: &Value) -> Result<Value, ProfileError> {
 /// it. `declare` does this for you, through `Declarations::aliases`.
 pub fn openai_strict_encoded(schema: &Value) -> Result<(Value, Encoding), ProfileError> {
     super::profile::within_limits(PROFILE, schema)?;
-    let mut out = schema.clone();
+    let mut out = super::refs::refs_to_root_definitions(schema)
+        .map_err(|why| inexpressible("", &why))?
+        .unwrap_or_else(|| schema.clone());
     let Value::Object(root) = &out else {
         return Err(inexpressible("", "the root must be an object schema"));
     };
