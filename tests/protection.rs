@@ -16,6 +16,9 @@ static STOPPED: AtomicUsize = AtomicUsize::new(0);
 /// How many tasks of `spawn_and_sleep` saw their call's cancellation.
 static SPAWNED_STOPPED: AtomicUsize = AtomicUsize::new(0);
 
+/// How many `hold` calls are on a thread.
+static HOLDING: AtomicUsize = AtomicUsize::new(0);
+
 /// Waits, without a bound on speed, for `counter` to reach one: a liveness check that fails
 /// after a minute rather than hanging.
 async fn eventually_one(counter: &AtomicUsize) {
@@ -116,6 +119,20 @@ impl Risky {
     #[ai_tool(timeout = "5s")]
     fn count_blocking(&self) -> usize {
         self.completed.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Counts a call, on the blocking pool under a short time limit.
+    #[ai_tool(timeout = "50ms")]
+    fn count_briefly(&self) -> usize {
+        self.completed.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Holds its blocking thread past its time limit.
+    #[ai_tool(timeout = "50ms")]
+    fn hold(&self) -> u32 {
+        HOLDING.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(300));
+        0
     }
 }
 
@@ -463,4 +480,35 @@ fn a_call_with_a_time_limit_polled_outside_any_runtime_is_misconfigured() {
             Poll::Pending => panic!("{tool} is waiting for a timer it cannot have"),
         }
     }
+}
+
+/// A sync tool whose call timed out while it waited for a blocking thread never runs: the
+/// model was told it timed out, and its side effects would come after.
+#[test]
+fn a_sync_call_that_timed_out_waiting_for_a_thread_never_runs() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let exec = executor();
+        let holding = tokio::spawn({
+            let exec = exec.clone();
+            async move { exec.execute("hold", json!({})).await }
+        });
+        eventually_one(&HOLDING).await;
+        // Queued behind `hold` on the one blocking thread, it times out there.
+        let waited = exec.execute("count_briefly", json!({})).await.unwrap_err();
+        assert!(matches!(waited, ToolError::TimedOut { .. }), "{waited:?}");
+        assert!(holding.await.unwrap().is_err());
+        // Queued after it: when this one ran, the one before had its turn.
+        let after = exec.execute("count_blocking", json!({})).await.unwrap();
+        assert_eq!(
+            after.to_text(),
+            "1",
+            "the timed-out call did not count itself"
+        );
+    });
 }

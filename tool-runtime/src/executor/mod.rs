@@ -351,6 +351,12 @@ impl Executor {
         let tool = Arc::clone(&self.inner.entries[index].name);
         let task = tokio::task::spawn_blocking(move || {
             let entry = &exec.inner.entries[index];
+            // Timed out or cancelled while it waited for a thread: the caller was told so,
+            // and a tool run now would act after that answer.
+            if ctx.is_cancelled() {
+                let tool = entry.spec.name.to_string();
+                return Err(ToolError::Cancelled { tool });
+            }
             let args = exec.arguments(entry, &mut raw);
             guard::sync_call(&entry.spec.name, || {
                 call(service.as_ref().map(Service::borrow), args, &ctx, external)
