@@ -456,22 +456,36 @@ impl Bound {
         }
     }
 
-    /// Exact between integers, as floats otherwise.
+    /// Exact, as `jsonschema` compares: an integer is not rounded to a float to meet one
+    /// (`10000000000000000001` is above `1e19`). A NaN compares as less.
     fn compare(self, other: &Bound) -> Ordering {
         match (self, *other) {
+            (Bound::Float(f), _) | (_, Bound::Float(f)) if f.is_nan() => Ordering::Less,
             (Bound::Integer(a), Bound::Integer(b)) => a.cmp(&b),
-            (a, b) => a
-                .as_f64()
-                .partial_cmp(&b.as_f64())
-                .unwrap_or(Ordering::Less),
+            (Bound::Integer(a), Bound::Float(b)) => integer_to_float(a, b),
+            (Bound::Float(a), Bound::Integer(b)) => integer_to_float(b, a).reverse(),
+            (Bound::Float(a), Bound::Float(b)) => a.partial_cmp(&b).unwrap_or(Ordering::Less),
         }
     }
+}
 
-    fn as_f64(self) -> f64 {
-        match self {
-            Bound::Integer(i) => i as f64,
-            Bound::Float(f) => f,
-        }
+/// `integer` against `float` (not NaN), exactly.
+fn integer_to_float(integer: i128, float: f64) -> Ordering {
+    // 2^127: every i128 is below it, and at or above -2^127.
+    const EDGE: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    if float >= EDGE {
+        return Ordering::Less;
+    }
+    if float < -EDGE {
+        return Ordering::Greater;
+    }
+    let whole = float.trunc();
+    // In range and without a fraction: the cast is exact.
+    match integer.cmp(&(whole as i128)) {
+        Ordering::Equal => 0.0_f64
+            .partial_cmp(&(float - whole))
+            .unwrap_or(Ordering::Less),
+        unequal => unequal,
     }
 }
 
@@ -479,6 +493,29 @@ impl Bound {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_integer_meets_a_float_bound_exactly() {
+        let bound = |text: &str| Bound::of(&serde_json::from_str::<Number>(text).unwrap());
+        let order = |a: &str, b: &str| bound(a).compare(&bound(b));
+        // As floats, both sides would be 1e19 and 2^53.
+        assert_eq!(order("10000000000000000001", "1e19"), Ordering::Greater);
+        assert_eq!(
+            order("9007199254740993", "9007199254740992.0"),
+            Ordering::Greater
+        );
+        assert_eq!(
+            order("9007199254740992.0", "9007199254740993"),
+            Ordering::Less
+        );
+        assert_eq!(order("3", "2.5"), Ordering::Greater);
+        assert_eq!(order("-3", "-2.5"), Ordering::Less);
+        assert_eq!(order("-2", "-2.5"), Ordering::Greater);
+        assert_eq!(order("5", "5.0"), Ordering::Equal);
+        assert_eq!(order("-9223372036854775808", "-1e300"), Ordering::Greater);
+        assert_eq!(order("18446744073709551615", "1e300"), Ordering::Less);
+        assert_eq!(order("1.5", "2.5"), Ordering::Less);
+    }
 
     use crate::arguments::random::{instance, schema, Rng};
 
