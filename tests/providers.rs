@@ -398,6 +398,57 @@ fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
     );
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct TreeNode {
+    label: String,
+    children: Vec<TreeNode>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct TreeArgs {
+    root: TreeNode,
+}
+
+#[test]
+fn anthropic_strict_declares_a_recursive_schema_non_strict_with_a_note() {
+    let schema = ai_tool::schema::canonical_for::<TreeArgs>().unwrap();
+    let tree = DynamicTool::new("tree", "Walks a tree", schema.clone(), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(tree)
+        .build()
+        .unwrap();
+    let strict = DeclareOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let declared = exec.declarations(Format::Anthropic, &strict);
+    let tool = &declared.tools[0];
+    assert!(tool.get("strict").is_none(), "{tool}");
+    assert_eq!(tool["input_schema"], schema);
+    assert!(
+        declared.notes[0].contains("`tree` is declared non-strict")
+            && declared.notes[0].contains("recursive"),
+        "{:?}",
+        declared.notes
+    );
+    // The checker says so of a recursive schema, as of anything else strict mode refuses.
+    let findings = profile::check_anthropic_strict(&schema).unwrap_err();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.to_string().contains("makes the schema recursive")),
+        "{findings:?}"
+    );
+    // OpenAI's strict mode takes recursive schemas.
+    let declared = exec.declarations(Format::OpenAiChat, &strict);
+    assert_eq!(declared.tools[0]["function"]["strict"], json!(true));
+}
+
 #[test]
 fn hosted_tools_map_to_providers_and_refuse_clearly() {
     assert_eq!(

@@ -6,7 +6,8 @@
 //!
 //! Strict tool use (`anthropic-strict`) takes only types, `enum`, `const`, `anyOf`, `allOf`,
 //! local refs, `required`, `additionalProperties: false`, the supported string formats, and
-//! `minItems` of 0 or 1. Everything else is moved into the description.
+//! `minItems` of 0 or 1. Everything else is moved into the description. It takes no recursive
+//! schema: a tool whose schema refers to itself is declared non-strict.
 
 use std::collections::BTreeMap;
 
@@ -253,6 +254,14 @@ pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), Pro
     let mut out = super::refs::refs_to_root_definitions(schema)
         .map_err(|why| inexpressible("", &why))?
         .unwrap_or_else(|| schema.clone());
+    if let Some((at, reference)) = super::refs::recursive_ref(&out) {
+        return Err(inexpressible(
+            &at,
+            &format!(
+                "`$ref` to `{reference}` makes the schema recursive, which strict tool use does not support"
+            ),
+        ));
+    }
     if let Value::Object(root) = &out {
         if encoding::map_place(root).is_some() {
             return Err(inexpressible(
@@ -437,6 +446,9 @@ pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<Finding>> {
             found(Problem::OpenObject);
         }
     });
+    if let Some((at, reference)) = super::refs::recursive_ref(schema) {
+        findings.push(Finding::new(&at, Problem::Recursive { reference }));
+    }
     verdict(findings)
 }
 

@@ -99,6 +99,13 @@ pub enum Problem {
     /// A `$ref` that does not point into the schema itself.
     #[error("only local refs (`#/...`) are allowed")]
     NonLocalRef,
+    /// A `$ref` by which the schema refers to itself (a recursive type), which the profile
+    /// cannot take.
+    #[error("`$ref` to `{reference}` makes the schema recursive, which is not supported")]
+    Recursive {
+        /// The ref as written.
+        reference: String,
+    },
     /// Enum values that are not all strings.
     #[error("enum values must be strings")]
     NonStringEnum,

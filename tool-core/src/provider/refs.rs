@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::profile::pointer_push;
 use crate::schema::walk_mut;
 
 /// `schema` with every ref into it (`#/...`) pointing at a definition of its root's `$defs` by
@@ -133,6 +134,94 @@ impl Hoist<'_> {
         self.names.insert(reference.to_owned(), name.clone());
         self.pending.push((name.clone(), target.clone()));
         Some(name)
+    }
+}
+
+/// The first ref by which the schema refers to itself, and the JSON pointer of where it is
+/// written: a recursive schema (`Node` whose `children` are `Node`s). Follows every JSON pointer
+/// ref from the root and from each of the root's definitions, through the keywords that apply to
+/// a value (not into `$defs`, which only refs reach).
+pub(crate) fn recursive_ref(schema: &Value) -> Option<(String, String)> {
+    let mut starts = vec![String::new()];
+    if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+        starts.extend(defs.keys().map(|name| pointer_push("/$defs", name)));
+    }
+    // Depth first, with the stack in hand (a chain of refs may be long): each frame is a
+    // pointer being explored and the refs under it not yet followed.
+    let mut done = BTreeSet::new();
+    for start in starts {
+        let mut stack: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        let enter = |pointer: &str, stack: &mut Vec<(String, Vec<(String, String)>)>| {
+            let mut found = Vec::new();
+            if let Some(node) = schema.pointer(pointer) {
+                applying_refs(node, pointer, &mut found);
+            }
+            found.reverse();
+            stack.push((pointer.to_owned(), found));
+        };
+        if done.contains(&start) {
+            continue;
+        }
+        enter(&start, &mut stack);
+        while let Some((_, pending)) = stack.last_mut() {
+            let Some((at, reference)) = pending.pop() else {
+                let (pointer, _) = stack.pop().expect("a frame is on the stack");
+                done.insert(pointer);
+                continue;
+            };
+            let Some(target) = reference
+                .strip_prefix('#')
+                .filter(|t| t.is_empty() || t.starts_with('/'))
+            else {
+                continue;
+            };
+            if stack.iter().any(|(pointer, _)| pointer == target) {
+                return Some((at, reference));
+            }
+            if !done.contains(target) {
+                enter(target, &mut stack);
+            }
+        }
+    }
+    None
+}
+
+/// The refs in `node` and in the subschemas that apply to the same value or to its parts, with
+/// the pointer of where each is written.
+fn applying_refs(node: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let Value::Object(map) = node else { return };
+    if let Some(Value::String(reference)) = map.get("$ref") {
+        found.push((at.to_owned(), reference.clone()));
+    }
+    for (keyword, value) in map {
+        let here = pointer_push(at, keyword);
+        match (keyword.as_str(), value) {
+            ("properties" | "patternProperties" | "dependentSchemas", Value::Object(entries)) => {
+                for (name, sub) in entries {
+                    applying_refs(sub, &pointer_push(&here, name), found);
+                }
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(items)) => {
+                for (i, sub) in items.iter().enumerate() {
+                    applying_refs(sub, &format!("{here}/{i}"), found);
+                }
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "additionalItems"
+                | "unevaluatedItems"
+                | "unevaluatedProperties",
+                sub,
+            ) => applying_refs(sub, &here, found),
+            _ => {}
+        }
     }
 }
 
@@ -309,5 +398,38 @@ mod tests {
         assert_eq!(out["$defs"]["t"]["properties"]["next"]["$ref"], "#/$defs/t");
         assert_eq!(out["properties"]["p"]["$ref"], "#/$defs/anyOf_0");
         assert!(out.get("definitions").is_none());
+    }
+
+    #[test]
+    fn recursion_is_found_through_definitions_properties_and_the_root() {
+        let node = json!({
+            "type": "object",
+            "properties": { "tree": { "$ref": "#/$defs/Node" } },
+            "$defs": { "Node": { "type": "object", "properties": {
+                "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } }
+            } } }
+        });
+        assert_eq!(
+            recursive_ref(&node),
+            Some((
+                "/$defs/Node/properties/children/items".into(),
+                "#/$defs/Node".into()
+            ))
+        );
+        let root = json!({ "type": "object", "properties": { "again": { "$ref": "#" } } });
+        assert_eq!(recursive_ref(&root).map(|(_, r)| r), Some("#".into()));
+        let through_property = json!({ "type": "object", "properties": {
+            "t": { "type": "object", "properties": { "next": { "$ref": "#/properties/t" } } }
+        } });
+        assert!(recursive_ref(&through_property).is_some());
+        // Used twice is not recursive, nor is a ref written in definitions no value reaches.
+        let shared = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/P" }, "b": { "$ref": "#/$defs/P" } },
+            "$defs": { "P": { "type": "object", "properties": { "q": { "$ref": "#/$defs/Q" } },
+                              "$defs": { "unused": { "$ref": "#/$defs/P" } } },
+                       "Q": { "type": "string" } }
+        });
+        assert_eq!(recursive_ref(&shared), None);
     }
 }
