@@ -293,9 +293,10 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.hints = hints)
     }
 
-    /// The tool's own time limit (`timeout = ".."`), instead of the executor's default.
+    /// The tool's own time limit (`timeout = ".."`), instead of the executor's default, kept
+    /// in whole milliseconds (a part of one counts as one: never a limit of zero).
     pub fn timeout(self, limit: Duration) -> Self {
-        let ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX);
+        let ms = u64::try_from(limit.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
         self.metadata(|spec| spec.metadata.timeout_ms = Some(ms))
     }
 

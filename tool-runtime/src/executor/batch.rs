@@ -34,11 +34,16 @@ impl Executor {
     }
 
     /// [`Executor::execute_calls`] with options (a cancellation token for the whole batch).
+    /// Each call's id is its own: the options' `call_id` is not given to the calls without
+    /// one (several calls would report one id).
     pub async fn execute_calls_with(
         &self,
         calls: &[ToolCall],
         options: &CallOptions,
     ) -> Vec<CallResult> {
+        let mut options = options.clone();
+        options.call_id = None;
+        let options = &options;
         let results = join_all(calls.iter().map(|call| self.execute_call(call, options))).await;
         calls
             .iter()
@@ -78,6 +83,36 @@ mod tests {
             name: name.into(),
             arguments,
         }
+    }
+
+    #[tokio::test]
+    async fn each_call_reports_its_own_id_and_none_takes_the_batchs() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(DynamicTool::new(
+                "id",
+                "Says its call's id",
+                json!({ "type": "object" }),
+                |_, ctx| {
+                    let id = ctx.call_id().unwrap_or("none").to_owned();
+                    async move { Ok(ToolOutput::text(id)) }
+                },
+            ))
+            .timeout(Duration::from_micros(500))
+            .build()
+            .unwrap();
+        // Half a millisecond is kept as one, not as none.
+        assert_eq!(exec.spec("id").unwrap().metadata.timeout_ms, Some(1));
+        let mut calls = vec![call("id", json!({})), call("id", json!({}))];
+        calls[1].id = None;
+        let options = CallOptions::default().with_call_id("batch");
+        let texts: Vec<String> = exec
+            .execute_calls_with(&calls, &options)
+            .await
+            .iter()
+            .map(|r| r.result.as_ref().unwrap().to_text())
+            .collect();
+        assert_eq!(texts, ["call_id", "none"]);
     }
 
     #[tokio::test(start_paused = true)]
