@@ -400,6 +400,40 @@ fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
 
 #[derive(Deserialize, JsonSchema)]
 #[allow(dead_code)]
+struct Link {
+    v: i32,
+    next: Option<Box<Link>>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct ChainArgs {
+    head: Link,
+}
+
+#[test]
+fn gemini_falls_back_to_full_json_schema_for_recursion_through_an_option() {
+    let schema = ai_tool::schema::canonical_for::<ChainArgs>().unwrap();
+    let chain = DynamicTool::new("chain", "Walks a chain", schema.clone(), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(chain)
+        .build()
+        .unwrap();
+    let declared = exec.declarations(Format::Gemini, &DeclareOptions::default());
+    let declaration = &declared.tools[0]["functionDeclarations"][0];
+    assert_eq!(declaration["parametersJsonSchema"], schema, "{declaration}");
+    assert!(
+        declared.notes[0].contains("recursive"),
+        "{:?}",
+        declared.notes
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
 struct TreeNode {
     label: String,
     children: Vec<TreeNode>,

@@ -310,42 +310,12 @@ fn transform(
             "a schema that rejects everything cannot be expressed",
         ));
     };
-    if let Some(Value::String(reference)) = map.shift_remove("$ref") {
-        // Only a definition of the root's `$defs`, by its plain name: what the schema limits
-        // measured is what is inlined.
-        let name = match reference.strip_prefix("#/$defs/") {
-            Some(name) if !name.contains(['/', '~', '%']) => name.to_owned(),
-            _ => {
-                return Err(inexpressible(
-                    at,
-                    &format!("`{reference}` is not a ref to a definition (`#/$defs/Name`)"),
-                ))
-            }
-        };
-        if stack.contains(&name) {
-            return Err(inexpressible(
-                at,
-                &format!("`{name}` is recursive, which Gemini's schema cannot express"),
-            ));
-        }
-        let Some(def) = defs.get(&name).cloned() else {
-            return Err(inexpressible(
-                at,
-                &format!("`{reference}` does not resolve"),
-            ));
-        };
-        let mut inlined = def;
-        stack.push(name);
-        transform(&mut inlined, at, defs, stack, depth + 1)?;
-        stack.pop();
-        if let Value::Object(def_map) = inlined {
-            for (k, v) in def_map {
-                map.entry(k).or_insert(v);
-            }
-        }
-    }
+    inline_ref(map, at, defs, stack, depth)?;
     simplify_combinators(map);
     null_unions_to_nullable(map);
+    // A ref may come up from a branch merged into the map: `Option<Box<Node>>` is
+    // `anyOf: [{"$ref"}, {"type": "null"}]`, whose ref is only seen once the null is taken out.
+    inline_ref(map, at, defs, stack, depth)?;
     if let Some(value) = map.shift_remove("const") {
         match value {
             Value::String(_) => {
@@ -410,6 +380,52 @@ fn transform(
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         for (i, sub) in branches.iter_mut().enumerate() {
             transform(sub, &format!("{at}/anyOf/{i}"), defs, stack, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Inlines the map's `$ref`, if it has one, transformed; a recursive one is refused.
+fn inline_ref(
+    map: &mut Map<String, Value>,
+    at: &str,
+    defs: &Value,
+    stack: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), ProfileError> {
+    let Some(Value::String(reference)) = map.shift_remove("$ref") else {
+        return Ok(());
+    };
+    // Only a definition of the root's `$defs`, by its plain name: what the schema limits
+    // measured is what is inlined.
+    let name = match reference.strip_prefix("#/$defs/") {
+        Some(name) if !name.contains(['/', '~', '%']) => name.to_owned(),
+        _ => {
+            return Err(inexpressible(
+                at,
+                &format!("`{reference}` is not a ref to a definition (`#/$defs/Name`)"),
+            ))
+        }
+    };
+    if stack.contains(&name) {
+        return Err(inexpressible(
+            at,
+            &format!("`{name}` is recursive, which Gemini's schema cannot express"),
+        ));
+    }
+    let Some(def) = defs.get(&name).cloned() else {
+        return Err(inexpressible(
+            at,
+            &format!("`{reference}` does not resolve"),
+        ));
+    };
+    let mut inlined = def;
+    stack.push(name);
+    transform(&mut inlined, at, defs, stack, depth + 1)?;
+    stack.pop();
+    if let Value::Object(def_map) = inlined {
+        for (k, v) in def_map {
+            map.entry(k).or_insert(v);
         }
     }
     Ok(())
@@ -655,6 +671,30 @@ mod tests {
         });
         let err = gemini(&recursive).unwrap_err().to_string();
         assert!(err.contains("`N` is recursive"), "{err}");
+        // Through an `Option<Box<N>>`: the ref is in a branch beside `null`, merged into the
+        // property once the null is taken out.
+        let optional = json!({
+            "type": "object",
+            "properties": { "n": { "$ref": "#/$defs/N" } },
+            "required": ["n"],
+            "$defs": { "N": { "type": "object", "properties": {
+                "v": { "type": "integer" },
+                "next": { "anyOf": [{ "$ref": "#/$defs/N" }, { "type": "null" }] }
+            }, "required": ["v", "next"] } }
+        });
+        let err = gemini(&optional).unwrap_err().to_string();
+        assert!(err.contains("`N` is recursive"), "{err}");
+        // Not recursive, an optional ref is inlined, nullable.
+        let once = json!({
+            "type": "object",
+            "properties": { "p": { "anyOf": [{ "$ref": "#/$defs/P" }, { "type": "null" }] } },
+            "$defs": { "P": { "type": "object", "properties": { "x": { "type": "number" } } } }
+        });
+        let g = gemini(&once).unwrap();
+        assert_eq!(
+            g["properties"]["p"],
+            json!({ "nullable": true, "type": "object", "properties": { "x": { "type": "number" } } })
+        );
     }
 
     #[test]
