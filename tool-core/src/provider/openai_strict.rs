@@ -515,6 +515,26 @@ mod tests {
     }
 
     #[test]
+    fn a_single_all_of_beside_properties_keeps_the_branchs_properties() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "a": { "type": "string" } },
+            "required": ["a"],
+            "allOf": [{ "properties": { "b": { "type": "integer" } }, "required": ["b"] }]
+        });
+        let strict = openai_strict(&schema).unwrap();
+        check_openai_strict(&strict).unwrap();
+        assert_eq!(
+            strict["properties"],
+            json!({ "a": { "type": "string" }, "b": { "type": "integer" } })
+        );
+        assert_eq!(strict["required"], json!(["a", "b"]));
+        let g = crate::provider::gemini::gemini(&schema).unwrap();
+        assert_eq!(g["properties"]["b"], json!({ "type": "integer" }));
+        assert_eq!(g["required"], json!(["a", "b"]));
+    }
+
+    #[test]
     fn limits_are_checked_with_a_clear_error() {
         let properties: Map<String, Value> = (0..5_001)
             .map(|i| (format!("p{i}"), json!({ "type": "string" })))

@@ -161,25 +161,112 @@ pub(crate) fn move_to_description(map: &mut Map<String, Value>, keyword: &str) {
 }
 
 /// `oneOf` becomes `anyOf` (the profiles that take only `anyOf` cannot check exclusivity), and an
-/// `allOf` of one schema is merged into its parent.
+/// `allOf` of one schema is merged into its parent when that says the same (see [`merged`]).
 pub(crate) fn simplify_combinators(map: &mut Map<String, Value>) {
     if let Some(one_of) = map.shift_remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }
-    let single = map
-        .get("allOf")
-        .and_then(Value::as_array)
-        .is_some_and(|all| all.len() == 1);
-    if !single {
+    let Some(Value::Array(all)) = map.get("allOf") else {
         return;
+    };
+    let [Value::Object(only)] = all.as_slice() else {
+        return;
+    };
+    let mut parent = map.clone();
+    parent.shift_remove("allOf");
+    if let Some(merged) = merged(parent, only) {
+        *map = merged;
     }
-    if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
-        if let Some(Value::Object(only)) = all.pop() {
-            for (k, v) in only {
-                map.entry(k).or_insert(v);
-            }
+}
+
+/// Annotations: the parent's own are kept, the branch's taken where the parent has none.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// `parent` with `branch`, its one `allOf` branch, merged in: the properties of both, the names
+/// either requires, and the other keywords of both. `None` when the merged schema would say
+/// something else: a property or keyword both have with different values, or a keyword that
+/// judges the object's other keys (`additionalProperties`) beside properties from the other side.
+fn merged(
+    mut parent: Map<String, Value>,
+    branch: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    const JUDGES_OTHER_KEYS: &[&str] = &[
+        "additionalProperties",
+        "unevaluatedProperties",
+        "patternProperties",
+    ];
+    let names = |m: &Map<String, Value>| -> Vec<String> {
+        m.get("properties")
+            .and_then(Value::as_object)
+            .map_or(Vec::new(), |p| p.keys().cloned().collect())
+    };
+    for (judge, other) in [(branch, &parent), (&parent, branch)] {
+        let judged = JUDGES_OTHER_KEYS.iter().any(|k| judge.contains_key(*k));
+        let own = names(judge);
+        if judged && names(other).iter().any(|n| !own.contains(n)) {
+            return None;
         }
     }
+    for (keyword, value) in branch {
+        match keyword.as_str() {
+            "properties" => {
+                let Value::Object(properties) = value else {
+                    return None;
+                };
+                let into = parent
+                    .entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                let Value::Object(into) = into else {
+                    return None;
+                };
+                for (name, schema) in properties {
+                    match into.get(name) {
+                        Some(existing) if existing != schema => return None,
+                        Some(_) => {}
+                        None => {
+                            into.insert(name.clone(), schema.clone());
+                        }
+                    }
+                }
+            }
+            "required" => {
+                let Value::Array(required) = value else {
+                    return None;
+                };
+                let into = parent
+                    .entry("required")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                let Value::Array(into) = into else {
+                    return None;
+                };
+                for name in required {
+                    if !into.contains(name) {
+                        into.push(name.clone());
+                    }
+                }
+            }
+            k if ANNOTATIONS.contains(&k) => {
+                parent.entry(k).or_insert_with(|| value.clone());
+            }
+            k => match parent.get(k) {
+                Some(existing) if existing != value => return None,
+                Some(_) => {}
+                None => {
+                    parent.insert(k.to_owned(), value.clone());
+                }
+            },
+        }
+    }
+    Some(parent)
 }
 
 /// A constraint, in words a model reads.
@@ -325,6 +412,52 @@ mod tests {
             2,
             "a longer allOf is left to the profile"
         );
+    }
+
+    #[test]
+    fn a_single_all_of_merges_its_properties_and_required_names() {
+        let mut map = json!({
+            "type": "object",
+            "description": "Outer",
+            "properties": { "a": { "type": "string" } },
+            "required": ["a"],
+            "allOf": [{
+                "description": "Inner",
+                "properties": { "a": { "type": "string" }, "b": { "type": "integer" } },
+                "required": ["b"]
+            }]
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        simplify_combinators(&mut map);
+        assert_eq!(
+            Value::Object(map),
+            json!({
+                "type": "object",
+                "description": "Outer",
+                "properties": { "a": { "type": "string" }, "b": { "type": "integer" } },
+                "required": ["a", "b"]
+            })
+        );
+    }
+
+    #[test]
+    fn a_single_all_of_that_would_mean_something_else_merged_is_kept() {
+        for schema in [
+            // The same property, two schemas: both apply.
+            json!({ "properties": { "a": { "type": "string" } },
+                    "allOf": [{ "properties": { "a": { "maxLength": 3 } } }] }),
+            // The branch closes over its own properties, which the parent's are not.
+            json!({ "properties": { "a": { "type": "string" } },
+                    "allOf": [{ "properties": { "b": {} }, "additionalProperties": false }] }),
+            // Two bounds of the same keyword.
+            json!({ "type": "integer", "minimum": 1, "allOf": [{ "minimum": 5 }] }),
+        ] {
+            let mut map = schema.as_object().unwrap().clone();
+            simplify_combinators(&mut map);
+            assert_eq!(Value::Object(map), schema);
+        }
     }
 
     #[test]
