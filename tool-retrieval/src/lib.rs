@@ -2,9 +2,10 @@
 //!
 //! A [`Retriever`] ranks the selectable tools it was built over, lexically (BM25, the default:
 //! no model needed), by dense embeddings, or both fused. Tools that are not selectable are
-//! system tools: always in the result. Writing `[tool_name]` in the query forces that tool in
-//! (at most [`RetrieveOptions::max_forced`] of them); brackets around anything else stay in the
-//! query's text, unless [`RetrieveOptions::strict`] makes every `[name]` a forced name.
+//! system tools: always in the result, after the ranked ones. Writing `[tool_name]` in the
+//! query forces that tool in (at most [`RetrieveOptions::max_forced`] of them); brackets around
+//! anything else stay in the query's text, unless [`RetrieveOptions::strict`] makes every
+//! `[name]` a forced name.
 
 #![warn(missing_docs)]
 
@@ -316,7 +317,7 @@ impl Retriever {
     }
 
     /// The tools for `query`: forced ones first, then always-included ones, then the ranked
-    /// ones (best first), then system tools.
+    /// ones (best first), then system tools (these last even when forced or always-included).
     pub async fn retrieve(
         &self,
         query: &str,
@@ -345,6 +346,11 @@ impl Retriever {
                     return Err(RetrieveError::ToolNotFound(name.clone()));
                 }
                 tracing::warn!(tool = %name, "ignoring a forced or always-included tool that does not exist");
+                continue;
+            }
+            // A system tool is in the result anyway, after the ranked ones: naming it moves
+            // it no earlier.
+            if self.is_system(name) {
                 continue;
             }
             if seen.insert(name.clone()) {
@@ -382,6 +388,12 @@ impl Retriever {
             }
         }
         Ok(result)
+    }
+
+    /// Whether `name` is a tool that is not selectable (every name in `all` is one or the
+    /// other).
+    fn is_system(&self, name: &str) -> bool {
+        self.all.contains(name) && !self.positions.contains_key(name)
     }
 
     /// Indexes into `names` with scores, best first.

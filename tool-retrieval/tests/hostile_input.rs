@@ -325,3 +325,32 @@ async fn syncing_a_hundred_thousand_tools_over_as_many_others_counts_them_remove
         }
     );
 }
+
+#[tokio::test]
+async fn a_system_tool_forced_or_always_included_still_comes_after_the_ranked_ones() {
+    // It came first, as `Forced` or `AlwaysIncluded`, where the README puts system tools last.
+    let mut help = tool("help", "what this assistant can do");
+    help.metadata.selectable = false;
+    let specs = [tool("get_forecast", "weather forecast for a city"), help];
+    let retriever = Retriever::lexical(&specs);
+    for options in [
+        RetrieveOptions::default(),
+        RetrieveOptions {
+            always_include: vec!["help".into()],
+            strict: true,
+            ..RetrieveOptions::default()
+        },
+    ] {
+        let found = retriever
+            .retrieve("[help] the weather forecast", &options)
+            .await
+            .unwrap();
+        let found: Vec<(&str, Reason)> =
+            found.iter().map(|r| (r.name.as_str(), r.reason)).collect();
+        assert_eq!(
+            found,
+            [("get_forecast", Reason::Ranked), ("help", Reason::System)],
+            "{options:?}"
+        );
+    }
+}
