@@ -399,6 +399,59 @@ fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(tag = "kind")]
+#[allow(dead_code)]
+enum Op {
+    Set {
+        values: std::collections::HashMap<String, i32>,
+    },
+    Raw {
+        payload: Value,
+    },
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct OpArgs {
+    op: Op,
+}
+
+#[test]
+fn strict_arguments_of_a_tagged_enum_decode_by_their_variant() {
+    let schema = ai_tool::schema::canonical_for::<OpArgs>().unwrap();
+    for (name, (strict, encoding)) in [
+        ("openai", profile::openai_strict_encoded(&schema).unwrap()),
+        (
+            "anthropic",
+            profile::anthropic_strict_encoded(&schema).unwrap(),
+        ),
+    ] {
+        let raw = json!({ "op": { "kind": "Raw", "payload": "[1, 2]" } });
+        assert_eq!(
+            encoding.decode(raw),
+            json!({ "op": { "kind": "Raw", "payload": [1, 2] } }),
+            "{name}: {strict}"
+        );
+        let set = json!({ "op": { "kind": "Set", "values": [{ "key": "a", "value": 1 }] } });
+        assert_eq!(
+            encoding.decode(set.clone()),
+            json!({ "op": { "kind": "Set", "values": { "a": 1 } } }),
+            "{name}"
+        );
+        let canonical = json!({ "op": { "kind": "Raw", "payload": { "x": true } } });
+        assert_eq!(
+            encoding.encode(canonical.clone()),
+            json!({ "op": { "kind": "Raw", "payload": "{\"x\":true}" } }),
+            "{name}"
+        );
+        assert_eq!(
+            encoding.decode(encoding.encode(canonical.clone())),
+            canonical
+        );
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
 #[allow(dead_code)]
 struct Link {
     v: i32,

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::branch::Tag;
 use super::profile::{note, pointer_push, types_of, ProfileError};
 
 /// How one tool's strict schema encodes its arguments, to turn the model's arguments back.
@@ -39,8 +40,8 @@ pub(crate) enum Place {
     Object(Vec<(String, Place)>),
     /// An array whose items have something encoded.
     Items(Box<Place>),
-    /// Alternatives; the first one whose shape the value has is used.
-    AnyOf(Vec<Place>),
+    /// Alternatives: the one the value's tag names, or else the first whose shape the value has.
+    AnyOf(Vec<Branch>),
     /// A reference to a definition, by JSON pointer.
     Ref(String),
     /// Several of the above for one value, applied in turn.
@@ -49,6 +50,13 @@ pub(crate) enum Place {
     Pairs(Box<Place>),
     /// Any value; arrays and objects written as JSON text.
     Json,
+}
+
+/// One alternative of an `anyOf`: what it encodes, and what tells it from the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Branch {
+    pub(crate) tag: Option<Tag>,
+    pub(crate) place: Place,
 }
 
 /// How deep `$ref`s may be followed without going into the value: a guard against a
@@ -113,12 +121,10 @@ impl Encoding {
                     .map(|v| self.apply(sub, v, to, depth + 1))
                     .collect(),
             ),
-            (Place::AnyOf(branches), value) => {
-                match branches.iter().find(|b| self.fits(b, &value, to, depth)) {
-                    Some(branch) => self.apply(branch, value, to, depth + 1),
-                    None => value,
-                }
-            }
+            (Place::AnyOf(branches), value) => match self.branch(branches, &value, to, depth) {
+                Some(place) => self.apply(place, value, to, depth + 1),
+                None => value,
+            },
             (Place::All(places), mut value) => {
                 for p in places {
                     value = self.apply(p, value, to, depth + 1);
@@ -167,9 +173,10 @@ impl Encoding {
             Place::Same => false,
             Place::Object(_) => value.is_object(),
             Place::Items(_) => value.is_array(),
-            Place::AnyOf(branches) | Place::All(branches) => {
-                branches.iter().any(|b| self.fits(b, value, to, depth + 1))
-            }
+            Place::AnyOf(branches) => branches
+                .iter()
+                .any(|b| self.fits(&b.place, value, to, depth + 1)),
+            Place::All(places) => places.iter().any(|p| self.fits(p, value, to, depth + 1)),
             Place::Ref(pointer) => self
                 .resolve(pointer)
                 .is_some_and(|p| self.fits(p, value, to, depth + 1)),
@@ -181,6 +188,28 @@ impl Encoding {
                 Direction::Decode => value.is_string(),
                 Direction::Encode => true,
             },
+        }
+    }
+
+    /// The branch of an `anyOf` that `value` is: among those whose tag it matches (an object
+    /// with a tagged enum's `kind`, or with the keys only one variant requires), the first whose
+    /// shape it has, else the first; when it matches none, the first whose shape it has.
+    /// Choosing by shape alone, an object would take the first object branch, whatever its tag.
+    fn branch<'p>(
+        &self,
+        branches: &'p [Branch],
+        value: &Value,
+        to: Direction,
+        depth: usize,
+    ) -> Option<&'p Place> {
+        let fits = |b: &Branch| self.fits(&b.place, value, to, depth);
+        let tagged: Vec<&Branch> = branches
+            .iter()
+            .filter(|b| b.tag.as_ref().is_some_and(|t| t.matches(value)))
+            .collect();
+        match tagged.iter().find(|b| fits(b)).or(tagged.first()) {
+            Some(branch) => Some(&branch.place),
+            None => branches.iter().find(|b| fits(b)).map(|b| &b.place),
         }
     }
 
@@ -399,11 +428,15 @@ pub(crate) fn transform_subschemas(
         if let Some(Value::Array(branches)) = map.get_mut(keyword) {
             let mut encoded = Vec::new();
             for (i, sub) in branches.iter_mut().enumerate() {
-                encoded.push(transform(sub, &format!("{at}/{keyword}/{i}"), defs)?);
+                // The tag as the canonical schema says it, before the profile rewrites
+                // `required`.
+                let tag = Tag::of(sub);
+                let place = transform(sub, &format!("{at}/{keyword}/{i}"), defs)?;
+                encoded.push(Branch { tag, place });
             }
             places.push(match keyword {
                 "anyOf" => any_of(encoded),
-                _ => all(encoded),
+                _ => all(encoded.into_iter().map(|b| b.place).collect()),
             });
         }
     }
@@ -463,8 +496,8 @@ pub(crate) fn object(properties: Vec<(String, Place)>) -> Place {
 }
 
 /// The place of alternatives.
-pub(crate) fn any_of(branches: Vec<Place>) -> Place {
-    if branches.iter().all(|b| *b == Place::Same) {
+pub(crate) fn any_of(branches: Vec<Branch>) -> Place {
+    if branches.iter().all(|b| b.place == Place::Same) {
         Place::Same
     } else {
         Place::AnyOf(branches)
@@ -502,7 +535,15 @@ fn prune(place: Place, defs: &BTreeMap<String, Place>) -> Place {
             Place::Same => Place::Same,
             sub => Place::Items(Box::new(sub)),
         },
-        Place::AnyOf(branches) => any_of(branches.into_iter().map(|b| prune(b, defs)).collect()),
+        Place::AnyOf(branches) => any_of(
+            branches
+                .into_iter()
+                .map(|b| Branch {
+                    tag: b.tag,
+                    place: prune(b.place, defs),
+                })
+                .collect(),
+        ),
         Place::All(places) => all(places.into_iter().map(|p| prune(p, defs)).collect()),
         Place::Pairs(sub) => Place::Pairs(Box::new(prune(*sub, defs))),
         Place::Json => Place::Json,
@@ -533,6 +574,33 @@ mod tests {
         }
         assert_eq!(decode_json_text(json!("{\"a\": 1}")), json!({ "a": 1 }));
         assert_eq!(decode_json_text(json!("{oops")), json!("{oops"));
+    }
+
+    #[test]
+    fn a_variant_that_encodes_nothing_is_chosen_by_its_tag_not_passed_over() {
+        // Text's payload is a string, Raw's any value written as JSON text: a Text payload
+        // that looks like JSON stays a string.
+        let schema = json!({ "type": "object", "properties": { "op": { "oneOf": [
+            { "type": "object", "properties": {
+                "kind": { "type": "string", "const": "Text" }, "payload": { "type": "string" }
+            }, "required": ["kind", "payload"] },
+            { "type": "object", "properties": {
+                "kind": { "type": "string", "enum": ["Raw"] }, "payload": {}
+            }, "required": ["kind", "payload"] }
+        ] } }, "required": ["op"] });
+        for (_, encoding) in [
+            crate::provider::openai_strict::openai_strict_encoded(&schema).unwrap(),
+            crate::provider::anthropic::anthropic_strict_encoded(&schema).unwrap(),
+        ] {
+            let text = json!({ "op": { "kind": "Text", "payload": "[1]" } });
+            assert_eq!(encoding.decode(text.clone()), text);
+            assert_eq!(encoding.encode(text.clone()), text);
+            let raw = json!({ "op": { "kind": "Raw", "payload": "[1]" } });
+            assert_eq!(
+                encoding.decode(raw),
+                json!({ "op": { "kind": "Raw", "payload": [1] } })
+            );
+        }
     }
 
     #[test]

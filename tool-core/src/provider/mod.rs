@@ -12,6 +12,7 @@
 mod aliases;
 mod anthropic;
 mod bedrock;
+mod branch;
 mod calls;
 mod declare;
 mod encoding;
