@@ -66,11 +66,17 @@ pub fn words(text: &str) -> Vec<String> {
 }
 
 /// A light suffix stripper: enough to meet "recipes" with "recipe" and "booking" with "book".
+/// The plural's ending comes off first, then a verb's, so that "bookings" meets "booking".
 fn stem(word: &str) -> String {
-    let n = word.len();
-    if !word.is_ascii() || n <= 3 {
+    if !word.is_ascii() || word.len() <= 3 {
         return word.to_owned();
     }
+    without_verb_ending(&singular(word))
+}
+
+/// "recipes" -> "recipe", "stories" -> "story", "boxes" -> "box"; "class" and "status" stay.
+fn singular(word: &str) -> String {
+    let n = word.len();
     let cut = |suffix: &str| word[..n - suffix.len()].to_owned();
     if n >= 5 && word.ends_with("ies") {
         return format!("{}y", cut("ies"));
@@ -84,11 +90,17 @@ fn stem(word: &str) -> String {
     if word.ends_with('s') && !["ss", "us", "is"].iter().any(|s| word.ends_with(s)) {
         return cut("s");
     }
+    word.to_owned()
+}
+
+/// "booking" -> "book", "booked" -> "book"; short words ("thing", "red") stay.
+fn without_verb_ending(word: &str) -> String {
+    let n = word.len();
     if n >= 6 && word.ends_with("ing") {
-        return cut("ing");
+        return word[..n - 3].to_owned();
     }
     if n >= 5 && word.ends_with("ed") {
-        return cut("ed");
+        return word[..n - 2].to_owned();
     }
     word.to_owned()
 }
@@ -118,5 +130,18 @@ mod tests {
             words("boxes wishes stories booked"),
             ["box", "wish", "story", "book"]
         );
+    }
+
+    #[test]
+    fn the_plural_of_a_word_ending_in_ing_stems_as_the_word_does() {
+        // The plural rule returned early: "bookings" was "booking", "booking" was "book".
+        for (plural, singular) in [
+            ("bookings", "booking"),
+            ("meetings", "meeting"),
+            ("settings", "setting"),
+        ] {
+            assert_eq!(stem(plural), stem(singular), "{plural}");
+        }
+        assert_eq!(words("show my bookings"), ["show", "book"]);
     }
 }
