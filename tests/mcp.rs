@@ -630,6 +630,15 @@ async fn a_server_that_never_answers_initialize_is_a_handshake_error_in_time() {
     let connected = McpTools::connect_within("slow to start", client_end, limit).await;
     assert!(connected.is_err());
     assert_eq!(started.elapsed(), limit);
+    // A command that never speaks, with a limit of its own.
+    let mut command = tokio::process::Command::new("sleep");
+    command.arg("3600");
+    let started = tokio::time::Instant::now();
+    let Err(err) = McpTools::connect_stdio_within(command, limit).await else {
+        panic!("a silent command connected");
+    };
+    assert_eq!(started.elapsed(), limit);
+    assert!(err.to_string().contains("\"sleep\""), "{err}");
 }
 
 #[tokio::test]

@@ -59,10 +59,19 @@ impl McpTools {
     /// Starts `command` and speaks MCP on its stdin and stdout. The process is killed when
     /// the connection is dropped.
     pub async fn connect_stdio(command: Command) -> Result<Self, McpError> {
+        Self::connect_stdio_within(command, HANDSHAKE_TIMEOUT).await
+    }
+
+    /// [`McpTools::connect_stdio`], waiting up to `limit` for the server to answer
+    /// `initialize`: for a command that installs its server first (`npx -y`, `uvx`).
+    pub async fn connect_stdio_within(
+        command: Command,
+        limit: std::time::Duration,
+    ) -> Result<Self, McpError> {
         let label = format!("{:?}", command.as_std().get_program());
         let transport = TokioChildProcess::new(command)
             .map_err(|e| McpError::io(format!("starting MCP server {label}"), e))?;
-        Self::connect(label, transport).await
+        Self::connect_within(label, transport, limit).await
     }
 
     /// Connects to a Streamable HTTP server, such as `http://127.0.0.1:8000/mcp`.
