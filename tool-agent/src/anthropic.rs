@@ -17,6 +17,7 @@ use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
 };
 use crate::sse::{self, Decoder};
+use crate::tool_ids::ToolUseIds;
 use crate::GoogleCredentials;
 
 const PROVIDER: &str = "Anthropic";
@@ -284,9 +285,16 @@ fn messages_url(base_url: &str) -> String {
     format!("{}/messages", base_url.trim_end_matches('/'))
 }
 
+/// The characters of Anthropic's tool use ids (`^[a-zA-Z0-9_-]+$`).
+fn anthropic_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-')
+}
+
 /// The neutral messages as Anthropic's: results of one answer's calls go together in one user
-/// message of `tool_result` blocks.
+/// message of `tool_result` blocks; call ids as Anthropic takes them (another API's model may
+/// have written any, or none).
 fn messages(messages: &[Message], aliases: &Aliases) -> Value {
+    let mut ids = ToolUseIds::new(anthropic_id_char);
     let mut out: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
     let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
@@ -303,11 +311,16 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 images,
                 ..
             } => {
+                // Anthropic refuses a failed result without content.
+                let text = match text.as_str() {
+                    "" if *is_error && images.is_empty() => "Error",
+                    text => text,
+                };
                 let images = images.iter().map(ToolImage::parts);
                 let content = anthropic_tool_result_content(text, images);
                 let mut block = json!({
                     "type": "tool_result",
-                    "tool_use_id": call_id.as_deref().unwrap_or_default(),
+                    "tool_use_id": ids.of_result(call_id.as_deref()),
                     "content": content,
                 });
                 if *is_error {
@@ -324,6 +337,7 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
             _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
                 flush(&mut results, &mut out);
+                ids.new_turn();
                 // Thinking first, as it came: Anthropic checks its signatures.
                 let mut content = reasoning_before(messages, i, REASONING_API, None).to_vec();
                 // Anthropic refuses a text block of white space alone.
@@ -337,7 +351,7 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                     };
                     content.push(json!({
                         "type": "tool_use",
-                        "id": call.id.as_deref().unwrap_or_default(),
+                        "id": ids.of_call(call.id.as_deref()),
                         "name": aliases.provider_name(&call.name),
                         "input": input,
                     }));
@@ -621,6 +635,42 @@ impl std::fmt::Debug for AnthropicModel {
 mod tests {
     use super::*;
     use tool_core::ToolCall;
+
+    fn result(call_id: Option<&str>, text: &str, is_error: bool) -> Message {
+        Message::Tool {
+            call_id: call_id.map(str::to_owned),
+            name: "add".into(),
+            text: text.into(),
+            is_error,
+            images: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn another_apis_call_ids_and_an_empty_failure_go_as_anthropic_takes_them() {
+        let mut unnamed = ToolCall::new("x", "add", json!({}));
+        unnamed.id = None;
+        let transcript = [
+            Message::user("add"),
+            // A Chat-compatible server's id, and a Gemini call without one.
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall::new("functions.add:0", "add", json!({})), unnamed],
+            },
+            result(Some("functions.add:0"), "3", false),
+            result(None, "", true),
+        ];
+        let sent = messages(&transcript, &Aliases::default());
+        let calls = &sent[1]["content"];
+        let results = &sent[2]["content"];
+        assert_eq!(calls[0]["id"], "functions_add_0");
+        assert_eq!(results[0]["tool_use_id"], "functions_add_0");
+        assert_eq!(calls[1]["id"], "call_1");
+        assert_eq!(results[1]["tool_use_id"], "call_1");
+        // Anthropic refuses a failed result without content.
+        assert_eq!(results[1]["is_error"], true);
+        assert_ne!(results[1]["content"], "");
+    }
 
     #[test]
     fn results_of_one_answer_go_back_in_one_user_message() {

@@ -59,6 +59,7 @@ mod scripted;
 mod sse;
 mod structured;
 mod timer;
+mod tool_ids;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use anthropic::AnthropicModel;

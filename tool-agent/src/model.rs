@@ -229,9 +229,10 @@ pub(crate) enum Ending {
 impl Ending {
     /// Each API's words: Chat Completions (`length`, `content_filter`), Responses (the
     /// `incomplete_details.reason`), Anthropic and Bedrock (`max_tokens`, `refusal`,
-    /// `guardrail_intervened`, `content_filtered`), Gemini (`MAX_TOKENS`, `SAFETY` and the
-    /// other filters, `blocked: ` and a prompt's `blockReason`), and `refusal` for Chat's and
-    /// Responses' refusals.
+    /// `guardrail_intervened`, `content_filtered`; Bedrock's `malformed_tool_use` and
+    /// `malformed_model_output`), Gemini (`MAX_TOKENS`, `SAFETY` and the other filters,
+    /// Vertex AI's `MODEL_ARMOR`, `blocked: ` and a prompt's `blockReason`), and `refusal`
+    /// for Chat's and Responses' refusals.
     pub(crate) fn of(reason: Option<&str>) -> Ending {
         match reason {
             Some(blocked) if blocked.starts_with(crate::gemini::BLOCKED) => Ending::Declined,
@@ -253,9 +254,17 @@ impl Ending {
                 | "PROHIBITED_CONTENT"
                 | "SPII"
                 | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"
+                | "MODEL_ARMOR"
                 | "LANGUAGE",
             ) => Ending::Declined,
-            Some("MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL") => Ending::MalformedCall,
+            Some(
+                "MALFORMED_FUNCTION_CALL"
+                | "UNEXPECTED_TOOL_CALL"
+                | "malformed_tool_use"
+                | "malformed_model_output",
+            ) => Ending::MalformedCall,
             _ => Ending::Whole,
         }
     }

@@ -645,6 +645,36 @@ async fn the_calls_over_the_runs_limit_are_not_run_and_the_model_answers_without
     assert_eq!(requests[1].tool_choice, ToolChoice::None);
 }
 
+/// Calls in an answer cut at the output limit (their arguments may be cut too) or stopped by
+/// a filter are not run: the run ends as that answer does, its transcript without them.
+#[tokio::test]
+async fn calls_in_an_answer_cut_short_are_not_run() {
+    for (reason, truncated) in [
+        ("length", true),
+        ("max_tokens", true),
+        ("content_filter", false),
+    ] {
+        let mut cut = ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 2 }))]);
+        cut.text = Some("Adding".into());
+        cut.finish_reason = Some(reason.into());
+        let model = Arc::new(ScriptedModel::new().then(cut));
+        let adds = Arc::new(AtomicUsize::new(0));
+        let runner = agent(&model, executor([add(Arc::clone(&adds))])).build();
+        let result = runner.run("add", &RunOptions::default()).await.unwrap();
+        assert_eq!(adds.load(Ordering::SeqCst), 0, "{reason}");
+        let reason = reason.to_owned();
+        let expected = match truncated {
+            true => StopReason::Truncated { reason },
+            false => StopReason::Declined { reason },
+        };
+        assert_eq!(result.stop, expected);
+        assert_eq!(result.text, "Adding");
+        assert!(result.steps[0].calls.is_empty());
+        assert_every_call_answered(&result.transcript);
+        assert!(tool_messages(&result.transcript).is_empty());
+    }
+}
+
 /// A final answer cut at the output limit, or declined, ends the run saying so, with the text
 /// that came; an answer schema is not checked against it (nor retried).
 #[tokio::test]

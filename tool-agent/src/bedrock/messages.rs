@@ -3,12 +3,11 @@
 //! and start with the user, no empty turn, no blank text, tool use ids of its alphabet, each
 //! used once), and the tools a history called, to declare when none is offered.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-
 use serde_json::{json, Map, Value};
 use tool_core::provider::{bedrock_tool_result_content, Aliases};
 
 use crate::message::{reasoning_before, Message, ToolImage};
+use crate::tool_ids::ToolUseIds;
 
 use super::REASONING_API;
 
@@ -36,7 +35,7 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
         }
         _ => turns.push((role, vec![block])),
     };
-    let mut ids = ToolUseIds::default();
+    let mut ids = ToolUseIds::new(converse_id_char);
     for (i, message) in messages.iter().enumerate() {
         match message {
             // Sent with the answer after it.
@@ -108,87 +107,14 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
     Value::Array(turns.collect())
 }
 
+/// The characters of Converse's tool use ids (`a-z A-Z 0-9 _ . : -`).
+fn converse_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
+}
+
 /// Whether the model takes a failed result's `status` (Amazon Nova and Anthropic Claude, as the
 /// service model says); an ARN that names neither is sent none.
 pub(super) fn takes_result_status(model: &str) -> bool {
     let model = model.to_ascii_lowercase();
     model.contains("anthropic.") || model.contains("nova-")
-}
-
-/// Converse's tool use ids (1 to 64 of `a-z A-Z 0-9 _ . : -`, each used once): a call's own id
-/// with any other character as `_`, made unique if that repeats another; for a call without
-/// an id, `call_N`, given to the results without an id that follow, in order, within its turn.
-#[derive(Default)]
-struct ToolUseIds {
-    /// The id written for each call id.
-    written: HashMap<String, String>,
-    used: HashSet<String>,
-    /// The ids made for this turn's calls without one, not yet given to a result.
-    unanswered: VecDeque<String>,
-    made: usize,
-}
-
-impl ToolUseIds {
-    /// A new assistant turn: ids made for calls before it are no longer given to results.
-    fn new_turn(&mut self) {
-        self.unanswered.clear();
-    }
-
-    fn of_call(&mut self, id: Option<&str>) -> String {
-        match id.filter(|id| !id.is_empty()) {
-            Some(id) => {
-                if let Some(written) = self.written.get(id) {
-                    return written.clone();
-                }
-                let written = self.unique(&clean(id));
-                self.written.insert(id.to_owned(), written.clone());
-                written
-            }
-            None => {
-                let written = self.made_id();
-                self.unanswered.push_back(written.clone());
-                written
-            }
-        }
-    }
-
-    fn of_result(&mut self, id: Option<&str>) -> String {
-        match id.filter(|id| !id.is_empty()) {
-            Some(id) => self.written.get(id).cloned().unwrap_or_else(|| clean(id)),
-            None => match self.unanswered.pop_front() {
-                Some(written) => written,
-                None => self.made_id(),
-            },
-        }
-    }
-
-    fn made_id(&mut self) -> String {
-        self.made += 1;
-        self.unique(&format!("call_{}", self.made))
-    }
-
-    /// `id`, or with `_2`, `_3`... when it is taken.
-    fn unique(&mut self, id: &str) -> String {
-        let mut candidate = id.to_owned();
-        let mut n = 1;
-        while self.used.contains(&candidate) {
-            n += 1;
-            let suffix = format!("_{n}");
-            let kept: String = id.chars().take(64 - suffix.len()).collect();
-            candidate = format!("{kept}{suffix}");
-        }
-        self.used.insert(candidate.clone());
-        candidate
-    }
-}
-
-/// An id with every character Converse does not take as `_`, at most 64 of them.
-fn clean(id: &str) -> String {
-    id.chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | ':' | '-' => c,
-            _ => '_',
-        })
-        .take(64)
-        .collect()
 }

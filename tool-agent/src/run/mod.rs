@@ -254,8 +254,21 @@ impl<'a> Run<'a> {
             self.emit(RunEvent::Usage { step: index, usage });
             // Calls made in a request with tools turned off are not run, and not kept: a call
             // without a result would make the transcript invalid for the API. Calls made when
-            // no tool was offered are refused like any call of a tool not offered.
-            let calls = if self.request.tool_choice != ToolChoice::None {
+            // no tool was offered are refused like any call of a tool not offered. Nor are
+            // the calls of an answer cut at the output limit or stopped by a filter: their
+            // arguments may be cut too, and the run ends as that answer does.
+            let cut = matches!(
+                Ending::of(response.finish_reason.as_deref()),
+                Ending::CutAtLimit | Ending::Declined
+            );
+            if cut && !response.calls.is_empty() {
+                tracing::warn!(
+                    calls = response.calls.len(),
+                    reason = response.finish_reason.as_deref().unwrap_or_default(),
+                    "the answer was cut short with tool calls in it: they are not run"
+                );
+            }
+            let calls = if self.request.tool_choice != ToolChoice::None && !cut {
                 response.calls
             } else {
                 Vec::new()
