@@ -181,6 +181,27 @@ impl AnthropicModel {
         self
     }
 
+    /// The tool choice Anthropic takes: with extended thinking on, only `auto` and `none`
+    /// (a forced call is refused with a 400), so a required or named tool is asked as `auto`.
+    fn choice_taken<'c>(&self, choice: &'c ToolChoice) -> &'c ToolChoice {
+        let thinking = self
+            .extra
+            .get("thinking")
+            .and_then(|thinking| thinking.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|kind| kind != "disabled");
+        match choice {
+            ToolChoice::Required | ToolChoice::Tool(_) if thinking => {
+                tracing::warn!(
+                    choice = ?choice,
+                    "Anthropic takes no forced tool choice with extended thinking: asked as auto"
+                );
+                &ToolChoice::Auto
+            }
+            other => other,
+        }
+    }
+
     /// The request body for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         // At the step limit no tool is offered, yet Anthropic refuses `tool_use` and
@@ -226,7 +247,7 @@ impl AnthropicModel {
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
-            let mut choice = tool_choice(&request.tool_choice, aliases);
+            let mut choice = tool_choice(self.choice_taken(&request.tool_choice), aliases);
             if let (Some(parallel), Some(choice)) =
                 (request.parallel_tool_calls, choice.as_object_mut())
             {
@@ -761,6 +782,27 @@ mod tests {
         // Without calls in the history, no tools at all.
         let plain = AnthropicModel::new("m").body(&ModelRequest::new(vec![Message::user("hi")]));
         assert!(plain.get("tools").is_none() && plain.get("tool_choice").is_none());
+        // Extended thinking takes no forced call: a required tool is asked as auto.
+        request.tools = Arc::new(crate::offer::OfferedTools::new(
+            vec![tool_core::ToolSpec {
+                name: "add".into(),
+                description: "Adds.".into(),
+                parameters: json!({ "type": "object" }),
+                output_schema: None,
+                metadata: Default::default(),
+            }],
+            Some(Format::Anthropic),
+            &Default::default(),
+        ));
+        request.tool_choice = ToolChoice::Required;
+        let forced = AnthropicModel::new("m").body(&request);
+        assert_eq!(forced["tool_choice"], json!({ "type": "any" }));
+        let thinking = json!({ "type": "enabled", "budget_tokens": 2048 });
+        let thinking = AnthropicModel::new("m").with_body_field("thinking", thinking);
+        assert_eq!(
+            thinking.body(&request)["tool_choice"],
+            json!({ "type": "auto" })
+        );
     }
 
     #[test]
