@@ -583,6 +583,18 @@ impl Decoder for Streamed {
         Ok(false)
     }
 
+    /// Gemini's last chunk carries the candidate's `finishReason` (or the prompt's
+    /// `blockReason`); a stream that closed before it was cut.
+    fn cut_short(&self) -> Option<ModelError> {
+        self.answer
+            .finish_reason
+            .is_none()
+            .then(|| ModelError::Malformed {
+                provider: PROVIDER,
+                message: "the stream ended before a chunk with its finishReason".into(),
+            })
+    }
+
     fn finish(&mut self) -> ModelResponse {
         self.answer.reasoning = self.signatures.reasoning(&self.source);
         self.answer.finish()
@@ -700,6 +712,20 @@ mod tests {
                 vec![None],
             ]
         );
+    }
+
+    #[test]
+    fn a_stream_that_closed_before_its_finish_reason_was_cut() {
+        let mut decoder = stream_decoder(Aliases::default(), HERE.to_owned());
+        let partial = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+            { "functionCall": { "name": "add", "args": {} } }
+        ]}}]});
+        decoder.data(&partial.to_string(), &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_some());
+        let last =
+            json!({ "candidates": [{ "finishReason": "STOP", "content": { "parts": [] } }] });
+        decoder.data(&last.to_string(), &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_none());
     }
 
     #[test]

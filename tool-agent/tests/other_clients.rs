@@ -248,7 +248,12 @@ async fn anthropic_streams_text_and_assembles_tool_use_from_json_deltas() {
 #[tokio::test]
 async fn gemini_streams_text_and_whole_function_calls_over_sse() {
     let chunk = |parts: serde_json::Value, usage: serde_json::Value| json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }], "usageMetadata": usage });
+    // The last chunk says why the answer ended, as Gemini's does.
     let events = |chunks: &[serde_json::Value]| {
+        let mut chunks = chunks.to_vec();
+        if let Some(last) = chunks.last_mut() {
+            last["candidates"][0]["finishReason"] = json!("STOP");
+        }
         Canned::Events(
             chunks
                 .iter()

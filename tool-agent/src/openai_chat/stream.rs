@@ -31,6 +31,7 @@ pub(super) fn respond_stream<'a>(
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Chunks {
         answer: StreamedAnswer::new(aliases),
+        done: false,
     })
 }
 
@@ -38,11 +39,14 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
 #[derive(Default)]
 struct Chunks {
     answer: StreamedAnswer,
+    /// Whether `[DONE]` came.
+    done: bool,
 }
 
 impl Decoder for Chunks {
     fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
         if data == "[DONE]" {
+            self.done = true;
             return Ok(true);
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
@@ -106,7 +110,39 @@ impl Decoder for Chunks {
         Ok(false)
     }
 
+    /// A stream ends with `[DONE]`, after a chunk with the answer's `finish_reason`; one
+    /// that closed before either was cut (a call in it would run with part of its arguments).
+    /// A compatible server that sends no `[DONE]` still gives the finish reason.
+    fn cut_short(&self) -> Option<ModelError> {
+        (!self.done && self.answer.finish_reason.is_none()).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its finish_reason and [DONE]".into(),
+        })
+    }
+
     fn finish(&mut self) -> ModelResponse {
         self.answer.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_that_closed_before_its_finish_reason_and_done_was_cut() {
+        let chunk = |choice: &str| format!(r#"{{"choices":[{{"index":0,{choice}}}]}}"#);
+        let mut decoder = stream_decoder(Aliases::default());
+        let text = chunk(r#""delta":{"content":"Hel"}"#);
+        decoder.data(&text, &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_some());
+        // A compatible server that sends no [DONE] gives the finish reason.
+        let last = chunk(r#""delta":{},"finish_reason":"stop""#);
+        decoder.data(&last, &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_none());
+        let mut done = stream_decoder(Aliases::default());
+        done.data(&text, &mut Vec::new()).unwrap();
+        done.data("[DONE]", &mut Vec::new()).unwrap();
+        assert!(done.cut_short().is_none());
     }
 }
