@@ -96,6 +96,14 @@ mod tests {
     }
 
     #[test]
+    fn a_chinese_query_meets_a_chinese_description() {
+        let index = Bm25Index::build(["天气预报 weather forecast", "汇率换算 currency", "地图"]);
+        let scores = index.scores("北京天气怎么样");
+        assert!(scores[0] > 0.0, "{scores:?}");
+        assert_eq!(&scores[1..], [0.0, 0.0]);
+    }
+
+    #[test]
     fn shorter_documents_win_at_equal_term_frequency() {
         let index = Bm25Index::build([
             "stock prices",

@@ -56,13 +56,55 @@ const STOPWORDS: &[&str] = &[
     "you", "your", "any", "about", "into", "also", "than",
 ];
 
-/// Lower-cased, stemmed words without stopwords; camelCase and snake_case split.
+/// Lower-cased, stemmed words without stopwords; camelCase and snake_case split. Text in a
+/// script written without spaces (Chinese, Japanese, Thai) becomes its overlapping pairs of
+/// characters, so that "北京天气" meets "天气预报" on "天气".
 pub fn words(text: &str) -> Vec<String> {
-    split_name(text)
-        .split(' ')
-        .filter(|w| !w.is_empty() && !STOPWORDS.contains(w))
-        .map(stem)
-        .collect()
+    let mut out = Vec::new();
+    for word in split_name(text).split(' ') {
+        if word.chars().any(unspaced) {
+            unspaced_words(word, &mut out);
+        } else if !word.is_empty() && !STOPWORDS.contains(&word) {
+            out.push(stem(word));
+        }
+    }
+    out
+}
+
+/// Whether a character is of a script written without spaces between words.
+fn unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30FF}' // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}' // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK unified ideographs
+        | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+        | '\u{0E00}'..='\u{0E7F}' // Thai
+        | '\u{20000}'..='\u{2FA1F}' // CJK extensions B and after
+    )
+}
+
+/// The words of `word`, which holds unspaced text: each run of it as its pairs of characters
+/// (a run of one as itself), the rest as words.
+fn unspaced_words(word: &str, out: &mut Vec<String>) {
+    let mut rest = word;
+    while let Some(c) = rest.chars().next() {
+        let kind = unspaced(c);
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| unspaced(c) != kind)
+            .map_or(rest.len(), |(at, _)| at);
+        let (run, after) = rest.split_at(end);
+        if kind {
+            let chars: Vec<char> = run.chars().collect();
+            match chars.len() {
+                1 => out.push(run.to_owned()),
+                _ => out.extend(chars.windows(2).map(|pair| pair.iter().collect())),
+            }
+        } else if !STOPWORDS.contains(&run) {
+            out.push(stem(run));
+        }
+        rest = after;
+    }
 }
 
 /// A light suffix stripper: enough to meet "recipes" with "recipe" and "booking" with "book".
@@ -143,5 +185,14 @@ mod tests {
             assert_eq!(stem(plural), stem(singular), "{plural}");
         }
         assert_eq!(words("show my bookings"), ["show", "book"]);
+    }
+
+    #[test]
+    fn text_without_spaces_is_indexed_by_pairs_of_characters() {
+        assert_eq!(words("北京天气"), ["北京", "京天", "天气"]);
+        assert_eq!(words("天气预报"), ["天气", "气预", "预报"]);
+        assert_eq!(words("iPhone手机 price"), ["phone", "手机", "price"]);
+        assert_eq!(words("東京の天気"), ["東京", "京の", "の天", "天気"]);
+        assert_eq!(words("雨"), ["雨"]);
     }
 }
