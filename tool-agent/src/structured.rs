@@ -123,12 +123,21 @@ impl ResponseFormat {
 /// The first JSON object in the text: the whole text, the inside of a code fence, or the
 /// first `{` that starts a complete object. What a reasoning model thought aloud before
 /// `</think>` (DeepSeek R1, Qwen3 and others behind OpenAI-compatible servers) is not the
-/// answer, and a draft object in it is not read.
+/// answer, and a draft object in it is not read; an answer that is an object whole is read
+/// whole, whatever its strings say.
 pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
-    let answer = text
-        .rfind(THOUGHT_END)
-        .map_or(text, |end| &text[end + THOUGHT_END.len()..]);
-    let trimmed = answer.trim();
+    if let Ok(Value::Object(object)) = serde_json::from_str(text.trim()) {
+        return Some(object);
+    }
+    let after_thought = text
+        .find(THOUGHT_END)
+        .and_then(|end| first_object(&text[end + THOUGHT_END.len()..]));
+    after_thought.or_else(|| first_object(text))
+}
+
+/// The whole text as an object, or the first `{` in it that starts a complete one.
+fn first_object(text: &str) -> Option<Map<String, Value>> {
+    let trimmed = text.trim();
     if let Ok(Value::Object(object)) = serde_json::from_str(trimmed) {
         return Some(object);
     }
@@ -159,6 +168,9 @@ mod tests {
         let text = "It could be {\"score\": 20}.</think>{\"score\": 92}";
         assert_eq!(json_object(text).unwrap()["score"], 92);
         assert_eq!(json_object("{\"score\": 7}").unwrap()["score"], 7);
+        // An answer whose strings hold the words is read whole.
+        let html = r#"{"html": "<think>x</think>"}"#;
+        assert_eq!(json_object(html).unwrap()["html"], "<think>x</think>");
     }
 
     fn score_schema() -> Value {

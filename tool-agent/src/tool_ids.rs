@@ -38,13 +38,11 @@ impl ToolUseIds {
         self.unanswered.clear();
     }
 
-    /// The id written for a call with this id (or none).
+    /// The id written for a call with this id (or none): each call's its own, also when a
+    /// server gives every turn's call the same id; the results after it find it.
     pub(crate) fn of_call(&mut self, id: Option<&str>) -> String {
         match id.filter(|id| !id.is_empty()) {
             Some(id) => {
-                if let Some(written) = self.written.get(id) {
-                    return written.clone();
-                }
                 let written = self.unique(&self.clean(id));
                 self.written.insert(id.to_owned(), written.clone());
                 written
@@ -97,5 +95,31 @@ impl ToolUseIds {
             .map(|c| if takes(c) { c } else { '_' })
             .take(MAX_LEN)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anthropic(c: char) -> bool {
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '-')
+    }
+
+    #[test]
+    fn each_call_has_an_id_of_its_own_which_its_results_find() {
+        let mut ids = ToolUseIds::new(anthropic);
+        // A server that gives every turn's call the same id.
+        let first = ids.of_call(Some("call_0"));
+        assert_eq!(ids.of_result(Some("call_0")), first);
+        ids.new_turn();
+        let second = ids.of_call(Some("call_0"));
+        assert_ne!(first, second);
+        assert_eq!(ids.of_result(Some("call_0")), second);
+        // Calls without ids, answered in order.
+        ids.new_turn();
+        let (a, b) = (ids.of_call(None), ids.of_call(None));
+        assert_eq!((ids.of_result(None), ids.of_result(None)), (a, b));
+        assert_eq!(ids.of_call(Some("functions.add:0")), "functions_add_0");
     }
 }

@@ -1214,3 +1214,69 @@ async fn the_cache_keeps_the_parameters_that_worked() {
     assert_eq!(again.routed().unwrap().params["item_name"], "lasagna");
     assert_eq!(scorer.asked(), asked, "the cached answer needed no retry");
 }
+
+#[test]
+fn files_of_different_sites_offer_every_tool_to_a_request_naming_none() {
+    let read = |text: &str, format, file| ToolDeclarations::parse(text, format, file).unwrap();
+    let a = read(
+        "<Site ref=\"a\"><Thing><Tool name=\"shop\"><prompt>p</prompt></Tool></Thing></Site>",
+        DeclarationFormat::Xml,
+        "a.xml",
+    );
+    let b = read(
+        "site = \"b\"\n[[tools]]\nname = \"blog\"\ntype = \"Thing\"\nprompt = \"p\"\n",
+        DeclarationFormat::Toml,
+        "b.toml",
+    );
+    assert_eq!(b.tools[0].site.as_deref(), Some("b"));
+    let router = Router::builder(Scorer::new())
+        .declarations(a)
+        .declarations(b)
+        .build()
+        .unwrap();
+    let names = |site: Option<&str>| -> Vec<String> {
+        let candidates = router.candidates_on("Thing", site);
+        candidates.iter().map(|t| t.name.clone()).collect()
+    };
+    assert_eq!(names(None), ["shop", "blog"]);
+    assert_eq!(names(Some("elsewhere")), ["shop", "blog"]);
+    assert_eq!(names(Some("a")), ["shop"]);
+    assert_eq!(names(Some("b")), ["blog"]);
+}
+
+#[tokio::test]
+async fn a_lone_candidates_corrected_parameters_are_not_cached_as_a_score() {
+    // `details` is Thing's only tool; on a Recipe query it meets `recipe_search`.
+    let scorer = Scorer::new()
+        .on(
+            "details",
+            [
+                answer(json!({ "item_name": "" })),
+                answer(json!({ "item_name": "lasagna" })),
+                answer(json!({ "score": 10, "item_name": "lasagna" })),
+            ],
+        )
+        .on("recipe_search", [score(60)]);
+    let router = Router::builder(Arc::clone(&scorer))
+        .declarations(declarations([
+            DeclaredTool::new("details", "Thing", "Details of {request.query}?"),
+            DeclaredTool::new("recipe_search", "Recipe", "Find {request.query}?"),
+        ]))
+        .executor(executor([
+            echo("details", recipe_details_schema()),
+            echo("recipe_search", open()),
+        ]))
+        .threshold(50)
+        .cache(8)
+        .build()
+        .unwrap();
+    let alone = router.route("the lasagna", "Thing").await;
+    assert_eq!(
+        score_of(&alone, "details"),
+        (100, ScoreSource::LoneCandidate)
+    );
+    // Among two, it is scored by the model, not taken from the lone route's 100.
+    let among = router.route("the lasagna", "Recipe").await;
+    assert_eq!(score_of(&among, "details"), (10, ScoreSource::Model));
+    assert_eq!(routed_name(&among), Some("recipe_search"));
+}

@@ -18,7 +18,7 @@ pub const DEFAULT_SITE: &str = "default";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolDeclarations {
     /// The site the tools serve (in XML, the one `<Site>` of a file that has one, unless it
-    /// is `default`); a request naming no site is for it, and it fills `{request.site}`.
+    /// is `default`): it fills `{request.site}` when a request names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub site: Option<String>,
     /// Types the file adds to the schema.org hierarchy: type -> parent.
@@ -44,9 +44,10 @@ pub struct DeclaredTool {
     /// Whether the router may offer it. A disabled tool is never a candidate.
     #[serde(default = "enabled_by_default")]
     pub enabled: bool,
-    /// The site it is declared for (`<Site id="..">` in XML), when the file declares tools
-    /// for several: a request for that site is offered it (and a request for a site no
-    /// tool names, the `default` site's), as NLWeb does. `None`: offered on every site.
+    /// The site it is declared for (`<Site id="..">` in XML, a TOML or JSON file's `site`):
+    /// a request for that site is offered it, one for another site is not; a request for a
+    /// site no tool names, or for none, is offered the `default` site's tools when there are
+    /// some (as NLWeb does), else every tool. `None`: offered on every site.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub site: Option<String>,
     /// How NLWeb runs it: `builtin`, `code`, `extension` or `url`. Informational here:

@@ -41,9 +41,10 @@ struct Evaluation {
 }
 
 impl Router {
-    pub(super) async fn route_filled(&self, request: &RouteRequest) -> Route {
+    /// Routes `request`, its prompts filled, among the tools offered on `site`.
+    pub(super) async fn route_filled(&self, request: &RouteRequest, site: Option<&str>) -> Route {
         let mut usage = Usage::default();
-        let positions = self.candidate_positions(&request.schema_type, request.site.as_deref());
+        let positions = self.candidate_positions(&request.schema_type, site);
         let mut slots: Vec<Slot> = positions
             .iter()
             .map(|&tool| Slot {
@@ -336,10 +337,14 @@ impl Router {
 
     /// Keeps a slot's corrected parameters in the cache, in place of those the handler
     /// refused: a cached answer is used as it is, so it must be the one that worked.
+    /// A lone candidate's score is not the model's: it is not cached.
     fn recache(&self, slot: &Slot, raw: Option<String>) {
         let (Some(cache), Some(raw)) = (&self.cache, raw) else {
             return;
         };
+        if slot.source == ScoreSource::LoneCandidate {
+            return;
+        }
         let cached = Cached {
             score: slot.score,
             params: slot.params.clone(),

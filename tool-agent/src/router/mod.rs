@@ -137,16 +137,16 @@ impl Router {
     }
 
     /// The tools a query of this type is offered: those of the type and its ancestors, a
-    /// subtype's overriding its ancestors' of the same name, in declaration order. For the
-    /// declarations' own site, when tools are declared for several ([`Router::candidates_on`]).
+    /// subtype's overriding its ancestors' of the same name, in declaration order. For a
+    /// request naming no site ([`Router::candidates_on`]).
     pub fn candidates(&self, schema_type: &str) -> Vec<&DeclaredTool> {
         self.candidates_on(schema_type, None)
     }
 
     /// [`Router::candidates`] for a request of this site: the tools declared for no site and
-    /// those of the site, theirs overriding the others' of the same name. A site no tool is
-    /// declared for is offered the [`DEFAULT_SITE`]'s tools (as NLWeb does), or without one
-    /// the declarations' first site's.
+    /// those of the site, theirs overriding the others' of the same name. A request for a
+    /// site no tool is declared for, or for none, is offered the [`DEFAULT_SITE`]'s tools
+    /// when there are some (as NLWeb does), else every tool.
     pub fn candidates_on(&self, schema_type: &str, site: Option<&str>) -> Vec<&DeclaredTool> {
         self.candidate_positions(schema_type, site)
             .into_iter()
@@ -154,12 +154,12 @@ impl Router {
             .collect()
     }
 
-    /// The site whose own tools a request for `site` is offered.
+    /// The site whose own tools a request for `site` is offered; `None`: every tool.
     fn offered_site<'a>(&'a self, site: Option<&'a str>) -> Option<&'a str> {
         match site {
             Some(site) if self.sites.contains(site) => Some(site),
             _ if self.sites.contains(DEFAULT_SITE) => Some(DEFAULT_SITE),
-            _ => self.site.as_deref(),
+            _ => None,
         }
     }
 
@@ -174,7 +174,7 @@ impl Router {
             let (everywhere, own): (Vec<usize>, Vec<usize>) = positions
                 .filter(|&&i| {
                     let declared = self.tools[i].tool.site.as_deref();
-                    declared.is_none() || declared == site
+                    site.is_none() || declared.is_none() || declared == site
                 })
                 .partition(|&&i| self.tools[i].tool.site.is_none());
             for index in everywhere.into_iter().chain(own) {
@@ -199,12 +199,15 @@ impl Router {
             schema_type = %request.schema_type,
             gen_ai.request.model = self.model.model_name(),
         );
+        // The tools offered are those of the site the request names; the declarations' site
+        // only fills the prompts' `{request.site}`.
+        let site = request.site.as_deref();
         if request.site.is_none() && self.site.is_some() {
-            let mut request = request.clone();
-            request.site = self.site.clone();
-            return self.route_filled(&request).instrument(span).await;
+            let mut filled = request.clone();
+            filled.site = self.site.clone();
+            return self.route_filled(&filled, site).instrument(span).await;
         }
-        self.route_filled(request).instrument(span).await
+        self.route_filled(request, site).instrument(span).await
     }
 
     /// Routes, then runs the chosen tool's handler through the executor (validation, time

@@ -22,9 +22,13 @@ pub(crate) struct Prefilter {
     positions: HashMap<String, usize>,
 }
 
-/// The name a declared tool has for retrieval: unique, since a name is unique within its type.
+/// The name a declared tool has for retrieval: unique, since a name is unique within its type
+/// and site (`Type/tool`, or `site/Type/tool` for a site's own tool).
 fn retrieval_name(tool: &DeclaredTool) -> String {
-    format!("{}/{}", tool.schema_type, tool.name)
+    match &tool.site {
+        Some(site) => format!("{site}/{}/{}", tool.schema_type, tool.name),
+        None => format!("{}/{}", tool.schema_type, tool.name),
+    }
 }
 
 /// A declared tool as retrieval reads it: its prompt as the description, its examples.
@@ -44,7 +48,8 @@ fn retrieval_spec(tool: &DeclaredTool) -> ToolSpec {
 }
 
 impl ToolDeclarations {
-    /// The enabled tools as retrieval reads them (named `Type/tool`, the prompt as the
+    /// The enabled tools as retrieval reads them (named `Type/tool`, or `site/Type/tool` for
+    /// a site's own tool; the prompt as the
     /// description, the examples), to build a retriever for
     /// [`RouterBuilder::prefilter_with`](crate::router::RouterBuilder::prefilter_with).
     pub fn retrieval_specs(&self) -> Vec<ToolSpec> {
