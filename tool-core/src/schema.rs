@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 mod limits;
 
+pub(crate) use limits::percent_decoded;
 pub use limits::SchemaLimits;
 
 /// How many steps a `pattern` with backreferences or lookaround may take against one string

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::profile::pointer_push;
-use crate::schema::walk_mut;
+use crate::schema::{percent_decoded, walk_mut};
 
 /// `schema` with every ref into it (`#/...`) pointing at a definition of its root's `$defs` by
 /// name, or `None` when it is so already and has no `definitions`. An error names a ref that
@@ -247,27 +247,6 @@ fn readable_name(segments: &[String]) -> String {
         _ if last.is_empty() => "definition".to_owned(),
         _ => last,
     }
-}
-
-/// A URI fragment with its `%XX` escapes decoded; `None` when an escape is malformed.
-fn percent_decoded(fragment: &str) -> Option<String> {
-    if !fragment.contains('%') {
-        return Some(fragment.to_owned());
-    }
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = fragment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ impl<'s> RefTargets<'s> {
 
 /// A URI fragment with its `%XX` escapes decoded; `None` when an escape is malformed or the
 /// result is not UTF-8.
-fn percent_decoded(fragment: &str) -> Option<String> {
+pub(crate) fn percent_decoded(fragment: &str) -> Option<String> {
     if !fragment.contains('%') {
         return Some(fragment.to_owned());
     }
