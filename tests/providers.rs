@@ -373,6 +373,18 @@ async fn maps_and_untyped_values_are_declared_strict_and_their_calls_decoded() {
     );
 }
 
+/// An executor of one tool taking `schema`, which does nothing.
+fn one_tool(name: &str, description: &str, schema: &Value) -> Executor {
+    let tool = DynamicTool::new(name, description, schema.clone(), |_, _| async {
+        Ok(ToolOutput::empty())
+    });
+    Executor::builder()
+        .registered_tools(false)
+        .tool(tool)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
     let schema = json!({
@@ -380,14 +392,7 @@ fn gemini_falls_back_to_full_json_schema_for_a_recursive_schema() {
         "properties": { "tree": { "$ref": "#/$defs/Node" } },
         "$defs": { "Node": { "type": "object", "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } } } }
     });
-    let tree = DynamicTool::new("tree", "Walks a tree", schema.clone(), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(tree)
-        .build()
-        .unwrap();
+    let exec = one_tool("tree", "Walks a tree", &schema);
     let declared = exec.declarations(Format::Gemini, &DeclareOptions::default());
     let declaration = &declared.tools[0]["functionDeclarations"][0];
     assert_eq!(declaration["parametersJsonSchema"], schema);
@@ -467,14 +472,7 @@ struct ChainArgs {
 #[test]
 fn gemini_falls_back_to_full_json_schema_for_recursion_through_an_option() {
     let schema = ai_tool::schema::canonical_for::<ChainArgs>().unwrap();
-    let chain = DynamicTool::new("chain", "Walks a chain", schema.clone(), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(chain)
-        .build()
-        .unwrap();
+    let exec = one_tool("chain", "Walks a chain", &schema);
     let declared = exec.declarations(Format::Gemini, &DeclareOptions::default());
     let declaration = &declared.tools[0]["functionDeclarations"][0];
     assert_eq!(declaration["parametersJsonSchema"], schema, "{declaration}");
@@ -501,14 +499,7 @@ struct TreeArgs {
 #[test]
 fn anthropic_strict_declares_a_recursive_schema_non_strict_with_a_note() {
     let schema = ai_tool::schema::canonical_for::<TreeArgs>().unwrap();
-    let tree = DynamicTool::new("tree", "Walks a tree", schema.clone(), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(tree)
-        .build()
-        .unwrap();
+    let exec = one_tool("tree", "Walks a tree", &schema);
     let strict = DeclareOptions {
         strict: true,
         ..Default::default()
