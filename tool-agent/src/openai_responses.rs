@@ -14,6 +14,7 @@ use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
 use crate::message::{reasoning_before, Message, Reasoning, ToolImage, Usage};
 use crate::model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use crate::sse::{self, Decoder};
+use crate::tool_ids::{call_id_at, result_id_at};
 
 const PROVIDER: &str = "OpenAI Responses";
 
@@ -194,14 +195,14 @@ fn items(
                 .as_deref()
                 .filter(|t| !t.is_empty())
                 .map(|t| json!({ "role": "assistant", "content": t }));
-            let calls = calls.iter().map(|call| {
+            let calls = calls.iter().enumerate().map(|(position, call)| {
                 let arguments = match &call.arguments {
                     Value::String(text) => text.clone(),
                     other => other.to_string(),
                 };
                 json!({
                     "type": "function_call",
-                    "call_id": call.id.as_deref().unwrap_or_default(),
+                    "call_id": call_id_at(messages, index, position),
                     "name": aliases.provider_name(&call.name),
                     "arguments": arguments,
                 })
@@ -220,7 +221,6 @@ fn items(
             reasoning.chain(answer).collect()
         }
         Message::Tool {
-            call_id,
             text,
             images,
             is_error,
@@ -231,7 +231,7 @@ fn items(
             let output = responses_function_call_output(&text, images);
             vec![json!({
                 "type": "function_call_output",
-                "call_id": call_id.as_deref().unwrap_or_default(),
+                "call_id": result_id_at(messages, index),
                 "output": output,
             })]
         }
@@ -512,6 +512,34 @@ mod tests {
             ),
             [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
         );
+    }
+
+    #[test]
+    fn a_call_without_an_id_and_its_result_get_the_same_one() {
+        // A Gemini model's call, carried over after a fallback.
+        let messages = [
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall {
+                    id: None,
+                    name: "add".into(),
+                    arguments: json!({}),
+                }],
+            },
+            Message::Tool {
+                call_id: None,
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let aliases = Aliases::default();
+        let call = items(&messages, 0, &aliases, false, HERE);
+        let result = items(&messages, 1, &aliases, false, HERE);
+        let id = &call[0]["call_id"];
+        assert!(id.as_str().is_some_and(|id| !id.is_empty()), "{call:?}");
+        assert_eq!(&result[0]["call_id"], id);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! outside their set, or none at all, which a transcript from another API's model may have
 //! (Gemini's calls often come without ids, a Chat-compatible server's as `functions.add:0`).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::message::Message;
 
 /// The longest id written.
 const MAX_LEN: usize = 64;
@@ -98,9 +101,120 @@ impl ToolUseIds {
     }
 }
 
+/// The id of call `call` of message `message`: its own, or, when it has none, one made from
+/// where it stands, `made_call_M_C`. For the APIs that take any id but need one on every call
+/// (Chat Completions and Responses), whose clients render each message once per run: an id
+/// made from positions is the same in every request.
+pub(crate) fn call_id_at(messages: &[Message], message: usize, call: usize) -> Cow<'_, str> {
+    match messages.get(message) {
+        Some(Message::Assistant { calls, .. }) => match calls.get(call) {
+            Some(c) if !lacks(c.id.as_deref()) => {
+                Cow::Borrowed(c.id.as_deref().unwrap_or_default())
+            }
+            _ => Cow::Owned(made_call_id(message, call)),
+        },
+        _ => Cow::Owned(made_call_id(message, call)),
+    }
+}
+
+/// The call id of the result at `index`: its own, or, when it has none, the id
+/// [`call_id_at`] made for the call it answers: the first result without an id after an
+/// answer answers that answer's first call without an id, and so on, as the loop writes them.
+pub(crate) fn result_id_at(messages: &[Message], index: usize) -> Cow<'_, str> {
+    if let Some(Message::Tool {
+        call_id: Some(id), ..
+    }) = messages.get(index)
+    {
+        if !id.is_empty() {
+            return Cow::Borrowed(id);
+        }
+    }
+    let mut earlier = 0;
+    for at in (0..index.min(messages.len())).rev() {
+        match &messages[at] {
+            Message::Tool { call_id, .. } => earlier += usize::from(lacks(call_id.as_deref())),
+            Message::Reasoning(_) => {}
+            Message::Assistant { calls, .. } => {
+                let answered = calls
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| lacks(c.id.as_deref()))
+                    .nth(earlier);
+                if let Some((call, _)) = answered {
+                    return Cow::Owned(made_call_id(at, call));
+                }
+                break;
+            }
+            Message::User { .. } => break,
+        }
+    }
+    // More results without ids than calls without ids: an id that answers none, which the
+    // API names in its refusal.
+    Cow::Owned(format!("made_result_{index}"))
+}
+
+/// Whether this is no id at all (an empty one counts as none).
+fn lacks(id: Option<&str>) -> bool {
+    id.is_none_or(str::is_empty)
+}
+
+fn made_call_id(message: usize, call: usize) -> String {
+    format!("made_call_{message}_{call}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use tool_core::ToolCall;
+
+    fn call(id: Option<&str>) -> ToolCall {
+        ToolCall {
+            id: id.map(str::to_owned),
+            name: "add".into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn result(id: Option<&str>) -> Message {
+        Message::Tool {
+            call_id: id.map(str::to_owned),
+            name: "add".into(),
+            text: "1".into(),
+            is_error: false,
+            images: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn calls_without_ids_get_ids_from_their_place_which_their_results_find() {
+        let messages = vec![
+            Message::user("add"),
+            Message::Assistant {
+                text: None,
+                calls: vec![call(None), call(Some("c1")), call(Some(""))],
+            },
+            result(None),
+            result(Some("c1")),
+            result(Some("")),
+            Message::Assistant {
+                text: None,
+                calls: vec![call(None)],
+            },
+            result(None),
+            result(None),
+        ];
+        assert_eq!(call_id_at(&messages, 1, 0), "made_call_1_0");
+        assert_eq!(call_id_at(&messages, 1, 1), "c1");
+        assert_eq!(call_id_at(&messages, 1, 2), "made_call_1_2");
+        assert_eq!(result_id_at(&messages, 2), "made_call_1_0");
+        assert_eq!(result_id_at(&messages, 3), "c1");
+        assert_eq!(result_id_at(&messages, 4), "made_call_1_2");
+        assert_eq!(call_id_at(&messages, 5, 0), "made_call_5_0");
+        assert_eq!(result_id_at(&messages, 6), "made_call_5_0");
+        // One result too many answers no call.
+        assert_eq!(result_id_at(&messages, 7), "made_result_7");
+    }
 
     fn anthropic(c: char) -> bool {
         c.is_ascii_alphanumeric() || matches!(c, '_' | '-')

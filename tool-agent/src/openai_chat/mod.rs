@@ -19,6 +19,7 @@ use crate::message::{Message, Usage};
 use crate::model::{
     ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Rendered, ToolChoice,
 };
+use crate::tool_ids::{call_id_at, result_id_at};
 
 const PROVIDER: &str = "OpenAI Chat";
 
@@ -116,8 +117,8 @@ impl OpenAiChatModel {
                 messages: 0,
                 json: Vec::new(),
             });
-        for m in &request.messages[rendered.messages..] {
-            let Some(chat) = message(m, aliases) else {
+        for index in rendered.messages..count {
+            let Some(chat) = message(&request.messages, index, aliases) else {
                 continue;
             };
             if !rendered.json.is_empty() {
@@ -218,14 +219,14 @@ enum ChatMessage<'a> {
         tool_calls: Vec<ChatCall<'a>>,
     },
     Tool {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         content: Cow<'a, str>,
     },
 }
 
 #[derive(serde::Serialize)]
 struct ChatCall<'a> {
-    id: &'a str,
+    id: Cow<'a, str>,
     r#type: &'static str,
     function: ChatFunction<'a>,
 }
@@ -237,9 +238,15 @@ struct ChatFunction<'a> {
     arguments: Cow<'a, str>,
 }
 
-/// One neutral message as a Chat Completions message; none for an empty answer (refused
-/// before the last message) or another API's reasoning.
-fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> Option<ChatMessage<'a>> {
+/// Message `index` of `messages` as a Chat Completions message; none for an empty answer
+/// (refused before the last message) or another API's reasoning. A call without an id (a
+/// Gemini model's, before a fallback) and its result get one made from their place.
+fn message<'a>(
+    messages: &'a [Message],
+    index: usize,
+    aliases: &'a Aliases,
+) -> Option<ChatMessage<'a>> {
+    let message = messages.get(index)?;
     if message.is_empty_answer() {
         return None;
     }
@@ -250,8 +257,9 @@ fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> Option<ChatMessage
             content: text.as_deref(),
             tool_calls: calls
                 .iter()
-                .map(|call| ChatCall {
-                    id: call.id.as_deref().unwrap_or_default(),
+                .enumerate()
+                .map(|(position, call)| ChatCall {
+                    id: call_id_at(messages, index, position),
                     r#type: "function",
                     function: ChatFunction {
                         name: aliases.provider_name(&call.name),
@@ -263,13 +271,8 @@ fn message<'a>(message: &'a Message, aliases: &'a Aliases) -> Option<ChatMessage
                 })
                 .collect(),
         },
-        Message::Tool {
-            call_id,
-            text,
-            is_error,
-            ..
-        } => ChatMessage::Tool {
-            tool_call_id: call_id.as_deref().unwrap_or_default(),
+        Message::Tool { text, is_error, .. } => ChatMessage::Tool {
+            tool_call_id: result_id_at(messages, index),
             content: flagged_error_text(text, *is_error),
         },
     })
@@ -469,6 +472,51 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn calls_without_ids_and_their_results_get_matching_ids() {
+        // A Gemini model's turn, carried over to a Chat model after a fallback.
+        let model = OpenAiChatModel::new("m").without_api_key();
+        let call = |name: &str| ToolCall {
+            id: None,
+            name: name.into(),
+            arguments: json!({}),
+        };
+        let result = |name: &str| Message::Tool {
+            call_id: None,
+            name: name.into(),
+            text: "ok".into(),
+            is_error: false,
+            images: Vec::new(),
+        };
+        let mut request = ModelRequest::new(vec![
+            Message::user("both"),
+            Message::Assistant {
+                text: None,
+                calls: vec![call("a"), call("b")],
+            },
+            result("a"),
+            result("b"),
+        ]);
+        let first: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
+        let ids = |body: &Value| {
+            let m = &body["messages"];
+            [
+                m[1]["tool_calls"][0]["id"].clone(),
+                m[1]["tool_calls"][1]["id"].clone(),
+                m[2]["tool_call_id"].clone(),
+                m[3]["tool_call_id"].clone(),
+            ]
+        };
+        let [a, b, result_a, result_b] = ids(&first);
+        assert!(a.as_str().is_some_and(|id| !id.is_empty()), "{first}");
+        assert_ne!(a, b);
+        assert_eq!((result_a, result_b), (a.clone(), b.clone()));
+        // The next request, rendered from the kept messages, says the same.
+        request.messages.push(Message::user("again"));
+        let second: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
+        assert_eq!(ids(&second), ids(&first));
     }
 
     #[test]
