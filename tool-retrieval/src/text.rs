@@ -1,7 +1,10 @@
 //! The text that represents a tool, and the words BM25 indexes.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 use tool_core::ToolSpec;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Everything retrieval matches a tool by: its name split into words, title, description,
 /// keywords, parameter names and descriptions, and example requests.
@@ -58,10 +61,11 @@ const STOPWORDS: &[&str] = &[
 
 /// Lower-cased, stemmed words without stopwords; camelCase and snake_case split. Text in a
 /// script written without spaces (Chinese, Japanese, Thai) becomes its overlapping pairs of
-/// characters, so that "北京天气" meets "天气预报" on "天气".
+/// characters, so that "北京天气" meets "天气预报" on "天气". Text is read composed (NFC), so
+/// that "café" typed with a combining accent meets "café" written with one character.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for word in split_name(text).split(' ') {
+    for word in split_name(&composed(text)).split(' ') {
         if word.chars().any(unspaced) {
             unspaced_words(word, &mut out);
         } else if !word.is_empty() && !STOPWORDS.contains(&word) {
@@ -69,6 +73,15 @@ pub fn words(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `text` in Unicode's composed form (NFC): otherwise a letter with a combining mark is split
+/// into two words at the mark, which is not alphanumeric.
+fn composed(text: &str) -> Cow<'_, str> {
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        IsNormalized::No | IsNormalized::Maybe => Cow::Owned(text.nfc().collect()),
+    }
 }
 
 /// Whether a character is of a script written without spaces between words.
@@ -194,5 +207,12 @@ mod tests {
         assert_eq!(words("iPhone手机 price"), ["phone", "手机", "price"]);
         assert_eq!(words("東京の天気"), ["東京", "京の", "の天", "天気"]);
         assert_eq!(words("雨"), ["雨"]);
+    }
+
+    #[test]
+    fn a_letter_with_a_combining_mark_is_the_same_word_as_the_composed_letter() {
+        let composed = words("caf\u{e9} cr\u{e8}me");
+        assert_eq!(composed, ["caf\u{e9}", "cr\u{e8}me"]);
+        assert_eq!(words("cafe\u{301} cre\u{300}me"), composed);
     }
 }
