@@ -161,6 +161,9 @@ pub(crate) struct StepHead {
     /// How long the model took, in milliseconds.
     #[serde(default)]
     pub model_ms: u64,
+    /// How long the calls that ran before the interruption took, in milliseconds.
+    #[serde(default)]
+    pub tools_ms: u64,
 }
 
 impl RunState {

@@ -84,7 +84,12 @@ impl CallAssembler {
     /// Which call a delta belongs to, made if new.
     fn slot(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
         if let Some(id) = id {
-            if let Some(at) = self.calls.iter().position(|c| c.id == id) {
+            // Two calls of one answer may share an id (a server that numbers each answer's
+            // calls alike): where the stream numbers its calls, the number tells them apart.
+            let same_call = |c: &Partial| {
+                c.id == id && (index.is_none() || c.index.is_none() || c.index == index)
+            };
+            if let Some(at) = self.calls.iter().position(same_call) {
                 return at;
             }
             // The id arriving after the first piece of its call.
@@ -186,6 +191,21 @@ mod tests {
             [
                 (Some("c1".into()), "add".into(), json!({ "a": 1 })),
                 (Some("c2".into()), "mul".into(), json!({ "x": 2 })),
+            ]
+        );
+    }
+
+    #[test]
+    fn two_calls_with_one_id_are_told_apart_by_index() {
+        let mut a = CallAssembler::default();
+        a.push(Some(0), Some("call_0"), Some("add"), Some("{\"a\":1}"));
+        a.push(Some(1), Some("call_0"), Some("mul"), Some("{\"x\":"));
+        a.push(Some(1), Some("call_0"), None, Some("2}"));
+        assert_eq!(
+            finish(a),
+            [
+                (Some("call_0".into()), "add".into(), json!({ "a": 1 })),
+                (Some("call_0".into()), "mul".into(), json!({ "x": 2 })),
             ]
         );
     }

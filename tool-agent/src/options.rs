@@ -48,8 +48,8 @@ pub struct RunOptions {
     pub max_concurrency: usize,
     /// How many tool calls the run may make in all; `None`, the default, sets no limit. The
     /// calls over it are not run (the model is told), and the next request, without tools,
-    /// asks for the answer: the run ends with
-    /// [`StopReason::ToolCallLimit`](crate::StopReason::ToolCallLimit).
+    /// asks for the answer (none with [`answer_at_limit`](Self::answer_at_limit) off): the run
+    /// ends with [`StopReason::ToolCallLimit`](crate::StopReason::ToolCallLimit).
     pub max_tool_calls: Option<usize>,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
@@ -76,7 +76,8 @@ pub struct RunOptions {
     /// [`RunResult::output`](crate::RunResult::output).
     pub output: Option<ResponseFormat>,
     /// How many times the model may answer again after an answer that does not follow
-    /// `output`, told what is wrong; 1 by default. Each try is a step.
+    /// `output`, told what is wrong; 1 by default. Each try is a step, so the last request
+    /// at a step or tool-call limit gets no other try.
     pub output_retries: usize,
 }
 

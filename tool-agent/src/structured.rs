@@ -129,24 +129,25 @@ pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
     if let Ok(Value::Object(object)) = serde_json::from_str(text.trim()) {
         return Some(object);
     }
-    let after_thought = text
-        .find(THOUGHT_END)
-        .and_then(|end| first_object(&text[end + THOUGHT_END.len()..]));
-    after_thought.or_else(|| first_object(text))
+    match text.find(THOUGHT_END) {
+        None => first_object(text, |_, _| true),
+        Some(end) => first_object(&text[end + THOUGHT_END.len()..], |_, _| true)
+            // `</think>` in a string of the answer: the object that holds it.
+            .or_else(|| first_object(text, |start, stop| start < end && end < stop)),
+    }
 }
 
-/// The whole text as an object, or the first `{` in it that starts a complete one.
-fn first_object(text: &str) -> Option<Map<String, Value>> {
-    let trimmed = text.trim();
-    if let Ok(Value::Object(object)) = serde_json::from_str(trimmed) {
-        return Some(object);
-    }
+/// The first `{` in the text that starts a complete object whose span (its first byte and
+/// the byte after its last) `fits`.
+fn first_object(text: &str, fits: impl Fn(usize, usize) -> bool) -> Option<Map<String, Value>> {
     let mut from = 0;
-    while let Some(offset) = trimmed[from..].find('{') {
+    while let Some(offset) = text[from..].find('{') {
         let start = from + offset;
-        let mut stream = serde_json::Deserializer::from_str(&trimmed[start..]).into_iter::<Value>();
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
         if let Some(Ok(Value::Object(object))) = stream.next() {
-            return Some(object);
+            if fits(start, start + stream.byte_offset()) {
+                return Some(object);
+            }
         }
         from = start + 1;
     }
@@ -171,6 +172,10 @@ mod tests {
         // An answer whose strings hold the words is read whole.
         let html = r#"{"html": "<think>x</think>"}"#;
         assert_eq!(json_object(html).unwrap()["html"], "<think>x</think>");
+        let html = r#"Here: {"html": "</think>"}."#;
+        assert_eq!(json_object(html).unwrap()["html"], "</think>");
+        // An answer without an object has none, whatever the thinking drafted.
+        assert!(json_object("<think>maybe {\"score\": 20}</think>I cannot say.").is_none());
     }
 
     fn score_schema() -> Value {

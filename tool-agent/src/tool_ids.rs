@@ -16,8 +16,11 @@ const MAX_LEN: usize = 64;
 pub(crate) struct ToolUseIds {
     /// Whether the API takes a character in an id.
     takes: fn(char) -> bool,
-    /// The id written for each call id.
+    /// The id last written for each call id.
     written: HashMap<String, String>,
+    /// The ids written for this turn's calls, by call id, in order: two calls of one answer
+    /// with the same id are answered in order.
+    this_turn: HashMap<String, VecDeque<String>>,
     used: HashSet<String>,
     /// The ids made for this turn's calls without one, not yet given to a result.
     unanswered: VecDeque<String>,
@@ -30,6 +33,7 @@ impl ToolUseIds {
         ToolUseIds {
             takes,
             written: HashMap::new(),
+            this_turn: HashMap::new(),
             used: HashSet::new(),
             unanswered: VecDeque::new(),
             made: 0,
@@ -39,6 +43,7 @@ impl ToolUseIds {
     /// A new assistant turn: ids made for calls before it are no longer given to results.
     pub(crate) fn new_turn(&mut self) {
         self.unanswered.clear();
+        self.this_turn.clear();
     }
 
     /// The id written for a call with this id (or none): each call's its own, also when a
@@ -48,6 +53,10 @@ impl ToolUseIds {
             Some(id) => {
                 let written = self.unique(&self.clean(id));
                 self.written.insert(id.to_owned(), written.clone());
+                self.this_turn
+                    .entry(id.to_owned())
+                    .or_default()
+                    .push_back(written.clone());
                 written
             }
             None => {
@@ -61,9 +70,14 @@ impl ToolUseIds {
     /// The id written for a result of the call with this id (or none).
     pub(crate) fn of_result(&mut self, id: Option<&str>) -> String {
         match id.filter(|id| !id.is_empty()) {
-            Some(id) => match self.written.get(id) {
-                Some(written) => written.clone(),
-                None => self.clean(id),
+            Some(id) => match self.this_turn.get_mut(id) {
+                // The first of two calls with this id takes the first result.
+                Some(queue) if queue.len() > 1 => queue.pop_front().unwrap_or_default(),
+                Some(queue) => queue.front().cloned().unwrap_or_default(),
+                None => match self.written.get(id) {
+                    Some(written) => written.clone(),
+                    None => self.clean(id),
+                },
             },
             None => match self.unanswered.pop_front() {
                 Some(written) => written,
@@ -235,5 +249,19 @@ mod tests {
         let (a, b) = (ids.of_call(None), ids.of_call(None));
         assert_eq!((ids.of_result(None), ids.of_result(None)), (a, b));
         assert_eq!(ids.of_call(Some("functions.add:0")), "functions_add_0");
+    }
+
+    #[test]
+    fn two_calls_of_one_answer_with_the_same_id_take_their_results_in_order() {
+        let mut ids = ToolUseIds::new(anthropic);
+        let (first, second) = (ids.of_call(Some("d")), ids.of_call(Some("d")));
+        assert_ne!(first, second);
+        assert_eq!(ids.of_result(Some("d")), first);
+        assert_eq!(ids.of_result(Some("d")), second);
+        // The next turn's call with that id has its own again.
+        ids.new_turn();
+        let third = ids.of_call(Some("d"));
+        assert!(third != first && third != second);
+        assert_eq!(ids.of_result(Some("d")), third);
     }
 }

@@ -876,6 +876,75 @@ async fn the_resumed_step_keeps_its_answers_usage_and_finish_reason() {
     assert_eq!(step.tool_choice, tool_agent::ToolChoice::Auto);
 }
 
+#[tokio::test]
+async fn the_resumed_results_usage_is_the_whole_runs() {
+    let used = |input_tokens| tool_agent::Usage {
+        requests: 1,
+        input_tokens,
+        ..Default::default()
+    };
+    let model = ScriptedModel::new()
+        .then(
+            ModelResponse::calling([call("c1", "pay", json!({ "to": "bob", "amount": 5 }))])
+                .with_usage(used(120)),
+        )
+        .then(ModelResponse::answer("Paid.").with_usage(used(10)));
+    let agent = Agent::builder(model)
+        .executor(executor([pay(Arc::new(Mutex::new(Vec::new())))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default();
+    let first = agent.run("pay bob", &options).await.unwrap();
+    assert_eq!(first.usage.input_tokens, 120);
+    let state = stored(&first);
+    // A decision that fits no call: the refusal's partial result has the usage so far.
+    let mut wrong = state.pending().next().unwrap().reject("no");
+    wrong.call_id = "c9".into();
+    let refused = agent.resume(state, &[wrong], &options).await.unwrap_err();
+    assert_eq!(refused.partial.usage.input_tokens, 120);
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert_eq!(result.text, "Paid.");
+    assert_eq!(result.usage.input_tokens, 130);
+    assert_eq!(result.usage.requests, 2);
+}
+
+#[tokio::test]
+async fn the_resumed_step_counts_the_time_of_the_calls_that_ran_before_it_waited() {
+    let schema = json!({ "type": "object", "properties": {} });
+    let slow = DynamicTool::new("slow", "Takes a while", schema, |_, _| async {
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        Ok(ToolOutput::text("done"))
+    });
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([
+            call("c1", "slow", json!({})),
+            call("c2", "pay", json!({ "to": "bob", "amount": 5 })),
+        ]))
+        .then(ModelResponse::answer("Done."));
+    let agent = Agent::builder(model)
+        .executor(executor([slow, pay(Arc::new(Mutex::new(Vec::new())))]))
+        .require_approval_for_destructive()
+        .build();
+    let options = RunOptions::default();
+    let first = agent.run("go", &options).await.unwrap();
+    let at_least = std::time::Duration::from_millis(30);
+    assert!(
+        first.steps[0].tools_time >= at_least,
+        "{:?}",
+        first.steps[0]
+    );
+    let state = stored(&first);
+    let decision = state.pending().next().unwrap().approve();
+    let result = agent.resume(state, &[decision], &options).await.unwrap();
+    assert!(
+        result.steps[0].tools_time >= at_least,
+        "{:?}",
+        result.steps[0]
+    );
+}
+
 /// A `search` that records what it found as a reference and answers with its number.
 fn search() -> DynamicTool {
     let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });

@@ -405,8 +405,10 @@ impl<'a> Run<'a> {
                 .filter(|i| !waiting.contains(i))
                 .map(|i| (calls[i].clone(), verdicts[i]))
                 .unzip();
+            let started = Instant::now();
             let runner = self.calls();
             let ran = runner.run(&ready, &ready_verdicts).await;
+            step.tools_time = started.elapsed();
             // A hook's termination is kept: the step is judged whole when it is resumed.
             let terminated = runner.take_terminated();
             let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
@@ -426,6 +428,7 @@ impl<'a> Run<'a> {
                 usage: step.usage,
                 finish_reason: step.finish_reason.clone(),
                 model_ms: u64::try_from(step.model_time.as_millis()).unwrap_or(u64::MAX),
+                tools_ms: u64::try_from(step.tools_time.as_millis()).unwrap_or(u64::MAX),
             };
             step.calls = ran;
             self.push_step(step);

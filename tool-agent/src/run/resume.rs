@@ -28,8 +28,9 @@ impl Agent {
     /// The interrupted step is finished here and judged whole: with the calls that ran before
     /// the interruption (as the model read their results), a hook's termination of it, and
     /// the decided calls, under its own number. It is the first of the result's
-    /// [`steps`](RunResult::steps), with its usage: the interrupted result had that step too,
-    /// so add up the two parts' [`RunResult::usage`], not their steps'. A rejected call does
+    /// [`steps`](RunResult::steps), with its usage: the interrupted result had that step too.
+    /// The result's [`RunResult::usage`] is the whole run's, the interrupted part's included
+    /// (as a refusal's `partial` usage is): do not add the two parts' up. A rejected call does
     /// not count toward [`RunOptions::max_failed_steps`].
     ///
     /// Resume a state once: nothing here can tell that a stored state was resumed before.
@@ -72,8 +73,11 @@ impl Agent {
         let decided = match decided {
             Ok(decided) => decided,
             Err(why) => {
+                let usage = state.usage;
                 let transcript = closed(state.messages, &state.done, &state.pending, &why);
-                return Err(early_failure(RunFailure::Approval(why), transcript));
+                let mut error = early_failure(RunFailure::Approval(why), transcript);
+                error.partial.usage = usage;
+                return Err(error);
             }
         };
         let offered = self.offered_by_name(&state.offered);
@@ -325,7 +329,8 @@ impl Run<'_> {
             calls: records.into_iter().map(|(_, record)| record).collect(),
             usage: head.usage,
             model_time: std::time::Duration::from_millis(head.model_ms),
-            tools_time: started.elapsed(),
+            // The calls that ran before the interruption, and those decided now.
+            tools_time: std::time::Duration::from_millis(head.tools_ms) + started.elapsed(),
             finish_reason: head.finish_reason,
         };
         let outcome = self.judge(&step, None, terminated, &rejected);
