@@ -1249,6 +1249,39 @@ async fn a_gateway_refuses_an_imported_tool_named_like_one_of_its_own() {
     );
 }
 
+#[tokio::test]
+async fn a_gateway_refuses_two_servers_that_list_a_tool_of_one_name() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (a, b) = (
+        shop_tools(executor(tx.clone())).await,
+        shop_tools(executor(tx)).await,
+    );
+    let local = Executor::builder()
+        .registered_tools(false)
+        .tool(echo("echo"))
+        .build()
+        .unwrap();
+    let err = McpServer::new(local.clone())
+        .unwrap()
+        .following(vec![a.clone(), b.clone()])
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`shop.add`") && text.contains("with_namespace"),
+        "{text}"
+    );
+    // Named apart, both are served.
+    let served = McpServer::new(local)
+        .unwrap()
+        .following(vec![a, b.with_namespace("shop2")])
+        .unwrap();
+    let names: Vec<String> = served.tools().iter().map(|t| t.name.to_string()).collect();
+    assert!(
+        names.contains(&"shop.add".to_owned()) && names.contains(&"shop2.add".to_owned()),
+        "{names:?}"
+    );
+}
+
 /// A server written by hand on a pipe: it answers `initialize`, and `tools/list` with `list`.
 fn hand_written_server(list: Value) -> tokio::io::DuplexStream {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};

@@ -23,10 +23,18 @@ pub(crate) struct Sources {
     /// 'Authorization: Bearer TOKEN'); repeatable.
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     headers: Vec<String>,
+    /// The namespace each `stdio` source takes instead of its server's name (`--upstream
+    /// NAME=stdio:..`), by position.
+    #[arg(skip)]
+    stdio_names: Vec<Option<String>>,
+    /// The same for the `http` sources.
+    #[arg(skip)]
+    http_names: Vec<Option<String>>,
 }
 
 impl Sources {
-    /// Sources from `--upstream` values, `stdio:COMMAND ARGS` or `http:URL`, with the
+    /// Sources from `--upstream` values, `stdio:COMMAND ARGS` or `http:URL`, each optionally
+    /// after `NAME=` (the namespace of its tools instead of the server's name), with the
     /// `--header` values for the HTTP ones.
     pub(crate) fn from_upstreams(
         upstreams: &[String],
@@ -37,13 +45,18 @@ impl Sources {
             ..Sources::default()
         };
         for upstream in upstreams {
-            if let Some(command) = upstream.strip_prefix("stdio:") {
+            let (name, source) = named(upstream);
+            let name = name.map(str::to_owned);
+            if let Some(command) = source.strip_prefix("stdio:") {
                 sources.stdio.push(command.to_owned());
-            } else if let Some(url) = upstream.strip_prefix("http:") {
+                sources.stdio_names.push(name);
+            } else if let Some(url) = source.strip_prefix("http:") {
                 sources.http.push(url.to_owned());
+                sources.http_names.push(name);
             } else {
                 return Err(Failure::input(format!(
-                    "--upstream `{upstream}`: expected `stdio:COMMAND ARGS` or `http:URL`"
+                    "--upstream `{upstream}`: expected `stdio:COMMAND ARGS` or `http:URL`, \
+                     either one after `NAME=` to name its tools `NAME.TOOL`"
                 )));
             }
         }
@@ -64,7 +77,7 @@ impl Sources {
     /// Connects to every source.
     pub(crate) async fn connect(&self) -> Result<Vec<McpTools>, Failure> {
         let mut imports = Vec::new();
-        for line in &self.stdio {
+        for (at, line) in self.stdio.iter().enumerate() {
             let mut words = line.split_whitespace();
             let program = words
                 .next()
@@ -74,20 +87,47 @@ impl Sources {
             let tools = McpTools::connect_stdio(command)
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-stdio `{line}`: {e}")))?;
-            imports.push(tools);
+            imports.push(renamed(tools, self.stdio_names.get(at)));
         }
         let headers = self
             .headers
             .iter()
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
-        for url in &self.http {
+        for (at, url) in self.http.iter().enumerate() {
             let tools = McpTools::connect_http_with_headers(url, &headers)
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-http `{url}`: {e}")))?;
-            imports.push(tools);
+            imports.push(renamed(tools, self.http_names.get(at)));
         }
         Ok(imports)
+    }
+}
+
+/// An `--upstream` value as its namespace, when it starts with `NAME=`, and its source. A value
+/// that starts with its source is not split, whatever `=` its command or URL holds.
+fn named(upstream: &str) -> (Option<&str>, &str) {
+    if upstream.starts_with("stdio:") || upstream.starts_with("http:") {
+        return (None, upstream);
+    }
+    match upstream.split_once('=') {
+        Some((name, source))
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+        {
+            (Some(name), source)
+        }
+        _ => (None, upstream),
+    }
+}
+
+/// The tools under the namespace given on the command line, if one was.
+fn renamed(tools: McpTools, name: Option<&Option<String>>) -> McpTools {
+    match name {
+        Some(Some(name)) => tools.with_namespace(name.clone()),
+        _ => tools,
     }
 }
 
@@ -166,5 +206,53 @@ pub(crate) async fn serve(
                 .map_err(failed)
         }
         _ => Err(Failure::input("serve needs one of --stdio and --http ADDR")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(upstreams: &[&str]) -> Result<Sources, Failure> {
+        let upstreams: Vec<String> = upstreams.iter().map(|u| (*u).to_owned()).collect();
+        Sources::from_upstreams(&upstreams, &[])
+    }
+
+    #[test]
+    fn an_upstream_may_be_named_and_keeps_the_equals_signs_of_its_source() {
+        let got = sources(&[
+            "shop2=stdio:python server.py --mode=a",
+            "stdio:python server.py --mode=b",
+            "api=http:http://127.0.0.1:8000/mcp?key=v",
+            "http:http://127.0.0.1:9000/mcp?key=w",
+        ])
+        .unwrap_or_else(|_| panic!("the upstreams parse"));
+        assert_eq!(
+            got.stdio,
+            ["python server.py --mode=a", "python server.py --mode=b"]
+        );
+        assert_eq!(got.stdio_names, [Some("shop2".to_owned()), None]);
+        assert_eq!(
+            got.http,
+            [
+                "http://127.0.0.1:8000/mcp?key=v",
+                "http://127.0.0.1:9000/mcp?key=w"
+            ]
+        );
+        assert_eq!(got.http_names, [Some("api".to_owned()), None]);
+    }
+
+    #[test]
+    fn an_upstream_without_a_source_is_refused_naming_the_forms() {
+        for bad in ["shop=ftp:x", "a b=stdio:x", "=stdio:x", "server.py"] {
+            let Err(failure) = sources(&[bad]) else {
+                panic!("`{bad}` was taken");
+            };
+            let text = failure.message;
+            assert!(
+                text.contains(bad) && text.contains("NAME="),
+                "{bad}: {text}"
+            );
+        }
     }
 }

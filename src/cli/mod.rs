@@ -17,7 +17,7 @@
 //! `validate [--catalog F] --calls F`, `parse-calls --format API [--strict] RESPONSE.json`,
 //! `run-calls --format API [--strict] RESPONSE.json`, `retrieve [--retriever bm25|dense|hybrid] "query"`,
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
-//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--allowed-host HOST ..] [--upstream stdio:CMD|http:URL ..]
+//! feature, `serve --stdio | --http ADDR [--token-env VAR] [--allowed-host HOST ..] [--upstream [NAME=]stdio:CMD|[NAME=]http:URL ..]
 //! [--header 'K: V' ..] [--search]`, and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL
 //! [--header 'K: V' ..]` on `tools` and `call`; with the `agent` feature, `route --tools FILE
 //! [--type T] [--json] "query"` and `tools --tools FILE` for declared tools (NLWeb's
@@ -212,7 +212,7 @@ enum Command {
         #[arg(long)]
         catalog: Option<PathBuf>,
         /// An MCP server whose tools are served too, as `SERVER.TOOL`: `stdio:COMMAND ARGS` or
-        /// `http:URL`; repeatable.
+        /// `http:URL`, either after `NAME=` to serve them as `NAME.TOOL`; repeatable.
         #[arg(long, value_name = "SOURCE")]
         upstream: Vec<String>,
         /// A header sent to every `http:` upstream, as 'NAME: VALUE'; repeatable.

@@ -2,7 +2,7 @@
 //! that comes from (a [`Source`]): one executor, or one executor and MCP servers whose lists
 //! it follows (a gateway).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::Tool;
@@ -151,6 +151,7 @@ impl Following {
         imports: Vec<McpTools>,
         search: bool,
     ) -> Result<Self, McpError> {
+        refuse_shared_names(&imports)?;
         let now = generations(&imports);
         // The imported tools are held to the executor's limits and default time limit.
         let like = local.clone();
@@ -186,6 +187,27 @@ impl Following {
         }
         Arc::clone(&current.1)
     }
+}
+
+/// Two servers listing a tool of the same name (two servers that call themselves alike, and
+/// so share a namespace): refused, since neither could be called by that name.
+fn refuse_shared_names(imports: &[McpTools]) -> Result<(), McpError> {
+    let mut listed_by: HashMap<String, usize> = HashMap::new();
+    for (at, import) in imports.iter().enumerate() {
+        for tool in import.listed().iter() {
+            let name = format!("{}.{}", import.namespace(), tool.name);
+            let first = *listed_by.entry(name.clone()).or_insert(at);
+            if first != at {
+                return Err(McpError::Imports(format!(
+                    "two servers, `{}` and `{}`, list `{name}`: give one another namespace \
+                     (`McpTools::with_namespace`, or `--upstream NAME=SOURCE`)",
+                    imports[first].namespace(),
+                    import.namespace()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The imported tools' problems, on one line.
