@@ -3,7 +3,8 @@
 //! result, the answer), the exact request bodies each client sends, streamed and not, compared
 //! as JSON with `tests/golden/<api>/request-*.json` and `stream-request-*.json`. The mock server
 //! answers with the documented response shapes kept beside them (`response-*.json`,
-//! `stream-*.sse`). `AI_TOOL_BLESS=1` rewrites the request files; review the diff.
+//! `stream-*.sse`). The request files are expect-test files: `UPDATE_EXPECT=1` rewrites those
+//! that differ; review the diff.
 //!
 //! The API key never appears in a golden file, in the client's `Debug`, or in an error.
 
@@ -98,29 +99,26 @@ fn canned_stream(api: &Api, n: usize) -> Canned {
     }
 }
 
-/// Compares `sent` with the golden file, as JSON; with `AI_TOOL_BLESS=1`, rewrites the file.
+/// Compares `sent` with the golden file, as JSON (key order does not count). When they differ,
+/// each differing field is printed by its pointer, and expect-test takes over: it fails showing
+/// the text's diff, or, with `UPDATE_EXPECT=1`, rewrites the file.
 fn assert_golden(path: &Path, sent: &Value) {
-    let pretty = serde_json::to_string_pretty(sent).expect("a JSON value prints") + "\n";
-    if std::env::var_os("AI_TOOL_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(path, pretty).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let golden: Option<Value> = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    if golden.as_ref() == Some(sent) {
         return;
     }
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; write it with AI_TOOL_BLESS=1, then review it",
-            path.display()
-        )
-    });
-    let expected: Value = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-    let differences = differences(&expected, sent);
-    assert!(
-        differences.is_empty(),
-        "the request sent differs from {}:\n{}\n\nsent:\n{pretty}\n(if the change is \
-         intended, rewrite the file with AI_TOOL_BLESS=1 and review the diff)",
-        path.display(),
-        differences.join("\n"),
-    );
+    match &golden {
+        Some(golden) => eprintln!(
+            "the request sent differs from {}:\n{}",
+            path.display(),
+            differences(golden, sent).join("\n")
+        ),
+        None => eprintln!("{} is missing or not JSON", path.display()),
+    }
+    let pretty = serde_json::to_string_pretty(sent).expect("a JSON value prints") + "\n";
+    expect_test::expect_file![path].assert_eq(&pretty);
 }
 
 /// Where two JSON values differ, as JSON pointers with both sides; empty when they are equal
