@@ -178,11 +178,14 @@ impl BedrockModel {
     /// Where the AWS credentials to sign with come from, asked once for each request: for
     /// temporary credentials that expire and are renewed, by a task of yours that keeps the
     /// current ones (say in an `Arc<RwLock<AwsCredentials>>`) for this to read. An error it
-    /// gives fails the request with [`ModelError::Setup`], naming it. An API key, if there is
-    /// one, is used instead.
+    /// gives (any error: `?` converts one, and `"text".into()` makes one) fails the request
+    /// with [`ModelError::Setup`], naming it. An API key, if there is one, is used instead.
     pub fn with_credentials_provider(
         mut self,
-        provider: impl Fn() -> Result<AwsCredentials, String> + Send + Sync + 'static,
+        provider: impl Fn() -> Result<AwsCredentials, Box<dyn std::error::Error + Send + Sync>>
+            + Send
+            + Sync
+            + 'static,
     ) -> Self {
         self.credentials = Credentials::Provider(Arc::new(provider));
         self
@@ -317,8 +320,11 @@ impl BedrockModel {
 enum Credentials {
     Fixed(AwsCredentials),
     Chain(Arc<AwsCredentialChain>),
-    Provider(Arc<dyn Fn() -> Result<AwsCredentials, String> + Send + Sync>),
+    Provider(Arc<dyn Fn() -> Result<AwsCredentials, ProviderError> + Send + Sync>),
 }
+
+/// What a credentials provider's error becomes: any error, or its text.
+type ProviderError = Box<dyn std::error::Error + Send + Sync>;
 
 impl Credentials {
     /// The credentials to sign the next request with.

@@ -28,10 +28,13 @@ const SERVICE_TIMEOUT: Duration = Duration::from_secs(30);
 /// What gives a token and how long it lasts, when asked: for credentials this crate does not
 /// resolve (workload identity federation, impersonation), from Google's own SDK or `gcloud`.
 type TokenProvider = Arc<
-    dyn Fn() -> Pin<Box<dyn Future<Output = Result<(String, Duration), String>> + Send>>
+    dyn Fn() -> Pin<Box<dyn Future<Output = Result<(String, Duration), ProviderError>> + Send>>
         + Send
         + Sync,
 >;
+
+/// A token provider's error: any error.
+type ProviderError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Google Cloud credentials (Application Default Credentials), found as Google's client
 /// libraries find them, in turn:
@@ -109,11 +112,12 @@ impl GoogleCredentials {
     /// not resolved here. It is asked again when its token expires within four minutes, and
     /// may take 30 seconds. Give the token's real remaining lifetime, or a short one (five
     /// minutes) when it is not known: `gcloud auth print-access-token` may print a token it
-    /// cached earlier.
+    /// cached earlier. Its error is any error (`?` converts one, and `"text".into()` makes
+    /// one); a request it fails names it.
     pub fn from_token_provider<F, Fut>(provider: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(String, Duration), String>> + Send + 'static,
+        Fut: Future<Output = Result<(String, Duration), ProviderError>> + Send + 'static,
     {
         let provider: TokenProvider = Arc::new(move || Box::pin(provider()));
         Self::with(HashMap::new(), Some(provider))
@@ -197,7 +201,7 @@ impl GoogleCredentials {
             let (value, lifetime) = tokio::time::timeout(SERVICE_TIMEOUT, provider())
                 .await
                 .map_err(|_| failed(format!("it took more than {SERVICE_TIMEOUT:?}")))?
-                .map_err(failed)?;
+                .map_err(|error| failed(error.to_string()))?;
             let expires = SystemTime::now()
                 .checked_add(lifetime)
                 .ok_or_else(|| failed(format!("its token's lifetime {lifetime:?} is too long")))?;
@@ -338,7 +342,7 @@ mod tests {
                 tokio::time::sleep(takes).await;
                 match n {
                     0 => Ok(("t0".to_owned(), first)),
-                    n => Err(format!("down {n}")),
+                    n => Err(format!("down {n}").into()),
                 }
             }
         });
