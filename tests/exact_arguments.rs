@@ -1,6 +1,7 @@
-//! A tool whose parameters are all standard types has its arguments checked by serde alone (see
-//! `ExactSchema`). These tests hold that path to the schema: random argument objects, each
-//! executed as a value and as text, and each checked by `Executor::validate`. What executes
+//! A tool whose parameters are all standard types has its arguments checked by serde alone (the
+//! Exact stage, `tool-runtime/src/arguments/exact.rs`). These tests hold that path to the
+//! schema: random argument objects, each executed as a value and as text, and each checked by
+//! `Executor::validate`. What executes
 //! must be valid, what is valid must execute, and both forms of one call end alike.
 
 mod common;

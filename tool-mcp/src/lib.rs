@@ -13,6 +13,8 @@
 //!
 //! [`Executor`]: tool_runtime::Executor
 
+#![warn(missing_docs)]
+
 mod client;
 mod convert;
 mod error;

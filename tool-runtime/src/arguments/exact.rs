@@ -38,13 +38,21 @@ pub trait DeserializeChecksSchema: sealed::Sealed {}
 /// The word of the probes that every parameter of a tool is [`DeserializeChecksSchema`]: the
 /// Exact stage may read its arguments with serde alone.
 ///
-/// Only a probe makes one (its field is private), so generated code cannot be told to skip the
-/// schema by anything but the types of its parameters.
+/// Only a probe makes one (its field is private, and the probe traits are sealed), and a probe
+/// gives one only for a type that is [`DeserializeChecksSchema`]; the generated code asks of
+/// each parameter's own type. So no `true` written by hand skips the schema. The token is not
+/// tied to the type it was asked about: hidden code calling the probes of one type and parsing
+/// another could still skip it, which is why all of this is reachable only through the macros'
+/// hidden re-exports.
 #[derive(Clone, Copy, Debug)]
 pub struct ExactStage(());
 
 mod sealed {
     pub trait Sealed {}
+
+    /// The probes, and nothing else, answer [`IsExact`](super::IsExact) and
+    /// [`NotExact`](super::NotExact).
+    pub trait Probes {}
 }
 
 macro_rules! exact {
@@ -91,8 +99,9 @@ impl<T: ?Sized> Probe<T> {
     }
 }
 
-/// Chosen by method lookup first, when `T: DeserializeChecksSchema`.
-pub trait IsExact {
+/// Chosen by method lookup first, when `T: DeserializeChecksSchema`. Sealed: only the probes
+/// answer it.
+pub trait IsExact: sealed::Probes {
     /// The Exact stage may be taken.
     #[inline(always)]
     fn exact(&self) -> Option<ExactStage> {
@@ -100,10 +109,11 @@ pub trait IsExact {
     }
 }
 
+impl<T: ?Sized> sealed::Probes for Probe<T> {}
 impl<T: DeserializeChecksSchema + ?Sized> IsExact for Probe<T> {}
 
-/// Chosen through one more reference, for every other `T`.
-pub trait NotExact {
+/// Chosen through one more reference, for every other `T`. Sealed as [`IsExact`] is.
+pub trait NotExact: sealed::Probes {
     /// The Exact stage may not be taken.
     #[inline(always)]
     fn exact(&self) -> Option<ExactStage> {
@@ -111,6 +121,7 @@ pub trait NotExact {
     }
 }
 
+impl<T: ?Sized> sealed::Probes for &Probe<T> {}
 impl<T: ?Sized> NotExact for &Probe<T> {}
 
 /// JSON text of an object, deserialized; `None` for anything else or anything serde refuses.
