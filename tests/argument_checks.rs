@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use common::Rng;
+use common::deep::{nested_arrays, object, on_small_stack};
+use common::tools::echo;
+use common::{block_on, Rng};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Note {
@@ -185,40 +187,6 @@ fn executor() -> Executor {
     Executor::builder().build().expect("tools build")
 }
 
-/// Runs `f` on a thread with the 2 MiB stack that test and tokio worker threads have.
-fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(f)
-        .expect("a thread")
-        .join()
-        .expect("no stack overflow");
-}
-
-/// `depth` arrays nested in one another.
-fn nested_arrays(depth: usize) -> Value {
-    let mut value = json!([]);
-    for _ in 1..depth {
-        value = Value::Array(vec![value]);
-    }
-    value
-}
-
-/// `{key: value}`, built without `json!`, which would serialize a deep value recursively.
-fn object(key: &str, value: Value) -> Value {
-    let mut map = Map::new();
-    map.insert(key.into(), value);
-    Value::Object(map)
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(future)
-}
-
 fn violations(err: &ToolError) -> Vec<String> {
     match err {
         ToolError::InvalidArguments { violations, .. } => {
@@ -320,11 +288,9 @@ fn a_very_deep_value_for_a_sync_tool_with_a_time_limit_is_refused() {
 #[test]
 fn a_very_deep_value_for_a_dynamic_tool_is_refused() {
     on_small_stack(|| {
-        let tool = DynamicTool::new(
+        let tool = echo(
             "echo",
-            "Echoes",
             json!({ "type": "object", "properties": { "v": {} } }),
-            |args, _ctx| async move { Ok(ToolOutput::json(args)) },
         );
         let exec = Executor::builder().tool(tool).build().expect("builds");
         let args = object("v", nested_arrays(100_000));
@@ -337,14 +303,11 @@ fn a_very_deep_value_for_a_dynamic_tool_is_refused() {
 
 #[test]
 fn a_lower_nesting_limit_is_kept_from_text_and_value_in_every_stage() {
-    let echo = DynamicTool::new(
-        "echo",
-        "Echoes",
-        json!({ "type": "object", "properties": { "v": {} } }),
-        |args, _ctx| async move { Ok(ToolOutput::json(args)) },
-    );
     let exec = Executor::builder()
-        .tool(echo)
+        .tool(echo(
+            "echo",
+            json!({ "type": "object", "properties": { "v": {} } }),
+        ))
         .max_argument_depth(4)
         .build()
         .expect("builds");

@@ -36,16 +36,9 @@ fn catalog() -> TempFile {
     )
 }
 
+/// `ai-tool ARGS...` with this binary's tools.
 fn run(args: &[&str]) -> (u8, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut argv = vec!["ai-tool"];
-    argv.extend_from_slice(args);
-    let code = ai_tool::cli::run_with(argv, Executor::builder(), &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
+    common::cli::run(Executor::builder(), args)
 }
 
 #[test]

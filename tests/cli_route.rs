@@ -9,7 +9,11 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+mod common;
+
 use serde_json::{json, Value};
+
+use common::TempFile;
 
 const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tools.xml");
 
@@ -197,12 +201,18 @@ fn route_without_a_model_or_with_a_bad_file_exits_with_2() {
         text(&output.stderr)
     );
 
-    let dir = std::env::temp_dir().join(format!("ai-tool-route-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("tools.xml");
-    std::fs::write(&bad, "<Tools>\n  <Thing>\n    <Tool name=\"a\" enabled=\"perhaps\"><prompt>p</prompt></Tool>\n  </Thing>\n</Tools>\n").unwrap();
+    let bad = TempFile::with_lines(
+        "tools.xml",
+        &[
+            "<Tools>",
+            "  <Thing>",
+            "    <Tool name=\"a\" enabled=\"perhaps\"><prompt>p</prompt></Tool>",
+            "  </Thing>",
+            "</Tools>",
+        ],
+    );
     let output = ai_tool(
-        &["route", "--tools", bad.to_str().unwrap(), "q"],
+        &["route", "--tools", bad.arg(), "q"],
         Some("http://127.0.0.1:9/v1"),
     );
     assert_eq!(output.status.code(), Some(2));
@@ -211,10 +221,9 @@ fn route_without_a_model_or_with_a_bad_file_exits_with_2() {
         stderr,
         format!(
             "error: {}:3: <Tool name=\"a\">: `enabled` is \"perhaps\": write \"true\" or \"false\"\n",
-            bad.display()
+            bad.path().display()
         )
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

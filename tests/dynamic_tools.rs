@@ -7,6 +7,7 @@ use ai_tool::schema::SchemaError;
 use ai_tool::{BuildProblem, ToolMetadata, ToolSource};
 use serde_json::{json, Value};
 
+use common::tools::{executor_of, noop};
 use common::TempFile;
 
 fn upper() -> DynamicTool {
@@ -27,11 +28,7 @@ fn catalog_file(lines: &[&str]) -> TempFile {
 
 #[tokio::test]
 async fn a_dynamic_tool_runs_and_its_schema_is_enforced_as_written() {
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(upper())
-        .build()
-        .unwrap();
+    let exec = executor_of([upper()]).unwrap();
     assert_eq!(
         exec.execute("text.upper", json!({ "text": "abc" }))
             .await
@@ -147,18 +144,9 @@ fn two_tools_with_one_name_are_a_build_error_naming_both() {
 
 #[test]
 fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
-    let bad_name = DynamicTool::new("has space", "x", json!({"type": "object"}), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let bad_schema = DynamicTool::new("ok", "x", json!({"type": 12}), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let err = Executor::builder()
-        .registered_tools(false)
-        .tool(bad_name)
-        .tool(bad_schema)
-        .build()
-        .unwrap_err();
+    let bad_name = noop("has space", "x", json!({"type": "object"}));
+    let bad_schema = noop("ok", "x", json!({"type": 12}));
+    let err = executor_of([bad_name, bad_schema]).unwrap_err();
     // Each problem is typed: where the tool was defined, and why, reachable as its source.
     match &err.problems[..] {
         [BuildProblem::BadName {
@@ -180,21 +168,9 @@ fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
 
 #[test]
 fn a_dynamic_tool_whose_schema_is_not_an_object_or_whose_description_is_empty_is_a_build_error() {
-    let text_root = DynamicTool::new(
-        "shout",
-        "Upper-cases text",
-        json!({ "type": "string" }),
-        |_, _| async { Ok(ToolOutput::empty()) },
-    );
-    let undescribed = DynamicTool::new("quiet", "", json!({ "type": "object" }), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    let err = Executor::builder()
-        .registered_tools(false)
-        .tool(text_root)
-        .tool(undescribed)
-        .build()
-        .unwrap_err();
+    let text_root = noop("shout", "Upper-cases text", json!({ "type": "string" }));
+    let undescribed = noop("quiet", "", json!({ "type": "object" }));
+    let err = executor_of([text_root, undescribed]).unwrap_err();
     assert!(
         matches!(
             &err.problems[..],
@@ -219,11 +195,7 @@ fn metadata_can_be_given_to_a_dynamic_tool() {
         keywords: vec!["caps".into()],
         ..Default::default()
     });
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(tool)
-        .build()
-        .unwrap();
+    let exec = executor_of([tool]).unwrap();
     let spec = exec.spec("text.upper").unwrap();
     assert_eq!(spec.metadata.keywords, ["caps"]);
     assert!(spec.metadata.source.is_some(), "the source is kept");
@@ -266,13 +238,7 @@ async fn a_structured_result_off_the_output_schema_fails_the_call_naming_what_is
             "required": ["total"]
         }))
     };
-    let exec = |value| {
-        Executor::builder()
-            .registered_tools(false)
-            .tool(total(value))
-            .build()
-            .unwrap()
-    };
+    let exec = |value| executor_of([total(value)]).unwrap();
     let out = exec(json!({ "total": 42 }))
         .execute("total", json!({}))
         .await
@@ -292,16 +258,9 @@ async fn a_structured_result_off_the_output_schema_fails_the_call_naming_what_is
 
 #[test]
 fn an_unusable_output_schema_is_a_build_problem_naming_the_tool() {
-    let schema = json!({ "type": "object" });
-    let tool = DynamicTool::new("odd", "Odd", schema, |_, _| async {
-        Ok(ToolOutput::empty())
-    })
-    .with_output_schema(json!({ "type": "strnig" }));
-    let err = Executor::builder()
-        .registered_tools(false)
-        .tool(tool)
-        .build()
-        .unwrap_err();
+    let tool = noop("odd", "Odd", json!({ "type": "object" }))
+        .with_output_schema(json!({ "type": "strnig" }));
+    let err = executor_of([tool]).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("`odd`") && text.contains("output schema"),

@@ -2,6 +2,7 @@
 //! is declared, validated and called exactly as the same tool written with `#[ai_tool]`, and
 //! the builder checks hand-written tools as it checks every other.
 
+mod common;
 #[allow(dead_code)]
 #[path = "../examples/hand_written.rs"]
 mod example;
@@ -14,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use common::tools::echo;
 use example::{forecast, Forecast, UnknownLocation};
 
 // The example's tool, written with the macro: same name, description, argument and metadata.
@@ -372,15 +374,9 @@ async fn the_fluent_metadata_overrides_and_adds_to_the_tools_own() {
 
 #[tokio::test]
 async fn a_closure_takes_the_same_fluent_metadata() {
-    let echo = DynamicTool::new(
-        "text.echo",
-        "Echoes",
-        json!({ "type": "object" }),
-        |args, _| async move { Ok(ToolOutput::json(args)) },
-    );
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(echo)
+        .tool(echo("text.echo", json!({ "type": "object" })))
         .title("Echo")
         .category("Text")
         .selectable()

@@ -17,46 +17,14 @@ use ai_tool::provider::{self, parse_calls, read_response, Aliases, ParseError, R
 use ai_tool::schema::SchemaLimits;
 use serde_json::{json, Map, Value};
 
-use common::TempFile;
+use common::deep::{nested_arrays, object, on_small_stack};
+use common::tools::{echo, executor_of};
+use common::{block_on, TempFile};
 
 /// Adds two numbers: the Exact stage (serde alone).
 #[ai_tool]
 fn add(a: i64, b: i64) -> i64 {
     a + b
-}
-
-/// `depth` arrays nested in one another, built without recursion.
-fn nested_arrays(depth: usize) -> Value {
-    let mut value = json!([]);
-    for _ in 1..depth {
-        value = Value::Array(vec![value]);
-    }
-    value
-}
-
-/// `{key: value}`, built without `json!`, which would serialize a deep value recursively.
-fn object(key: &str, value: Value) -> Value {
-    let mut map = Map::new();
-    map.insert(key.into(), value);
-    Value::Object(map)
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(future)
-}
-
-/// Runs `f` on a thread with the 2 MiB stack that test and tokio worker threads have.
-fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(f)
-        .expect("a thread")
-        .join()
-        .expect("no stack overflow");
 }
 
 fn parse(text: &str) -> Result<Vec<catalog::CatalogEntry>, ai_tool::CatalogError> {
@@ -80,13 +48,7 @@ fn catalog_executor(lines: &[String]) -> Executor {
 
 /// An executor whose one dynamic tool `t` echoes its arguments, under `schema`.
 fn dynamic_executor(schema: Value) -> Result<Executor, ai_tool::BuildError> {
-    let tool = DynamicTool::new("t", "Echoes", schema, |args, _ctx| async move {
-        Ok(ToolOutput::json(args))
-    });
-    Executor::builder()
-        .registered_tools(false)
-        .tool(tool)
-        .build()
+    executor_of([echo("t", schema)])
 }
 
 /// The next call works: `add` answers.
@@ -529,13 +491,9 @@ fn a_megabyte_long_tool_name_gets_a_short_error_everywhere() {
 }
 
 fn dynamic_executor_named(name: &str) -> Result<Executor, ai_tool::BuildError> {
-    let tool = DynamicTool::new(
-        name,
-        "Echoes",
-        json!({ "type": "object" }),
-        |a, _| async move { Ok(ToolOutput::json(a)) },
-    );
-    Executor::builder().tool(tool).build()
+    Executor::builder()
+        .tool(echo(name, json!({ "type": "object" })))
+        .build()
 }
 
 #[test]
@@ -618,9 +576,7 @@ fn a_response_over_the_size_limit_is_refused_unparsed_naming_the_limit() {
 #[test]
 fn schema_limits_are_configurable_and_named_in_the_build_error() {
     let schema = json!({ "type": "object", "properties": { "a": { "type": "array", "items": { "type": "array" } } } });
-    let tool = DynamicTool::new("t", "T", schema.clone(), |a, _| async move {
-        Ok(ToolOutput::json(a))
-    });
+    let tool = echo("t", schema.clone());
     let err = Executor::builder()
         .tool(tool.clone())
         .schema_limits(SchemaLimits {

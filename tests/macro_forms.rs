@@ -3,8 +3,12 @@
 //! parameters in camel case, a doc comment's indentation, an `Option` of a type that is not
 //! `Serialize`.
 
+mod common;
+
 use ai_tool::prelude::*;
 use serde_json::json;
+
+use common::tools::serving;
 
 pub struct Kv;
 
@@ -110,10 +114,7 @@ fn letters() -> Vec<&'static str> {
 }
 
 fn executor() -> Executor {
-    Executor::builder()
-        .service(std::sync::Arc::new(Kv))
-        .build()
-        .expect("the tools build")
+    serving(Kv)
 }
 
 #[tokio::test]
@@ -166,10 +167,7 @@ async fn static_borrows_inside_a_returned_type_are_json() {
 
 #[tokio::test]
 async fn a_parameter_type_from_macro_rules_is_read_as_written() {
-    let exec = Executor::builder()
-        .service(std::sync::Arc::new(Loud))
-        .build()
-        .expect("the tools build");
+    let exec = serving(Loud);
     let out = exec.execute("shout", json!({ "text": "hi" })).await;
     assert_eq!(out.unwrap().to_text(), "HI");
 }

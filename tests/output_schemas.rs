@@ -3,13 +3,15 @@
 //! `Value`, a type without `JsonSchema` and a converted value get none. The result a tool returns
 //! matches the schema it declares.
 
-use std::sync::Arc;
+mod common;
 
 use ai_tool::prelude::*;
 use ai_tool::provider::{declaration, DeclareOptions};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
+
+use common::tools::serving;
 
 #[derive(Serialize, JsonSchema)]
 pub struct Weather {
@@ -119,10 +121,7 @@ fn weather_text(w: Weather) -> ToolOutput {
 }
 
 fn executor() -> Executor {
-    Executor::builder()
-        .service(Arc::new(Outputs))
-        .build()
-        .unwrap()
+    serving(Outputs)
 }
 
 fn output_schema(exec: &Executor, tool: &str) -> Option<Value> {

@@ -7,8 +7,12 @@ use std::time::Duration;
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
+mod common;
+
 use ai_tool::prelude::*;
 use serde_json::json;
+
+use common::tools::serving;
 
 /// How many `wait_for_cancel` calls saw their cancellation.
 static STOPPED: AtomicUsize = AtomicUsize::new(0);
@@ -137,12 +141,9 @@ impl Risky {
 }
 
 fn executor() -> Executor {
-    Executor::builder()
-        .service(Arc::new(Risky {
-            completed: AtomicUsize::new(0),
-        }))
-        .build()
-        .unwrap()
+    serving(Risky {
+        completed: AtomicUsize::new(0),
+    })
 }
 
 #[tokio::test]

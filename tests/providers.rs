@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use common::tools::{executor_of, noop};
 use common::Rng;
 
 pub struct WeatherService;
@@ -275,17 +276,12 @@ fn strict_declarations_obey_their_profiles() {
 
 #[test]
 fn an_inexpressible_schema_is_declared_non_strict_with_a_note() {
-    let free_form = DynamicTool::new(
+    let free_form = noop(
         "free",
         "Takes a pair",
         json!({ "type": "object", "properties": { "data": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }] } } }),
-        |_, _| async { Ok(ToolOutput::empty()) },
     );
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(free_form)
-        .build()
-        .unwrap();
+    let exec = executor_of([free_form]).unwrap();
     let declared = exec.declarations(
         Format::OpenAiResponses,
         &DeclareOptions {
@@ -321,11 +317,7 @@ async fn maps_and_untyped_values_are_declared_strict_and_their_calls_decoded() {
         }),
         |args, _| async move { Ok(ToolOutput::json(args)) },
     );
-    let exec = Executor::builder()
-        .registered_tools(false)
-        .tool(poker)
-        .build()
-        .unwrap();
+    let exec = executor_of([poker]).unwrap();
     let strict = DeclareOptions {
         strict: true,
         ..Default::default()
@@ -375,14 +367,7 @@ async fn maps_and_untyped_values_are_declared_strict_and_their_calls_decoded() {
 
 /// An executor of one tool taking `schema`, which does nothing.
 fn one_tool(name: &str, description: &str, schema: &Value) -> Executor {
-    let tool = DynamicTool::new(name, description, schema.clone(), |_, _| async {
-        Ok(ToolOutput::empty())
-    });
-    Executor::builder()
-        .registered_tools(false)
-        .tool(tool)
-        .build()
-        .unwrap()
+    executor_of([noop(name, description, schema.clone())]).unwrap()
 }
 
 #[test]
@@ -1044,17 +1029,10 @@ fn the_openai_strict_profile_refuses_a_nullable_root() {
 
 // ---- the command line ----
 
+/// `ai-tool ARGS...` with the tools here.
 #[cfg(feature = "cli")]
 fn cli(args: &[&str]) -> (u8, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut argv = vec!["ai-tool"];
-    argv.extend_from_slice(args);
-    let code = ai_tool::cli::run_with(argv, tools(), &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
+    common::cli::run(tools(), args)
 }
 
 #[cfg(feature = "cli")]

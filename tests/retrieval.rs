@@ -166,13 +166,11 @@ async fn brackets_that_are_not_tool_names_stay_in_the_query() {
 fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_line() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/metatool");
     let exec = || ai_tool::Executor::builder().registered_tools(false);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
     let (catalog, queries) = (
         data.join("tools.jsonl").display().to_string(),
         data.join("queries.jsonl").display().to_string(),
     );
     let args = [
-        "ai-tool",
         "eval-retrieval",
         "--catalog",
         &catalog,
@@ -182,13 +180,9 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
         "2000",
         "--json",
     ];
-    assert_eq!(
-        ai_tool::cli::run_with(args, exec(), &mut out, &mut err),
-        0,
-        "{}",
-        String::from_utf8_lossy(&err)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let (code, out, err) = common::cli::run(exec(), &args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["queries"], json!(2000));
     let hit5 = report["hit_at_5"].as_f64().unwrap();
     assert!(
@@ -205,18 +199,16 @@ fn eval_retrieval_reports_on_the_metatool_sample_and_bad_lines_name_file_and_lin
             r#"{"query": "no gold"}"#,
         ],
     );
-    let (mut out, mut err) = (Vec::new(), Vec::new());
     let bad_path = bad.path().display().to_string();
     let args = [
-        "ai-tool",
         "eval-retrieval",
         "--catalog",
         &catalog,
         "--queries",
         &bad_path,
     ];
-    assert_eq!(ai_tool::cli::run_with(args, exec(), &mut out, &mut err), 2);
-    let err = String::from_utf8(err).unwrap();
+    let (code, _, err) = common::cli::run(exec(), &args);
+    assert_eq!(code, 2);
     assert!(
         err.starts_with(&format!("error: {}:2: expected", bad.path().display())),
         "{err}"
@@ -319,9 +311,7 @@ mod dense {
         );
         let report = |kind: &str| {
             let exec = ai_tool::Executor::builder().registered_tools(false);
-            let (mut out, mut err) = (Vec::new(), Vec::new());
             let args = [
-                "ai-tool",
                 "eval-retrieval",
                 "--catalog",
                 &catalog,
@@ -333,9 +323,9 @@ mod dense {
                 kind,
                 "--json",
             ];
-            let code = ai_tool::cli::run_with(args, exec, &mut out, &mut err);
-            assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-            serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+            let (code, out, err) = common::cli::run(exec, &args);
+            assert_eq!(code, 0, "{err}");
+            serde_json::from_str::<serde_json::Value>(&out).unwrap()
         };
         let (bm25, dense, hybrid) = (report("bm25"), report("dense"), report("hybrid"));
         for metric in ["hit_at_5", "mrr"] {

@@ -3,11 +3,13 @@
 //! borrowed parameters, the attributes written with their paths, and the facade reached under
 //! another name (`crate = path`).
 
-use std::sync::Arc;
+mod common;
 
 use ai_tool::prelude::*;
 use serde::Serialize;
 use serde_json::json;
+
+use common::tools::serving;
 
 #[derive(Debug, PartialEq)]
 pub struct Refused(String);
@@ -93,10 +95,7 @@ fn whisper(text: String) -> ToolOutput {
 }
 
 fn executor() -> Executor {
-    Executor::builder()
-        .service(Arc::new(Aliases))
-        .build()
-        .expect("the executor builds")
+    serving(Aliases)
 }
 
 #[tokio::test]
@@ -200,10 +199,7 @@ fn kind_of(r#type: String) -> String {
 }
 
 fn keywords() -> Executor {
-    Executor::builder()
-        .service(Arc::new(Keywords))
-        .build()
-        .expect("the executor builds")
+    serving(Keywords)
 }
 
 #[tokio::test]
@@ -270,10 +266,7 @@ impl Paths {
 
 #[tokio::test]
 async fn attributes_written_with_their_paths_are_recognised() {
-    let exec = Executor::builder()
-        .service(Arc::new(Paths))
-        .build()
-        .unwrap();
+    let exec = serving(Paths);
     assert_eq!(
         exec.execute("by_path", json!({})).await.unwrap().to_text(),
         "1"
@@ -317,10 +310,7 @@ mod renamed {
 
 #[tokio::test]
 async fn the_facade_under_another_name_is_reached_through_crate_path() {
-    let exec = Executor::builder()
-        .service(Arc::new(renamed::Greeter))
-        .build()
-        .unwrap();
+    let exec = serving(renamed::Greeter);
     let greeting = exec.execute("greet", json!({ "name": "Ann" })).await;
     assert_eq!(greeting.unwrap().to_text(), "hello Ann");
     let letters = exec.execute("letters", json!({ "word": "four" })).await;

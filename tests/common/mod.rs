@@ -1,5 +1,12 @@
-//! What more than one test crate needs. Each crate uses a part of it.
+//! What more than one test crate needs. Each crate compiles this module for itself and uses a
+//! part of it, so any item may be unused in one crate.
 #![allow(dead_code)]
+
+#[cfg(feature = "cli")]
+pub mod cli;
+pub mod deep;
+pub mod fixtures;
+pub mod tools;
 
 /// A small deterministic generator (xorshift), so that a failing random case can be replayed
 /// from its seed.
@@ -65,4 +72,13 @@ impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// Runs `future` to its end on a runtime of its own (current thread, timers and I/O on).
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
 }

@@ -1,6 +1,8 @@
 //! The demo service, end to end through the macros and the executor: one test binary,
 //! one file per concern, all sharing the service defined here.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod conversion;
 mod metadata;
 mod schema;
@@ -13,6 +15,8 @@ use ai_tool::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+use common::fixtures::{complex_ok, Category, ComplexInput};
 
 pub struct DemoService {
     calls: AtomicUsize,
@@ -28,26 +32,6 @@ pub struct DemoDto {
 pub struct Summary {
     kind: Category,
     categories: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub enum Category {
-    Room,
-    Bike,
-    Plane,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ComplexInput {
-    /// A nullable but required property.
-    nullable_but_required: Option<String>,
-    #[schemars(length(max = 10))]
-    max_length_10: String,
-    #[schemars(length(min = 5))]
-    min_length_5: String,
-    kind: Category,
-    #[schemars(length(min = 2, max = 5))]
-    categories: Vec<Category>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -171,14 +155,4 @@ fn executor() -> Executor {
 fn spec<'a>(exec: &'a Executor, name: &str) -> &'a ToolSpec {
     exec.spec(name)
         .unwrap_or_else(|| panic!("tool {name} is registered"))
-}
-
-fn complex_ok() -> Value {
-    json!({
-        "nullable_but_required": null,
-        "max_length_10": "short",
-        "min_length_5": "long enough",
-        "kind": "Bike",
-        "categories": ["Room", "Plane"]
-    })
 }

@@ -111,11 +111,10 @@ fn a_tools_own_strict_setting_wins_over_the_declarations_options() {
     );
 
     // The other way round: a tool that asks for strict mode gets it without the options.
-    let tool = DynamicTool::new(
+    let tool = common::tools::noop(
         "lookup",
         "Looks a word up",
         json!({ "type": "object", "properties": { "word": { "type": "string" } }, "required": ["word"] }),
-        |_, _| async { Ok(ToolOutput::empty()) },
     );
     let exec = Executor::builder()
         .registered_tools(false)
