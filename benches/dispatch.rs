@@ -9,8 +9,10 @@
 //! Each stage of the argument pipeline has its rows: `manhattan` takes `i64`s, read by serde
 //! alone (the Exact stage); `book` takes a user struct with constraints (lengths, a range, an
 //! enum) and `plan` one holding a nested struct and a list of them, both checked while they are
-//! deserialized (the Validating stage). Each is compared with its own floor: the same JSON into
-//! the same struct, the call, the result serialized.
+//! deserialized (the Validating stage); `reserve` takes a struct whose schema has a `pattern`,
+//! outside what the Validating stage follows, so `jsonschema` checks it on a parsed `Value`
+//! before serde reads it (the Full stage). Each is compared with its own floor: the same JSON
+//! into the same struct, the call, the result serialized.
 //!
 //! Beside them, a minimal dispatcher written by hand with `execute`'s shape (a future that
 //! calls a handler behind a panic guard and gives back a `ToolOutput`, with no schema and no
@@ -79,6 +81,17 @@ pub struct Trip {
     stops: Vec<Stop>,
 }
 
+/// A seat request: a struct whose schema has a `pattern`, which only the Full stage checks.
+#[derive(Deserialize, JsonSchema)]
+pub struct Seat {
+    /// The flight, such as "AF1234".
+    #[schemars(regex(pattern = r"^[A-Z]{2}[0-9]{1,4}$"))]
+    flight: String,
+    /// The row.
+    #[schemars(range(min = 1, max = 60))]
+    row: u8,
+}
+
 #[ai_tools]
 impl Geo {
     /// Distance on a grid between the origin and a point.
@@ -111,6 +124,16 @@ impl Geo {
     fn plan(&self, trip: Trip) -> u32 {
         nights(&trip)
     }
+
+    /// The price of a seat, in euros.
+    #[ai_tool]
+    fn reserve(&self, seat: Seat) -> u32 {
+        seat_price(&seat)
+    }
+}
+
+fn seat_price(seat: &Seat) -> u32 {
+    40 + u32::from(seat.row) + seat.flight.len() as u32 % 2
 }
 
 fn price(booking: &Booking) -> u32 {
@@ -139,6 +162,13 @@ struct PlanArgs {
 
 const BOOK_ARGS: &str = r#"{"booking": {"guest": "Ada Lovelace", "nights": 3, "room": "Double"}}"#;
 
+#[derive(Deserialize)]
+struct ReserveArgs {
+    seat: Seat,
+}
+
+const RESERVE_ARGS: &str = r#"{"seat": {"flight": "AF1234", "row": 12}}"#;
+
 const PLAN_ARGS: &str = r#"{"trip": {"start": {"city": "Lyon", "nights": 1}, "stops": [{"city": "Turin", "nights": 2}, {"city": "Genoa", "nights": 3}]}}"#;
 
 /// The floor of the Validating stage: a user struct with constraints, from JSON text.
@@ -151,6 +181,12 @@ fn floor_book(text: &str) -> Value {
 fn floor_plan(text: &str) -> Value {
     let PlanArgs { trip } = serde_json::from_str(text).expect("valid");
     serde_json::to_value(Geo.plan(trip)).expect("serializes")
+}
+
+/// The floor of the Full stage: a struct whose schema has a pattern, from JSON text.
+fn floor_reserve(text: &str) -> Value {
+    let ReserveArgs { seat } = serde_json::from_str(text).expect("valid");
+    serde_json::to_value(Geo.reserve(seat)).expect("serializes")
 }
 
 /// The floor of the Validating stage from a value.
@@ -187,7 +223,7 @@ fn ready<F: Future + Unpin>(mut future: F) -> F::Output {
 const BATCH: BatchSize = BatchSize::NumIterations(1_000);
 
 fn executor(tools: usize) -> Executor {
-    let filler = (0..tools.saturating_sub(5)).map(|i| {
+    let filler = (0..tools.saturating_sub(6)).map(|i| {
         DynamicTool::new(
             format!("filler_tool_{i}"),
             "A tool that is only there to be looked past",
@@ -222,6 +258,11 @@ fn book_text() -> &'static str {
 /// A trip as text, hidden from the optimizer.
 fn plan_text() -> &'static str {
     std::hint::black_box(PLAN_ARGS)
+}
+
+/// A seat request as text, hidden from the optimizer.
+fn reserve_text() -> &'static str {
+    std::hint::black_box(RESERVE_ARGS)
 }
 
 /// A booking as a value, made once and cloned for each call.
@@ -364,6 +405,12 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("execute_nested_text/10_tools", |b| {
         b.iter(|| execute(&exec, "plan", plan_text()))
     });
+    group.bench_function("floor_pattern_text", |b| {
+        b.iter(|| floor_reserve(reserve_text()))
+    });
+    group.bench_function("execute_pattern_text/10_tools", |b| {
+        b.iter(|| execute(&exec, "reserve", reserve_text()))
+    });
     group.bench_function("execute_async/10_tools", |b| {
         b.iter_batched(
             || args.clone(),
@@ -484,6 +531,18 @@ fn interleaved() {
             Some(14),
             plan_text,
             |t| consume(execute(&small, "plan", t)),
+        ),
+        Case::new(
+            "floor, struct with a pattern, text",
+            None,
+            reserve_text,
+            |t| consume(floor_reserve(t)),
+        ),
+        Case::new(
+            "execute(name, &str), pattern (Full stage)",
+            Some(16),
+            reserve_text,
+            |t| consume(execute(&small, "reserve", t)),
         ),
     ];
     let deadline = Instant::now() + Duration::from_secs(10);
