@@ -355,14 +355,26 @@ fn messages(messages: &[Message], aliases: &Aliases) -> Value {
             }
             // Sent with the answer after it.
             Message::Reasoning(_) => {}
-            _ if message.is_empty_answer() => {}
             Message::Assistant { text, calls } => {
+                let kept = reasoning_before(messages, i, REASONING_API, None);
+                // An answer with blocks of the tools Anthropic runs was kept whole: it goes
+                // back as it came (a paused turn may hold nothing else).
+                let whole = kept.iter().any(|block| !is_neutral(block));
+                if message.is_empty_answer() && !whole {
+                    continue;
+                }
                 flush(&mut results, &mut out);
                 ids.new_turn();
-                // Thinking first, as it came: Anthropic checks its signatures.
-                let mut content = reasoning_before(messages, i, REASONING_API, None).to_vec();
+                // Thinking first, as it came: Anthropic checks its signatures. Calls are
+                // written from the message, which holds those the run kept.
+                let mut content: Vec<Value> = kept
+                    .iter()
+                    .filter(|block| !is_call(block) && !is_blank_text(block))
+                    .cloned()
+                    .collect();
                 // Anthropic refuses a text block of white space alone.
-                if let Some(text) = text.as_deref().filter(|t| !t.trim().is_empty()) {
+                let text = text.as_deref().filter(|t| !t.trim().is_empty() && !whole);
+                if let Some(text) = text {
                     content.push(json!({ "type": "text", "text": text }));
                 }
                 for call in calls {
@@ -422,14 +434,8 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
         cached_input_tokens: cached,
         reasoning_tokens: 0,
     };
-    let thinking: Vec<Value> = answer
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|block| is_thinking(block))
-        .cloned()
-        .collect();
+    let content = answer.get("content").and_then(Value::as_array);
+    let blocks = content.into_iter().flatten().cloned().collect();
     Ok(ModelResponse {
         text: (!text.is_empty()).then_some(text),
         calls,
@@ -438,7 +444,7 @@ fn response(answer: &Value, aliases: &Aliases) -> Result<ModelResponse, ModelErr
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        reasoning: reasoning(thinking),
+        reasoning: kept(blocks),
     })
 }
 
@@ -453,8 +459,39 @@ fn is_thinking(block: &Value) -> bool {
     )
 }
 
-/// The thinking blocks of an answer as its reasoning, when there are any.
-fn reasoning(blocks: Vec<Value>) -> Option<Reasoning> {
+/// Whether a content block is text or a call, which a neutral [`Message::Assistant`] holds,
+/// or thinking: any other (a `server_tool_use` and its `web_search_tool_result`,
+/// `code_execution_tool_result`...) is the work of a tool Anthropic runs, which must go back
+/// as it came.
+fn is_neutral(block: &Value) -> bool {
+    let kind = block.get("type").and_then(Value::as_str);
+    matches!(kind, Some("text" | "tool_use")) || is_thinking(block)
+}
+
+/// Whether a content block is a call of one of the request's tools.
+fn is_call(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("tool_use")
+}
+
+/// Whether a content block is text of white space alone, which Anthropic refuses.
+fn is_blank_text(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("text")
+        && block
+            .get("text")
+            .and_then(Value::as_str)
+            .is_none_or(|text| text.trim().is_empty())
+}
+
+/// What of an answer's content goes back with it ([`Message::Reasoning`]): its thinking
+/// blocks; or, when it holds blocks of the tools Anthropic runs, the whole content as it
+/// came, in order (citations in its text included), which a paused turn (`pause_turn`) must
+/// be sent back as, and which Anthropic reads back in later turns.
+fn kept(blocks: Vec<Value>) -> Option<Reasoning> {
+    let blocks = if blocks.iter().all(is_neutral) {
+        blocks.into_iter().filter(is_thinking).collect()
+    } else {
+        blocks
+    };
     Reasoning::given(REASONING_API, blocks)
 }
 
@@ -494,27 +531,46 @@ impl ChatModel for AnthropicModel {
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
     Box::new(Streamed {
         answer: StreamedAnswer::new(aliases),
-        thinking: Vec::new(),
+        blocks: Vec::new(),
         stopped: false,
     })
 }
 
 /// What a streamed answer's events said so far: `message_start`, content blocks started and
-/// grown by deltas (`text_delta`, `input_json_delta`), `message_delta`, `message_stop`.
+/// grown by deltas (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`,
+/// `citations_delta`), `message_delta`, `message_stop`.
 #[derive(Default)]
 struct Streamed {
     answer: StreamedAnswer,
-    /// The thinking blocks so far, by their index in the answer.
-    thinking: Vec<(Option<u64>, Value)>,
+    /// The content blocks so far, in order, as the whole answer would give them: what goes
+    /// back with the answer is read from them ([`kept`]).
+    blocks: Vec<StreamedBlock>,
     /// Whether `message_stop` came: a stream without it was cut short.
     stopped: bool,
 }
 
+/// A content block as its events built it.
+struct StreamedBlock {
+    index: Option<u64>,
+    block: Value,
+    /// Its `input` as JSON text, in the pieces of its `input_json_delta`s (a call's, or a
+    /// server tool's).
+    input: String,
+}
+
 impl Streamed {
-    /// Adds `piece` to the text field `field` of the thinking block at `index`.
-    fn grow_thinking(&mut self, index: Option<u64>, field: &str, piece: &str) {
-        let block = self.thinking.iter_mut().find(|(at, _)| *at == index);
-        if let Some((_, Value::Object(block))) = block {
+    /// The block at `index`, the last started with it.
+    fn block(&mut self, index: Option<u64>) -> Option<&mut StreamedBlock> {
+        self.blocks.iter_mut().rev().find(|b| b.index == index)
+    }
+
+    /// Adds `piece` to the text field `field` of the block at `index`.
+    fn grow(&mut self, index: Option<u64>, field: &str, piece: &str) {
+        if let Some(StreamedBlock {
+            block: Value::Object(block),
+            ..
+        }) = self.block(index)
+        {
             grow_text(block, field, piece);
         }
     }
@@ -562,11 +618,14 @@ impl Decoder for Streamed {
                             deltas.push(start);
                         }
                     }
-                    _ => {
-                        if let Some(block) = block.filter(|b| is_thinking(b)) {
-                            self.thinking.push((index, block.clone()));
-                        }
-                    }
+                    _ => {}
+                }
+                if let Some(block) = block {
+                    self.blocks.push(StreamedBlock {
+                        index,
+                        block: block.clone(),
+                        input: String::new(),
+                    });
                 }
             }
             Some("content_block_delta") => {
@@ -574,6 +633,7 @@ impl Decoder for Streamed {
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
                     Some("text_delta") => {
                         let piece = text(delta.and_then(|d| d.get("text")));
+                        self.grow(index, "text", &piece);
                         self.answer.text.push_str(&piece);
                         deltas.push(piece);
                     }
@@ -581,15 +641,28 @@ impl Decoder for Streamed {
                         let piece = delta
                             .and_then(|d| d.get("partial_json"))
                             .and_then(Value::as_str);
+                        if let Some(block) = self.block(index) {
+                            block.input.push_str(piece.unwrap_or_default());
+                        }
                         self.answer.calls.push(index, None, None, piece);
                     }
                     Some("thinking_delta") => {
                         let piece = text(delta.and_then(|d| d.get("thinking")));
-                        self.grow_thinking(index, "thinking", &piece);
+                        self.grow(index, "thinking", &piece);
                     }
                     Some("signature_delta") => {
                         let piece = text(delta.and_then(|d| d.get("signature")));
-                        self.grow_thinking(index, "signature", &piece);
+                        self.grow(index, "signature", &piece);
+                    }
+                    Some("citations_delta") => {
+                        let citation = delta.and_then(|d| d.get("citation")).cloned();
+                        let block = self.block(index).map(|b| &mut b.block);
+                        if let (Some(citation), Some(Value::Object(block))) = (citation, block) {
+                            let citations = block.entry("citations").or_insert(json!([]));
+                            if let Value::Array(citations) = citations {
+                                citations.push(citation);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -631,8 +704,16 @@ impl Decoder for Streamed {
     }
 
     fn finish(&mut self) -> ModelResponse {
-        let blocks = std::mem::take(&mut self.thinking).into_iter();
-        self.answer.reasoning = reasoning(blocks.map(|(_, block)| block).collect());
+        let blocks = std::mem::take(&mut self.blocks).into_iter().map(|mut b| {
+            // The input its deltas gave, as the whole answer gives it (the start's `{}` when
+            // they gave none or it is not JSON).
+            let input = serde_json::from_str::<Value>(&b.input).ok();
+            if let (Some(input), Value::Object(block)) = (input, &mut b.block) {
+                block.insert("input".into(), input);
+            }
+            b.block
+        });
+        self.answer.reasoning = kept(blocks.collect());
         self.answer.finish()
     }
 }
@@ -908,6 +989,143 @@ mod tests {
         assert_eq!(response.usage.cached_input_tokens, 100);
         assert_eq!(response.usage.output_tokens, 7);
         assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
+    }
+
+    /// A turn Anthropic paused in a search: text, the search, its results.
+    fn paused_content() -> Value {
+        json!([
+            { "type": "text", "text": "Searching.",
+              "citations": [{ "type": "web_search_result_location", "url": "https://a.example",
+                              "title": "A", "encrypted_index": "Eo8", "cited_text": "a" }] },
+            { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+              "input": { "query": "q" } },
+            { "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": [{ "type": "web_search_result", "url": "https://a.example",
+                            "title": "A", "encrypted_content": "Enc" }] }
+        ])
+    }
+
+    fn kept_whole(response: &ModelResponse) -> Value {
+        let reasoning = response.reasoning.as_ref().expect("the content is kept");
+        assert_eq!(reasoning.api, REASONING_API);
+        Value::Array(reasoning.blocks.clone())
+    }
+
+    #[test]
+    fn a_paused_answer_ends_paused_with_its_whole_content_kept() {
+        use crate::model::Ending;
+        let answer = json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "pause_turn",
+            "content": paused_content(), "usage": { "input_tokens": 5, "output_tokens": 3 }
+        });
+        let whole = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(Ending::of(whole.finish_reason.as_deref()), Ending::Paused);
+        assert_eq!(whole.text.as_deref(), Some("Searching."));
+        assert!(whole.calls.is_empty(), "a server tool's use is no call");
+        assert_eq!(kept_whole(&whole), paused_content());
+
+        let content = paused_content();
+        let events = [
+            json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } }),
+            json!({ "type": "content_block_start", "index": 0,
+                    "content_block": { "type": "text", "text": "" } }),
+            json!({ "type": "content_block_delta", "index": 0,
+                    "delta": { "type": "citations_delta", "citation": content[0]["citations"][0] } }),
+            json!({ "type": "content_block_delta", "index": 0,
+                    "delta": { "type": "text_delta", "text": "Search" } }),
+            json!({ "type": "content_block_delta", "index": 0,
+                    "delta": { "type": "text_delta", "text": "ing." } }),
+            json!({ "type": "content_block_stop", "index": 0 }),
+            json!({ "type": "content_block_start", "index": 1, "content_block": {
+                "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} } }),
+            json!({ "type": "content_block_delta", "index": 1,
+                    "delta": { "type": "input_json_delta", "partial_json": "{\"query\"" } }),
+            json!({ "type": "content_block_delta", "index": 1,
+                    "delta": { "type": "input_json_delta", "partial_json": ": \"q\"}" } }),
+            json!({ "type": "content_block_stop", "index": 1 }),
+            json!({ "type": "content_block_start", "index": 2, "content_block": content[2] }),
+            json!({ "type": "content_block_stop", "index": 2 }),
+            json!({ "type": "message_delta", "delta": { "stop_reason": "pause_turn" },
+                    "usage": { "output_tokens": 3 } }),
+            json!({ "type": "message_stop" }),
+        ];
+        let mut decoder = stream_decoder(Aliases::default());
+        let mut deltas = Vec::new();
+        for event in events {
+            decoder.data(&event.to_string(), &mut deltas).unwrap();
+        }
+        let streamed = decoder.finish();
+        assert_eq!(
+            Ending::of(streamed.finish_reason.as_deref()),
+            Ending::Paused
+        );
+        assert_eq!(deltas, ["Search", "ing."]);
+        assert!(streamed.calls.is_empty(), "a server tool's use is no call");
+        assert_eq!(kept_whole(&streamed), paused_content());
+    }
+
+    #[test]
+    fn an_answer_without_server_tool_blocks_keeps_only_its_thinking() {
+        let thinking = json!({ "type": "thinking", "thinking": "hm", "signature": "s" });
+        let answer = json!({ "stop_reason": "tool_use", "content": [
+            thinking,
+            { "type": "text", "text": "Adding." },
+            { "type": "tool_use", "id": "t1", "name": "add", "input": {} }
+        ] });
+        let response = response(&answer, &Aliases::default()).unwrap();
+        assert_eq!(kept_whole(&response), json!([thinking]));
+        let plain =
+            json!({ "stop_reason": "end_turn", "content": [{ "type": "text", "text": "Hi." }] });
+        assert_eq!(response_reasoning(&plain), None);
+    }
+
+    fn response_reasoning(answer: &Value) -> Option<Reasoning> {
+        response(answer, &Aliases::default()).unwrap().reasoning
+    }
+
+    #[test]
+    fn a_turn_kept_whole_goes_back_as_it_came_with_the_calls_the_run_kept() {
+        let kept = |blocks: Value| {
+            Message::Reasoning(Reasoning {
+                api: REASONING_API.into(),
+                source: None,
+                blocks: blocks.as_array().unwrap().clone(),
+            })
+        };
+        // A paused turn of server tools alone: no text, no calls, yet sent, and last.
+        let search = Value::Array(paused_content().as_array().unwrap()[1..].to_vec());
+        let transcript = [
+            Message::user("q?"),
+            kept(search.clone()),
+            Message::Assistant {
+                text: None,
+                calls: Vec::new(),
+            },
+        ];
+        let sent = messages(&transcript, &Aliases::default());
+        assert_eq!(sent[1], json!({ "role": "assistant", "content": search }));
+        // Its text is the content's own (citations and all), not written again; a call the
+        // run did not keep (made with tools turned off) is not sent, one it kept is.
+        let mut content = paused_content();
+        let call = json!({ "type": "tool_use", "id": "t1", "name": "add", "input": { "a": 1 } });
+        content.as_array_mut().unwrap().push(call.clone());
+        let transcript = [
+            Message::user("q?"),
+            kept(content.clone()),
+            Message::assistant("Searching."),
+        ];
+        let sent = messages(&transcript, &Aliases::default());
+        assert_eq!(sent[1]["content"], paused_content());
+        let transcript = [
+            Message::user("q?"),
+            kept(content.clone()),
+            Message::Assistant {
+                text: Some("Searching.".into()),
+                calls: vec![ToolCall::new("t1", "add", json!({ "a": 1 }))],
+            },
+        ];
+        let sent = messages(&transcript, &Aliases::default());
+        assert_eq!(sent[1]["content"], content);
     }
 
     #[test]

@@ -54,7 +54,9 @@ pub enum Message {
 /// What a model thought before an answer, as its API gave it: Anthropic's `thinking` and
 /// `redacted_thinking` blocks, Bedrock's `reasoningContent`, Gemini's thought signatures. Sent back, with that answer, to
 /// the API that gave it and to no other: Anthropic with extended thinking and Gemini 3 refuse
-/// a conversation with tool calls without them.
+/// a conversation with tool calls without them. An Anthropic answer with blocks of the tools
+/// Anthropic runs (`server_tool_use` and its results) is kept whole, all its content blocks in
+/// order, and goes back to Anthropic as it came, as a paused turn (`pause_turn`) must.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
     /// The API that gave it: `anthropic`, `bedrock`, `gemini` or `openai_responses`.

@@ -224,6 +224,9 @@ pub(crate) enum Ending {
     /// `MALFORMED_FUNCTION_CALL`), or called one it was not given (`UNEXPECTED_TOOL_CALL`):
     /// no call came.
     MalformedCall,
+    /// The API paused a long turn of the tools it runs (Anthropic's `pause_turn`): sent back
+    /// as it came, with nothing after it, the turn goes on.
+    Paused,
 }
 
 impl Ending {
@@ -231,8 +234,8 @@ impl Ending {
     /// `incomplete_details.reason`), Anthropic and Bedrock (`max_tokens`, `refusal`,
     /// `guardrail_intervened`, `content_filtered`; Bedrock's `malformed_tool_use` and
     /// `malformed_model_output`), Gemini (`MAX_TOKENS`, `SAFETY` and the other filters,
-    /// Vertex AI's `MODEL_ARMOR`, `blocked: ` and a prompt's `blockReason`), and `refusal`
-    /// for Chat's and Responses' refusals.
+    /// Vertex AI's `MODEL_ARMOR`, `blocked: ` and a prompt's `blockReason`), `refusal`
+    /// for Chat's and Responses' refusals, and Anthropic's `pause_turn`.
     pub(crate) fn of(reason: Option<&str>) -> Ending {
         match reason {
             Some(blocked) if blocked.starts_with(crate::gemini::BLOCKED) => Ending::Declined,
@@ -265,6 +268,7 @@ impl Ending {
                 | "malformed_tool_use"
                 | "malformed_model_output",
             ) => Ending::MalformedCall,
+            Some("pause_turn") => Ending::Paused,
             _ => Ending::Whole,
         }
     }

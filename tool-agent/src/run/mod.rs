@@ -317,6 +317,18 @@ impl<'a> Run<'a> {
                         self.ask_again(&reason);
                         continue;
                     }
+                    // A turn the API paused (Anthropic's `pause_turn`, a long turn of its
+                    // server tools) stays last in the transcript as it came, and the model is
+                    // asked again at once, with nothing added: it goes on with the turn. Each
+                    // continuation is a step, bound by the limits as any other; at the limit,
+                    // the run ends with what came.
+                    Ending::Paused => {
+                        let stop = self.steps.last().and_then(|step| self.stop_after(step));
+                        if let Some(reason) = limit.or(stop) {
+                            return self.done(reason, text);
+                        }
+                        continue;
+                    }
                     Ending::MalformedCall | Ending::Whole => {}
                 }
                 let checked = match &self.output_check {
@@ -757,22 +769,24 @@ impl<'a> Run<'a> {
             let name = record.call.name.clone();
             return Outcome::Done(StopReason::ToolCalled { name }, text);
         }
-        let text = step.text.clone().unwrap_or_default();
+        match self.stop_after(step) {
+            Some(reason) => Outcome::Done(reason, step.text.clone().unwrap_or_default()),
+            None => Outcome::Continue,
+        }
+    }
+
+    /// Whether the run stops after a step that goes on (its calls ran, or its turn was
+    /// paused): its token budget spent, or the `stop_when` predicate.
+    fn stop_after(&self, step: &Step) -> Option<StopReason> {
         if let Some(budget) = self.options.token_budget {
             let used = self.usage.total_tokens();
             if used >= budget {
-                return Outcome::Done(StopReason::TokenBudget { used, budget }, text);
+                return Some(StopReason::TokenBudget { used, budget });
             }
         }
-        if self
-            .options
-            .stop_when
-            .as_ref()
-            .is_some_and(|stop| stop(step))
-        {
-            return Outcome::Done(StopReason::Predicate, text);
-        }
-        Outcome::Continue
+        let stop = self.options.stop_when.as_ref();
+        stop.is_some_and(|stop| stop(step))
+            .then_some(StopReason::Predicate)
     }
 
     fn is_cancelled(&self) -> bool {
