@@ -971,6 +971,8 @@ fn toml_and_json_entries_are_named_with_their_line() {
     );
 }
 
+/// Checked when this compiles: the router is `Send + Sync` and its futures are `Send`, so a
+/// server can share one across tasks on a multi-threaded runtime.
 #[test]
 fn a_router_is_shared_across_tasks_and_its_futures_are_send() {
     fn send_sync<T: Send + Sync>(_: &T) {}

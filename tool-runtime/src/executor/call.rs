@@ -98,6 +98,8 @@ mod tests {
 
     fn is_send<T: Send>(_: &T) {}
 
+    /// That a call is `Send` is checked when this compiles; that one sent to another thread
+    /// runs there, when it runs.
     #[test]
     fn a_call_can_move_between_threads_whatever_its_arguments() {
         let exec = Executor::builder()
@@ -107,5 +109,20 @@ mod tests {
         is_send(&exec.execute("any", serde_json::json!({})));
         is_send(&exec.execute("any", "{}"));
         is_send(&exec.execute_with("any", String::from("{}"), &options));
+        let ended = std::thread::scope(|scope| {
+            let call = exec.execute_with("any", String::from("{}"), &options);
+            scope
+                .spawn(move || {
+                    let mut call = std::pin::pin!(call);
+                    let waker = std::task::Waker::noop();
+                    call.as_mut().poll(&mut Context::from_waker(waker))
+                })
+                .join()
+                .expect("the thread ends")
+        });
+        assert!(
+            matches!(ended, Poll::Ready(Err(ToolError::UnknownTool { ref name, .. })) if name == "any"),
+            "{ended:?}"
+        );
     }
 }
