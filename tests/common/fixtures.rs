@@ -11,8 +11,9 @@ pub enum Category {
     Plane,
 }
 
-/// The argument type: a nullable but required property, length limits on strings and
-/// on a list, and an enum.
+// The argument type: a nullable but required property, length limits on strings and
+// on a list, and an enum. A plain comment, not a doc comment: the schema has no description
+// for the type, as before it moved here.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ComplexInput {
     /// A nullable but required property.

@@ -658,7 +658,11 @@ impl Decoder for Streamed {
                         let citation = delta.and_then(|d| d.get("citation")).cloned();
                         let block = self.block(index).map(|b| &mut b.block);
                         if let (Some(citation), Some(Value::Object(block))) = (citation, block) {
-                            let citations = block.entry("citations").or_insert(json!([]));
+                            // A start's `"citations": null` (or none) becomes the list.
+                            let citations = block.entry("citations").or_insert(Value::Null);
+                            if !citations.is_array() {
+                                *citations = json!([]);
+                            }
                             if let Value::Array(citations) = citations {
                                 citations.push(citation);
                             }
@@ -708,8 +712,22 @@ impl Decoder for Streamed {
             // The input its deltas gave, as the whole answer gives it (the start's `{}` when
             // they gave none or it is not JSON).
             let input = serde_json::from_str::<Value>(&b.input).ok();
-            if let (Some(input), Value::Object(block)) = (input, &mut b.block) {
-                block.insert("input".into(), input);
+            if let Value::Object(block) = &mut b.block {
+                let is_use = block
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|kind| kind.ends_with("tool_use"));
+                match input {
+                    Some(input) => {
+                        block.insert("input".into(), input);
+                    }
+                    // A use the API always sends back with an input, which a start without
+                    // one and no deltas did not give.
+                    None if is_use && !block.contains_key("input") => {
+                        block.insert("input".into(), json!({}));
+                    }
+                    None => {}
+                }
             }
             b.block
         });
@@ -1062,6 +1080,39 @@ mod tests {
         assert_eq!(deltas, ["Search", "ing."]);
         assert!(streamed.calls.is_empty(), "a server tool's use is no call");
         assert_eq!(kept_whole(&streamed), paused_content());
+    }
+
+    #[test]
+    fn a_streamed_block_gets_its_citations_and_a_server_use_its_input_whatever_its_start_said() {
+        let citation = json!({ "type": "web_search_result_location", "url": "https://a.example" });
+        let events = [
+            json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } }),
+            json!({ "type": "content_block_start", "index": 0, "content_block": {
+                "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search" } }),
+            json!({ "type": "content_block_stop", "index": 0 }),
+            json!({ "type": "content_block_start", "index": 1,
+                    "content_block": { "type": "text", "text": "", "citations": null } }),
+            json!({ "type": "content_block_delta", "index": 1,
+                    "delta": { "type": "citations_delta", "citation": citation } }),
+            json!({ "type": "content_block_delta", "index": 1,
+                    "delta": { "type": "text_delta", "text": "Cited." } }),
+            json!({ "type": "content_block_stop", "index": 1 }),
+            json!({ "type": "message_delta", "delta": { "stop_reason": "pause_turn" },
+                    "usage": { "output_tokens": 3 } }),
+            json!({ "type": "message_stop" }),
+        ];
+        let mut decoder = stream_decoder(Aliases::default());
+        for event in events {
+            decoder.data(&event.to_string(), &mut Vec::new()).unwrap();
+        }
+        let streamed = decoder.finish();
+        assert_eq!(
+            kept_whole(&streamed),
+            json!([
+                { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} },
+                { "type": "text", "text": "Cited.", "citations": [citation] }
+            ])
+        );
     }
 
     #[test]

@@ -86,7 +86,11 @@ async fn a_paused_turn_is_sent_back_as_it_came_and_the_continuation_is_the_answe
             runner.run("Tallest?", &options).await.unwrap()
         };
 
-        assert_eq!(result.text, "The tallest is Burj Khalifa.", "{streamed}");
+        // The answer is the whole turn's text: what came before the pause, then the rest.
+        assert_eq!(
+            result.text, "Let me look that up.The tallest is Burj Khalifa.",
+            "{streamed}"
+        );
         assert_eq!(result.stop, StopReason::Finished);
         assert_eq!(result.steps.len(), 2, "the continuation is a step");
         assert_eq!(result.steps[0].finish_reason.as_deref(), Some("pause_turn"));
@@ -113,7 +117,11 @@ async fn pauses_count_as_steps_and_the_step_limit_bounds_them() {
     let result = runner.run("Tallest?", &options).await.unwrap();
     assert_eq!(result.stop, StopReason::MaxSteps { steps: 3 });
     assert_eq!(model.requests().len(), 3);
-    assert_eq!(result.text, "Let me look that up.");
+    assert_eq!(
+        result.text,
+        "Let me look that up.".repeat(3),
+        "the turn's text so far"
+    );
 
     // With it: one more request, without tools; a pause then ends the run at the limit.
     let model = scripted([paused(), paused(), paused()]);
@@ -192,7 +200,7 @@ async fn over_http_the_paused_content_goes_back_verbatim_whole_or_streamed() {
         .run("Tallest?", &RunOptions::default())
         .await
         .unwrap();
-    assert_eq!(result.text, "Burj Khalifa.");
+    assert_eq!(result.text, "Let me look that up.Burj Khalifa.");
     assert_eq!(result.steps.len(), 2);
     assert_sent_back(&mock.seen.lock().unwrap()[1].body);
 
@@ -230,7 +238,7 @@ async fn over_http_the_paused_content_goes_back_verbatim_whole_or_streamed() {
         panic!("the last event is the result");
     };
     let result = result.unwrap();
-    assert_eq!(result.text, "Burj Khalifa.");
+    assert_eq!(result.text, "Let me look that up.Burj Khalifa.");
     assert_eq!(result.steps.len(), 2);
     assert_sent_back(&mock.seen.lock().unwrap()[1].body);
 }

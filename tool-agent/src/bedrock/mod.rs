@@ -333,7 +333,8 @@ impl Credentials {
             Credentials::Fixed(credentials) => Ok(credentials.clone()),
             Credentials::Chain(chain) => chain.credentials().await,
             Credentials::Provider(provider) => provider().map_err(|e| {
-                ModelError::Setup(format!("the AWS credentials provider failed: {e}"))
+                let why = crate::http::error_chain(e.as_ref());
+                ModelError::Setup(format!("the AWS credentials provider failed: {why}"))
             }),
         }
     }

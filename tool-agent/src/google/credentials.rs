@@ -201,7 +201,7 @@ impl GoogleCredentials {
             let (value, lifetime) = tokio::time::timeout(SERVICE_TIMEOUT, provider())
                 .await
                 .map_err(|_| failed(format!("it took more than {SERVICE_TIMEOUT:?}")))?
-                .map_err(|error| failed(error.to_string()))?;
+                .map_err(|error| failed(crate::http::error_chain(error.as_ref())))?;
             let expires = SystemTime::now()
                 .checked_add(lifetime)
                 .ok_or_else(|| failed(format!("its token's lifetime {lifetime:?} is too long")))?;

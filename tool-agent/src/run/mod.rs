@@ -225,12 +225,18 @@ impl<'a> Run<'a> {
             let failure = RunFailure::Output(problem.clone());
             return self.fail(failure);
         }
+        // The text of a turn the API paused, until the turn ends: the answer's text is all of
+        // it, as the parts of one answer are.
+        let mut paused = String::new();
         loop {
             let index = self.step_number();
             let limit = self.limit_reached(index);
             let at_limit = limit.is_some();
             if let (Some(reason), false) = (&limit, self.options.answer_at_limit) {
-                let text = self.last_text();
+                let text = match paused.is_empty() {
+                    true => self.last_text(),
+                    false => paused,
+                };
                 return self.done(reason.clone(), text);
             }
             self.request.tool_choice = self.tool_choice(index, at_limit);
@@ -292,8 +298,12 @@ impl<'a> Run<'a> {
                 finish_reason: response.finish_reason,
             };
             if calls.is_empty() {
-                let text = step.text.clone().unwrap_or_default();
                 let ending = Ending::of(step.finish_reason.as_deref());
+                paused.push_str(step.text.as_deref().unwrap_or_default());
+                let text = match ending {
+                    Ending::Paused => paused.clone(),
+                    _ => std::mem::take(&mut paused),
+                };
                 let reason = step.finish_reason.clone().unwrap_or_default();
                 self.push_step(step);
                 // An answer cut short or declined is not checked: it ends the run as it is.
@@ -364,6 +374,9 @@ impl<'a> Run<'a> {
                 let reason = limit.unwrap_or(StopReason::Finished);
                 return self.done(reason, text);
             }
+            // A paused turn that goes on with calls of the run's tools: its text is a step's,
+            // as any text beside calls.
+            paused.clear();
             match self.act(step, &calls).await {
                 Outcome::Continue => {}
                 Outcome::Done(reason, text) => return self.done(reason, text),
