@@ -249,6 +249,17 @@ fn exact_fn(
     fix: &dyn Fn(TokenStream) -> TokenStream,
 ) -> TokenStream {
     let flattened = tool.params.iter().any(|param| param.role == Role::Flatten);
+    // A required property whose type is an `Option` under another name: serde would take it
+    // left out, which its schema refuses, so the schema is checked.
+    let hidden_options = tool
+        .params
+        .iter()
+        .filter(|param| param.role == Role::Property)
+        .filter(|param| param.arg.default.is_none() && !is_option(&param.ty))
+        .map(|param| {
+            let ty = fix(param.ty.to_token_stream());
+            quote!(.filter(|_| !(&#p::OptionProbe::<#ty>::new()).is_option()))
+        });
     let probes = tool
         .params
         .iter()
@@ -261,8 +272,8 @@ fn exact_fn(
         #[inline(always)]
         fn __ai_exact() -> ::core::option::Option<#p::ExactStage> {
             #[allow(unused_imports)]
-            use #p::{IsExact as _, NotExact as _};
-            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))*
+            use #p::{IsExact as _, IsOption as _, NotExact as _, NotOption as _};
+            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))* #(#hidden_options)*
         }
     }
 }

@@ -248,9 +248,11 @@ fn check_receiver(tool: &ToolFn) -> syn::Result<()> {
 fn check_not_generic(tool: &ToolFn) -> syn::Result<()> {
     // Lifetimes are the caller's to infer: `fn get<'a>(&'a self, key: &'a str)` is called as
     // any method is.
+    // A where clause is then about lifetimes or concrete types (`where Self: Sized`), which
+    // the call meets or the compiler refuses.
     let only_lifetimes =
         (tool.generics.params.iter()).all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
-    if only_lifetimes && tool.generics.where_clause.is_none() {
+    if only_lifetimes {
         return Ok(());
     }
     Err(Error::new_spanned(

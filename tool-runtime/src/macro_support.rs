@@ -42,6 +42,42 @@ impl<T: schemars::JsonSchema + DeserializeOwned> ToolParameter for T {}
 /// Called at each parameter's type, so a missing trait is reported there.
 pub fn assert_parameter<T: ToolParameter>() {}
 
+/// Asks whether a parameter's type is an `Option` however it is spelled (`type Maybe<T> =
+/// Option<T>`): serde lets such a field be left out, while the schema of a parameter not
+/// spelled `Option<..>` requires it, so that tool does not take the Exact stage.
+pub struct OptionProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> OptionProbe<T> {
+    /// The probe for `T`.
+    #[allow(clippy::new_without_default)]
+    #[inline(always)]
+    pub fn new() -> Self {
+        OptionProbe(PhantomData)
+    }
+}
+
+/// Chosen by method lookup first, for an `Option`.
+pub trait IsOption {
+    /// True.
+    #[inline(always)]
+    fn is_option(&self) -> bool {
+        true
+    }
+}
+
+impl<T> IsOption for OptionProbe<Option<T>> {}
+
+/// Chosen through one more reference, for every other type.
+pub trait NotOption {
+    /// False.
+    #[inline(always)]
+    fn is_option(&self) -> bool {
+        false
+    }
+}
+
+impl<T: ?Sized> NotOption for &OptionProbe<T> {}
+
 /// The service a method tool is called on, borrowed.
 #[inline]
 pub fn service_ref<'a, S: Any>(
