@@ -51,6 +51,9 @@ impl ToolImpl {
                 &mut method.sig,
                 cx,
             );
+            // A second `#[ai_tool]` is reported by `valid`; left on the method, it would expand
+            // again, as a method outside `#[ai_tools]`.
+            method.attrs.retain(|a| !is_tool_attr(a.path()));
             // `#[cfg_attr(PRED, ai_tool)]`: the method is a tool when PRED holds.
             if let Some(predicate) = only_when {
                 tool.cfgs.push(syn::parse_quote!(#[cfg(#predicate)]));
@@ -133,6 +136,10 @@ pub(crate) struct ToolFn {
     /// A doc attribute the macro cannot read (`#[doc = include_str!(..)]`), when the
     /// description would come from the doc comment.
     pub unread_doc: Option<Attribute>,
+    /// `unsafe fn`, refused.
+    pub unsafety: Option<syn::Token![unsafe]>,
+    /// A second `#[ai_tool]` on the function, refused.
+    pub repeated: Option<Attribute>,
 }
 
 /// `timeout = ".."`: the literal, and the milliseconds it says or why it says none.
@@ -257,6 +264,8 @@ impl ToolFn {
             generics: sig.generics.clone(),
             cfgs,
             unread_doc,
+            unsafety: sig.unsafety,
+            repeated: attrs.iter().find(|a| is_tool_attr(a.path())).cloned(),
             attr,
         }
     }

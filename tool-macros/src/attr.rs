@@ -33,12 +33,17 @@ pub(crate) struct ToolAttr {
 
 pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> ToolAttr {
     let mut attr = ToolAttr::default();
+    let mut seen = Vec::new();
     let parser = syn::meta::parser(|meta| {
         let key = meta
             .path
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
+        // `purpose` is repeatable; a second `convert` is reported by `valid`, at its path.
+        if !matches!(key.as_str(), "purpose" | "convert") {
+            once(&meta, &key, &mut seen)?;
+        }
         match key.as_str() {
             "name" => attr.name = Some(meta.value()?.parse()?),
             "description" => attr.description = Some(meta.value()?.parse()?),
@@ -55,7 +60,10 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "timeout" => attr.timeout = Some(meta.value()?.parse()?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "strict" => attr.strict = Some(flag(&meta)?),
-            "convert" => attr.convert.push(meta.value()?.parse()?),
+            "convert" => {
+                attr.convert
+                    .push(unquoted_path(&meta, "the converter's path", "convert")?)
+            }
             "crate" => attr.krate = Some(krate(&meta)?),
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
@@ -81,7 +89,11 @@ pub(crate) struct ImplAttr {
 
 pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> ImplAttr {
     let mut attr = ImplAttr::default();
+    let mut seen = Vec::new();
     let parser = syn::meta::parser(|meta| {
+        if let Some(key) = meta.path.get_ident() {
+            once(&meta, &key.to_string(), &mut seen)?;
+        }
         if meta.path.is_ident("crate") {
             attr.krate = Some(krate(&meta)?);
         } else if meta.path.is_ident("prefix") {
@@ -154,15 +166,31 @@ pub(crate) struct ArgAttr {
     pub description: Option<String>,
     pub default: Option<Expr>,
     pub flatten: Option<Span>,
+    /// The first `#[arg(..)]` written, for errors about the parameter's attributes as a whole.
+    pub written: Option<syn::Attribute>,
 }
 
 pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttr, cx: &mut Ctxt) {
+    into.written.get_or_insert_with(|| attr.clone());
     let result = attr.parse_nested_meta(|meta| {
+        let given_twice = |what: bool| match what {
+            true => Err(meta.error("this `#[arg]` key is given twice; keep one")),
+            false => Ok(()),
+        };
         if meta.path.is_ident("description") {
+            given_twice(into.description.is_some())?;
             into.description = Some(string(&meta)?);
         } else if meta.path.is_ident("default") {
+            given_twice(into.default.is_some())?;
+            if !meta.input.peek(Token![=]) {
+                // serde's `#[serde(default)]` says `Default::default()`; ours takes the value.
+                return Err(meta.error(
+                    "write the default value: `#[arg(default = 20)]`; for a parameter the model may leave out without one, take an `Option<T>`",
+                ));
+            }
             into.default = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("flatten") {
+            given_twice(into.flatten.is_some())?;
             into.flatten = Some(meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()));
         } else {
             return Err(meta.error("unknown `#[arg]` key; expected `description = \"..\"`, `default = expr` or `flatten`"));
@@ -176,18 +204,30 @@ pub(crate) fn parse_arg_attr(attr: &syn::Attribute, into: &mut ArgAttr, cx: &mut
 
 /// `crate = path`; a quoted path, as serde writes it, is refused with the form to use.
 fn krate(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    unquoted_path(meta, "the facade's path", "crate")
+}
+
+/// `key = path`; a quoted path, as serde writes its paths (`with = ".."`), is refused with the
+/// form to use.
+fn unquoted_path(meta: &ParseNestedMeta, what: &str, key: &str) -> syn::Result<Path> {
     let value = meta.value()?;
     if value.peek(LitStr) {
         let lit: LitStr = value.parse()?;
         return Err(syn::Error::new_spanned(
             &lit,
-            format!(
-                "write the facade's path without quotes: `crate = {}`",
-                lit.value()
-            ),
+            format!("write {what} without quotes: `{key} = {}`", lit.value()),
         ));
     }
     value.parse()
+}
+
+/// A key given once: serde refuses a repeated key too, rather than keep the last silently.
+fn once(meta: &ParseNestedMeta, key: &str, seen: &mut Vec<String>) -> syn::Result<()> {
+    if seen.iter().any(|k| k == key) {
+        return Err(meta.error(format!("`{key}` is given twice; keep one")));
+    }
+    seen.push(key.to_owned());
+    Ok(())
 }
 
 fn string(meta: &ParseNestedMeta) -> syn::Result<String> {

@@ -54,6 +54,8 @@ impl ToolFn {
             cx.record(check_timeout(timeout));
         }
         cx.record(check_no_crate_on_method(self, place));
+        cx.record(check_safe(self));
+        cx.record(check_marked_once(self));
         cx.check()
     }
 }
@@ -107,6 +109,11 @@ fn check_param(param: &Param) -> syn::Result<()> {
     }
     if param.role != Role::Context {
         check_owned_parameter(param)?;
+    } else if let Some(arg) = &param.arg.written {
+        return Err(Error::new_spanned(
+            arg,
+            "`&ToolContext` is injected, not an argument the model gives: it takes no `#[arg(..)]`",
+        ));
     }
     if matches!(&param.written, Type::Reference(r) if r.mutability.is_some()) {
         return Err(Error::new_spanned(
@@ -196,28 +203,29 @@ fn check_returned(ty: &Type) -> syn::Result<()> {
         }
         other => match borrowed_below(other) {
             None => Ok(()),
-            Some(found) => Err(Error::new_spanned(
-                found,
-                "a tool must return an owned, named type: `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>` (a `'static` borrow may stay), a concrete type for `impl Trait`",
-            )),
+            Some((found, message)) => Err(Error::new_spanned(found, message)),
         },
     }
 }
 
 /// `ty` itself when it is a non-`'static` borrow or `impl Trait`, else the first below it.
-fn borrowed_in(ty: &Type) -> Option<&Type> {
+fn borrowed_in(ty: &Type) -> Option<(proc_macro2::TokenStream, &'static str)> {
+    use quote::ToTokens;
     match crate::ast::ungrouped(ty) {
         Type::Reference(r) if r.lifetime.as_ref().is_some_and(|l| l.ident == "static") => {
             borrowed_below(&r.elem)
         }
-        found @ (Type::Reference(_) | Type::ImplTrait(_)) => Some(found),
+        found @ (Type::Reference(_) | Type::ImplTrait(_)) => {
+            Some((found.to_token_stream(), BORROWED_BELOW))
+        }
         other => borrowed_below(other),
     }
 }
 
-/// The first non-`'static` borrow or `impl Trait` among the type parameters of `ty`
-/// (`Option<&str>`, `(u32, &str)`).
-fn borrowed_below(ty: &Type) -> Option<&Type> {
+/// The first non-`'static` borrow, lifetime or `impl Trait` among the type parameters of `ty`
+/// (`Option<&str>`, `(u32, &str)`, `Cow<'_, str>`).
+fn borrowed_below(ty: &Type) -> Option<(proc_macro2::TokenStream, &'static str)> {
+    use quote::ToTokens;
     match crate::ast::ungrouped(ty) {
         Type::Tuple(t) => t.elems.iter().find_map(borrowed_in),
         Type::Slice(s) => borrowed_in(&s.elem),
@@ -228,12 +236,21 @@ fn borrowed_below(ty: &Type) -> Option<&Type> {
             };
             args.args.iter().find_map(|arg| match arg {
                 syn::GenericArgument::Type(ty) => borrowed_in(ty),
+                // The value outlives the call (a converter may keep it): `Cow<'static, str>`
+                // may be returned, `Cow<'_, str>` not.
+                syn::GenericArgument::Lifetime(l) if l.ident != "static" => {
+                    Some((l.to_token_stream(), LIFETIME_BELOW))
+                }
                 _ => None,
             })
         }),
         _ => None,
     }
 }
+
+const BORROWED_BELOW: &str = "a tool must return an owned, named type: `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>` (a `'static` borrow may stay), a concrete type for `impl Trait`";
+
+const LIFETIME_BELOW: &str = "a tool must return a value that owns its data, which may outlive the call: `String` for `Cow<'_, str>`, an owned type for one that borrows (a `'static` lifetime may stay)";
 
 fn check_receiver(tool: &ToolFn) -> syn::Result<()> {
     match &tool.receiver {
@@ -259,6 +276,26 @@ fn check_not_generic(tool: &ToolFn) -> syn::Result<()> {
         &tool.generics,
         "a tool cannot be generic: its schema and its call need concrete types; write the tool for one type (it may call a generic function), or one tool per type",
     ))
+}
+
+fn check_safe(tool: &ToolFn) -> syn::Result<()> {
+    match &tool.unsafety {
+        None => Ok(()),
+        Some(unsafety) => Err(Error::new_spanned(
+            unsafety,
+            "a tool cannot be an `unsafe fn`: whatever arguments the model sends, the call must be sound; make a safe tool that checks what the unsafe function needs and calls it",
+        )),
+    }
+}
+
+fn check_marked_once(tool: &ToolFn) -> syn::Result<()> {
+    match &tool.repeated {
+        None => Ok(()),
+        Some(second) => Err(Error::new_spanned(
+            second,
+            "`#[ai_tool]` is written twice on this function; keep one",
+        )),
+    }
 }
 
 fn check_in_tool_impl(tool: &ToolFn, place: Place) -> syn::Result<()> {
