@@ -160,3 +160,33 @@ async fn more_forms() {
     let out = exec.execute("label", json!({})).await;
     assert_eq!(out.unwrap().to_text(), "label");
 }
+
+pub struct Third;
+
+/// An impl whose self type comes through a `macro_rules!` `$t:ty`.
+macro_rules! tools_for {
+    ($service:ty) => {
+        #[ai_tools(prefix = "third")]
+        impl $service {
+            /// Greets, by default the world, asynchronously, with the context.
+            #[ai_tool]
+            async fn greet(
+                &self,
+                ctx: &ToolContext,
+                #[arg(default = "world")] who: &str,
+                tags: &[String],
+            ) -> String {
+                format!("{} {who} {}", ctx.tool_name(), tags.len())
+            }
+        }
+    };
+}
+
+tools_for!(Third);
+
+#[tokio::test]
+async fn an_impl_through_macro_rules_with_borrowed_defaults() {
+    let exec = serving(Third);
+    let out = exec.execute("third_greet", json!({ "tags": ["a"] })).await;
+    assert_eq!(out.unwrap().to_text(), "third_greet world 1");
+}
