@@ -7,7 +7,6 @@
 use std::fmt;
 
 use ai_tool::prelude::*;
-use ai_tool::{AddedTool, ExecutorBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

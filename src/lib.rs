@@ -64,9 +64,9 @@ pub use tool_runtime::{
 /// What most users need: `use ai_tool::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ai_tool, ai_tool_converter, ai_tools, CallOptions, CancellationToken, DeclareOptions,
-        DynamicTool, Executor, Format, IntoArguments, Json, LogLevel, Tool, ToolCall, ToolContext,
-        ToolError, ToolErrorKind, ToolOutput, ToolSpec,
+        ai_tool, ai_tool_converter, ai_tools, AddedTool, CallOptions, CancellationToken,
+        DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments, Json,
+        LogLevel, Tool, ToolCall, ToolContext, ToolError, ToolErrorKind, ToolOutput, ToolSpec,
     };
 }
 

@@ -4,7 +4,7 @@ mod common;
 
 use ai_tool::prelude::*;
 use ai_tool::schema::SchemaError;
-use ai_tool::{BuildProblem, ToolMetadata, ToolSource};
+use ai_tool::{BuildProblem, SpecError, ToolMetadata, ToolSource};
 use serde_json::{json, Value};
 
 use common::tools::{executor_of, noop};
@@ -159,6 +159,9 @@ fn a_dynamic_tool_with_a_bad_name_or_schema_is_a_build_error() {
         }] => {
             assert!(problem.to_string().contains("has space"), "{problem}");
             assert_eq!((name.as_str(), at.as_str()), ("ok", "/type"));
+            // Said once, where the tool is from after what is wrong with it.
+            let text = err.problems[0].to_string();
+            assert_eq!(text, format!("{problem} (a tool defined at run time)"));
         }
         other => panic!("{other:?}"),
     }
@@ -186,6 +189,24 @@ fn a_dynamic_tool_whose_schema_is_not_an_object_or_whose_description_is_empty_is
     assert!(
         text.contains("tool `quiet` (a tool defined at run time): the description is empty; say what the tool does, for the model"),
         "{text}"
+    );
+    // A tool with both problems has both told, at once.
+    let both = noop("mute", " ", json!({ "type": "string" }));
+    let err = executor_of([both]).unwrap_err();
+    let told: Vec<&SpecError> = err
+        .problems
+        .iter()
+        .filter_map(|p| match p {
+            BuildProblem::BadSpec { problem, .. } => Some(problem),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(
+            told[..],
+            [SpecError::RootNotObject { .. }, SpecError::EmptyDescription]
+        ),
+        "{err}"
     );
 }
 

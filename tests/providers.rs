@@ -1078,7 +1078,7 @@ fn cli_refuses_unknown_formats_and_bad_responses_in_one_line() {
         (
             2,
             format!(
-                "error: {}: not a gemini response: the response must be a JSON object",
+                "error: {}: not a Gemini response: the response must be a JSON object",
                 bad.path().display()
             )
             .as_str()

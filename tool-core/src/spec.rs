@@ -56,11 +56,23 @@ impl ToolSpec {
     /// assert!(matches!(spec.check(), Err(SpecError::RootNotObject { .. })));
     /// ```
     pub fn check(&self) -> Result<(), SpecError> {
-        check_root(&self.parameters)?;
-        if self.description.trim().is_empty() {
-            return Err(SpecError::EmptyDescription);
+        match self.problems().into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Every way the tool breaks the rule [`ToolSpec::check`] checks, all at once: empty when
+    /// it follows it.
+    pub fn problems(&self) -> Vec<SpecError> {
+        let mut problems = Vec::new();
+        if let Err(problem) = check_root(&self.parameters) {
+            problems.push(problem);
+        }
+        if self.description.trim().is_empty() {
+            problems.push(SpecError::EmptyDescription);
+        }
+        problems
     }
 }
 

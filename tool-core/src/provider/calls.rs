@@ -30,7 +30,7 @@ pub enum ParseError {
         found: Format,
     },
     /// The response is not in the expected shape.
-    #[error("not a {format} response: {why}")]
+    #[error("not {} response: {why}", with_article(.format.title()))]
     Malformed {
         /// The format that was expected.
         format: Format,
@@ -264,7 +264,7 @@ mod tests {
         let err = parse_calls(Format::Gemini, &json!([1]), &Aliases::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "not a gemini response: the response must be a JSON object"
+            "not a Gemini response: the response must be a JSON object"
         );
     }
 
@@ -326,7 +326,7 @@ mod tests {
             parse_calls(Format::Bedrock, &json!({ "hello": 1 }), &Aliases::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "not a bedrock response: it has no `output.message`"
+            "not a Bedrock response: it has no `output.message`"
         );
     }
 

@@ -63,6 +63,15 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
         ValidationErrorKind::Constant { expected_value } => {
             format!("{} is not {}", quote(instance), quote(expected_value))
         }
+        // Every allowed value, up to twenty (`jsonschema` names two and a count of the rest,
+        // and the model learns nothing from "or 3 other candidates").
+        ValidationErrorKind::Enum { options } => {
+            let allowed: Vec<&Value> = options.as_array().into_iter().flatten().collect();
+            match allowed.as_slice() {
+                [one] => format!("{} is not {}", quote(instance), quote(one)),
+                many => format!("{} is not one of {}", quote(instance), listed(many, 20)),
+            }
+        }
         ValidationErrorKind::FalseSchema => format!("{} is not allowed here", quote(instance)),
         ValidationErrorKind::OneOfMultipleValid { .. } => format!(
             "{} fits more than one of the allowed forms; make it fit exactly one",
@@ -398,6 +407,27 @@ mod tests {
             check(units, json!("k")),
             [r#"/: "k" is not one of "c" or "f""#]
         );
+    }
+
+    #[test]
+    fn an_enum_names_every_allowed_value_up_to_twenty() {
+        let colors = json!({ "enum": ["Red", "Green", "Blue", "Yellow", "Black"] });
+        assert_eq!(
+            check(colors, json!("Purple")),
+            [r#"/: "Purple" is not one of "Red", "Green", "Blue", "Yellow" or "Black""#]
+        );
+        let maybe = json!({ "enum": ["Jazz", "Rock", "Folk", null] });
+        assert_eq!(
+            check(maybe, json!("Pop")),
+            [r#"/: "Pop" is not one of "Jazz", "Rock", "Folk" or null"#]
+        );
+        assert_eq!(
+            check(json!({ "enum": ["only"] }), json!("other")),
+            [r#"/: "other" is not "only""#]
+        );
+        let many: Vec<String> = (0..25).map(|i| format!("v{i}")).collect();
+        let message = &check(json!({ "enum": many }), json!("x"))[0];
+        assert!(message.ends_with(r#""v19" or 5 others"#), "{message}");
     }
 
     #[test]

@@ -131,13 +131,14 @@ fn checked_entry(
             return None;
         }
     };
-    if let Err(problem) = spec.check() {
-        let (name, defined_in) = (spec.name.clone(), source_of(&spec));
-        problems.push(BuildProblem::BadSpec {
-            name,
-            defined_in,
+    let found = spec.problems();
+    if !found.is_empty() {
+        let defined_in = source_of(&spec);
+        problems.extend(found.into_iter().map(|problem| BuildProblem::BadSpec {
+            name: spec.name.clone(),
+            defined_in: defined_in.clone(),
             problem,
-        });
+        }));
         return None;
     }
     // A dynamic tool's structured results are checked against its output schema; a typed

@@ -82,7 +82,7 @@ pub enum BuildProblem {
         second: ToolSource,
     },
     /// A tool's name is not allowed.
-    #[error("tool defined in {defined_in}: {problem}")]
+    #[error("{problem} ({defined_in})")]
     BadName {
         /// Where the tool is defined.
         defined_in: ToolSource,
@@ -418,13 +418,14 @@ impl ExecutorBuilder {
         if !reg.has_converter && converter.is_none() {
             spec.output_schema = (reg.output_schema)();
         }
-        if let Err(problem) = spec.check() {
-            let (name, defined_in) = (spec.name.clone(), source_of_location(&reg.location));
-            problems.push(BuildProblem::BadSpec {
-                name,
-                defined_in,
+        let found = spec.problems();
+        if !found.is_empty() {
+            let defined_in = source_of_location(&reg.location);
+            problems.extend(found.into_iter().map(|problem| BuildProblem::BadSpec {
+                name: spec.name.clone(),
+                defined_in: defined_in.clone(),
                 problem,
-            });
+            }));
             return None;
         }
         Some(Entry {
