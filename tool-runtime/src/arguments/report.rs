@@ -67,10 +67,7 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
         // and the model learns nothing from "or 3 other candidates").
         ValidationErrorKind::Enum { options } => {
             let allowed: Vec<&Value> = options.as_array().into_iter().flatten().collect();
-            match allowed.as_slice() {
-                [one] => format!("{} is not {}", quote(instance), quote(one)),
-                many => format!("{} is not one of {}", quote(instance), listed(many, 20)),
-            }
+            not_one_of(instance, &allowed)
         }
         ValidationErrorKind::FalseSchema => format!("{} is not allowed here", quote(instance)),
         ValidationErrorKind::OneOfMultipleValid { .. } => format!(
@@ -162,14 +159,18 @@ fn tag_missed_by_all(at: &str, branches: &[Vec<ValidationError<'static>>]) -> Op
     let (pointer, found) = place?;
     // With a set: two 50,000-member enums compared pairwise were 10^9 comparisons per call.
     let unique = super::distinct::distinct(allowed);
-    let message = match unique.as_slice() {
-        [one] => format!("{} is not {}", quote(found), quote(one)),
-        many => format!("{} is not one of {}", quote(found), listed(many, 20)),
-    };
     Some(Violation {
         pointer: pointer.to_owned(),
-        message,
+        message: not_one_of(found, &unique),
     })
+}
+
+/// `found` refused for not being among `allowed`: every allowed value, up to twenty.
+fn not_one_of(found: &Value, allowed: &[&Value]) -> String {
+    match allowed {
+        [one] => format!("{} is not {}", quote(found), quote(one)),
+        many => format!("{} is not one of {}", quote(found), listed(many, 20)),
+    }
 }
 
 /// Values quoted and joined: `"a", "b" or "c"`, at most `max` of them, then how many more.
