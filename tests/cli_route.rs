@@ -263,3 +263,45 @@ fn tools_lists_the_declared_tools() {
     assert_eq!(declared["tools"][6]["name"], "accompaniment");
     assert_eq!(declared["tools"][6]["handler"], "pair_with");
 }
+
+/// Two nested entities in 104 KB would expand to about 25 GB: the DOCTYPE is refused at once,
+/// naming its line.
+#[test]
+fn tools_refuses_an_entity_bomb_at_once_naming_the_doctype_line() {
+    let a = "x".repeat(100_000);
+    let b = "&a;".repeat(255);
+    let prompt = "&b;".repeat(1_000);
+    let xml = format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE Tools [\n<!ENTITY a \"{a}\">\n<!ENTITY b \"{b}\">\n]>\n\
+         <Tools><Thing><Tool name=\"t\"><prompt>{prompt}</prompt></Tool></Thing></Tools>\n"
+    );
+    let bomb = TempFile::new("bomb.xml");
+    std::fs::write(bomb.path(), xml).unwrap();
+    let output = ai_tool(&["tools", "--tools", bomb.arg()], None);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}:2:1: malformed XML", bomb.path().display()))
+            && stderr.contains("<!DOCTYPE> that declares entities or elements is not accepted"),
+        "{stderr}"
+    );
+}
+
+/// A file over the 4 MiB default is refused before it is parsed, naming the setting.
+#[test]
+fn tools_refuses_a_file_over_4_mib_naming_the_limit() {
+    let big = TempFile::new("big.xml");
+    let filler = format!("<!-- {} -->\n", "y".repeat(1 << 20));
+    let xml = format!(
+        "<Tools>{}<Thing><Tool name=\"t\"><prompt>p</prompt></Tool></Thing></Tools>",
+        filler.repeat(5)
+    );
+    std::fs::write(big.path(), xml).unwrap();
+    let output = ai_tool(&["tools", "--tools", big.arg()], None);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("more than 4194304 bytes") && stderr.contains("DeclarationLimits::bytes"),
+        "{stderr}"
+    );
+}

@@ -4,7 +4,12 @@
 use std::io::Write;
 use std::net::SocketAddr;
 
-use crate::mcp::{serve_http_with, serve_stdio_with, HttpOptions, McpServer, McpTools};
+use std::time::Duration;
+
+use crate::mcp::{
+    serve_http_with, serve_stdio_with, CallLimits, HttpLimits, HttpOptions, ImportLimits,
+    McpServer, McpTools, HANDSHAKE_TIMEOUT,
+};
 use crate::ExecutorBuilder;
 
 use super::Failure;
@@ -23,6 +28,9 @@ pub(crate) struct Sources {
     /// 'Authorization: Bearer TOKEN'); repeatable.
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     headers: Vec<String>,
+    /// How long a call of an MCP server's tool may run before it is cancelled (default 60).
+    #[arg(long = "timeout", value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Option<Duration>,
     /// The namespace each `stdio` source takes instead of its server's name (`--upstream
     /// NAME=stdio:..`), by position.
     #[arg(skip)]
@@ -39,9 +47,11 @@ impl Sources {
     pub(crate) fn from_upstreams(
         upstreams: &[String],
         headers: &[String],
+        timeout: Option<Duration>,
     ) -> Result<Self, Failure> {
         let mut sources = Sources {
             headers: headers.to_vec(),
+            timeout,
             ..Sources::default()
         };
         for upstream in upstreams {
@@ -77,6 +87,10 @@ impl Sources {
     /// Connects to every source.
     pub(crate) async fn connect(&self) -> Result<Vec<McpTools>, Failure> {
         let mut imports = Vec::new();
+        let limits = match self.timeout {
+            Some(timeout) => ImportLimits::default().with_call_timeout(timeout),
+            None => ImportLimits::default(),
+        };
         for (at, line) in self.stdio.iter().enumerate() {
             let mut words = line.split_whitespace();
             let program = words
@@ -84,7 +98,7 @@ impl Sources {
                 .ok_or_else(|| Failure::input("--mcp-stdio: the command is empty"))?;
             let mut command = tokio::process::Command::new(program);
             command.args(words);
-            let tools = McpTools::connect_stdio(command)
+            let tools = McpTools::connect_stdio_with(command, HANDSHAKE_TIMEOUT, limits.clone())
                 .await
                 .map_err(|e| Failure::input(format!("--mcp-stdio `{line}`: {e}")))?;
             imports.push(renamed(tools, self.stdio_names.get(at)));
@@ -95,9 +109,10 @@ impl Sources {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
         for (at, url) in self.http.iter().enumerate() {
-            let tools = McpTools::connect_http_with_headers(url, &headers)
+            let tools = McpTools::connect_http_with(url, &headers, limits.clone())
                 .await
-                .map_err(|e| Failure::input(format!("--mcp-http `{url}`: {e}")))?;
+                // The error names the server by its URL without credentials or query.
+                .map_err(|e| Failure::input(format!("--mcp-http: {e}")))?;
             imports.push(renamed(tools, self.http_names.get(at)));
         }
         Ok(imports)
@@ -131,13 +146,28 @@ fn renamed(tools: McpTools, name: Option<&Option<String>>) -> McpTools {
     }
 }
 
+/// A number of seconds (`1.5` too), at most a day.
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds <= 86_400.0) {
+        return Err(format!(
+            "`{text}`: give a number of seconds above 0 and at most 86400"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 /// `NAME: VALUE` as the name and the value, trimmed.
 fn parse_header(header: &str) -> Result<(&str, &str), Failure> {
     match header.split_once(':') {
         Some((name, value)) if !name.trim().is_empty() => Ok((name.trim(), value.trim())),
-        _ => Err(Failure::input(format!(
-            "--header `{header}`: expected 'NAME: VALUE'"
-        ))),
+        // What was given may be a secret: it is not shown.
+        _ => Err(Failure::input(
+            "--header: expected 'NAME: VALUE' (what was given is not shown: it may be a secret)",
+        )),
     }
 }
 
@@ -150,6 +180,12 @@ pub(crate) struct Serve {
     pub allowed_hosts: Vec<String>,
     /// Offer `search_tools` and the tools found rather than every tool.
     pub search: bool,
+    /// Serve beyond loopback without a token (a proxy in front authenticates).
+    pub no_auth: bool,
+    /// What clients may hold.
+    pub limits: HttpLimits,
+    /// How many calls run at once.
+    pub calls: CallLimits,
 }
 
 /// Serves the executor's tools and the upstream servers' (following their lists) until the
@@ -160,7 +196,9 @@ pub(crate) async fn serve(
     how: Serve,
     err: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let mut server = McpServer::new(exec).map_err(|e| Failure::input(e.to_string()))?;
+    let mut server = McpServer::new(exec)
+        .map_err(|e| Failure::input(e.to_string()))?
+        .with_call_limits(how.calls);
     if !upstreams.is_empty() {
         server = server
             .following(upstreams)
@@ -178,7 +216,12 @@ pub(crate) async fn serve(
     match (how.stdio, how.http) {
         (true, None) => serve_stdio_with(server).await.map_err(failed),
         (false, Some(addr)) => {
-            let mut options = HttpOptions::default().bound_to(addr);
+            let mut options = HttpOptions::default()
+                .bound_to(addr)
+                .with_limits(how.limits.clone());
+            if how.no_auth {
+                options = options.allow_unauthenticated();
+            }
             for host in &how.allowed_hosts {
                 options = options.with_allowed_host(host.clone());
             }
@@ -192,6 +235,13 @@ pub(crate) async fn serve(
                     )));
                 }
                 options = options.with_bearer_token(token);
+            }
+            // Refused before anything is bound: serving every tool to other machines needs a
+            // token, or `--no-auth` said aloud.
+            if !addr.ip().to_canonical().is_loopback() && how.token_env.is_none() && !how.no_auth {
+                return Err(Failure::input(
+                    crate::mcp::McpError::Unauthenticated { addr }.to_string(),
+                ));
             }
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -215,7 +265,7 @@ mod tests {
 
     fn sources(upstreams: &[&str]) -> Result<Sources, Failure> {
         let upstreams: Vec<String> = upstreams.iter().map(|u| (*u).to_owned()).collect();
-        Sources::from_upstreams(&upstreams, &[])
+        Sources::from_upstreams(&upstreams, &[], None)
     }
 
     #[test]

@@ -201,8 +201,41 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
         /// With --http: require `Authorization: Bearer` with the token in this variable.
+        /// Needed to serve on an address other than loopback, unless --no-auth.
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+        /// With --http on an address other than loopback: serve without a token, because a
+        /// proxy in front authenticates every request. Without it (or --token-env) such a
+        /// server refuses to start.
+        #[arg(long, requires = "http", conflicts_with = "token_env")]
+        no_auth: bool,
+        /// How long a call of an --upstream server's tool may run before it is cancelled
+        /// (default 60).
+        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds)]
+        timeout: Option<std::time::Duration>,
+        /// With --http: sessions alive at once; past it `initialize` gets 503 (default 1000).
+        #[arg(long, value_name = "N", requires = "http")]
+        max_sessions: Option<usize>,
+        /// With --http: connections served at once (default 1024).
+        #[arg(long, value_name = "N", requires = "http")]
+        max_connections: Option<usize>,
+        /// With --http: seconds a session may go without a request before it ends (default
+        /// 300).
+        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        session_idle_timeout: Option<std::time::Duration>,
+        /// With --http: seconds a client may take to send a request's headers (default 30).
+        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        header_read_timeout: Option<std::time::Duration>,
+        /// With --http: seconds a connection may carry nothing before it is closed (default
+        /// 120).
+        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        idle_timeout: Option<std::time::Duration>,
+        /// Tool calls one client may run at once (default 32); past it, an error to retry.
+        #[arg(long, value_name = "N")]
+        max_calls_per_session: Option<usize>,
+        /// Tool calls all clients together may run at once (default 256).
+        #[arg(long, value_name = "N")]
+        max_calls: Option<usize>,
         /// With --http: accept requests for this host name too (the name other machines use,
         /// such as tools.example.com or tools.example.com:8765); repeatable. Loopback names
         /// and the --http address are accepted without it.
@@ -490,22 +523,57 @@ async fn dispatch(
             stdio,
             http,
             token_env,
+            no_auth,
+            timeout,
+            max_sessions,
+            max_connections,
+            session_idle_timeout,
+            header_read_timeout,
+            idle_timeout,
+            max_calls_per_session,
+            max_calls,
             allowed_hosts,
             catalog,
             upstream,
             headers,
             search,
         } => {
-            let upstreams = mcp::Sources::from_upstreams(&upstream, &headers)?
+            let upstreams = mcp::Sources::from_upstreams(&upstream, &headers, timeout)?
                 .connect()
                 .await?;
             let tools = open(tools, catalog.as_deref())?;
+            let mut limits = crate::mcp::HttpLimits::default();
+            if let Some(n) = max_sessions {
+                limits = limits.with_max_sessions(n);
+            }
+            if let Some(n) = max_connections {
+                limits = limits.with_max_connections(n);
+            }
+            if let Some(t) = session_idle_timeout {
+                limits = limits.with_session_idle_timeout(t);
+            }
+            if let Some(t) = header_read_timeout {
+                limits = limits.with_header_read_timeout(t);
+            }
+            if let Some(t) = idle_timeout {
+                limits = limits.with_idle_connection_timeout(t);
+            }
+            let mut calls = crate::mcp::CallLimits::default();
+            if let Some(n) = max_calls_per_session {
+                calls = calls.with_per_session(n);
+            }
+            if let Some(n) = max_calls {
+                calls = calls.with_total(n);
+            }
             let how = mcp::Serve {
                 stdio,
                 http,
                 token_env,
                 allowed_hosts,
                 search,
+                no_auth,
+                limits,
+                calls,
             };
             mcp::serve(tools, upstreams, how, err).await
         }

@@ -211,11 +211,17 @@ impl AgentBuilder {
     /// The tools whose calls wait for a person's approval: a run whose model calls one stops
     /// with the call pending ([`StopReason::Interrupted`](crate::StopReason::Interrupted)),
     /// and [`Agent::resume`] goes on with the decisions. The other calls of the same answer run.
+    ///
+    /// Policies add up: a tool waits when any policy given names it (and always when it is
+    /// marked `requires_approval`). A later policy never lets through what an earlier one held.
     pub fn require_approval(
         mut self,
         policy: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.agent.approval = Some(Arc::new(policy));
+        self.agent.approval = Some(match self.agent.approval.take() {
+            None => Arc::new(policy),
+            Some(earlier) => Arc::new(move |spec: &ToolSpec| earlier(spec) || policy(spec)),
+        });
         self
     }
 
@@ -254,9 +260,20 @@ impl AgentBuilder {
         self
     }
 
-    /// [`AgentBuilder::require_approval`] for every tool marked `destructive`.
+    /// [`AgentBuilder::require_approval`] for every tool that may destroy data
+    /// ([`ToolMetadata::may_destroy`](tool_core::ToolMetadata::may_destroy)): marked
+    /// `destructive`, or imported from an MCP server without a `destructiveHint` (MCP's
+    /// default is destructive). An imported tool's hints are its server's word; to hold every
+    /// imported tool whatever it says, add [`AgentBuilder::require_approval_for_imported`].
     pub fn require_approval_for_destructive(self) -> Self {
-        self.require_approval(|spec| spec.metadata.hints.destructive == Some(true))
+        self.require_approval(|spec| spec.metadata.may_destroy())
+    }
+
+    /// [`AgentBuilder::require_approval`] for every tool imported from an MCP server, whatever
+    /// its annotations say: MCP calls them untrusted, and a hostile server can mark a tool that
+    /// deletes everything `readOnlyHint: true`.
+    pub fn require_approval_for_imported(self) -> Self {
+        self.require_approval(|spec| spec.metadata.is_imported())
     }
 
     /// Code run before each request and around each tool call (see [`RunHooks`]).

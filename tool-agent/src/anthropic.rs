@@ -577,6 +577,10 @@ impl Streamed {
 }
 
 impl Decoder for Streamed {
+    fn call_bytes(&self) -> usize {
+        self.answer.calls.bytes()
+    }
+
     fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,

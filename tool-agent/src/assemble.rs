@@ -2,6 +2,8 @@
 //! first and its arguments in pieces, matched by index and by id, including servers that give
 //! every parallel call index 0, interleave the pieces of several calls, or repeat a piece.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 use tool_core::provider::Aliases;
 use tool_core::ToolCall;
@@ -43,15 +45,27 @@ impl StreamedAnswer {
     }
 }
 
-/// The calls of one streamed answer, as they come.
+/// The calls of one streamed answer, as they come. Each delta finds its call in constant
+/// time (maps by id and by index, not a scan of the calls so far), so that an answer of
+/// thousands of calls costs no more per delta than one of two.
 #[derive(Debug, Default)]
 pub(crate) struct CallAssembler {
     calls: Vec<Partial>,
+    /// The first call with each id.
+    by_id: HashMap<String, usize>,
+    /// The first call with each id and index (calls of one answer may share an id where the
+    /// stream numbers its calls).
+    by_id_and_index: HashMap<(String, Option<u64>), usize>,
+    /// The last call that said each index.
+    last_at_index: HashMap<u64, usize>,
+    /// The calls without an id yet, by index, in the order they started.
+    unnamed_at_index: HashMap<u64, Vec<usize>>,
+    /// The bytes of the ids, names and arguments held.
+    bytes: usize,
 }
 
 #[derive(Debug, Default)]
 struct Partial {
-    index: Option<u64>,
     id: String,
     name: String,
     arguments: String,
@@ -72,13 +86,21 @@ impl CallAssembler {
             // Some servers repeat the name in every delta; it never grows.
             if call.name.is_empty() {
                 call.name = name.to_owned();
+                self.bytes = self.bytes.saturating_add(name.len());
             }
         }
         if let Some(piece) = arguments.filter(|a| !a.is_empty()) {
             if !is_repeat(&call.arguments, piece) {
                 call.arguments.push_str(piece);
+                self.bytes = self.bytes.saturating_add(piece.len());
             }
         }
+    }
+
+    /// The bytes of the calls' ids, names and arguments so far: they count toward the
+    /// answer's byte cap as its text does.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Which call a delta belongs to, made if new.
@@ -86,25 +108,29 @@ impl CallAssembler {
         if let Some(id) = id {
             // Two calls of one answer may share an id (a server that numbers each answer's
             // calls alike): where the stream numbers its calls, the number tells them apart.
-            let same_call = |c: &Partial| {
-                c.id == id && (index.is_none() || c.index.is_none() || c.index == index)
+            // The first call with this id whose index is this one's or unsaid.
+            let same_call = match index {
+                None => self.by_id.get(id).copied(),
+                Some(_) => {
+                    let at_index = self.by_id_and_index.get(&(id.to_owned(), index));
+                    let unsaid = self.by_id_and_index.get(&(id.to_owned(), None));
+                    at_index.into_iter().chain(unsaid).min().copied()
+                }
             };
-            if let Some(at) = self.calls.iter().position(same_call) {
+            if let Some(at) = same_call {
                 return at;
             }
             // The id arriving after the first piece of its call.
-            let unnamed = index.and_then(|i| {
-                self.calls
-                    .iter()
-                    .rposition(|c| c.index == Some(i) && c.id.is_empty())
-            });
+            let unnamed = index.and_then(|i| self.unnamed_at_index.get_mut(&i)?.pop());
             if let Some(at) = unnamed {
                 self.calls[at].id = id.to_owned();
+                self.bytes = self.bytes.saturating_add(id.len());
+                self.index_id(id, index, at);
                 return at;
             }
             return self.start(index, id);
         }
-        let by_index = index.and_then(|i| self.calls.iter().rposition(|c| c.index == Some(i)));
+        let by_index = index.and_then(|i| self.last_at_index.get(&i).copied());
         match by_index {
             Some(at) => at,
             None if index.is_none() && !self.calls.is_empty() => self.calls.len() - 1,
@@ -113,12 +139,30 @@ impl CallAssembler {
     }
 
     fn start(&mut self, index: Option<u64>, id: &str) -> usize {
+        let at = self.calls.len();
         self.calls.push(Partial {
-            index,
             id: id.to_owned(),
             ..Partial::default()
         });
-        self.calls.len() - 1
+        self.bytes = self.bytes.saturating_add(id.len());
+        if let Some(i) = index {
+            self.last_at_index.insert(i, at);
+            if id.is_empty() {
+                self.unnamed_at_index.entry(i).or_default().push(at);
+            }
+        }
+        if !id.is_empty() {
+            self.index_id(id, index, at);
+        }
+        at
+    }
+
+    /// Finds the call at `at` by its id from now on.
+    fn index_id(&mut self, id: &str, index: Option<u64>, at: usize) {
+        self.by_id.entry(id.to_owned()).or_insert(at);
+        self.by_id_and_index
+            .entry((id.to_owned(), index))
+            .or_insert(at);
     }
 
     /// The calls, in the order they started, with real names and decoded arguments. Arguments

@@ -62,13 +62,14 @@ impl Calls<'_> {
         slots.into_iter().flatten().collect()
     }
 
-    /// Whether the tool is offered and marked destructive.
+    /// Whether the tool is offered and may destroy data (marked destructive, or imported
+    /// without saying it is not).
     fn is_destructive(&self, name: &str) -> bool {
         self.offered.contains(name)
             && self
                 .executor
                 .and_then(|exec| exec.spec(name))
-                .is_some_and(|spec| spec.metadata.hints.destructive == Some(true))
+                .is_some_and(|spec| spec.metadata.may_destroy())
     }
 
     async fn one(&self, call: &ToolCall, verdict: Verdict) -> CallRecord {

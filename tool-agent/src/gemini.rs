@@ -536,6 +536,10 @@ struct Streamed {
 }
 
 impl Decoder for Streamed {
+    fn call_bytes(&self) -> usize {
+        self.answer.calls.bytes()
+    }
+
     fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
         let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,

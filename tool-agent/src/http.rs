@@ -228,6 +228,21 @@ fn provider_message(body: &[u8]) -> String {
     }
 }
 
+/// `url` to show in a message: without its user name, password, query and fragment, which may
+/// carry secrets; `an unreadable URL` when it does not parse.
+pub(crate) fn redacted_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        Err(_) => "an unreadable URL".to_owned(),
+    }
+}
+
 /// Whether a secret may go to `url`: over HTTPS, or over HTTP only to this machine
 /// (`localhost`, a loopback address) or to one of `local_hosts` (a container's credentials
 /// endpoint, say).
@@ -439,6 +454,23 @@ impl JsonPost<'_> {
         }
         let retry_after = retry_after(response.headers());
         let error_type = error_type(response.headers());
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map_or_else(|| "no Location".to_owned(), redacted_url);
+            let body = format!(
+                "the endpoint redirects ({location}); model clients follow no redirect, \
+                 so that the key goes nowhere else: set the base URL to where it points"
+            );
+            return Ok(Err(Refused {
+                status,
+                body: body.into_bytes(),
+                retry_after: None,
+                error_type: None,
+            }));
+        }
         let body = read_body(response).await?;
         let retry_after = retry_after.or_else(|| retry_delay(&body));
         Ok(Err(Refused {
@@ -459,13 +491,39 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The HTTP client a model uses unless given one with `with_client`: connections time out
 /// after [`DEFAULT_CONNECT_TIMEOUT`], and an answer (or a stream) that sends nothing for
-/// [`DEFAULT_READ_TIMEOUT`] fails, so that a hung endpoint never holds a run forever.
+/// [`DEFAULT_READ_TIMEOUT`] fails, so that a hung endpoint never holds a run forever. It
+/// follows no redirect: reqwest drops `Authorization` on a redirect to another host, but not
+/// `x-api-key`, `x-goog-api-key`, AWS's signed headers or a `with_header` value, so a redirect
+/// would carry the key wherever it points. A 3xx answer is an error naming its `Location`.
 pub(crate) fn default_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
-        .read_timeout(DEFAULT_READ_TIMEOUT)
+    let builder = || {
+        reqwest::Client::builder()
+            .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
+            .read_timeout(DEFAULT_READ_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+    };
+    // The builder fails only when the TLS backend or the system's proxy settings cannot be
+    // loaded. Then the same settings are tried without the system's proxies; a client
+    // without them (reqwest's default, which follows redirects) is never the fallback.
+    builder()
         .build()
-        .unwrap_or_default()
+        .or_else(|e| {
+            tracing::warn!("the HTTP client could not be built ({e}); trying without proxies");
+            builder().no_proxy().build()
+        })
+        .unwrap_or_else(|_| unbuildable_client())
+}
+
+/// A client that sends nothing anywhere: every request fails to connect. What a model gets
+/// when no client with the project's settings can be built, rather than one without them.
+fn unbuildable_client() -> reqwest::Client {
+    // A proxy at a port nobody listens on, over loopback: every request fails at once.
+    let nowhere = reqwest::Proxy::all("http://127.0.0.1:0").ok();
+    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    if let Some(proxy) = nowhere {
+        builder = builder.proxy(proxy);
+    }
+    builder.build().unwrap_or_else(|_| reqwest::Client::new())
 }
 
 /// The setters every HTTP model client has, over its `api_key`, `headers`, `retry`, `client`

@@ -51,6 +51,12 @@ pub struct RunOptions {
     /// asks for the answer (none with [`answer_at_limit`](Self::answer_at_limit) off): the run
     /// ends with [`StopReason::ToolCallLimit`](crate::StopReason::ToolCallLimit).
     pub max_tool_calls: Option<usize>,
+    /// How many tool calls one answer of the model may make; 128 by default. An answer with
+    /// more is refused whole, before any of its calls runs, as the model's fault
+    /// ([`RunFailure::Model`](crate::RunFailure) with
+    /// [`ModelError::Malformed`](crate::ModelError::Malformed) naming the cap): a model that
+    /// answers with 100,000 calls would otherwise run them all and send every result back.
+    pub max_calls_per_answer: usize,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
     /// the default, leaves it to the API.
@@ -92,6 +98,7 @@ impl Default for RunOptions {
             tool_choice: ToolChoice::Auto,
             max_concurrency: 8,
             max_tool_calls: None,
+            max_calls_per_answer: Self::DEFAULT_MAX_CALLS_PER_ANSWER,
             parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
@@ -106,6 +113,15 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// The default of [`RunOptions::max_calls_per_answer`].
+    pub const DEFAULT_MAX_CALLS_PER_ANSWER: usize = 128;
+
+    /// Sets [`RunOptions::max_calls_per_answer`].
+    pub fn max_calls_per_answer(mut self, calls: usize) -> Self {
+        self.max_calls_per_answer = calls;
+        self
+    }
+
     /// Sets [`RunOptions::max_steps`].
     pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps;
@@ -223,6 +239,7 @@ impl std::fmt::Debug for RunOptions {
             .field("tool_choice", &self.tool_choice)
             .field("max_concurrency", &self.max_concurrency)
             .field("max_tool_calls", &self.max_tool_calls)
+            .field("max_calls_per_answer", &self.max_calls_per_answer)
             .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("output", &self.output.as_ref().map(|f| &f.name))
             .field("output_retries", &self.output_retries)

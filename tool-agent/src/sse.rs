@@ -27,6 +27,12 @@ pub(crate) trait Decoder: Send {
     fn cut_short(&self) -> Option<ModelError> {
         None
     }
+
+    /// The bytes of the tool calls held so far (ids, names, arguments): they count toward
+    /// the answer's cap as its text does.
+    fn call_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// The opening of the request: the response whose body is the stream.
@@ -324,8 +330,10 @@ impl<'a> EventReader<'a> {
         let mut deltas = Vec::new();
         let complete = self.decoder.data(data, &mut deltas);
         self.text = (deltas.iter()).fold(self.text, |sum, d| sum.saturating_add(d.len()));
-        if self.text > MAX_ANSWER_BYTES {
-            let message = format!("the answer's text is longer than {MAX_ANSWER_BYTES} bytes");
+        if self.text.saturating_add(self.decoder.call_bytes()) > MAX_ANSWER_BYTES {
+            let message = format!(
+                "the answer's text and tool calls are longer than {MAX_ANSWER_BYTES} bytes"
+            );
             self.fail(ModelError::Malformed {
                 provider: "the model",
                 message,

@@ -810,3 +810,44 @@ async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
         error.failure
     );
 }
+
+/// An answer with 100,000 calls is refused whole, before any call runs, naming the cap; one at
+/// the cap runs.
+#[tokio::test]
+async fn an_answer_past_the_call_cap_is_refused_before_any_call_runs() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let flood: Vec<_> = (0..100_000)
+        .map(|i| call(&format!("c{i}"), "add", json!({ "a": i, "b": 1 })))
+        .collect();
+    let model = Arc::new(ScriptedModel::new().then(ModelResponse::calling(flood)));
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let err = runner.run("add", &RunOptions::default()).await.unwrap_err();
+    match &err.failure {
+        RunFailure::Model {
+            error: ModelError::Malformed { message, .. },
+            ..
+        } => assert!(
+            message.contains("100000 tool calls")
+                && message.contains("128")
+                && message.contains("RunOptions::max_calls_per_answer"),
+            "{message}"
+        ),
+        other => panic!("unexpected: {other:?}"),
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no call ran");
+    assert_eq!(model.requests().len(), 1, "no result was sent back");
+
+    let at_cap: Vec<_> = (0..3)
+        .map(|i| call(&format!("c{i}"), "add", json!({ "a": i, "b": 1 })))
+        .collect();
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling(at_cap))
+            .then(ModelResponse::answer("done")),
+    );
+    let runner = agent(&model, executor([add(Arc::clone(&calls))])).build();
+    let options = RunOptions::default().max_calls_per_answer(3);
+    let result = runner.run("add", &options).await.unwrap();
+    assert_eq!(result.text, "done");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}

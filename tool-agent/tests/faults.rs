@@ -273,7 +273,84 @@ async fn a_streamed_text_over_16_mib_is_an_error_naming_the_limit() {
     assert_eq!(deltas.len(), 256, "the text up to the limit is given");
     let message = malformed_message(failure);
     assert!(
-        message.contains("text is longer than 16777216 bytes"),
+        message.contains("text and tool calls are longer than 16777216 bytes"),
         "{message}"
+    );
+}
+
+/// A base URL that answers 302 to another port: the key never arrives there. reqwest drops
+/// `Authorization` on a redirect to another host, but not `x-api-key`, `x-goog-api-key` or a
+/// `with_header` value; the clients follow no redirect at all, and say where it pointed
+/// (without its query, which may carry a secret).
+#[tokio::test]
+async fn a_redirect_to_another_port_is_refused_and_no_key_arrives_there() {
+    use tool_agent::{AnthropicModel, ChatModel, GeminiModel, ModelRequest};
+    // Where the redirect points: it counts every connection made to it.
+    let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let elsewhere_address = elsewhere.local_addr().unwrap();
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reached);
+    tokio::spawn(async move {
+        while let Ok((_socket, _)) = elsewhere.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let location = format!("http://{elsewhere_address}/v1/steal?token=hunter2");
+    let answer = format!(
+        "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    let (requests, base_url) = raw_server(answer, true).await;
+    let no_retries = RetryPolicy {
+        max_retries: 0,
+        ..RetryPolicy::default()
+    };
+    let models: Vec<Box<dyn ChatModel>> = vec![
+        Box::new(
+            OpenAiChatModel::new("m")
+                .with_base_url(&base_url)
+                .with_api_key(ApiKey::new("sk-secret"))
+                .with_header("x-gateway-key", "gw-secret")
+                .with_retry(no_retries.clone()),
+        ),
+        Box::new(
+            AnthropicModel::new("m")
+                .with_base_url(&base_url)
+                .with_api_key(ApiKey::new("sk-ant-secret"))
+                .with_retry(no_retries.clone()),
+        ),
+        Box::new(
+            GeminiModel::new("m")
+                .with_base_url(&base_url)
+                .with_api_key(ApiKey::new("goog-secret"))
+                .with_retry(no_retries.clone()),
+        ),
+    ];
+    for model in &models {
+        let request = ModelRequest::new(vec![tool_agent::Message::user("hi")]);
+        let error = tokio::time::timeout(STUCK, model.respond(&request))
+            .await
+            .expect("stuck")
+            .unwrap_err();
+        match &error {
+            ModelError::Status {
+                status, message, ..
+            } => {
+                assert_eq!(*status, 302);
+                assert!(message.contains("follow no redirect"), "{message}");
+                assert!(
+                    message.contains(&elsewhere_address.to_string()),
+                    "{message}"
+                );
+                assert!(!message.contains("hunter2"), "{message}");
+            }
+            other => panic!("expected a status error, got {other:?}"),
+        }
+    }
+    assert_eq!(requests.load(Ordering::SeqCst), 3, "each client asked once");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "nothing followed the redirect"
     );
 }

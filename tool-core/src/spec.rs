@@ -140,6 +140,22 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl ToolMetadata {
+    /// Whether the tool may destroy or overwrite data, as a policy reads it: marked
+    /// `destructive`; or imported from an MCP server ([`ToolSource::Mcp`]) without a
+    /// `destructiveHint`, which MCP's default reads as destructive unless the tool says it is
+    /// read-only.
+    pub fn may_destroy(&self) -> bool {
+        match self.hints.destructive {
+            Some(destructive) => destructive,
+            None => self.is_imported() && self.hints.read_only != Some(true),
+        }
+    }
+
+    /// Whether the tool was imported from an MCP server.
+    pub fn is_imported(&self) -> bool {
+        matches!(self.source, Some(ToolSource::Mcp { .. }))
+    }
+
     /// Whether nothing at all is known.
     pub fn is_empty(&self) -> bool {
         self == &ToolMetadata::default()
@@ -193,6 +209,13 @@ pub enum ToolSource {
     },
     /// Defined at run time.
     Dynamic,
+    /// Imported from an MCP server. Its annotations are the server's word: MCP says they are
+    /// untrusted, and a missing hint means MCP's default (see
+    /// [`ToolMetadata::may_destroy`]).
+    Mcp {
+        /// The server, as the user named it.
+        server: String,
+    },
     /// A hand-written tool (a type implementing the runtime's `Tool` trait), registered on the
     /// executor's builder at this place.
     Registered {
@@ -209,6 +232,7 @@ impl std::fmt::Display for ToolSource {
             ToolSource::Macro { module, file, line } => write!(f, "{module} ({file}:{line})"),
             ToolSource::Catalog { file, line } => write!(f, "{file}:{line}"),
             ToolSource::Dynamic => f.write_str("a tool defined at run time"),
+            ToolSource::Mcp { server } => write!(f, "the MCP server {server}"),
             ToolSource::Registered { file, line } => write!(f, "{file}:{line}"),
         }
     }

@@ -30,11 +30,14 @@ pub(crate) struct ClientState {
     /// Whether a list change waits to be listed: the changes told meanwhile are all in the
     /// listing it will make.
     change_waiting: AtomicBool,
+    /// What is taken from the server.
+    pub(crate) limits: ImportLimits,
 }
 
 impl ClientState {
-    pub(crate) fn new(server: Arc<str>) -> Self {
+    pub(crate) fn new(server: Arc<str>, limits: ImportLimits) -> Self {
         ClientState {
+            limits,
             server,
             tools: RwLock::new(Arc::from(Vec::new())),
             generation: watch::Sender::new(0),
@@ -148,7 +151,7 @@ impl ClientHandler for ImportClient {
         }
         let _one_at_a_time = self.0.relisting().await;
         self.0.change_waiting.store(false, Ordering::Release);
-        match list_every_tool(&context.peer).await {
+        match list_every_tool(&context.peer, &self.0.limits, &self.0.server).await {
             Ok(tools) => self.0.set_tools(tools, false),
             Err(e) => tracing::warn!(
                 server = %self.0.server,
@@ -159,17 +162,22 @@ impl ClientHandler for ImportClient {
     }
 }
 
-/// The most pages and tools one listing takes, and how long it may take: a server that pages
-/// on for ever is refused rather than followed.
+/// The most pages one listing takes, and how long it may take: a server that pages on for ever
+/// is refused rather than followed.
 const MOST_PAGES: usize = 10_000;
-const MOST_TOOLS: usize = 100_000;
 const LISTING_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Every tool the server lists, page after page, within [`MOST_PAGES`], [`MOST_TOOLS`] and
-/// [`LISTING_TIMEOUT`]; a cursor given twice is refused, since following it would loop.
-pub(crate) async fn list_every_tool(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+/// Every tool the server lists, page after page, within [`MOST_PAGES`], [`LISTING_TIMEOUT`] and
+/// the limits' count and bytes; a cursor given twice is refused, since following it would
+/// loop. Descriptions past the limits' length are cut, with a warning naming the tool.
+pub(crate) async fn list_every_tool(
+    peer: &Peer<RoleClient>,
+    limits: &ImportLimits,
+    server: &str,
+) -> Result<Vec<Tool>, String> {
     let listing = async {
         let mut tools = Vec::new();
+        let mut bytes = 0usize;
         let mut cursors = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MOST_PAGES {
@@ -177,9 +185,22 @@ pub(crate) async fn list_every_tool(peer: &Peer<RoleClient>) -> Result<Vec<Tool>
                 .take()
                 .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
             let page = peer.list_tools(params).await.map_err(|e| e.to_string())?;
-            tools.extend(page.tools);
-            if tools.len() > MOST_TOOLS {
-                return Err(format!("the server lists more than {MOST_TOOLS} tools"));
+            for mut tool in page.tools {
+                bytes = bytes.saturating_add(serde_json::to_vec(&tool).map_or(0, |t| t.len()));
+                cut_description(&mut tool, limits.max_description_bytes, server);
+                tools.push(tool);
+            }
+            if tools.len() > limits.max_tools {
+                return Err(format!(
+                    "the server lists more than {} tools (ImportLimits::max_tools)",
+                    limits.max_tools
+                ));
+            }
+            if bytes > limits.max_list_bytes {
+                return Err(format!(
+                    "the server's tool list has more than {} bytes (ImportLimits::max_list_bytes)",
+                    limits.max_list_bytes
+                ));
             }
             match page.next_cursor {
                 None => return Ok(tools),
@@ -195,6 +216,94 @@ pub(crate) async fn list_every_tool(peer: &Peer<RoleClient>) -> Result<Vec<Tool>
     tokio::time::timeout(LISTING_TIMEOUT, listing)
         .await
         .map_err(|_| format!("listing the tools took more than {LISTING_TIMEOUT:?}"))?
+}
+
+/// Cuts a description longer than `max` bytes at a character boundary, marking the cut, and
+/// warns naming the tool.
+fn cut_description(tool: &mut Tool, max: usize, server: &str) {
+    let Some(description) = tool.description.as_deref() else {
+        return;
+    };
+    if description.len() <= max {
+        return;
+    }
+    let mut end = max;
+    while !description.is_char_boundary(end) {
+        end -= 1;
+    }
+    tracing::warn!(
+        server,
+        tool = %tool.name,
+        bytes = description.len(),
+        "an imported tool's description is longer than {max} bytes \
+         (ImportLimits::max_description_bytes): cut"
+    );
+    let cut = format!("{} [description cut at {max} bytes]", &description[..end]);
+    tool.description = Some(cut.into());
+}
+
+/// What an import takes from a server, each with a default: the server is untrusted, and a
+/// gateway passes its list on to models and clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportLimits {
+    /// How long a call may run when its tool has no time limit of its own: then it is
+    /// cancelled (`notifications/cancelled`) and fails with `ToolError::Timeout`. Default
+    /// 60 s.
+    pub call_timeout: Duration,
+    /// The most tools a list may have. Default 100,000.
+    pub max_tools: usize,
+    /// The most bytes a whole list may have, as JSON. Default 32 MiB.
+    pub max_list_bytes: usize,
+    /// The most bytes of one tool's description; a longer one is cut, with a warning naming
+    /// the tool. Default 8 KiB.
+    pub max_description_bytes: usize,
+}
+
+impl ImportLimits {
+    /// The default of [`ImportLimits::call_timeout`].
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+    /// The default of [`ImportLimits::max_tools`].
+    pub const DEFAULT_MAX_TOOLS: usize = 100_000;
+    /// The default of [`ImportLimits::max_list_bytes`].
+    pub const DEFAULT_MAX_LIST_BYTES: usize = 32 << 20;
+    /// The default of [`ImportLimits::max_description_bytes`].
+    pub const DEFAULT_MAX_DESCRIPTION_BYTES: usize = 8 << 10;
+
+    /// These limits with another call timeout.
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// These limits with another cap on the tools listed.
+    pub fn with_max_tools(mut self, max: usize) -> Self {
+        self.max_tools = max;
+        self
+    }
+
+    /// These limits with another cap on a list's bytes.
+    pub fn with_max_list_bytes(mut self, max: usize) -> Self {
+        self.max_list_bytes = max;
+        self
+    }
+
+    /// These limits with another cap on a description's bytes.
+    pub fn with_max_description_bytes(mut self, max: usize) -> Self {
+        self.max_description_bytes = max;
+        self
+    }
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        ImportLimits {
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            max_tools: Self::DEFAULT_MAX_TOOLS,
+            max_list_bytes: Self::DEFAULT_MAX_LIST_BYTES,
+            max_description_bytes: Self::DEFAULT_MAX_DESCRIPTION_BYTES,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -235,7 +344,7 @@ mod tests {
     #[tokio::test]
     async fn progress_is_passed_on_only_going_up_and_only_while_routed() {
         let (ctx, seen) = context_keeping_progress().await;
-        let state = Arc::new(ClientState::new("s".into()));
+        let state = Arc::new(ClientState::new("s".into(), ImportLimits::default()));
         let token = ProgressToken(NumberOrString::Number(7));
         let report = |done: f64| ProgressNotificationParam::new(token.clone(), done);
         let route = state.route_progress(token.clone(), ctx);

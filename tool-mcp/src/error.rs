@@ -21,6 +21,17 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
+    /// An HTTP server would serve every tool to other machines without authentication.
+    #[error(
+        "refusing to serve MCP on {addr} without authentication: other machines could call \
+         every tool. Require a bearer token (`--token-env VAR`; HttpOptions::with_bearer_token), \
+         bind 127.0.0.1, or, when a proxy in front authenticates, say so (`--no-auth`; \
+         HttpOptions::allow_unauthenticated)"
+    )]
+    Unauthenticated {
+        /// The address it was to serve on.
+        addr: std::net::SocketAddr,
+    },
     /// The MCP handshake (`initialize`) with the peer failed.
     #[error("MCP handshake with {peer} failed: {message}")]
     Handshake {

@@ -13,7 +13,7 @@ use tokio::process::Command;
 use tool_core::ToolSource;
 use tool_runtime::{DynamicTool, ExecutorBuilder};
 
-use crate::client::{list_every_tool, ClientState, ImportClient};
+use crate::client::{list_every_tool, ClientState, ImportClient, ImportLimits};
 use crate::convert::spec_from_tool;
 use crate::remote::Remote;
 use crate::McpError;
@@ -68,10 +68,19 @@ impl McpTools {
         command: Command,
         limit: std::time::Duration,
     ) -> Result<Self, McpError> {
+        Self::connect_stdio_with(command, limit, ImportLimits::default()).await
+    }
+
+    /// [`McpTools::connect_stdio_within`] within other [`ImportLimits`].
+    pub async fn connect_stdio_with(
+        command: Command,
+        handshake: std::time::Duration,
+        limits: ImportLimits,
+    ) -> Result<Self, McpError> {
         let label = format!("{:?}", command.as_std().get_program());
         let transport = TokioChildProcess::new(command)
             .map_err(|e| McpError::io(format!("starting MCP server {label}"), e))?;
-        Self::connect_within(label, transport, limit).await
+        Self::connect_with(label, transport, handshake, limits).await
     }
 
     /// Connects to a Streamable HTTP server, such as `http://127.0.0.1:8000/mcp`.
@@ -84,6 +93,15 @@ impl McpTools {
     pub async fn connect_http_with_headers(
         url: &str,
         headers: &[(&str, &str)],
+    ) -> Result<Self, McpError> {
+        Self::connect_http_with(url, headers, ImportLimits::default()).await
+    }
+
+    /// [`McpTools::connect_http_with_headers`] within other [`ImportLimits`].
+    pub async fn connect_http_with(
+        url: &str,
+        headers: &[(&str, &str)],
+        limits: ImportLimits,
     ) -> Result<Self, McpError> {
         let mut config = StreamableHttpClientTransportConfig::with_uri(url);
         // What names the server in errors, logs and tool descriptions, which may reach a
@@ -107,7 +125,7 @@ impl McpTools {
             );
         }
         let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-        Self::connect(label, transport).await
+        Self::connect_with(label, transport, HANDSHAKE_TIMEOUT, limits).await
     }
 
     /// Connects over any rmcp transport; `server` names it in errors. A server that has not
@@ -132,8 +150,23 @@ impl McpTools {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        Self::connect_with(server, transport, limit, ImportLimits::default()).await
+    }
+
+    /// [`McpTools::connect_within`] within other [`ImportLimits`] (what the server's lists and
+    /// calls may take).
+    pub async fn connect_with<T, E, A>(
+        server: impl Into<String>,
+        transport: T,
+        limit: std::time::Duration,
+        limits: ImportLimits,
+    ) -> Result<Self, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let server: Arc<str> = server.into().into();
-        let state = Arc::new(ClientState::new(server.clone()));
+        let state = Arc::new(ClientState::new(server.clone(), limits));
         let handshake = |message: String| McpError::Handshake {
             peer: format!("MCP server {server}"),
             message,
@@ -146,7 +179,7 @@ impl McpTools {
         let peer = connection.peer().clone();
         // A list change told while the first list is taken is listed after it, not before.
         let relisting = state.relisting().await;
-        let tools = list_every_tool(&peer)
+        let tools = list_every_tool(&peer, &state.limits, &server)
             .await
             .map_err(|e| McpError::Request {
                 server: server.to_string(),
@@ -216,7 +249,13 @@ impl McpTools {
             _connection: self.connection.clone(),
         });
         let mut metadata = spec.metadata;
-        metadata.source = Some(ToolSource::Dynamic);
+        metadata.source = Some(ToolSource::Mcp {
+            server: self.state.server.to_string(),
+        });
+        // A server's tool that never answers must not hold its caller for ever.
+        let timeout_ms =
+            u64::try_from(self.state.limits.call_timeout.as_millis()).unwrap_or(u64::MAX);
+        metadata.timeout_ms = metadata.timeout_ms.or(Some(timeout_ms));
         let mut dynamic =
             DynamicTool::new(spec.name, description, spec.parameters, move |args, ctx| {
                 let remote = remote.clone();

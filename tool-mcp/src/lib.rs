@@ -16,8 +16,10 @@
 #![warn(missing_docs)]
 
 mod client;
+mod connections;
 mod convert;
 mod error;
+mod http_options;
 mod import;
 mod listing;
 mod notify;
@@ -27,12 +29,14 @@ mod search;
 mod serve;
 mod server;
 
+pub use client::ImportLimits;
 pub use error::McpError;
+pub use http_options::{HttpLimits, HttpOptions};
 pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};
 pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
-pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with, HttpOptions};
-pub use server::{McpServer, TOOLS_PER_PAGE};
+pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};
+pub use server::{CallLimits, McpServer, TOOLS_PER_PAGE};
 
 /// The rmcp crate this one is built on, for transports and types not wrapped here.
 pub use rmcp;

@@ -15,6 +15,15 @@ use crate::refreshing::generations;
 use crate::search::{self, SEARCH_TOOL};
 use crate::{McpError, McpTools, RefreshingExecutor};
 
+/// What a server serves besides its executor's ordinary tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Serving {
+    /// Offer `search_tools` and the tools found.
+    pub(crate) search: bool,
+    /// List and run tools marked `requires_approval`, which MCP cannot ask a person about.
+    pub(crate) approval_tools: bool,
+}
+
 /// The tools served at one moment, the executors that run them, and the search over them.
 pub(crate) struct Listing {
     /// The executor the server was made with.
@@ -33,7 +42,7 @@ impl Listing {
     pub(crate) fn new(
         local: Executor,
         imported: Option<Executor>,
-        search: bool,
+        serving: Serving,
     ) -> Result<Self, McpError> {
         // A name is one tool's, whether or not it is served: an imported tool may not take the
         // name of a declared (catalog) tool either.
@@ -53,6 +62,7 @@ impl Listing {
         let specs: Vec<&ToolSpec> = std::iter::once(&local)
             .chain(imported.as_ref())
             .flat_map(|exec| exec.tools().filter(|spec| exec.is_executable(&spec.name)))
+            .filter(|spec| serving.approval_tools || !spec.metadata.requires_approval)
             .collect();
         let tools = specs
             .iter()
@@ -63,7 +73,7 @@ impl Listing {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let search = search.then(|| searching(&specs)).transpose()?;
+        let search = serving.search.then(|| searching(&specs)).transpose()?;
         Ok(Listing {
             local,
             imported,
@@ -79,6 +89,11 @@ impl Listing {
             Some(imported) if imported.spec(name).is_some() => imported,
             _ => &self.local,
         }
+    }
+
+    /// Whether the tool called `name` is listed (with search on, among all it can find).
+    pub(crate) fn lists(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name == name)
     }
 
     /// Whether tools of other servers are listed beside the executor's.
@@ -139,7 +154,7 @@ impl Source {
 /// An executor and the tools of MCP servers, listed again when a server's list changes.
 pub(crate) struct Following {
     imports: RefreshingExecutor,
-    search: bool,
+    serving: Serving,
     /// The servers' generations the listing was made for, and the listing.
     current: Mutex<(Vec<u64>, Arc<Listing>)>,
 }
@@ -149,7 +164,7 @@ impl Following {
     pub(crate) fn new(
         local: Executor,
         imports: Vec<McpTools>,
-        search: bool,
+        serving: Serving,
     ) -> Result<Self, McpError> {
         refuse_shared_names(&imports)?;
         let now = generations(&imports);
@@ -158,10 +173,10 @@ impl Following {
         let imports =
             RefreshingExecutor::new(move || like.builder_like(), imports).map_err(unbuildable)?;
         let exec = imports.executor();
-        let listing = Listing::new(local, Some(exec), search)?;
+        let listing = Listing::new(local, Some(exec), serving)?;
         Ok(Following {
             imports,
-            search,
+            serving,
             current: Mutex::new((now, Arc::new(listing))),
         })
     }
@@ -175,7 +190,7 @@ impl Following {
         if current.0 != now {
             let local = current.1.local.clone();
             let exec = self.imports.executor();
-            let relisted = Listing::new(local, Some(exec), self.search);
+            let relisted = Listing::new(local, Some(exec), self.serving);
             match relisted {
                 Ok(listing) => current.1 = Arc::new(listing),
                 Err(error) => tracing::warn!(

@@ -1,11 +1,11 @@
 //! Serving an [`McpServer`] over stdio, or over Streamable HTTP at `/mcp` with Host and Origin
-//! checks and an optional static bearer token.
+//! checks, a bearer token required beyond loopback, and [`HttpLimits`](crate::HttpLimits).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -13,10 +13,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 use tool_runtime::Executor;
 
-use crate::{McpError, McpServer};
+use crate::{HttpOptions, McpError, McpServer};
 
 /// Serves every tool of `exec` on this process's stdin and stdout until the client closes
 /// them. Log with `tracing` to stderr: anything else written to stdout breaks the protocol.
@@ -41,106 +40,72 @@ pub async fn serve_stdio_with(server: McpServer) -> Result<(), McpError> {
     Ok(())
 }
 
-/// How an HTTP server checks requests.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// When set, every request needs `Authorization: Bearer <token>`; compared in constant
-    /// time. Others get `401 Unauthorized`.
-    pub bearer_token: Option<String>,
-    /// The `Host` values accepted (host names, or `host:port`). Loopback names by default,
-    /// against DNS rebinding; add the server's public name when serving beyond this machine.
-    pub allowed_hosts: Vec<String>,
-    /// The `Origin` values accepted from browsers (`scheme://host:port`, `:*` for any port).
-    /// Loopback origins by default; a request with another `Origin` gets `403 Forbidden`.
-    /// A request without `Origin` (not from a browser) is accepted.
-    pub allowed_origins: Vec<String>,
-    /// Cancelling this token stops the server, ending every session.
-    pub shutdown: CancellationToken,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            bearer_token: None,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: vec![
-                "http://localhost:*".into(),
-                "http://127.0.0.1:*".into(),
-                "http://[::1]:*".into(),
-            ],
-            shutdown: CancellationToken::new(),
-        }
-    }
-}
-
-impl HttpOptions {
-    /// These options, requiring `Authorization: Bearer <token>`.
-    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.bearer_token = Some(token.into());
-        self
-    }
-
-    /// These options, accepting one more `Host` (the name other machines reach the server
-    /// by, such as `tools.example.com` or `tools.example.com:8765`).
-    pub fn with_allowed_host(mut self, host: impl Into<String>) -> Self {
-        let host = host.into();
-        if !self.allowed_hosts.contains(&host) {
-            self.allowed_hosts.push(host);
-        }
-        self
-    }
-
-    /// These options for a server bound to `addr`: a specific address other than loopback is
-    /// accepted as a `Host` too (a client reaching it by IP); a name must still be added.
-    pub fn bound_to(self, addr: SocketAddr) -> Self {
-        let ip = addr.ip();
-        if ip.is_unspecified() || ip.is_loopback() {
-            return self;
-        }
-        self.with_allowed_host(ip.to_string())
-    }
-}
-
 /// Serves every tool of `exec` over Streamable HTTP at `http://ADDR/mcp`, with sessions,
-/// until the process ends. Bind `127.0.0.1` unless the server is meant for other machines.
+/// until the process ends. Bind `127.0.0.1` unless the server is meant for other machines:
+/// any other address needs [`serve_http_with`] and a bearer token
+/// ([`HttpOptions::with_bearer_token`]), or is refused with [`McpError::Unauthenticated`].
 /// Requests are accepted for loopback names and for `addr`'s own IP; a server other machines
-/// reach by name is served with [`serve_http_with`] and
-/// [`HttpOptions::with_allowed_host`] (and a bearer token).
+/// reach by name adds it with [`HttpOptions::with_allowed_host`].
 pub async fn serve_http(exec: Executor, addr: SocketAddr) -> Result<(), McpError> {
+    let options = HttpOptions::default();
+    options.check_exposure(addr)?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| McpError::io(format!("binding {addr}"), e))?;
-    let options = HttpOptions::default().bound_to(addr);
     serve_http_with(McpServer::new(exec)?, listener, options).await
 }
 
 /// [`serve_http`] on a bound listener, with options; returns when `options.shutdown` is
-/// cancelled.
+/// cancelled. The listener's own address is accepted as a `Host`
+/// ([`HttpOptions::bound_to`]), as [`serve_http`] does.
+///
+/// Refuses ([`McpError::Unauthenticated`]) to serve on an address other than loopback without
+/// a bearer token, unless the options say [`HttpOptions::allow_unauthenticated`].
 pub async fn serve_http_with(
     server: McpServer,
     listener: TcpListener,
     options: HttpOptions,
 ) -> Result<(), McpError> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| McpError::io("reading the listener's address", e))?;
+    options.check_exposure(addr)?;
+    let options = options.bound_to(addr);
     let shutdown = options.shutdown.clone();
-    axum::serve(listener, router(server, &options))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .map_err(|e| McpError::io("serving HTTP", e))
+    let app = router(server, &options);
+    crate::connections::serve(listener, app, &options.limits, shutdown).await;
+    Ok(())
 }
 
-/// The axum router of [`serve_http_with`], to nest in an application: `/mcp` only.
+/// The axum router of [`serve_http_with`], to nest in an application: `/mcp` only, with the
+/// options' Host, Origin and token checks and their session and body limits. The connection
+/// limits ([`HttpLimits::max_connections`](crate::HttpLimits::max_connections), the timeouts) and the refusal to serve beyond
+/// loopback without a token are [`serve_http_with`]'s: an application serving this router
+/// itself sets its own.
 pub fn router(server: McpServer, options: &HttpOptions) -> Router {
+    let limits = &options.limits;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .enforce_origin_validation()
+        .with_max_request_body_bytes(limits.max_body_bytes)
         .with_cancellation_token(options.shutdown.child_token());
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(limits.session_idle_timeout);
+    let sessions = Arc::new(sessions);
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        move || Ok(server.for_session()),
+        Arc::clone(&sessions),
         config,
     );
-    let router = Router::new().route_service("/mcp", service);
+    let cap = SessionCap {
+        sessions,
+        max: limits.max_sessions,
+        max_body_bytes: limits.max_body_bytes,
+    };
+    let router = Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(Arc::new(cap), cap_sessions));
     match &options.bearer_token {
         Some(token) => router.layer(middleware::from_fn_with_state(
             Arc::<[u8]>::from(token.as_bytes()),
@@ -148,6 +113,55 @@ pub fn router(server: McpServer, options: &HttpOptions) -> Router {
         )),
         None => router,
     }
+}
+
+/// What [`cap_sessions`] checks against.
+struct SessionCap {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+    max_body_bytes: usize,
+}
+
+/// Answers `503` to an `initialize` when [`HttpLimits::max_sessions`](crate::HttpLimits::max_sessions) sessions are alive; lets
+/// everything else through. The body is read only then, to tell an `initialize` from a
+/// request that stands alone (protocol 2026-07-28), which makes no session. Concurrent
+/// `initialize`s may pass the check together: the sessions never exceed the cap by more than
+/// the connections served at once.
+async fn cap_sessions(
+    State(cap): State<Arc<SessionCap>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opens_session =
+        request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    if !opens_session || cap.sessions.sessions.read().await.len() < cap.max {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, cap.max_body_bytes).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        )
+            .into_response();
+    };
+    let initialize = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .is_some_and(|v| v.get("method").and_then(serde_json::Value::as_str) == Some("initialize"));
+    if initialize {
+        let message = format!(
+            "too many MCP sessions: {} are alive (HttpLimits::max_sessions); try again later",
+            cap.max
+        );
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5")],
+            message,
+        )
+            .into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// Refuses a request without the expected bearer token.

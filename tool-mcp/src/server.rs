@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rmcp::model::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -10,12 +11,13 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use tokio::task::AbortHandle;
 use tool_core::{ToolError, ToolErrorKind};
 use tool_runtime::{CallOptions, Executor};
 
 use crate::convert::result_from_output;
-use crate::listing::{Following, Listing, Source};
+use crate::listing::{Following, Listing, Serving, Source};
 use crate::notify::{self, SessionLogLevel};
 use crate::search::{self, Found, SEARCH_TOOL};
 use crate::{McpError, McpTools};
@@ -39,12 +41,63 @@ pub struct McpServer {
     /// What it serves: that executor's tools, and those of the servers it follows.
     source: Source,
     info: Implementation,
+    /// What it serves besides the executor's ordinary tools.
+    serving: Serving,
+    limits: CallLimits,
+    /// The calls running now, in every session: at most `limits.total`.
+    running: Arc<Semaphore>,
     session: Arc<Session>,
 }
 
+/// How many `tools/call`s a server runs at once. A call past either cap is answered at once
+/// with a JSON-RPC error that names the cap (code -32000, to be retried later): nothing waits
+/// in a queue without bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallLimits {
+    /// In one session (one client). Default 32.
+    pub per_session: usize,
+    /// In all sessions together. Default 256.
+    pub total: usize,
+}
+
+impl CallLimits {
+    /// The default of [`CallLimits::per_session`].
+    pub const DEFAULT_PER_SESSION: usize = 32;
+    /// The default of [`CallLimits::total`].
+    pub const DEFAULT_TOTAL: usize = 256;
+
+    /// These limits with another cap per session.
+    pub fn with_per_session(mut self, max: usize) -> Self {
+        self.per_session = max;
+        self
+    }
+
+    /// These limits with another cap for the whole server.
+    pub fn with_total(mut self, max: usize) -> Self {
+        self.total = max;
+        self
+    }
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        CallLimits {
+            per_session: Self::DEFAULT_PER_SESSION,
+            total: Self::DEFAULT_TOTAL,
+        }
+    }
+}
+
+/// The JSON-RPC code of a call refused because too many are running: a server error, to be
+/// tried again later.
+const BUSY: ErrorCode = ErrorCode(-32000);
+
 /// What one session (one client) sets.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Session {
+    /// The calls running now in this session.
+    running: Semaphore,
     log_level: SessionLogLevel,
     found: Found,
     /// The tasks that tell this client when a followed server's list changes.
@@ -56,6 +109,19 @@ struct Session {
     /// The followed servers' generations when the client first listed the tools, which may be
     /// before it says it is ready: its watchers start from them.
     first_listed: std::sync::Mutex<Option<Vec<u64>>>,
+}
+
+impl Session {
+    fn new(limits: &CallLimits) -> Self {
+        Session {
+            running: Semaphore::new(limits.per_session),
+            log_level: SessionLogLevel::default(),
+            found: Found::default(),
+            watchers: std::sync::Mutex::default(),
+            told: Arc::default(),
+            first_listed: std::sync::Mutex::default(),
+        }
+    }
 }
 
 /// A session's watchers end with it.
@@ -72,13 +138,10 @@ impl Drop for Session {
 }
 
 impl Clone for McpServer {
+    /// The same server for another session: the executor, the list and the running calls
+    /// are shared, what a session sets is not.
     fn clone(&self) -> Self {
-        McpServer {
-            exec: self.exec.clone(),
-            source: self.source.clone(),
-            info: self.info.clone(),
-            session: Arc::default(),
-        }
+        self.for_session()
     }
 }
 
@@ -88,13 +151,61 @@ impl McpServer {
     /// Fails when a tool's declaration is not a valid MCP tool (it always is for specs the
     /// executor accepted; the check is kept so that a bug shows as an error, not a bad list).
     pub fn new(exec: Executor) -> Result<Self, McpError> {
-        let listing = Listing::new(exec.clone(), None, false)?;
+        let listing = Listing::new(exec.clone(), None, Serving::default())?;
+        let limits = CallLimits::default();
         Ok(McpServer {
             exec,
             source: Source::Fixed(Arc::new(listing)),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
-            session: Arc::default(),
+            serving: Serving::default(),
+            running: Arc::new(Semaphore::new(limits.total)),
+            session: Arc::new(Session::new(&limits)),
+            limits,
         })
+    }
+
+    /// The same server for another session (what an HTTP server makes for each client).
+    pub(crate) fn for_session(&self) -> Self {
+        McpServer {
+            exec: self.exec.clone(),
+            source: self.source.clone(),
+            info: self.info.clone(),
+            serving: self.serving,
+            limits: self.limits,
+            running: Arc::clone(&self.running),
+            session: Arc::new(Session::new(&self.limits)),
+        }
+    }
+
+    /// The same server running at most `limits` calls at once (default [`CallLimits`]).
+    /// Set it before the server is served: sessions made before keep the caps they had.
+    pub fn with_call_limits(mut self, limits: CallLimits) -> Self {
+        self.running = Arc::new(Semaphore::new(limits.total));
+        self.session = Arc::new(Session::new(&limits));
+        self.limits = limits;
+        self
+    }
+
+    /// A permit for one more call, or the error that says which cap it is past.
+    fn permit(&self) -> Result<(SemaphorePermit<'_>, OwnedSemaphorePermit), ErrorData> {
+        let busy = |what: &str, max: usize, setting: &str| {
+            let message = format!(
+                "too many tool calls in progress {what}: {max} ({setting}); \
+                 try again when one has finished"
+            );
+            ErrorData::new(BUSY, message, None)
+        };
+        let session = self.session.running.try_acquire().map_err(|_| {
+            busy(
+                "in this session",
+                self.limits.per_session,
+                "CallLimits::per_session",
+            )
+        })?;
+        let total = Arc::clone(&self.running)
+            .try_acquire_owned()
+            .map_err(|_| busy("on this server", self.limits.total, "CallLimits::total"))?;
+        Ok((session, total))
     }
 
     /// The same server, introducing itself to clients as `name` `version`.
@@ -110,9 +221,20 @@ impl McpServer {
     /// `selectable` or not.
     ///
     /// Fails when a tool is already named `search_tools`.
-    pub fn with_search(self) -> Result<Self, McpError> {
+    pub fn with_search(mut self) -> Result<Self, McpError> {
         let imports = self.source.imports().to_vec();
-        self.serving(imports, true)
+        self.serving.search = true;
+        self.serving(imports)
+    }
+
+    /// The same server listing and running the tools marked `requires_approval` too. By
+    /// default they are neither listed nor run: MCP has no way to ask a person before a call,
+    /// so serving one hands its calls to whoever reaches the server. Say this only when the
+    /// client asks its user before every call (or the server is the user's own).
+    pub fn serving_tools_that_require_approval(mut self) -> Result<Self, McpError> {
+        let imports = self.source.imports().to_vec();
+        self.serving.approval_tools = true;
+        self.serving(imports)
     }
 
     /// The same server serving the tools of MCP servers too, each named `namespace.tool` as
@@ -126,19 +248,22 @@ impl McpServer {
     pub fn following(self, imports: Vec<McpTools>) -> Result<Self, McpError> {
         let mut all = self.source.imports().to_vec();
         all.extend(imports);
-        let search = self.source.listing().search.is_some();
-        self.serving(all, search)
+        self.serving(all)
     }
 
-    /// This server with `imports` followed and search on or off.
-    fn serving(mut self, imports: Vec<McpTools>, search: bool) -> Result<Self, McpError> {
+    /// This server with `imports` followed, serving as `self.serving` says.
+    fn serving(mut self, imports: Vec<McpTools>) -> Result<Self, McpError> {
         self.source = if imports.is_empty() {
-            Source::Fixed(Arc::new(Listing::new(self.exec.clone(), None, search)?))
+            Source::Fixed(Arc::new(Listing::new(
+                self.exec.clone(),
+                None,
+                self.serving,
+            )?))
         } else {
             Source::Following(Arc::new(Following::new(
                 self.exec.clone(),
                 imports,
-                search,
+                self.serving,
             )?))
         };
         Ok(self)
@@ -218,9 +343,23 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        let _permits = self.permit()?;
         let listing = self.source.listing();
         if let Some(answer) = self.searched(&listing, &request, &context).await {
             return answer;
+        }
+        let name: &str = &request.name;
+        let unlisted_approval_tool = !listing.lists(name)
+            && listing
+                .executor_for(name)
+                .spec(name)
+                .is_some_and(|spec| spec.metadata.requires_approval);
+        if unlisted_approval_tool {
+            let message = format!(
+                "tool `{name}` requires a person's approval, which MCP cannot ask for: it is not \
+                 served (McpServer::serving_tools_that_require_approval serves it)"
+            );
+            return Err(ErrorData::invalid_params(message, None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let id = context.id.to_string();
@@ -234,7 +373,6 @@ impl McpServer {
             .log_level()
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
-        let name: &str = &request.name;
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
         let options = CallOptions {
             call_id: Some(id.into()),

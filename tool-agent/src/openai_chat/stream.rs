@@ -44,6 +44,10 @@ struct Chunks {
 }
 
 impl Decoder for Chunks {
+    fn call_bytes(&self) -> usize {
+        self.answer.calls.bytes()
+    }
+
     fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
         if data == "[DONE]" {
             self.done = true;

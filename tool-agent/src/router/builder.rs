@@ -26,6 +26,8 @@ pub struct RouterBuilder {
     types: TypeHierarchy,
     settings: Settings,
     cache: usize,
+    /// Run handlers marked `requires_approval` without asking anyone.
+    approval_handlers: bool,
     #[cfg(feature = "retrieval")]
     prefilter: Option<crate::router::prefilter::PrefilterSetting>,
 }
@@ -39,9 +41,20 @@ impl RouterBuilder {
             types: TypeHierarchy::schema_org(),
             settings: Settings::default(),
             cache: 0,
+            approval_handlers: false,
             #[cfg(feature = "retrieval")]
             prefilter: None,
         }
+    }
+
+    /// Lets [`Router::run`](crate::router::Router::run) run handlers marked
+    /// `requires_approval`. The router asks nobody before it runs a handler, so by default a
+    /// router whose declarations name one is not built
+    /// ([`RouterBuildError::RequiresApproval`]); say this only when the query itself is the
+    /// person's approval.
+    pub fn run_handlers_that_require_approval(mut self) -> Self {
+        self.approval_handlers = true;
+        self
     }
 
     /// The declared tools (from a file, or built in code). May be given more than once: the
@@ -141,6 +154,7 @@ impl RouterBuilder {
             mut types,
             settings,
             cache,
+            approval_handlers,
             #[cfg(feature = "retrieval")]
             prefilter,
         } = self;
@@ -170,6 +184,16 @@ impl RouterBuilder {
                         handler: handler.to_owned(),
                         origin: Box::new(tool.origin.clone()),
                         suggestions: tool_core::closest_names(handler, names, 3),
+                    });
+                }
+                let needs_approval = exec
+                    .spec(handler)
+                    .is_some_and(|spec| spec.metadata.requires_approval);
+                if needs_approval && !approval_handlers {
+                    return Err(RouterBuildError::RequiresApproval {
+                        tool: tool.name.clone(),
+                        handler: handler.to_owned(),
+                        origin: Box::new(tool.origin.clone()),
                     });
                 }
             }

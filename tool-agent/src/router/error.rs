@@ -35,6 +35,19 @@ pub enum DeclarationError {
         /// What the parser said.
         message: String,
     },
+    /// The file is larger than a [`DeclarationLimits`](crate::router::DeclarationLimits) cap
+    /// allows.
+    #[error("{file}: more than {limit} {what}: refused ({setting} sets the limit)")]
+    TooLarge {
+        /// The file.
+        file: String,
+        /// What was counted: `bytes` or `XML nodes`.
+        what: &'static str,
+        /// The cap.
+        limit: usize,
+        /// The setting that raises it.
+        setting: &'static str,
+    },
     /// Well-formed, but not declarations: a tool without a name, a bad `enabled`, a
     /// `returnStruc` that is not a JSON object...
     #[error("{origin}: {message}")]
@@ -73,6 +86,21 @@ pub enum RouterBuildError {
         origin: Box<Origin>,
         /// Close names among the executor's tools.
         suggestions: Vec<String>,
+    },
+    /// An enabled declared tool's handler is marked `requires_approval`, and the router (which
+    /// asks nobody before it runs a handler) was not told it may run it.
+    #[error(
+        "{origin}: the handler `{handler}` of tool `{tool}` requires a person's approval, which \
+         the router cannot ask for; build the router with `run_handlers_that_require_approval()` \
+         if the query is the approval, or declare another handler"
+    )]
+    RequiresApproval {
+        /// The declared tool.
+        tool: String,
+        /// The executor tool it names.
+        handler: String,
+        /// Where the tool was declared.
+        origin: Box<Origin>,
     },
     /// The declarations break a rule every file follows (a tool without a prompt, a name
     /// declared twice in one type...).

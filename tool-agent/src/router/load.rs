@@ -12,6 +12,19 @@ use crate::router::hierarchy::canonical;
 use crate::router::lines::Lines;
 use crate::router::xml;
 
+/// Refuses `size` bytes past `limits.bytes`.
+fn too_large(file: &str, size: usize, limits: &DeclarationLimits) -> Result<(), DeclarationError> {
+    if size > limits.bytes {
+        return Err(DeclarationError::TooLarge {
+            file: file.to_owned(),
+            what: "bytes",
+            limit: limits.bytes,
+            setting: "DeclarationLimits::bytes",
+        });
+    }
+    Ok(())
+}
+
 /// The syntax of a declarations file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeclarationFormat {
@@ -36,8 +49,49 @@ impl DeclarationFormat {
     }
 }
 
+/// How much a declarations file may hold. A file is input from outside the program: these
+/// bound what reading it can cost (docs/reliability.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeclarationLimits {
+    /// The most bytes a file may have. Default 4 MiB ([`DeclarationLimits::DEFAULT_BYTES`]).
+    pub bytes: usize,
+    /// The most XML nodes (elements, text, comments) a `tools.xml` may have. Default 200,000
+    /// ([`DeclarationLimits::DEFAULT_NODES`]).
+    pub nodes: u32,
+}
+
+impl DeclarationLimits {
+    /// The default of [`DeclarationLimits::bytes`]: 4 MiB.
+    pub const DEFAULT_BYTES: usize = 4 << 20;
+    /// The default of [`DeclarationLimits::nodes`].
+    pub const DEFAULT_NODES: u32 = 200_000;
+
+    /// These limits with another byte cap.
+    pub fn with_bytes(mut self, bytes: usize) -> Self {
+        self.bytes = bytes;
+        self
+    }
+
+    /// These limits with another node cap.
+    pub fn with_nodes(mut self, nodes: u32) -> Self {
+        self.nodes = nodes;
+        self
+    }
+}
+
+impl Default for DeclarationLimits {
+    fn default() -> Self {
+        DeclarationLimits {
+            bytes: Self::DEFAULT_BYTES,
+            nodes: Self::DEFAULT_NODES,
+        }
+    }
+}
+
 impl ToolDeclarations {
-    /// Reads a declarations file, in the format its extension names.
+    /// Reads a declarations file, in the format its extension names, within the default
+    /// [`DeclarationLimits`].
     ///
     /// ```no_run
     /// use tool_agent::router::ToolDeclarations;
@@ -49,26 +103,62 @@ impl ToolDeclarations {
     /// # Ok::<(), tool_agent::router::DeclarationError>(())
     /// ```
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, DeclarationError> {
+        Self::from_path_within(path, &DeclarationLimits::default())
+    }
+
+    /// [`ToolDeclarations::from_path`] within other limits. A file larger than
+    /// `limits.bytes` is refused before it is read whole.
+    pub fn from_path_within(
+        path: impl AsRef<Path>,
+        limits: &DeclarationLimits,
+    ) -> Result<Self, DeclarationError> {
+        use std::io::Read;
         let path = path.as_ref();
         let file = path.display().to_string();
         let format = DeclarationFormat::of_path(path)
             .ok_or_else(|| DeclarationError::UnknownFormat { file: file.clone() })?;
-        let text = std::fs::read_to_string(path).map_err(|e| DeclarationError::Read {
+        let read_error = |e: std::io::Error| DeclarationError::Read {
             file: file.clone(),
             message: e.to_string(),
+        };
+        let opened = std::fs::File::open(path).map_err(read_error)?;
+        // At most one byte past the cap: enough to tell a file too large, whatever its
+        // metadata says (a pipe or /proc file has none).
+        let cap = u64::try_from(limits.bytes).unwrap_or(u64::MAX);
+        let mut bytes = Vec::new();
+        opened
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(read_error)?;
+        too_large(&file, bytes.len(), limits)?;
+        let text = String::from_utf8(bytes).map_err(|e| DeclarationError::Read {
+            file: file.clone(),
+            message: format!("not UTF-8 text: {e}"),
         })?;
-        Self::parse(&text, format, &file)
+        Self::parse_within(&text, format, &file, limits)
     }
 
-    /// Reads declarations from text; `file` names it in messages.
+    /// Reads declarations from text, within the default [`DeclarationLimits`]; `file` names
+    /// it in messages.
     pub fn parse(
         text: &str,
         format: DeclarationFormat,
         file: &str,
     ) -> Result<Self, DeclarationError> {
+        Self::parse_within(text, format, file, &DeclarationLimits::default())
+    }
+
+    /// [`ToolDeclarations::parse`] within other limits.
+    pub fn parse_within(
+        text: &str,
+        format: DeclarationFormat,
+        file: &str,
+        limits: &DeclarationLimits,
+    ) -> Result<Self, DeclarationError> {
+        too_large(file, text.len(), limits)?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let declared = match format {
-            DeclarationFormat::Xml => xml::read(text, file)?,
+            DeclarationFormat::Xml => xml::read(text, file, limits)?,
             DeclarationFormat::Toml => {
                 let table: toml::Table = toml::from_str(text).map_err(|e| {
                     let (line, column) = e
@@ -372,5 +462,28 @@ mod tests {
             err.to_string().starts_with("t.json:3:1: malformed JSON"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_file_past_the_node_cap_is_refused_naming_the_setting() {
+        let tools: String = (0..100)
+            .map(|i| format!("<Tool name=\"t{i}\"><prompt>p</prompt></Tool>"))
+            .collect();
+        let text = format!("<Tools><Thing>{tools}</Thing></Tools>");
+        let limits = DeclarationLimits::default().with_nodes(50);
+        let err = ToolDeclarations::parse_within(&text, DeclarationFormat::Xml, "t.xml", &limits)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.xml: more than 50 XML nodes: refused (DeclarationLimits::nodes sets the limit)"
+        );
+        let declared = ToolDeclarations::parse(&text, DeclarationFormat::Xml, "t.xml").unwrap();
+        assert_eq!(declared.tools.len(), 100);
+        let small = DeclarationLimits::default().with_bytes(10);
+        let err = ToolDeclarations::parse_within("{}", DeclarationFormat::Json, "t.json", &small);
+        assert!(err.is_ok(), "{err:?}");
+        let err = ToolDeclarations::parse_within(&text, DeclarationFormat::Json, "t.json", &small)
+            .unwrap_err();
+        assert!(err.to_string().contains("more than 10 bytes"), "{err}");
     }
 }

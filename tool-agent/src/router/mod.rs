@@ -58,7 +58,7 @@ pub use declared::{
 };
 pub use error::{DeclarationError, RouterBuildError};
 pub use hierarchy::{TypeHierarchy, THING};
-pub use load::DeclarationFormat;
+pub use load::{DeclarationFormat, DeclarationLimits};
 pub use prompt::{RouteRequest, PLACEHOLDERS};
 pub use route::{CandidateScore, NoMatch, Ran, Route, Routed, RouterRunError, ScoreSource};
 

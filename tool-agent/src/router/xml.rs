@@ -16,23 +16,91 @@ use crate::router::declared::{
 };
 use crate::router::error::DeclarationError;
 use crate::router::lines::Lines;
+use crate::router::load::DeclarationLimits;
+
+/// `text` with its `<!DOCTYPE ..>` blanked out (spaces, line ends kept, so that positions stay)
+/// when it declares nothing; `None` when it has none; an error when it has an internal subset.
+fn without_bare_doctype(text: &str, file: &str) -> Result<Option<String>, DeclarationError> {
+    let Some(start) = text.find("<!DOCTYPE") else {
+        return Ok(None);
+    };
+    let mut quote = None;
+    let mut end = None;
+    for (at, c) in text[start..].char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[') => return Err(doctype_refused(text, file, start)),
+            (None, '>') => {
+                end = Some(start + at + 1);
+                break;
+            }
+            _ => {}
+        }
+    }
+    // An unclosed DOCTYPE: left for the parser to report.
+    let Some(end) = end else { return Ok(None) };
+    let mut blanked = String::with_capacity(text.len());
+    blanked.push_str(&text[..start]);
+    blanked.extend(
+        text[start..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' }),
+    );
+    blanked.push_str(&text[end..]);
+    Ok(Some(blanked))
+}
+
+/// A DOCTYPE that declares entities, refused at its line.
+fn doctype_refused(text: &str, file: &str, at: usize) -> DeclarationError {
+    let at = text[at..].find("<!DOCTYPE").map_or(at, |i| at + i);
+    let (line, column) = Lines::new(text).line_and_column(at);
+    DeclarationError::Syntax {
+        file: file.to_owned(),
+        syntax: "XML",
+        line,
+        column,
+        message: "a <!DOCTYPE> that declares entities or elements is not accepted: tools.xml \
+                  needs no DTD, and entities could expand without bound; remove the [...] part"
+            .to_owned(),
+    }
+}
 
 /// The declarations in `text`, an XML document; `file` names it in messages.
-pub(crate) fn read(text: &str, file: &str) -> Result<ToolDeclarations, DeclarationError> {
-    // A `<!DOCTYPE Tools>` line is valid XML; its entities are expanded, within roxmltree's
-    // own limits against entity bombs.
+pub(crate) fn read(
+    text: &str,
+    file: &str,
+    limits: &DeclarationLimits,
+) -> Result<ToolDeclarations, DeclarationError> {
+    // NLWeb's tools.xml starts with `<!DOCTYPE Tools>` and declares nothing in it. A DOCTYPE
+    // that declares (an internal subset, `[...]`) could define entities that expand without
+    // bound (two nested ones turn 100 KB into gigabytes): it is refused, naming its line. A
+    // bare one is blanked out, so that the parser never reads a DTD at all.
+    let blanked = without_bare_doctype(text, file)?;
+    let text = blanked.as_deref().unwrap_or(text);
     let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
+        allow_dtd: false,
+        nodes_limit: limits.nodes,
         ..roxmltree::ParsingOptions::default()
     };
-    let document = Document::parse_with_options(text, options).map_err(|e| {
-        let pos = e.pos();
-        DeclarationError::Syntax {
+    let document = Document::parse_with_options(text, options).map_err(|e| match e {
+        roxmltree::Error::DtdDetected => doctype_refused(text, file, 0),
+        roxmltree::Error::NodesLimitReached => DeclarationError::TooLarge {
             file: file.to_owned(),
-            syntax: "XML",
-            line: pos.row as usize,
-            column: pos.col as usize,
-            message: e.to_string(),
+            what: "XML nodes",
+            limit: usize::try_from(limits.nodes).unwrap_or(usize::MAX),
+            setting: "DeclarationLimits::nodes",
+        },
+        e => {
+            let pos = e.pos();
+            DeclarationError::Syntax {
+                file: file.to_owned(),
+                syntax: "XML",
+                line: pos.row as usize,
+                column: pos.col as usize,
+                message: e.to_string(),
+            }
         }
     })?;
     let mut reader = Reader {

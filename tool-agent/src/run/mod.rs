@@ -258,6 +258,21 @@ impl<'a> Run<'a> {
             usage.requests = 1;
             self.usage += usage;
             self.emit(RunEvent::Usage { step: index, usage });
+            let cap = self.options.max_calls_per_answer;
+            if response.calls.len() > cap {
+                let message = format!(
+                    "the answer has {} tool calls, more than the {cap} one answer may make \
+                     (RunOptions::max_calls_per_answer): none was run",
+                    response.calls.len()
+                );
+                return self.fail(RunFailure::Model {
+                    step: index,
+                    error: ModelError::Malformed {
+                        provider: "the model",
+                        message,
+                    },
+                });
+            }
             // Calls made in a request with tools turned off are not run, and not kept: a call
             // without a result would make the transcript invalid for the API. Calls made when
             // no tool was offered are refused like any call of a tool not offered. Nor are
