@@ -360,3 +360,46 @@ fn parse_calls_with_strict_decodes_what_a_strict_declaration_encoded() {
         "without --strict, the arguments are read as sent"
     );
 }
+
+/// Serving every tool to other machines without authentication is refused before anything is
+/// bound, naming the two ways out.
+#[test]
+fn serve_on_an_address_beyond_loopback_without_a_token_is_refused() {
+    let (code, out, err) = run(&["serve", "--http", "0.0.0.0:0"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("refusing to serve MCP on 0.0.0.0:0 without authentication")
+            && err.contains("--token-env")
+            && err.contains("--no-auth"),
+        "{err}"
+    );
+}
+
+/// A header's value may be a secret: a malformed `--header` is refused without showing it, and
+/// an unreachable server's URL is shown without its credentials or query.
+#[test]
+fn the_cli_shows_no_header_value_or_url_credentials() {
+    let (code, _, err) = run(&[
+        "call",
+        "x",
+        "{}",
+        "--mcp-http",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Bearer sk-very-secret",
+    ]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("sk-very-secret"), "{err}");
+    let (code, _, err) = run(&[
+        "call",
+        "x",
+        "{}",
+        "--mcp-http",
+        "http://user:pw-secret@127.0.0.1:9/mcp?key=q-secret",
+        "--timeout",
+        "5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("127.0.0.1:9/mcp"), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+}

@@ -1358,3 +1358,417 @@ async fn an_imported_tool_the_executor_refuses_is_left_out_and_the_others_served
     assert!(left_out[0].starts_with("`hand.bad`"), "{left_out:?}");
     assert!(left_out[1].starts_with("`hand.twice`"), "{left_out:?}");
 }
+
+// Limits: what one client, a flood of them, or a hostile server can hold.
+
+mod limits {
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use ai_tool::mcp::rmcp::ServiceExt;
+    use ai_tool::mcp::{
+        serve_http, serve_http_with, CallLimits, HttpLimits, HttpOptions, ImportLimits, McpError,
+        McpServer, McpTools, HANDSHAKE_TIMEOUT,
+    };
+    use ai_tool::prelude::*;
+    use ai_tool::ToolMetadata;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::mpsc;
+
+    use super::{call, forever, in_process};
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+    fn slow_executor() -> (Executor, mpsc::UnboundedReceiver<bool>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(forever(tx))
+            .build()
+            .unwrap();
+        (exec, rx)
+    }
+
+    /// Waits until the server has started the call (it reports only when it ends, so: a
+    /// short wait after the request went out).
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    #[tokio::test]
+    async fn a_call_past_the_session_or_server_cap_is_refused_at_once_naming_it() {
+        let (exec, _ended) = slow_executor();
+        let server = McpServer::new(exec)
+            .unwrap()
+            .with_call_limits(CallLimits::default().with_per_session(1).with_total(2));
+        let first = ().serve(in_process(server.clone())).await.unwrap();
+        let peer = first.peer().clone();
+        let running =
+            tokio::spawn(async move { peer.call_tool(call("slow.forever", json!({}))).await });
+        settle().await;
+        let refused = first
+            .call_tool(call("slow.forever", json!({})))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("CallLimits::per_session"), "{refused}");
+        // A second session has its own cap; the server's (2) is reached with its call.
+        let second = ().serve(in_process(server.clone())).await.unwrap();
+        let peer = second.peer().clone();
+        let also_running =
+            tokio::spawn(async move { peer.call_tool(call("slow.forever", json!({}))).await });
+        settle().await;
+        let third = ().serve(in_process(server)).await.unwrap();
+        let refused = third
+            .call_tool(call("slow.forever", json!({})))
+            .await
+            .unwrap_err();
+        let refused = refused.to_string();
+        assert!(refused.contains("CallLimits::total"), "{refused}");
+        running.abort();
+        also_running.abort();
+    }
+
+    fn approval_executor() -> Executor {
+        let tool = DynamicTool::new(
+            "pay",
+            "Pays",
+            json!({ "type": "object", "properties": {} }),
+            |_, _| async { Ok(ToolOutput::text("paid")) },
+        )
+        .with_metadata(ToolMetadata {
+            requires_approval: true,
+            ..ToolMetadata::default()
+        });
+        Executor::builder()
+            .registered_tools(false)
+            .tool(tool)
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_tool_requiring_approval_is_neither_listed_nor_run_unless_told() {
+        let server = McpServer::new(approval_executor()).unwrap();
+        let client = ().serve(in_process(server)).await.unwrap();
+        assert!(client.list_all_tools().await.unwrap().is_empty());
+        let refused = client
+            .call_tool(call("pay", json!({})))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("requires a person's approval")
+                && refused.contains("serving_tools_that_require_approval"),
+            "{refused}"
+        );
+        let server = McpServer::new(approval_executor())
+            .unwrap()
+            .serving_tools_that_require_approval()
+            .unwrap();
+        let client = ().serve(in_process(server)).await.unwrap();
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+        let result = client.call_tool(call("pay", json!({}))).await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&result).unwrap()["content"][0]["text"],
+            "paid"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_imported_tool_that_never_answers_times_out_and_is_cancelled() {
+        let (exec, mut ended) = slow_executor();
+        let client_end = in_process(McpServer::new(exec).unwrap());
+        let limits = ImportLimits::default().with_call_timeout(Duration::from_millis(300));
+        let tools = McpTools::connect_with("slow", client_end, HANDSHAKE_TIMEOUT, limits)
+            .await
+            .unwrap();
+        let imported = tools.tools();
+        assert_eq!(imported[0].spec().metadata.timeout_ms, Some(300));
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tools(imported)
+            .build()
+            .unwrap();
+        let name = format!("{}.slow.forever", tools.namespace());
+        let error = tokio::time::timeout(Duration::from_secs(10), exec.execute(&name, json!({})))
+            .await
+            .expect("the call hung")
+            .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::TimedOut, "{error}");
+        let cancelled = tokio::time::timeout(Duration::from_secs(5), ended.recv())
+            .await
+            .expect("the server's tool was never stopped");
+        assert_eq!(cancelled, Some(true), "the server was told to cancel");
+    }
+
+    #[tokio::test]
+    async fn imports_default_to_a_60_second_limit_and_cut_long_descriptions() {
+        let long = DynamicTool::new(
+            "long",
+            "x".repeat(20_000),
+            json!({ "type": "object", "properties": {} }),
+            |_, _| async { Ok(ToolOutput::empty()) },
+        );
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(long)
+            .build()
+            .unwrap();
+        let tools = McpTools::connect("s", in_process(McpServer::new(exec.clone()).unwrap()))
+            .await
+            .unwrap();
+        let spec = tools.tools()[0].spec().clone();
+        assert_eq!(spec.metadata.timeout_ms, Some(60_000));
+        assert!(spec.metadata.is_imported());
+        assert!(spec.description.len() < 8_300, "{}", spec.description.len());
+        assert!(spec
+            .description
+            .ends_with("[description cut at 8192 bytes]"));
+        let small = ImportLimits::default().with_max_list_bytes(1_000);
+        let error = McpTools::connect_with(
+            "s",
+            in_process(McpServer::new(exec).unwrap()),
+            HANDSHAKE_TIMEOUT,
+            small,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("ImportLimits::max_list_bytes"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn serving_beyond_loopback_without_a_token_is_refused_before_binding() {
+        let exec = Executor::builder().registered_tools(false).build().unwrap();
+        let error = serve_http(exec, "0.0.0.0:0".parse().unwrap())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, McpError::Unauthenticated { .. }), "{error}");
+        let text = error.to_string();
+        assert!(
+            text.contains("--token-env") && text.contains("--no-auth"),
+            "{text}"
+        );
+    }
+
+    async fn serving(limits: HttpLimits) -> SocketAddr {
+        let exec = Executor::builder().registered_tools(false).build().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let options = HttpOptions::default().with_limits(limits);
+        tokio::spawn(serve_http_with(
+            McpServer::new(exec).unwrap(),
+            listener,
+            options,
+        ));
+        addr
+    }
+
+    /// Whether the server closes the connection within `within`.
+    async fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+        let mut buf = [0u8; 1024];
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+                Err(_) => return false,
+                Ok(Ok(0)) | Ok(Err(_)) => return true,
+                Ok(Ok(_)) => {}
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn clients_sending_half_a_request_line_are_closed_after_the_header_timeout() {
+        let limits = HttpLimits::default().with_header_read_timeout(Duration::from_millis(500));
+        let addr = serving(limits).await;
+        let mut slow = Vec::new();
+        for _ in 0..300 {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(b"POST /mcp HT").await.unwrap();
+            slow.push(stream);
+        }
+        for stream in &mut slow {
+            assert!(closed_within(stream, Duration::from_secs(10)).await);
+        }
+        let (status, text) = post(addr, &[], INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_closed_and_the_connection_cap_holds_the_next_one() {
+        let limits = HttpLimits::default()
+            .with_idle_connection_timeout(Duration::from_millis(600))
+            .with_max_connections(1);
+        let addr = serving(limits).await;
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        // The one slot is taken: a second client waits, unanswered.
+        let waiting = tokio::spawn(post(addr, &[], INITIALIZE));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!waiting.is_finished(), "served past the connection cap");
+        assert!(closed_within(&mut idle, Duration::from_secs(10)).await);
+        let (status, text) = waiting.await.unwrap();
+        assert_eq!(status, 200, "{text}");
+    }
+
+    #[tokio::test]
+    async fn past_the_session_cap_initialize_gets_503_and_the_sessions_there_are_served() {
+        let limits = HttpLimits::default()
+            .with_max_sessions(3)
+            .with_session_idle_timeout(Duration::from_millis(1_500));
+        let addr = serving(limits).await;
+        let (status, first) = post(addr, &[], INITIALIZE).await;
+        assert_eq!(status, 200, "{first}");
+        let session = first
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id: ")
+                    .map(str::to_owned)
+            })
+            .expect("a session id");
+        let session = session.trim().to_owned();
+        for _ in 0..2 {
+            assert_eq!(post(addr, &[], INITIALIZE).await.0, 200);
+        }
+        let (status, text) = post(addr, &[], INITIALIZE).await;
+        assert_eq!(status, 503, "{text}");
+        assert!(text.contains("HttpLimits::max_sessions"), "{text}");
+        // The sessions there are go on.
+        let ids = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let ready = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(post(addr, &ids, ready).await.0, 202);
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let (status, text) = post(addr, &ids, list).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("\"tools\""), "{text}");
+        // Idle sessions end, and a new client is served again.
+        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        let (status, text) = post(addr, &[], INITIALIZE).await;
+        assert_eq!(status, 200, "{text}");
+    }
+
+    /// 5,000 `initialize` requests against the example server (default limits): the server
+    /// stays under 200 MB, a session made before the flood is still served, and the flood
+    /// gets 503 past the cap rather than memory.
+    #[tokio::test]
+    async fn five_thousand_initializes_leave_the_server_small_and_serving() {
+        let (server, url) = super::support::http_example(None).await;
+        let addr: SocketAddr = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap();
+        let (status, first) = post(addr, &[], INITIALIZE).await;
+        assert_eq!(status, 200, "{first}");
+        let mut workers = Vec::new();
+        for _ in 0..16 {
+            workers.push(tokio::spawn(async move {
+                let mut counts = (0usize, 0usize);
+                for _ in 0..(5_000 / 16 + 1) {
+                    match post(addr, &[], INITIALIZE).await.0 {
+                        200 => counts.0 += 1,
+                        503 => counts.1 += 1,
+                        other => panic!("status {other}"),
+                    }
+                }
+                counts
+            }));
+        }
+        let (mut served, mut refused) = (0, 0);
+        for worker in workers {
+            let (s, r) = worker.await.unwrap();
+            served += s;
+            refused += r;
+        }
+        assert!(served + refused >= 5_000);
+        assert!(
+            served < HttpLimits::DEFAULT_MAX_SESSIONS + 32,
+            "{served} sessions made past the cap"
+        );
+        assert!(refused > 3_000, "{refused}");
+        let pid = server.0.id().expect("the server runs");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let rss_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS");
+        assert!(rss_kb < 200 * 1024, "the server holds {rss_kb} kB");
+        let session = first
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id: ")
+                    .map(str::to_owned)
+            })
+            .expect("a session id");
+        let ids = [
+            ("Mcp-Session-Id", session.trim()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let ready = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(post(addr, &ids, ready).await.0, 202);
+        let (status, text) = post(addr, &ids, list).await;
+        assert_eq!(status, 200, "{text}");
+    }
+
+    /// Posts `body` to `/mcp` (Host: the address) and returns the status and the start of the
+    /// answer.
+    async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = vec![0; 8192];
+        let mut got = 0;
+        while got < buf.len() {
+            let read =
+                tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf[got..])).await;
+            match read {
+                Ok(Ok(0)) | Err(_) | Ok(Err(_)) => break,
+                Ok(Ok(n)) => got += n,
+            }
+            let text = String::from_utf8_lossy(&buf[..got]);
+            if text.contains("\"jsonrpc\"")
+                || (text.contains("\r\n\r\n") && !text.contains(" 200 "))
+            {
+                // Read what follows the head of a refusal too.
+                if !text.contains(" 200 ") {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    if let Ok(Ok(n)) = tokio::time::timeout(
+                        Duration::from_millis(200),
+                        stream.read(&mut buf[got..]),
+                    )
+                    .await
+                    {
+                        got += n;
+                    }
+                }
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&buf[..got]).into_owned();
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {text:?}"));
+        (status, text)
+    }
+}

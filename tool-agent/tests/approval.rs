@@ -1041,3 +1041,72 @@ async fn a_rejected_call_is_announced_then_answered_when_resumed_streaming() {
     assert_eq!(call_order(&events), ["start pay", "result pay"]);
     assert!(paid.lock().unwrap().is_empty());
 }
+
+/// `pay` as an MCP server would hand it over: imported, with `hints` as the server said.
+fn imported_pay(paid: Arc<Mutex<Vec<Value>>>, hints: SafetyHints) -> DynamicTool {
+    pay(paid).with_metadata(ToolMetadata {
+        hints,
+        source: Some(tool_core::ToolSource::Mcp {
+            server: "files".into(),
+        }),
+        ..ToolMetadata::default()
+    })
+}
+
+async fn waits(agent_of: impl Fn(DynamicTool) -> Agent, tool: DynamicTool) -> bool {
+    let agent = agent_of(tool);
+    let result = agent.run("pay ann", &RunOptions::default()).await.unwrap();
+    result.stop == StopReason::Interrupted
+}
+
+/// MCP says a missing `destructiveHint` means destructive, and that a server's annotations are
+/// untrusted: an imported tool without hints waits under the destructive policy, and one that
+/// says `destructiveHint: false` waits once every imported tool is held. Policies add up: a
+/// later one does not let through what an earlier one held.
+#[tokio::test]
+async fn an_imported_tools_missing_or_hostile_hints_never_loosen_approval() {
+    let model = || {
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "pay",
+                json!({ "to": "ann", "amount": 5 }),
+            )]))
+            .then(ModelResponse::answer("done"))
+    };
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let destructive_policy = |tool| {
+        Agent::builder(model())
+            .executor(executor([tool]))
+            .require_approval_for_destructive()
+            .build()
+    };
+    let silent = imported_pay(Arc::clone(&paid), SafetyHints::default());
+    assert!(
+        waits(destructive_policy, silent).await,
+        "no hint: destructive"
+    );
+    let read_only = SafetyHints {
+        read_only: Some(true),
+        ..SafetyHints::default()
+    };
+    let claims_read_only = imported_pay(Arc::clone(&paid), read_only);
+    assert!(!waits(destructive_policy, claims_read_only.clone()).await);
+    let claims_harmless = SafetyHints {
+        destructive: Some(false),
+        ..SafetyHints::default()
+    };
+    let harmless = imported_pay(Arc::clone(&paid), claims_harmless);
+    let every_import = |tool| {
+        Agent::builder(model())
+            .executor(executor([tool]))
+            .require_approval_for_imported()
+            .require_approval(|spec| spec.name == "nothing")
+            .build()
+    };
+    assert!(waits(every_import, harmless).await);
+    assert!(waits(every_import, claims_read_only).await);
+    // A tool defined in the application, without hints, is not held by the destructive policy.
+    let local = pay(Arc::clone(&paid)).with_metadata(ToolMetadata::default());
+    assert!(!waits(destructive_policy, local).await);
+}

@@ -1282,3 +1282,48 @@ async fn a_lone_candidates_corrected_parameters_are_not_cached_as_a_score() {
     assert_eq!(score_of(&among, "details"), (10, ScoreSource::Model));
     assert_eq!(routed_name(&among), Some("recipe_search"));
 }
+
+/// The router asks nobody before it runs a handler: one marked `requires_approval` keeps the
+/// router from being built, unless it is told the query is the approval.
+#[test]
+fn a_handler_requiring_approval_is_refused_unless_the_router_is_told() {
+    let text = r#"<Tools><Thing><Tool name="refund"><handler>pay</handler><prompt>Refund?</prompt></Tool></Thing></Tools>"#;
+    let declared = || ToolDeclarations::parse(text, DeclarationFormat::Xml, "t.xml").unwrap();
+    let pay = tool_runtime::DynamicTool::new(
+        "pay",
+        "Pays",
+        serde_json::json!({ "type": "object", "properties": {} }),
+        |_, _| async { Ok(tool_core::ToolOutput::text("paid")) },
+    )
+    .with_metadata(tool_core::ToolMetadata {
+        requires_approval: true,
+        ..tool_core::ToolMetadata::default()
+    });
+    let exec = tool_runtime::Executor::builder()
+        .registered_tools(false)
+        .tool(pay)
+        .build()
+        .unwrap();
+    let model = || std::sync::Arc::new(tool_agent::ScriptedModel::new());
+    let refused = Router::builder(model())
+        .declarations(declared())
+        .executor(exec.clone())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(refused, RouterBuildError::RequiresApproval { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("run_handlers_that_require_approval"),
+        "{refused}"
+    );
+    Router::builder(model())
+        .declarations(declared())
+        .executor(exec)
+        .run_handlers_that_require_approval()
+        .build()
+        .unwrap();
+}

@@ -125,7 +125,9 @@ impl McpTools {
             );
         }
         let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-        Self::connect_with(label, transport, HANDSHAKE_TIMEOUT, limits).await
+        Self::connect_with(label, transport, HANDSHAKE_TIMEOUT, limits)
+            .await
+            .map_err(scrubbed)
     }
 
     /// Connects over any rmcp transport; `server` names it in errors. A server that has not
@@ -310,6 +312,44 @@ impl std::fmt::Debug for McpTools {
     }
 }
 
+/// The error with every URL in its text shown without credentials or query: the HTTP client's
+/// own errors quote the URL they were sent to.
+fn scrubbed(error: McpError) -> McpError {
+    match error {
+        McpError::Handshake { peer, message } => McpError::Handshake {
+            peer,
+            message: scrub_urls(&message),
+        },
+        McpError::Request { server, message } => McpError::Request {
+            server,
+            message: scrub_urls(&message),
+        },
+        other => other,
+    }
+}
+
+/// `text` with each `http://` or `https://` URL in it as [`shown_url`] shows it.
+pub(crate) fn scrub_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let next = |rest: &str| {
+        [rest.find("http://"), rest.find("https://")]
+            .into_iter()
+            .flatten()
+            .min()
+    };
+    while let Some(at) = next(rest) {
+        out.push_str(&rest[..at]);
+        let end = rest[at..]
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | ',' | '>'))
+            .map_or(rest.len(), |e| at + e);
+        out.push_str(&shown_url(&rest[at..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `url` without what may be secret in it: a `user:password@` and the query (`?api_key=..`) and
 /// fragment.
 fn shown_url(url: &str) -> String {
@@ -332,6 +372,17 @@ fn shown_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::shown_url;
+
+    #[test]
+    fn urls_in_an_error_are_shown_without_credentials_or_query() {
+        assert_eq!(
+            super::scrub_urls(
+                "error sending request for url (http://127.0.0.1:9/mcp?key=s3cret), and https://u:p@h/x?q"
+            ),
+            "error sending request for url (http://127.0.0.1:9/mcp), and https://h/x"
+        );
+        assert_eq!(super::scrub_urls("no url"), "no url");
+    }
 
     #[test]
     fn a_servers_url_is_shown_without_its_credentials_or_query() {

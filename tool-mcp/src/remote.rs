@@ -49,7 +49,11 @@ impl Remote {
                     "MCP server {} answered tools/call with something other than a result: {other}",
                     self.state.server,
                 ))),
-                Err(e) => Err(failed(format!("MCP server {}: {e}", self.state.server))),
+                Err(e) => Err(failed(format!(
+                    "MCP server {}: {}",
+                    self.state.server,
+                    crate::import::scrub_urls(&e.to_string())
+                ))),
             },
             () = token.cancelled() => Err(ToolError::Cancelled { tool: ctx.tool_name().to_owned() }),
         }
