@@ -56,9 +56,10 @@ pub use tool_retrieval as retrieval;
 pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken,
-    Converter, Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Extensions,
-    Format, IntoArguments, IntoTool, IntoToolOutput, Json, LogLevel, LogSink, Progress,
-    ProgressSink, Services, Tool, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    Converter, Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder,
+    ExecutorMetrics, Extensions, Format, IntoArguments, IntoTool, IntoToolOutput, Json, LogLevel,
+    LogSink, Progress, ProgressSink, Services, Tool, ToolContext, DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_BLOCKING_CALLS,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.

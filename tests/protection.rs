@@ -513,3 +513,66 @@ fn a_sync_call_that_timed_out_waiting_for_a_thread_never_runs() {
         );
     });
 }
+
+/// A sync tool that sleeps with no limit of its own: under the executor's default limit, it
+/// runs on the blocking pool.
+#[ai_tool]
+fn sleepy() -> u64 {
+    std::thread::sleep(Duration::from_millis(2_000));
+    1
+}
+
+/// 600 calls of a sync tool that sleeps, each timing out under the executor's default limit:
+/// they take at most `max_blocking_calls` of tokio's blocking threads, the metrics count the
+/// ones still held, and `spawn_blocking(|| ())` (what DNS lookups and file reads use) still
+/// answers at once.
+#[test]
+fn stuck_sync_calls_leave_the_blocking_pool_to_everyone_else() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(128)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let exec = Executor::builder()
+            .default_timeout(Duration::from_millis(100))
+            .max_blocking_calls(32)
+            .build()
+            .unwrap();
+        let calls: Vec<_> = (0..600)
+            .map(|_| {
+                let exec = exec.clone();
+                tokio::spawn(async move { exec.execute("sleepy", json!({})).await })
+            })
+            .collect();
+        for call in calls {
+            let error = call.await.unwrap().unwrap_err();
+            assert!(matches!(error, ToolError::TimedOut { .. }), "{error:?}");
+        }
+        let metrics = exec.metrics();
+        assert_eq!(metrics.max_blocking_calls, 32);
+        assert!(metrics.blocking_calls <= 32, "{metrics:?}");
+        assert!(metrics.abandoned_blocking_calls > 0, "{metrics:?}");
+        assert!(
+            metrics.abandoned_blocking_calls <= metrics.blocking_calls,
+            "{metrics:?}"
+        );
+        let free =
+            tokio::time::timeout(Duration::from_secs(1), tokio::task::spawn_blocking(|| ())).await;
+        assert!(free.is_ok(), "the blocking pool is stuck: {metrics:?}");
+        // Once the tools return, nothing is held.
+        for _ in 0..600 {
+            if exec.metrics().blocking_calls == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let after = exec.metrics();
+        assert_eq!(
+            (after.blocking_calls, after.abandoned_blocking_calls),
+            (0, 0),
+            "{after:?}"
+        );
+    });
+}

@@ -28,8 +28,8 @@ pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
 pub use executor::{
-    AddedTool, BuildError, BuildProblem, Call, Executor, ExecutorBuilder, IntoTool,
-    DEFAULT_MAX_ARGUMENT_BYTES,
+    AddedTool, BuildError, BuildProblem, Call, Executor, ExecutorBuilder, ExecutorMetrics,
+    IntoTool, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_BLOCKING_CALLS,
 };
 pub use extensions::Extensions;
 pub use log_level::{LogLevel, LogSink};

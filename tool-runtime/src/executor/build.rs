@@ -31,6 +31,7 @@ pub struct ExecutorBuilder {
     require_all_services: bool,
     schema_limits: SchemaLimits,
     catalog_line_bytes: usize,
+    max_blocking_calls: usize,
 }
 
 impl Default for ExecutorBuilder {
@@ -46,6 +47,7 @@ impl Default for ExecutorBuilder {
             require_all_services: false,
             schema_limits: SchemaLimits::default(),
             catalog_line_bytes: CatalogLimits::default().line_bytes,
+            max_blocking_calls: super::DEFAULT_MAX_BLOCKING_CALLS,
         }
     }
 }
@@ -242,10 +244,23 @@ impl ExecutorBuilder {
         self
     }
 
-    /// The time limit for calls of tools that set none themselves. Applies to async and dynamic
-    /// tools; a sync tool runs in place unless it sets its own `timeout`.
+    /// The time limit for calls of tools that set none themselves. A sync tool under a time
+    /// limit (this one or its own `timeout`) runs on tokio's blocking pool, within
+    /// [`ExecutorBuilder::max_blocking_calls`]; one under none runs in place.
     pub fn default_timeout(mut self, limit: Duration) -> Self {
         self.default_timeout = Some(limit);
+        self
+    }
+
+    /// How many calls of sync tools may hold a thread of tokio's blocking pool at once (default
+    /// [`DEFAULT_MAX_BLOCKING_CALLS`](super::DEFAULT_MAX_BLOCKING_CALLS), 64; at least 1);
+    /// further ones wait for a slot, within their time limit. A sync call that outlives its
+    /// limit keeps its thread and its slot until it returns
+    /// ([`Executor::metrics`](super::Executor::metrics) counts them), so stuck tools take at
+    /// most this many of the pool's 512 threads, never the threads DNS lookups and file reads
+    /// need.
+    pub fn max_blocking_calls(mut self, calls: usize) -> Self {
+        self.max_blocking_calls = calls;
         self
     }
 
@@ -346,6 +361,7 @@ impl ExecutorBuilder {
                     self.max_argument_bytes,
                     self.max_argument_depth,
                 ),
+                blocking: super::blocking::BlockingSlots::new(self.max_blocking_calls),
             }),
         })
     }

@@ -2,6 +2,7 @@
 
 mod added;
 mod batch;
+mod blocking;
 mod build;
 mod call;
 
@@ -16,6 +17,7 @@ use tool_core::schema::SchemaLimits;
 use tool_core::{ToolError, ToolOutput, ToolSpec};
 
 pub use added::{AddedTool, IntoTool};
+pub use blocking::{ExecutorMetrics, DEFAULT_MAX_BLOCKING_CALLS};
 pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
 pub use call::Call;
 
@@ -57,6 +59,8 @@ struct Inner {
     /// What the builder held schemas to, for [`Executor::builder_like`].
     schema_limits: SchemaLimits,
     argument_limits: ArgumentLimits,
+    /// The sync tools' share of the blocking pool.
+    blocking: blocking::BlockingSlots,
 }
 
 pub(crate) struct Entry {
@@ -95,11 +99,18 @@ impl Executor {
             .registered_tools(false)
             .max_argument_bytes(inner.argument_limits.bytes)
             .max_argument_depth(inner.argument_limits.depth)
-            .schema_limits(inner.schema_limits);
+            .schema_limits(inner.schema_limits)
+            .max_blocking_calls(inner.blocking.max());
         match inner.default_timeout {
             Some(limit) => builder.default_timeout(limit),
             None => builder,
         }
+    }
+
+    /// What the executor's calls hold now: the sync tools' calls on the blocking pool, and
+    /// those among them whose caller stopped waiting but whose tool still runs.
+    pub fn metrics(&self) -> ExecutorMetrics {
+        self.inner.blocking.metrics()
     }
 
     /// Every tool this executor exposes, in a stable order: tools from `#[ai_tool]` by name,
@@ -234,13 +245,13 @@ impl Executor {
         // do, and an async call's future lives inside the `Call` that borrows them.
         let ctx = ToolContext::borrowed(&entry.name, &self.inner.services, options);
         match &entry.callable {
-            // A sync tool runs in place. One with its own time limit runs on the blocking pool
-            // instead, so that the limit can end the wait.
+            // A sync tool runs in place. One under a time limit (its own or the executor's
+            // default) runs on the blocking pool instead, so that the limit can end the wait.
             Callable::Registered {
                 invoke: Invoke::Sync(call),
                 service,
                 external,
-            } if entry.timeout.is_none() => {
+            } if entry.timeout.or(self.inner.default_timeout).is_none() => {
                 let args = self.arguments(entry, raw);
                 guard::sync_call_into(
                     name,
@@ -273,16 +284,8 @@ impl Executor {
     ) -> Result<BoxFuture<'c, Result<ToolOutput, ToolError>>, ToolError> {
         let name = &entry.spec.name;
         let timeout = entry.timeout.or(self.inner.default_timeout);
-        // A sync tool without a time limit of its own runs where it is polled; any other call
-        // under a limit gets a token the guard cancels when the limit passes.
-        let limit = match &entry.callable {
-            Callable::Registered {
-                invoke: Invoke::Sync(_),
-                ..
-            } => entry.timeout,
-            _ => timeout,
-        };
-        let call_token = limit.map(|_| ctx.limited_token());
+        // A call under a limit gets a token the guard cancels when the limit passes.
+        let call_token = timeout.map(|_| ctx.limited_token());
         let guard = |timeout| Guard::new(&entry.name, timeout, cancellation, call_token.clone());
         match &entry.callable {
             Callable::Registered {
@@ -291,13 +294,13 @@ impl Executor {
                 external,
             } => {
                 // Nothing may run before it is known that the limit can be kept here.
-                if let Some(limit) = entry.timeout {
+                if let Some(limit) = timeout {
                     guard::check_timer(name, limit)?;
                 }
                 let call = (*call, service.clone(), *external);
                 let raw = std::mem::take(raw).into_owned();
                 let blocking = self.run_blocking(index, call, raw, ctx.to_static());
-                Ok(guard(entry.timeout).boxed(blocking))
+                Ok(guard(timeout).boxed(blocking))
             }
             // An async tool's future borrows the context's parts and the service for the call.
             Callable::Registered {
@@ -339,7 +342,9 @@ impl Executor {
         }
     }
 
-    /// Runs the sync tool of entry `index` on the blocking pool, with everything it needs owned.
+    /// Runs the sync tool of entry `index` on the blocking pool, with everything it needs owned,
+    /// once one of the executor's blocking slots is free. The slot is held until the tool
+    /// returns, even when its caller stopped waiting.
     fn run_blocking(
         &self,
         index: usize,
@@ -349,7 +354,30 @@ impl Executor {
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'static {
         let exec = self.clone();
         let tool = Arc::clone(&self.inner.entries[index].name);
-        let task = tokio::task::spawn_blocking(move || {
+        async move {
+            let slot = exec.inner.blocking.take().await;
+            let (watch, _waiter) = exec.inner.blocking.watch();
+            let task = tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                let _watch = watch;
+                Self::run_sync(&exec, index, call, service, external, &mut raw, &ctx)
+            });
+            task.await
+                .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
+        }
+    }
+
+    /// The sync call of [`Executor::run_blocking`], on its thread.
+    fn run_sync(
+        exec: &Executor,
+        index: usize,
+        call: SyncInvoke,
+        service: Option<Service>,
+        external: Option<ExternalConverter>,
+        raw: &mut RawArguments<'static>,
+        ctx: &ToolContext<'static>,
+    ) -> Result<ToolOutput, ToolError> {
+        {
             let entry = &exec.inner.entries[index];
             // Timed out or cancelled while it waited for a thread: the caller was told so,
             // and a tool run now would act after that answer.
@@ -357,14 +385,10 @@ impl Executor {
                 let tool = entry.spec.name.to_string();
                 return Err(ToolError::Cancelled { tool });
             }
-            let args = exec.arguments(entry, &mut raw);
+            let args = exec.arguments(entry, raw);
             guard::sync_call(&entry.spec.name, || {
-                call(service.as_ref().map(Service::borrow), args, &ctx, external)
+                call(service.as_ref().map(Service::borrow), args, ctx, external)
             })
-        });
-        async move {
-            task.await
-                .unwrap_or_else(|e| Err(guard::panicked(&tool, &e.to_string())))
         }
     }
 
