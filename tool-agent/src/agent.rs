@@ -46,6 +46,8 @@ pub struct Agent {
     /// Whether the executor's declared tools are offered, their calls answered from outside.
     pub(crate) external: bool,
     pub(crate) hooks: Option<Arc<dyn RunHooks>>,
+    /// Seals interrupted runs' states; a resumed state must carry its seal.
+    pub(crate) state_key: Option<crate::approval::StateKey>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -73,6 +75,7 @@ impl Agent {
                 call_approval: None,
                 external: false,
                 hooks: None,
+                state_key: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -122,6 +125,32 @@ impl Agent {
                 .collect()
         });
         OfferedTools::new(specs, self.model.format(), &self.declare)
+    }
+
+    /// Whether a run with these options may have offered the tool called `name`: a tool of the
+    /// executor that [`Agent::offered_tools`]' rules let through, a selectable one counting as
+    /// picked when the agent has a retriever (the pick depended on the input). What a stored
+    /// state's names are held to.
+    pub(crate) fn may_have_offered(&self, name: &str, options: &RunOptions) -> bool {
+        let Some(exec) = &self.executor else {
+            return false;
+        };
+        let Some(spec) = exec.spec(name) else {
+            return false;
+        };
+        if !(self.external || exec.is_executable(name)) {
+            return false;
+        }
+        #[cfg(feature = "retrieval")]
+        let retrieves = self.retriever.is_some();
+        #[cfg(not(feature = "retrieval"))]
+        let retrieves = false;
+        let picked = if retrieves && spec.metadata.selectable {
+            vec![spec.name.clone()]
+        } else {
+            Vec::new()
+        };
+        self.offers(spec, options, &picked)
     }
 
     /// The run's offered tools narrowed to these names, for one request.
@@ -274,6 +303,20 @@ impl AgentBuilder {
     /// deletes everything `readOnlyHint: true`.
     pub fn require_approval_for_imported(self) -> Self {
         self.require_approval(|spec| spec.metadata.is_imported())
+    }
+
+    /// Seals the state of each interrupted run with this key (HMAC-SHA256), and refuses to
+    /// resume a state without this key's seal: a state that waits outside the process (a
+    /// database, a browser) cannot be edited to approve a tool for the run, offer another, or
+    /// change what was done. Give every process that resumes the same key (at least 32
+    /// random bytes, kept as a secret).
+    ///
+    /// Without a key, a state is still held to what this agent could have done
+    /// ([`Agent::resume`]), but an edit within that (approving an offered tool for the rest
+    /// of the run, say) cannot be told.
+    pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.agent.state_key = Some(crate::approval::StateKey(Arc::from(key.as_ref())));
+        self
     }
 
     /// Code run before each request and around each tool call (see [`RunHooks`]).

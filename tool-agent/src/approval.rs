@@ -145,6 +145,91 @@ pub struct RunState {
     /// How many reference numbers were given out (some may have been recorded nowhere).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) reference_count: usize,
+    /// HMAC-SHA256 of the rest, by the agent's state key
+    /// ([`AgentBuilder::state_key`](crate::AgentBuilder::state_key)), hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) seal: Option<String>,
+}
+
+/// The key that seals a run's state, so that a state edited where it waited is refused. Its
+/// `Debug` hides it.
+#[derive(Clone)]
+pub(crate) struct StateKey(pub(crate) Arc<[u8]>);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(<hidden>)")
+    }
+}
+
+impl StateKey {
+    /// The seal of `state` (its seal left out): HMAC-SHA256 over its JSON with object keys
+    /// sorted, so that a state read back and written again seals the same.
+    pub(crate) fn seal(&self, state: &RunState) -> String {
+        use hmac::{Hmac, KeyInit, Mac};
+        let mut value = serde_json::to_value(state).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.remove("seal");
+        }
+        let mut text = Vec::new();
+        canonical(&value, &mut text);
+        let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(&self.0) else {
+            // HMAC takes a key of any length: never reached.
+            return String::new();
+        };
+        mac.update(&text);
+        mac.finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `state` carries this key's seal, compared in constant time.
+    pub(crate) fn verifies(&self, state: &RunState) -> bool {
+        let Some(given) = state.seal.as_deref() else {
+            return false;
+        };
+        let expected = self.seal(state);
+        given.len() == expected.len()
+            && std::hint::black_box(
+                given
+                    .bytes()
+                    .zip(expected.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b)),
+            ) == 0
+    }
+}
+
+/// `value` as JSON text with every object's keys sorted.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+                out.push(b':');
+                canonical(&map[key], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
 }
 
 fn is_zero(count: &usize) -> bool {

@@ -1110,3 +1110,80 @@ async fn an_imported_tools_missing_or_hostile_hints_never_loosen_approval() {
     let local = pay(Arc::clone(&paid)).with_metadata(ToolMetadata::default());
     assert!(!waits(destructive_policy, local).await);
 }
+
+/// A stored state is input. Without a key, it is held to what the agent could have done: an
+/// edit that offers a tool the agent does not, or changes a pending call's arguments without
+/// its hash, is refused. With a state key, any edit is refused (approving a tool for the rest
+/// of the run, say), and nothing runs.
+#[tokio::test]
+async fn an_edited_state_is_refused_and_nothing_runs() {
+    let edit = |state: &RunState, change: &dyn Fn(&mut Value)| -> RunState {
+        let mut value = serde_json::to_value(state).unwrap();
+        change(&mut value);
+        serde_json::from_value(value).unwrap()
+    };
+    let refused = |error: tool_agent::RunError, says: &str| match &error.failure {
+        RunFailure::Approval(why) => assert!(
+            why.contains(says) && why.contains("changed since it was saved"),
+            "{why}"
+        ),
+        other => panic!("unexpected: {other:?}"),
+    };
+    let (agent, paid, _) = setup(vec![ModelResponse::answer("done")]);
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    let offering = edit(&state, &|v| {
+        v["offered"].as_array_mut().unwrap().push(json!("rm_rf"))
+    });
+    let rewritten = edit(&state, &|v| {
+        v["pending"][0][1]["call"]["arguments"]["amount"] = json!(999);
+    });
+    for (edited, says) in [
+        (offering, "`rm_rf` was offered"),
+        (rewritten, "do not match their hash"),
+    ] {
+        let error = agent
+            .resume(edited, &[pending.approve()], &RunOptions::default())
+            .await
+            .unwrap_err();
+        refused(error, says);
+    }
+    assert!(paid.lock().unwrap().is_empty(), "nothing ran");
+
+    let sealed = |key: &str| {
+        let model = ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c2",
+                "pay",
+                json!({ "to": "bob", "amount": 500 }),
+            )]))
+            .then(ModelResponse::answer("done"));
+        Agent::builder(model)
+            .executor(executor([pay(Arc::clone(&paid))]))
+            .require_approval_for_destructive()
+            .state_key(key)
+            .build()
+    };
+    let agent = sealed("a key of at least 32 random bytes!");
+    let (state, pending) = interrupted(&agent, "pay bob").await;
+    assert!(!format!("{agent:?}").contains("random bytes"));
+    let approving = edit(&state, &|v| v["approved_tools"] = json!(["pay"]));
+    let error = agent
+        .resume(approving, &[pending.approve()], &RunOptions::default())
+        .await
+        .unwrap_err();
+    refused(error, "its seal");
+    let other_key = sealed("another key, of another deployment");
+    let error = other_key
+        .resume(state.clone(), &[pending.approve()], &RunOptions::default())
+        .await
+        .unwrap_err();
+    refused(error, "its seal");
+    assert!(paid.lock().unwrap().is_empty(), "nothing ran");
+    // The state as saved (through JSON) resumes.
+    let result = agent
+        .resume(state, &[pending.approve()], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "done");
+    assert_eq!(paid.lock().unwrap().len(), 1);
+}

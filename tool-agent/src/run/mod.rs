@@ -867,7 +867,7 @@ impl<'a> Run<'a> {
             terminated,
             head,
         } = stopped;
-        let state = RunState {
+        let mut state = RunState {
             messages: self.request.messages.clone(),
             done,
             terminated,
@@ -882,7 +882,11 @@ impl<'a> Run<'a> {
             pending,
             references: self.scope.references(),
             reference_count: self.scope.reference_count(),
+            seal: None,
         };
+        if let Some(key) = &self.agent.state_key {
+            state.seal = Some(key.seal(&state));
+        }
         for pending in state.pending() {
             self.emit(RunEvent::ApprovalNeeded(pending.clone()));
         }

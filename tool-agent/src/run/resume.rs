@@ -68,7 +68,9 @@ impl Agent {
         options: &RunOptions,
         events: Option<super::Events>,
     ) -> Result<RunResult, RunError> {
-        let decided = match_decisions(&state, decisions)
+        let decided = self
+            .check_state(&state, options)
+            .and_then(|()| match_decisions(&state, decisions))
             .and_then(|decided| self.check_answers(&decided).map(|()| decided));
         let decided = match decided {
             Ok(decided) => decided,
@@ -141,6 +143,64 @@ impl Agent {
 }
 
 /// Each pending call with its decision, or why the decisions do not fit the calls.
+impl Agent {
+    /// A stored state is input: it may have been edited where it waited. It is held to what
+    /// this agent could have done with these options, so that an edit can narrow what the
+    /// resumed run does, never widen it: each tool it says was offered is one this agent
+    /// offers under these options (purpose gates, selection, executable or external); the
+    /// tools approved for the run and the pending calls are among those offered; each pending
+    /// call's arguments hash is the hash of its call; and no position of the answer is both
+    /// done and pending, or given twice.
+    fn check_state(&self, state: &RunState, options: &RunOptions) -> Result<(), String> {
+        let edited = |what: String| {
+            Err(format!(
+                "the run state cannot be resumed: {what}; it was changed since it was saved, \
+                 or saved by another agent or with other options"
+            ))
+        };
+        if let Some(key) = &self.state_key {
+            if !key.verifies(state) {
+                return edited("its seal is not this agent's state key's".into());
+            }
+        }
+        if let Some(name) = state
+            .offered
+            .iter()
+            .find(|name| !self.may_have_offered(name, options))
+        {
+            return edited(format!(
+                "it says `{name}` was offered, which this agent does not offer"
+            ));
+        }
+        let offered = |name: &String| state.offered.contains(name);
+        if let Some(name) = state.approved_tools.iter().find(|name| !offered(name)) {
+            return edited(format!("it approves `{name}`, which the run did not offer"));
+        }
+        let mut positions = std::collections::HashSet::new();
+        for (index, pending) in &state.pending {
+            if !offered(&pending.call.name) {
+                let name = &pending.call.name;
+                return edited(format!(
+                    "a pending call is to `{name}`, which the run did not offer"
+                ));
+            }
+            if crate::repeat::fingerprint(&pending.call) != pending.arguments_hash {
+                let id = pending.call.id.as_deref().unwrap_or_default();
+                return edited(format!(
+                    "pending call `{id}`'s arguments do not match their hash"
+                ));
+            }
+            if !positions.insert(*index) {
+                return edited(format!("position {index} of the answer is pending twice"));
+            }
+        }
+        if let Some((index, _)) = state.done.iter().find(|(i, _)| !positions.insert(*i)) {
+            return edited(format!("position {index} of the answer is given twice"));
+        }
+        Ok(())
+    }
+}
+
 fn match_decisions(
     state: &RunState,
     decisions: &[Decision],
