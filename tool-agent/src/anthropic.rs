@@ -52,7 +52,7 @@ const PROVIDER: &str = "Anthropic";
 /// ```
 #[derive(Clone)]
 pub struct AnthropicModel {
-    client: reqwest::Client,
+    client: crate::http::HttpClient,
     url: String,
     /// Where a streamed answer is asked for: `url`, but on Vertex AI.
     stream_url: String,

@@ -55,7 +55,7 @@ const PROVIDER: &str = "Gemini";
 /// ```
 #[derive(Clone)]
 pub struct GeminiModel {
-    client: reqwest::Client,
+    client: crate::http::HttpClient,
     url: String,
     stream_url: String,
     model: String,

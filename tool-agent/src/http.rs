@@ -3,6 +3,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
@@ -312,7 +313,7 @@ fn tls_missing_in(url: &str, tls: bool) -> Option<&'static str> {
 
 /// One POST of a JSON body, to be retried as a whole.
 pub(crate) struct JsonPost<'a> {
-    pub client: &'a reqwest::Client,
+    pub client: &'a HttpClient,
     pub url: &'a str,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
@@ -442,6 +443,8 @@ impl JsonPost<'_> {
     {
         let response = self
             .client
+            .usable()
+            .map_err(|e| Unread::Broken(e.to_string()))?
             .post(self.url)
             .headers(headers)
             .body(self.body.clone())
@@ -495,35 +498,76 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
 /// follows no redirect: reqwest drops `Authorization` on a redirect to another host, but not
 /// `x-api-key`, `x-goog-api-key`, AWS's signed headers or a `with_header` value, so a redirect
 /// would carry the key wherever it points. A 3xx answer is an error naming its `Location`.
-pub(crate) fn default_client() -> reqwest::Client {
-    let builder = || {
-        reqwest::Client::builder()
-            .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
-            .read_timeout(DEFAULT_READ_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-    };
-    // The builder fails only when the TLS backend or the system's proxy settings cannot be
-    // loaded. Then the same settings are tried without the system's proxies; a client
-    // without them (reqwest's default, which follows redirects) is never the fallback.
-    builder()
-        .build()
-        .or_else(|e| {
-            tracing::warn!("the HTTP client could not be built ({e}); trying without proxies");
-            builder().no_proxy().build()
-        })
-        .unwrap_or_else(|_| unbuildable_client())
+pub(crate) fn default_client() -> HttpClient {
+    let built = reqwest::Client::builder()
+        .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
+        .read_timeout(DEFAULT_READ_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build();
+    match built {
+        Ok(client) => HttpClient::given(client),
+        // The builder fails only when the TLS backend or the system's proxy settings cannot
+        // be loaded: every request says so, rather than going out on reqwest's defaults
+        // (which follow redirects and never time out).
+        Err(e) => HttpClient {
+            client: client_to_nowhere(),
+            unbuilt: Some(Arc::from(error_chain(&e))),
+        },
+    }
 }
 
-/// A client that sends nothing anywhere: every request fails to connect. What a model gets
-/// when no client with the project's settings can be built, rather than one without them.
-fn unbuildable_client() -> reqwest::Client {
+/// The HTTP client of a model: the one given, or the default one; when the default could not
+/// be built, why, which every request reports as [`ModelError::Setup`].
+#[derive(Clone, Debug)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    unbuilt: Option<Arc<str>>,
+}
+
+impl HttpClient {
+    /// A client the user gave.
+    pub(crate) fn given(client: reqwest::Client) -> Self {
+        HttpClient {
+            client,
+            unbuilt: None,
+        }
+    }
+
+    /// The client, or why it could not be built.
+    pub(crate) fn usable(&self) -> Result<&reqwest::Client, ModelError> {
+        match &self.unbuilt {
+            None => Ok(&self.client),
+            Some(why) => Err(ModelError::Setup(format!(
+                "the HTTP client could not be built: {why}"
+            ))),
+        }
+    }
+}
+
+/// A client whose every request fails at once (its proxy is a closed port of loopback): what a
+/// credential fetcher holds when no client with its settings can be built, rather than one
+/// without them (reqwest's default follows redirects, with whatever secret it carries).
+pub(crate) fn client_to_nowhere() -> reqwest::Client {
     // A proxy at a port nobody listens on, over loopback: every request fails at once.
     let nowhere = reqwest::Proxy::all("http://127.0.0.1:0").ok();
-    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy();
     if let Some(proxy) = nowhere {
         builder = builder.proxy(proxy);
     }
     builder.build().unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// `builder`'s client, or (logged) a client that sends nothing: never reqwest's defaults.
+pub(crate) fn built_or_nowhere(builder: reqwest::ClientBuilder, what: &str) -> reqwest::Client {
+    builder.build().unwrap_or_else(|e| {
+        tracing::error!(
+            "the HTTP client of {what} could not be built: {}",
+            error_chain(&e)
+        );
+        client_to_nowhere()
+    })
 }
 
 /// The setters every HTTP model client has, over its `api_key`, `headers`, `retry`, `client`
@@ -556,7 +600,7 @@ macro_rules! client_setters {
         /// [`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT) and on an answer that
         /// sends nothing for [`DEFAULT_READ_TIMEOUT`](crate::DEFAULT_READ_TIMEOUT).
         pub fn with_client(mut self, client: reqwest::Client) -> Self {
-            self.client = client;
+            self.client = $crate::http::HttpClient::given(client);
             self
         }
 
@@ -600,6 +644,26 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Unread> {
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// The most a credential endpoint's answer may hold (STS, SSO, a metadata server, a token
+/// endpoint): their answers are a few kilobytes.
+pub(crate) const MAX_CREDENTIAL_BYTES: usize = 1 << 20;
+
+/// A credential endpoint's answer as text, refused past [`MAX_CREDENTIAL_BYTES`] as it
+/// arrives.
+pub(crate) async fn credential_text(mut response: reqwest::Response) -> Result<String, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
+        if body.len() + chunk.len() > MAX_CREDENTIAL_BYTES {
+            return Err(format!(
+                "the credential endpoint's answer is larger than {MAX_CREDENTIAL_BYTES} bytes; \
+                 nothing more was read"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// How long Google's APIs ask to wait, in an error's body: the `retryDelay` of its

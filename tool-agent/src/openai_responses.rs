@@ -32,7 +32,7 @@ const REASONING_API: &str = "openai_responses";
 /// ```
 #[derive(Clone)]
 pub struct OpenAiResponsesModel {
-    client: reqwest::Client,
+    client: crate::http::HttpClient,
     url: String,
     model: String,
     api_key: Option<ApiKey>,

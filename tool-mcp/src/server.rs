@@ -549,8 +549,11 @@ fn page_of(tools: &[Tool], cursor: Option<&str>) -> Result<ListToolsResult, Erro
             .position(|tool| *tool.name == *c)
             .map(|i| i + 1)
             .ok_or_else(|| {
+                // A client's cursor is not echoed back whole: it may be megabytes.
+                let shown: String = c.chars().take(40).collect();
+                let cut = if shown.len() < c.len() { "..." } else { "" };
                 let message = format!(
-                    "invalid cursor `{c}`: the tool list changed since it was given; \
+                    "invalid cursor `{shown}{cut}`: the tool list changed since it was given; \
                      list again from the start"
                 );
                 ErrorData::invalid_params(message, None)
@@ -606,5 +609,8 @@ mod tests {
         let error = page_of(&after, Some(&cursor)).unwrap_err();
         assert!(error.message.contains("list again"), "{}", error.message);
         assert!(page_of(&after, Some("nonsense")).is_err());
+        let huge = "c".repeat(1 << 20);
+        let error = page_of(&after, Some(&huge)).unwrap_err();
+        assert!(error.message.len() < 200, "{}", error.message.len());
     }
 }

@@ -113,15 +113,18 @@ impl AwsCredentialChain {
                 .map(|(name, value)| (name.into(), value.into()))
                 .collect(),
             profile: None,
-            client: reqwest::Client::builder()
-                .timeout(SERVICE_TIMEOUT)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap_or_default(),
-            metadata: reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .unwrap_or_default(),
+            client: crate::http::built_or_nowhere(
+                reqwest::Client::builder()
+                    .timeout(SERVICE_TIMEOUT)
+                    .redirect(reqwest::redirect::Policy::none()),
+                "the AWS credential chain",
+            ),
+            metadata: crate::http::built_or_nowhere(
+                reqwest::Client::builder()
+                    .no_proxy()
+                    .redirect(reqwest::redirect::Policy::none()),
+                "the AWS metadata credentials",
+            ),
             kept: Refreshing::new(REFRESH_BEFORE_EXPIRY, RETRY_REFRESH_AFTER),
         }
     }
@@ -145,14 +148,20 @@ impl AwsCredentialChain {
 
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`.
     fn environment_region(&self) -> Option<String> {
-        self.var("AWS_REGION")
-            .or_else(|| self.var("AWS_DEFAULT_REGION"))
+        super::checked_region(
+            self.var("AWS_REGION")
+                .or_else(|| self.var("AWS_DEFAULT_REGION")),
+            "AWS_REGION (or AWS_DEFAULT_REGION)",
+        )
     }
 
     /// The chosen profile's `region`, in either file.
     fn profile_region(&self, files: &ProfileFiles) -> Option<String> {
         let profile = files.profile(&self.profile_name())?;
-        profile.get("region").map(str::to_owned)
+        super::checked_region(
+            profile.get("region").map(str::to_owned),
+            "the profile's `region`",
+        )
     }
 
     /// The credentials to sign with now: those found before while they are good for ten

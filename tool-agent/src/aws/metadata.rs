@@ -112,10 +112,9 @@ pub(crate) async fn instance_role(
         Err(e) => return Err(unavailable(error_chain(&e))),
         Ok(answer) => match answer.status().as_u16() {
             200 => Some(
-                answer
-                    .text()
+                crate::http::credential_text(answer)
                     .await
-                    .map_err(|e| unavailable(error_chain(&e)))?,
+                    .map_err(unavailable)?,
             ),
             403..=405 => None,
             status => return Err(unavailable(format!("the token request answered {status}"))),
@@ -151,7 +150,7 @@ pub(crate) async fn instance_role(
 async fn fetch(request: reqwest::RequestBuilder, url: &str) -> Result<String, String> {
     let answer = request.send().await.map_err(|e| error_chain(&e))?;
     let status = answer.status().as_u16();
-    let text = answer.text().await.map_err(|e| error_chain(&e))?;
+    let text = crate::http::credential_text(answer).await?;
     if status != 200 {
         return Err(format!(
             "{url} answered {status}: {}",

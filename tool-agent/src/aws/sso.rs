@@ -76,6 +76,12 @@ impl SsoRole {
                 (region.to_owned(), url.to_owned())
             }
         };
+        if !super::is_region(&region) {
+            return Err(ModelError::Setup(format!(
+                "the AWS profile `{name}`'s sso_region is not a region name (lower-case \
+                 letters, digits and '-'): the SSO token would go to another host"
+            )));
+        }
         Ok(Some(SsoRole {
             region,
             account_id: profile
@@ -142,7 +148,7 @@ impl SsoRole {
             .await
             .map_err(|e| failed(error_chain(&e)))?;
         let status = answer.status().as_u16();
-        let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
+        let text = crate::http::credential_text(answer).await.map_err(failed)?;
         if status != 200 {
             return Err(failed(format!("HTTP {status}: {}", body_start(&text, 200))));
         }

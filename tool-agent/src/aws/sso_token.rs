@@ -220,7 +220,7 @@ async fn refresh(
         .await
         .map_err(|e| failed(error_chain(&e)))?;
     let status = answer.status().as_u16();
-    let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
+    let text = crate::http::credential_text(answer).await.map_err(failed)?;
     if status != 200 {
         return Err(failed(oauth_refusal(status, &text)));
     }

@@ -109,7 +109,7 @@ impl Sts<'_> {
             .await
             .map_err(|e| failed(error_chain(&e)))?;
         let status = answer.status().as_u16();
-        let text = answer.text().await.map_err(|e| failed(error_chain(&e)))?;
+        let text = crate::http::credential_text(answer).await.map_err(failed)?;
         read_answer(status, &text).map_err(failed)
     }
 }

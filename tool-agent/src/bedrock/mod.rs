@@ -55,7 +55,7 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 /// ```
 #[derive(Clone)]
 pub struct BedrockModel {
-    client: reqwest::Client,
+    client: crate::http::HttpClient,
     url: String,
     stream_url: String,
     /// The endpoint set with `with_base_url`, kept when the region changes.
@@ -283,6 +283,14 @@ impl BedrockModel {
     async fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        // The region names the host the key or the signature goes to.
+        if self.base_url.is_none() && !crate::aws::is_region(&self.region) {
+            return Err(ModelError::Setup(
+                "the Bedrock region is not a region name (lower-case letters, digits and '-'): \
+                 set one with with_region or AWS_REGION"
+                    .into(),
+            ));
+        }
         let mut sign: Option<Signer<'a>> = None;
         let headers = match &self.api_key {
             Some(key) => self
@@ -491,6 +499,16 @@ mod tests {
         request.tools = Arc::new(tools);
         request.tool_choice = choice;
         request
+    }
+
+    #[tokio::test]
+    async fn a_region_that_would_name_another_host_is_refused_before_anything_is_sent() {
+        let model = model().with_region("evil.example/x?");
+        let error = model
+            .respond(&request(vec![Message::user("hi")], ToolChoice::Auto))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("not a region name"), "{error}");
     }
 
     fn with_a_call() -> Vec<Message> {

@@ -130,16 +130,18 @@ impl GoogleCredentials {
             inner: Arc::new(Inner {
                 vars,
                 provider,
-                client: reqwest::Client::builder()
-                    .timeout(SERVICE_TIMEOUT)
-                    .redirect(no_redirects())
-                    .build()
-                    .unwrap_or_default(),
-                metadata: reqwest::Client::builder()
-                    .no_proxy()
-                    .redirect(no_redirects())
-                    .build()
-                    .unwrap_or_default(),
+                client: crate::http::built_or_nowhere(
+                    reqwest::Client::builder()
+                        .timeout(SERVICE_TIMEOUT)
+                        .redirect(no_redirects()),
+                    "Google's credentials",
+                ),
+                metadata: crate::http::built_or_nowhere(
+                    reqwest::Client::builder()
+                        .no_proxy()
+                        .redirect(no_redirects()),
+                    "Google's metadata credentials",
+                ),
                 token: Refreshing::new(REFRESH_BEFORE_EXPIRY, RETRY_AFTER_TRY),
             }),
         }

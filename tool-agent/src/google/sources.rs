@@ -230,7 +230,7 @@ pub(crate) async fn metadata_token(client: &reqwest::Client, host: &str) -> Resu
 /// The token in a token endpoint's answer; its error otherwise.
 async fn read_token(answer: reqwest::Response) -> Result<Token, String> {
     let status = answer.status().as_u16();
-    let text = answer.text().await.map_err(|e| error_chain(&e))?;
+    let text = crate::http::credential_text(answer).await?;
     if status != 200 {
         return Err(oauth_refusal(status, &text));
     }

@@ -38,7 +38,7 @@ const PROVIDER: &str = "OpenAI Chat";
 /// ```
 #[derive(Clone)]
 pub struct OpenAiChatModel {
-    client: reqwest::Client,
+    client: crate::http::HttpClient,
     url: String,
     model: String,
     api_key: Option<ApiKey>,
