@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus="${1:-fuzz/corpus}"
 for target in execute_text execute_value catalog_line parse_calls render_results mcp_message \
-  sse_assembler tools_xml; do
+  sse_assembler tools_xml mcp_import run_state router_answer credentials; do
   mkdir -p "$corpus/$target"
   if [ -d "fuzz/seeds/$target" ]; then
     cp -n fuzz/seeds/"$target"/* "$corpus/$target/" 2>/dev/null || true

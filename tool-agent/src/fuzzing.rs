@@ -1,5 +1,7 @@
-//! Seams for the fuzz targets of `fuzz/` (target `sse_assembler`): the clients' stream reading
-//! without a network. Not a stable API; hidden from the documentation.
+//! Seams for the fuzz targets of `fuzz/`: the clients' stream reading without a network
+//! (`sse_assembler`), the router's reading of a model's evaluation (`router_answer`), and the
+//! readers of credential material (`credentials`). Not a stable API; hidden from the
+//! documentation.
 //!
 //! [`stream_events`] runs the very code a client's
 //! [`respond_stream`](crate::ChatModel::respond_stream) runs once the response is open: the
@@ -80,6 +82,80 @@ pub fn stream_events<'c>(
             Some(chunk) => reader.feed(chunk),
             None => reader.end(),
         }
+    }
+}
+
+/// The router's reading of a model's evaluation answer: the score (0 to 100), the parameters,
+/// and why the score is 0 when it could not be read.
+pub fn read_router_answer(
+    text: &str,
+) -> (
+    u8,
+    serde_json::Map<String, serde_json::Value>,
+    Option<String>,
+) {
+    let read = crate::router::answer::read_answer(text);
+    (read.score, read.params, read.problem)
+}
+
+/// A kind of credential material the clients read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialText {
+    /// AWS's shared config file (profiles, `[sso-session]`s), with a credentials file.
+    AwsProfiles,
+    /// A `credential_process` command line, split as botocore splits it.
+    AwsCommandLine,
+    /// What a `credential_process` printed.
+    AwsProcessOutput,
+    /// Keys found in JSON (a container's or an instance's metadata answer).
+    AwsFoundJson,
+    /// A Google key file (service account or authorized user), and its PEM private key.
+    GoogleKeyFile,
+    /// A time as AWS writes it (`2026-01-01T00:00:00Z`).
+    AwsTime,
+}
+
+impl CredentialText {
+    /// Every kind, in a fixed order.
+    pub const ALL: [CredentialText; 6] = [
+        CredentialText::AwsProfiles,
+        CredentialText::AwsCommandLine,
+        CredentialText::AwsProcessOutput,
+        CredentialText::AwsFoundJson,
+        CredentialText::GoogleKeyFile,
+        CredentialText::AwsTime,
+    ];
+}
+
+/// Reads `text` as `kind`: a line that says what was read, or the error. No secret of the
+/// text is in either (what the readers' errors promise).
+pub fn read_credentials(kind: CredentialText, text: &str) -> Result<String, String> {
+    match kind {
+        CredentialText::AwsProfiles => {
+            let (config, credentials) = text.split_once("\n---\n").unwrap_or((text, ""));
+            let files = crate::aws::ProfileFiles::from_texts(config, credentials);
+            let default = files.profile("default").map(|p| p.get("region").is_some());
+            Ok(format!("default profile: {default:?}"))
+        }
+        CredentialText::AwsCommandLine => crate::aws::split_command(text)
+            .map(|words| format!("{} words", words.len()))
+            .ok_or_else(|| "not a command line".to_owned()),
+        CredentialText::AwsProcessOutput => crate::aws::read_printed(text, "the process")
+            .map(|_| "credentials".to_owned())
+            .map_err(|e| e.to_string()),
+        CredentialText::AwsFoundJson => crate::aws::Issued::parse(text, "the endpoint")
+            .map(|_| "credentials".to_owned())
+            .map_err(|e| e.to_string()),
+        CredentialText::GoogleKeyFile => {
+            let file = crate::google::KeyFile::parse(text, "the key file")?;
+            if let crate::google::KeyFile::ServiceAccount { private_key, .. } = &file {
+                crate::google::ServiceAccountKey::from_pem(private_key, None)?;
+            }
+            Ok("a key file".to_owned())
+        }
+        CredentialText::AwsTime => crate::aws::parse_time(text)
+            .map(|_| "a time".to_owned())
+            .ok_or_else(|| "not a time".to_owned()),
     }
 }
 

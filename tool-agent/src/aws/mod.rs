@@ -14,6 +14,10 @@ mod sts;
 mod time;
 
 pub use credential_chain::AwsCredentialChain;
+pub(crate) use found::Issued;
+pub(crate) use process::read_printed;
+pub(crate) use profile_files::{split_command, ProfileFiles};
+pub(crate) use time::parse_time;
 
 #[cfg(test)]
 mod tests {

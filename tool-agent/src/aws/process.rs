@@ -34,8 +34,13 @@ pub(crate) async fn run_process(profile: &str, command: &str) -> Result<Found, M
             said.trim()
         )));
     }
-    let printed = String::from_utf8_lossy(&ran.stdout);
-    let issued: Issued = serde_json::from_str(&printed)
+    read_printed(&String::from_utf8_lossy(&ran.stdout), &source)
+}
+
+/// What a `credential_process` printed, read as botocore reads it: a JSON object of `Version`
+/// 1 with the keys; `source` names the process in errors.
+pub(crate) fn read_printed(printed: &str, source: &str) -> Result<Found, ModelError> {
+    let issued: Issued = serde_json::from_str(printed)
         .map_err(|e| ModelError::Setup(format!("{source} printed no credentials JSON: {e}")))?;
     if issued.version != Some(1) {
         return Err(ModelError::Setup(format!(
@@ -43,7 +48,7 @@ pub(crate) async fn run_process(profile: &str, command: &str) -> Result<Found, M
             issued.version
         )));
     }
-    issued.found(&source)
+    issued.found(source)
 }
 
 /// Runs `words` (its standard input this process's, as in botocore), killed after `limit`.

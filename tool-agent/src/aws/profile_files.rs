@@ -70,6 +70,18 @@ impl ProfileFiles {
         })
     }
 
+    /// The files' profiles from their texts, for the fuzz target.
+    pub(crate) fn from_texts(config_text: &str, credentials_text: &str) -> Self {
+        ProfileFiles {
+            config_path: PathBuf::from("config"),
+            credentials_path: PathBuf::from("credentials"),
+            config: profiles(config_text, true),
+            credentials: profiles(credentials_text, false),
+            sso_sessions: named_sections(config_text, "sso-session"),
+            home: None,
+        }
+    }
+
     /// The config file's `[sso-session NAME]`.
     pub(crate) fn sso_session(&self, name: &str) -> Option<&Settings> {
         self.sso_sessions.get(name)

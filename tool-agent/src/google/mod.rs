@@ -6,6 +6,9 @@ mod credentials;
 mod gcloud;
 mod jwt;
 mod sources;
+
+pub(crate) use jwt::ServiceAccountKey;
+pub(crate) use sources::KeyFile;
 pub(crate) mod vertex;
 
 pub use credentials::GoogleCredentials;

@@ -25,7 +25,7 @@
 //! # Ok(()) }
 //! ```
 
-mod answer;
+pub(crate) mod answer;
 mod builder;
 mod cache;
 mod declared;
