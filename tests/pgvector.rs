@@ -240,3 +240,150 @@ async fn a_table_the_store_did_not_make_is_a_clear_error_not_a_panic() {
         .await
         .expect("drops the table");
 }
+
+/// The store's connection dropped under it (its backend terminated, as a restart or a failover
+/// does to every connection): the next request connects again and is answered.
+#[tokio::test]
+async fn the_store_connects_again_after_its_connection_drops() {
+    let table = format!("tools_reconnect_{}", std::process::id());
+    let name = format!("ai-tool-reconnect-{}", std::process::id());
+    let separator = if url().contains('?') { '&' } else { '?' };
+    let tagged = format!("{}{separator}application_name={name}", url());
+    let store = PgVectorStore::connect(&tagged, &table, DIMENSION)
+        .await
+        .unwrap();
+    let embedder = Hashing {
+        embedded: AtomicUsize::new(0),
+    };
+    store.sync(&tools(), &embedder).await.unwrap();
+    let before = store
+        .search(&vector("music playlist"), 1, None)
+        .await
+        .unwrap();
+
+    let (admin, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+            &[&name],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ended.len(), 1, "the store's one connection was ended");
+    // Asked at once (the store may not have seen the drop yet) and after it has.
+    let at_once = store
+        .search(&vector("music playlist"), 1, None)
+        .await
+        .unwrap();
+    assert_eq!(at_once, before);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(store.hashes().await.unwrap().len(), tools().len());
+    let again = store.sync(&tools(), &embedder).await.unwrap();
+    assert_eq!(again.unchanged, tools().len());
+    admin
+        .batch_execute(&format!("DROP TABLE \"{table}\""))
+        .await
+        .unwrap();
+}
+
+/// TLS to PostgreSQL, through a TLS front on 127.0.0.1 that forwards to the test server (whose
+/// build has no TLS of its own), reached with `sslnegotiation=direct`: the certificate (of a
+/// test-only CA in `tests/pg-tls`, for 127.0.0.1) is verified against `sslrootcert`; without
+/// it the connection is refused naming `sslrootcert`; and `sslmode=require` refuses a server
+/// that offers no TLS.
+#[tokio::test]
+async fn the_store_speaks_tls_verified_against_sslrootcert() {
+    use std::sync::Arc;
+    use tokio_rustls::rustls;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg-tls");
+    let read = |name: &str| std::fs::read(format!("{dir}/{name}")).unwrap();
+    let certs: Vec<rustls::pki_types::CertificateDer<'static>> =
+        rustls::pki_types::pem::PemObject::pem_slice_iter(&read("test-only-server.pem"))
+            .collect::<Result<_, _>>()
+            .unwrap();
+    let key = <rustls::pki_types::PrivateKeyDer<'static> as rustls::pki_types::pem::PemObject>::from_pem_slice(
+        &read("test-only-server.key"),
+    )
+    .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let server: tokio_postgres::Config = url().parse().unwrap();
+    let port = server.get_ports().first().copied().unwrap_or(5432);
+    let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let front_port = front.local_addr().unwrap().port();
+    let handshakes = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&handshakes);
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = front.accept().await {
+            let acceptor = acceptor.clone();
+            let counted = Arc::clone(&counted);
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut plain = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    let through_tls = |extra: &str| {
+        format!(
+            "postgres://postgres@127.0.0.1:{front_port}/postgres?sslmode=require&sslnegotiation=direct{extra}"
+        )
+    };
+    let table = format!("tools_tls_{}", std::process::id());
+    let store = PgVectorStore::connect(
+        &through_tls(&format!("&sslrootcert={dir}/test-only-ca.pem")),
+        &table,
+        DIMENSION,
+    )
+    .await
+    .unwrap();
+    let embedder = Hashing {
+        embedded: AtomicUsize::new(0),
+    };
+    store.sync(&tools(), &embedder).await.unwrap();
+    assert_eq!(store.hashes().await.unwrap().len(), tools().len());
+    assert_eq!(handshakes.load(Ordering::SeqCst), 1, "one TLS connection");
+
+    let unverified = PgVectorStore::connect(&through_tls(""), &table, DIMENSION)
+        .await
+        .err()
+        .expect("a certificate of an unknown CA is refused")
+        .to_string();
+    assert!(unverified.contains("sslrootcert"), "{unverified}");
+    assert_eq!(
+        handshakes.load(Ordering::SeqCst),
+        1,
+        "no TLS connection was made"
+    );
+
+    let plain_url = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
+    let plain = PgVectorStore::connect(&plain_url, &table, DIMENSION).await;
+    assert!(
+        plain.is_err(),
+        "a server without TLS is refused under sslmode=require"
+    );
+
+    let (admin, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("DROP TABLE \"{table}\""))
+        .await
+        .unwrap();
+}

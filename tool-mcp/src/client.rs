@@ -224,22 +224,29 @@ fn cut_description(tool: &mut Tool, max: usize, server: &str) {
     let Some(description) = tool.description.as_deref() else {
         return;
     };
-    if description.len() <= max {
-        return;
+    if let Some(cut) = cut_text(description, max) {
+        tracing::warn!(
+            server,
+            tool = %tool.name,
+            bytes = description.len(),
+            "an imported tool's description is longer than {max} bytes \
+             (ImportLimits::max_description_bytes): cut"
+        );
+        tool.description = Some(cut.into());
+    }
+}
+
+/// `text` cut at `max` bytes (at a character boundary) with the cut marked; `None` when it
+/// fits.
+pub(crate) fn cut_text(text: &str, max: usize) -> Option<String> {
+    if text.len() <= max {
+        return None;
     }
     let mut end = max;
-    while !description.is_char_boundary(end) {
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    tracing::warn!(
-        server,
-        tool = %tool.name,
-        bytes = description.len(),
-        "an imported tool's description is longer than {max} bytes \
-         (ImportLimits::max_description_bytes): cut"
-    );
-    let cut = format!("{} [description cut at {max} bytes]", &description[..end]);
-    tool.description = Some(cut.into());
+    Some(format!("{} [description cut at {max} bytes]", &text[..end]))
 }
 
 /// What an import takes from a server, each with a default: the server is untrusted, and a
@@ -339,6 +346,16 @@ mod tests {
         let options = CallOptions::default().with_progress(sink);
         exec.execute_with("t", json!({}), &options).await.unwrap();
         (kept.recv().unwrap(), seen)
+    }
+
+    /// Found by the `mcp_import` fuzz target: a tool without a description had one made from
+    /// its name, past the cap.
+    #[test]
+    fn a_cut_text_fits_the_cap_with_its_mark_and_keeps_whole_characters() {
+        assert_eq!(cut_text("short", 8), None);
+        let cut = cut_text(&"é".repeat(100), 15).unwrap();
+        assert!(cut.starts_with(&"é".repeat(7)), "{cut}");
+        assert!(cut.ends_with("[description cut at 15 bytes]"), "{cut}");
     }
 
     #[tokio::test]

@@ -237,10 +237,13 @@ impl McpTools {
     fn tool(&self, tool: &Tool) -> DynamicTool {
         let spec = spec_from_tool(format!("{}.{}", self.namespace, tool.name), tool);
         let description = if spec.description.trim().is_empty() {
-            format!(
+            // Made from the tool's name, which the server chose: held to the same cap.
+            let made = format!(
                 "Tool `{}` of the MCP server {}",
                 tool.name, self.state.server
-            )
+            );
+            let max = self.state.limits.max_description_bytes;
+            crate::client::cut_text(&made, max).unwrap_or(made)
         } else {
             spec.description.clone()
         };

@@ -15,6 +15,8 @@ pub mod candle;
 mod embed;
 mod fusion;
 #[cfg(feature = "pgvector")]
+mod pg_tls;
+#[cfg(feature = "pgvector")]
 pub mod pgvector;
 mod store;
 mod text;

@@ -17,6 +17,9 @@ use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncRepor
 /// the rows of any others, so retrievers over different tool sets need tables of their own.
 pub struct PgVectorStore {
     client: Mutex<Client>,
+    /// Where to connect again when the connection drops (a restart, a failover, an idle
+    /// timeout on the way). It may hold a password: it is never shown.
+    url: String,
     /// The table's name, for messages.
     table: String,
     /// The table's name quoted, for SQL.
@@ -140,7 +143,7 @@ fn is_password_key(key: &str) -> bool {
 }
 
 /// `pass%77ord` -> `password`; a `%` not followed by two hex digits stays as written.
-fn percent_decoded(text: &str) -> String {
+pub(crate) fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -198,6 +201,69 @@ fn table_names(table: &str) -> Result<(String, String), RetrieveError> {
     Ok((folded, quoted))
 }
 
+/// A connection to `url`, its driving task spawned: over TLS (verified against the platform's
+/// roots and the `sslrootcert` the string names) unless it says `sslmode=disable`. As
+/// PostgreSQL's own default (`prefer`), a server that offers no TLS is spoken to without it;
+/// `sslmode=require` refuses such a server.
+async fn open(url: &str) -> Result<Client, RetrieveError> {
+    let (connection_string, root) = crate::pg_tls::take_root_cert(url);
+    let failed = |e: tokio_postgres::Error| {
+        let hint = if format!("{e:?}")
+            .to_ascii_lowercase()
+            .contains("certificate")
+        {
+            ": the server's certificate was not verified; name its CA with `sslrootcert=PATH`, \
+             or say `sslmode=disable` on a network you trust"
+        } else {
+            ""
+        };
+        RetrieveError::store_caused_by(format!("connecting to {}{hint}", redacted(url)), e)
+    };
+    let config: tokio_postgres::Config = connection_string.parse().map_err(failed)?;
+    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
+        let (client, connection) = config.connect(NoTls).await.map_err(failed)?;
+        drive(connection);
+        return Ok(client);
+    }
+    let tls = crate::pg_tls::connector(root.as_deref())?;
+    let (client, connection) = config.connect(tls).await.map_err(failed)?;
+    drive(connection);
+    Ok(client)
+}
+
+/// Whether `error` says the connection is gone: closed, or ended by the server (an
+/// administrator's command, a shutdown, a crash).
+fn connection_lost(error: &RetrieveError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(e) = cause {
+        if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
+            let ended = pg.code().is_some_and(|code| {
+                [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                ]
+                .contains(code)
+            });
+            return pg.is_closed() || ended;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// Runs a connection's I/O until it ends.
+fn drive<F>(connection: F)
+where
+    F: std::future::Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::warn!(error = %e, "the PostgreSQL connection ended");
+        }
+    });
+}
+
 /// What `connect` runs: the extension, the table and, up to 2,000 dimensions, its HNSW index.
 fn setup_sql(table: &str, dimension: usize) -> Result<String, RetrieveError> {
     let (folded, quoted) = table_names(table)?;
@@ -251,21 +317,17 @@ async fn check_dimension(
 
 impl PgVectorStore {
     /// Connects (`postgres://user@host:port/db`), creates the `vector` extension, the table
-    /// and its HNSW index if missing. `table` is a plain SQL identifier (letters, digits, `_`;
+    /// and its HNSW index if missing. TLS is spoken whenever the server offers it, its
+    /// certificate verified against the platform's roots and the CA `sslrootcert=PATH` names
+    /// (`sslmode=require` refuses a server without TLS, `sslmode=disable` never speaks it); a
+    /// dropped connection is opened again at the next request. `table` is a plain SQL identifier (letters, digits, `_`;
     /// at most 48, so that the index's name fits), folded to lower case as PostgreSQL folds an
     /// unquoted name. Past 2,000 dimensions (pgvector's most for an HNSW index on `vector`)
     /// no index is made and each search is an exact scan.
     pub async fn connect(url: &str, table: &str, dimension: usize) -> Result<Self, RetrieveError> {
         let ddl = setup_sql(table, dimension)?;
         let (table, sql_table) = table_names(table)?;
-        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(|e| {
-            RetrieveError::store_caused_by(format!("connecting to {}", redacted(url)), e)
-        })?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::warn!(error = %e, "the PostgreSQL connection ended");
-            }
-        });
+        let client = open(url).await?;
         // A table made before, for another model, keeps its dimension: said before its index
         // is asked for, rather than in PostgreSQL's words.
         check_dimension(&client, &table, &sql_table, dimension).await?;
@@ -284,15 +346,50 @@ impl PgVectorStore {
         check_dimension(&client, &table, &sql_table, dimension).await?;
         Ok(PgVectorStore {
             client: Mutex::new(client),
+            url: url.to_owned(),
             table,
             sql_table,
             dimension,
         })
     }
 
-    /// The names and content hashes in the table.
+    /// The connection, opened again first when it has dropped. A request that fails because
+    /// the connection dropped under it fails; the next one connects again.
+    async fn connection(&self) -> Result<tokio::sync::MutexGuard<'_, Client>, RetrieveError> {
+        let mut client = self.client.lock().await;
+        if client.is_closed() {
+            tracing::info!(table = %self.table, "the PostgreSQL connection dropped: connecting again");
+            *client = open(&self.url).await?;
+        }
+        Ok(client)
+    }
+
+    /// Whether a request failed because the connection dropped (the client saw it close, or
+    /// the server said it was shutting the connection down): then the connection is opened
+    /// again and the request asked again once.
+    async fn dropped(&self, error: &RetrieveError) -> bool {
+        let mut client = self.client.lock().await;
+        let lost = client.is_closed() || connection_lost(error);
+        if lost {
+            match open(&self.url).await {
+                Ok(fresh) => *client = fresh,
+                Err(e) => tracing::warn!(error = %e, "connecting to PostgreSQL again failed"),
+            }
+        }
+        lost
+    }
+
+    /// The names and content hashes in the table. Asked again, on a new connection, when the
+    /// connection dropped under the request.
     pub async fn hashes(&self) -> Result<HashMap<String, String>, RetrieveError> {
-        let client = self.client.lock().await;
+        match self.hashes_once().await {
+            Err(e) if self.dropped(&e).await => self.hashes_once().await,
+            done => done,
+        }
+    }
+
+    async fn hashes_once(&self) -> Result<HashMap<String, String>, RetrieveError> {
+        let client = self.connection().await?;
         let rows = client
             .query(
                 &format!("SELECT name, content_hash FROM {}", self.sql_table),
@@ -336,7 +433,7 @@ impl ToolStore for PgVectorStore {
                 .filter(|n| !wanted.contains(n.as_str()))
                 .collect();
 
-            let mut client = self.client.lock().await;
+            let mut client = self.connection().await?;
             let transaction = client.transaction().await.map_err(store_error)?;
             let upsert = format!(
                 "INSERT INTO {} (name, content_hash, embedding) VALUES ($1, $2, $3)
@@ -376,7 +473,25 @@ impl ToolStore for PgVectorStore {
         threshold: Option<f32>,
     ) -> StoreFuture<'a, Vec<(String, f32)>> {
         Box::pin(async move {
-            let mut client = self.client.lock().await;
+            // A search reads only: asked again, on a new connection, when the connection
+            // dropped under it.
+            match self.search_once(vector, k, threshold).await {
+                Err(e) if self.dropped(&e).await => self.search_once(vector, k, threshold).await,
+                done => done,
+            }
+        })
+    }
+}
+
+impl PgVectorStore {
+    async fn search_once(
+        &self,
+        vector: &[f32],
+        k: usize,
+        threshold: Option<f32>,
+    ) -> Result<Vec<(String, f32)>, RetrieveError> {
+        {
+            let mut client = self.connection().await?;
             let query = Vector::from(vector.to_vec());
             let limit = i64::try_from(k).unwrap_or(i64::MAX);
             let sql = format!(
@@ -406,7 +521,7 @@ impl ToolStore for PgVectorStore {
                 }
             }
             Ok(found)
-        })
+        }
     }
 }
 
