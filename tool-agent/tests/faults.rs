@@ -310,19 +310,19 @@ async fn a_redirect_to_another_port_is_refused_and_no_key_arrives_there() {
                 .with_base_url(&base_url)
                 .with_api_key(ApiKey::new("sk-secret"))
                 .with_header("x-gateway-key", "gw-secret")
-                .with_retry(no_retries.clone()),
+                .with_retry(no_retries),
         ),
         Box::new(
             AnthropicModel::new("m")
                 .with_base_url(&base_url)
                 .with_api_key(ApiKey::new("sk-ant-secret"))
-                .with_retry(no_retries.clone()),
+                .with_retry(no_retries),
         ),
         Box::new(
             GeminiModel::new("m")
                 .with_base_url(&base_url)
                 .with_api_key(ApiKey::new("goog-secret"))
-                .with_retry(no_retries.clone()),
+                .with_retry(no_retries),
         ),
     ];
     for model in &models {

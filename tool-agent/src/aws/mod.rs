@@ -19,29 +19,6 @@ pub(crate) use process::read_printed;
 pub(crate) use profile_files::{split_command, ProfileFiles};
 pub(crate) use time::parse_time;
 
-#[cfg(test)]
-mod tests {
-    use super::is_region;
-
-    #[test]
-    fn only_region_names_can_become_part_of_a_host() {
-        for region in ["us-east-1", "cn-north-1", "us-gov-west-1", "eu-central-2"] {
-            assert!(is_region(region), "{region}");
-        }
-        for bad in [
-            "",
-            "evil.com",
-            "evil.com/x?",
-            "us-east-1@evil.com",
-            "US-EAST-1",
-            "-us",
-            "us-",
-            "us east",
-        ] {
-            assert!(!is_region(bad), "{bad}");
-        }
-    }
-}
 pub use sigv4::AwsCredentials;
 
 /// Whether `region` can stand in a host name as a region (`us-east-1`, `cn-north-1`,
@@ -77,5 +54,29 @@ pub(crate) fn dns_suffix(region: &str) -> &'static str {
     match region.starts_with("cn-") {
         true => "amazonaws.com.cn",
         false => "amazonaws.com",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_region;
+
+    #[test]
+    fn only_region_names_can_become_part_of_a_host() {
+        for region in ["us-east-1", "cn-north-1", "us-gov-west-1", "eu-central-2"] {
+            assert!(is_region(region), "{region}");
+        }
+        for bad in [
+            "",
+            "evil.com",
+            "evil.com/x?",
+            "us-east-1@evil.com",
+            "US-EAST-1",
+            "-us",
+            "us-",
+            "us east",
+        ] {
+            assert!(!is_region(bad), "{bad}");
+        }
     }
 }
