@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version="0.13.1"
-root="${AI_TOOL_CARGO_FUZZ:-$PWD/target/cargo-fuzz}/$version"
+# Outside the checkout, so that a fresh clone on the same machine does not build it again.
+root="${AI_TOOL_CARGO_FUZZ:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-tool/cargo-fuzz}/$version"
 if [ ! -x "$root/bin/cargo-fuzz" ]; then
   cargo install cargo-fuzz --version "$version" --locked --root "$root" >&2
 fi
