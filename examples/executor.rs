@@ -53,7 +53,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .provide(Arc::new(db_pool)) // reachable from tools as ctx.service::<Pool>()
         .tool(echo) // a tool defined at run time
         .catalog_file(dir.join("tools.jsonl")) // declared tools: listed and validated
-        .default_timeout(Duration::from_secs(30))
+        .default_timeout(Duration::from_secs(30)) // sync tools too: on the blocking pool
+        .max_blocking_calls(64) // the default: sync calls holding a blocking thread at once
         .max_argument_bytes(1 << 20) // the default: 1 MiB
         .max_argument_depth(32) // arrays and objects nest fewer than 32 levels (default 128)
         .require_all_services() // a tool whose service is missing is a build error

@@ -1375,9 +1375,9 @@ mod limits {
     use serde_json::json;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
-    use tokio::sync::mpsc;
 
     use super::{call, forever, in_process};
+    use tokio::sync::mpsc;
 
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
@@ -1391,25 +1391,47 @@ mod limits {
         (exec, rx)
     }
 
-    /// Waits until the server has started the call (it reports only when it ends, so: a
-    /// short wait after the request went out).
-    async fn settle() {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    /// `what`, within 20 s (a call past a cap is refused at once; one that is not waits).
+    async fn within<T>(what: impl std::future::Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(20), what)
+            .await
+            .expect("stuck")
+    }
+
+    /// A tool that says when it has started, then runs until it is cancelled.
+    fn started_then_forever(started: mpsc::UnboundedSender<()>) -> Executor {
+        let tool = DynamicTool::new(
+            "hold",
+            "Holds its slot until cancelled",
+            json!({ "type": "object", "properties": {} }),
+            move |_, ctx| {
+                let _ = started.send(());
+                async move {
+                    ctx.cancellation_token().cancelled().await;
+                    Ok(ToolOutput::text("cancelled"))
+                }
+            },
+        );
+        Executor::builder()
+            .registered_tools(false)
+            .tool(tool)
+            .build()
+            .unwrap()
     }
 
     #[tokio::test]
     async fn a_call_past_the_session_or_server_cap_is_refused_at_once_naming_it() {
-        let (exec, _ended) = slow_executor();
-        let server = McpServer::new(exec)
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let server = McpServer::new(started_then_forever(tx))
             .unwrap()
             .with_call_limits(CallLimits::default().with_per_session(1).with_total(2));
         let first = ().serve(in_process(server.clone())).await.unwrap();
         let peer = first.peer().clone();
-        let running =
-            tokio::spawn(async move { peer.call_tool(call("slow.forever", json!({}))).await });
-        settle().await;
-        let refused = first
-            .call_tool(call("slow.forever", json!({})))
+        let running = tokio::spawn(async move { peer.call_tool(call("hold", json!({}))).await });
+        within(started.recv())
+            .await
+            .expect("the first call started");
+        let refused = within(first.call_tool(call("hold", json!({}))))
             .await
             .unwrap_err()
             .to_string();
@@ -1418,14 +1440,15 @@ mod limits {
         let second = ().serve(in_process(server.clone())).await.unwrap();
         let peer = second.peer().clone();
         let also_running =
-            tokio::spawn(async move { peer.call_tool(call("slow.forever", json!({}))).await });
-        settle().await;
-        let third = ().serve(in_process(server)).await.unwrap();
-        let refused = third
-            .call_tool(call("slow.forever", json!({})))
+            tokio::spawn(async move { peer.call_tool(call("hold", json!({}))).await });
+        within(started.recv())
             .await
-            .unwrap_err();
-        let refused = refused.to_string();
+            .expect("the second call started");
+        let third = ().serve(in_process(server)).await.unwrap();
+        let refused = within(third.call_tool(call("hold", json!({}))))
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("CallLimits::total"), "{refused}");
         running.abort();
         also_running.abort();
@@ -1540,6 +1563,52 @@ mod limits {
         assert!(error.contains("ImportLimits::max_list_bytes"), "{error}");
     }
 
+    /// A stdio server (a few lines of Python that speak just enough MCP) whose answer is 17 MiB,
+    /// past the 16 MiB one message may have: the call fails at once with an error naming the
+    /// sizes, rather than waiting for an answer rmcp dropped.
+    #[tokio::test]
+    async fn a_stdio_answer_past_the_frame_cap_fails_its_call_naming_the_size() {
+        let script = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    id, method = message.get("id"), message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "big", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "huge", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "x" * (17 << 20)}]}
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+        let dir = std::env::temp_dir().join(format!("ai-tool-frames-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big_server.py");
+        std::fs::write(&path, script).unwrap();
+        let mut command = tokio::process::Command::new("python3");
+        command.arg(&path);
+        let tools = McpTools::connect_stdio(command).await.unwrap();
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tools(tools.tools())
+            .build()
+            .unwrap();
+        let error =
+            tokio::time::timeout(Duration::from_secs(30), exec.execute("big.huge", json!({})))
+                .await
+                .expect("the call waited for an answer that was dropped")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.contains("more than the 16777216") && error.contains("bytes"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[tokio::test]
     async fn serving_beyond_loopback_without_a_token_is_refused_before_binding() {
         let exec = Executor::builder().registered_tools(false).build().unwrap();
@@ -1597,6 +1666,39 @@ mod limits {
         assert_eq!(status, 200, "{text}");
     }
 
+    /// A client that sends its body a byte at a time, slowly, is answered `408` at the body's
+    /// deadline: it does not hold its connection by staying just short of idle.
+    #[tokio::test]
+    async fn a_body_sent_too_slowly_is_answered_408() {
+        let limits = HttpLimits::default().with_body_read_timeout(Duration::from_millis(800));
+        let addr = serving(limits).await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            INITIALIZE.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let sending = tokio::spawn(async move {
+            for byte in INITIALIZE.bytes() {
+                if stream.write_all(&[byte]).await.is_err() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            stream
+        });
+        let mut stream = tokio::time::timeout(Duration::from_secs(60), sending)
+            .await
+            .expect("stuck")
+            .unwrap();
+        let mut answer = String::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut answer)).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("HttpLimits::body_read_timeout"), "{answer}");
+    }
+
     #[tokio::test]
     async fn an_idle_connection_is_closed_and_the_connection_cap_holds_the_next_one() {
         let limits = HttpLimits::default()
@@ -1617,7 +1719,7 @@ mod limits {
     async fn past_the_session_cap_initialize_gets_503_and_the_sessions_there_are_served() {
         let limits = HttpLimits::default()
             .with_max_sessions(3)
-            .with_session_idle_timeout(Duration::from_millis(1_500));
+            .with_session_idle_timeout(Duration::from_secs(4));
         let addr = serving(limits).await;
         let (status, first) = post(addr, &[], INITIALIZE).await;
         assert_eq!(status, 200, "{first}");
@@ -1648,9 +1750,16 @@ mod limits {
         assert_eq!(status, 200, "{text}");
         assert!(text.contains("\"tools\""), "{text}");
         // Idle sessions end, and a new client is served again.
-        tokio::time::sleep(Duration::from_millis(2_500)).await;
-        let (status, text) = post(addr, &[], INITIALIZE).await;
-        assert_eq!(status, 200, "{text}");
+        let mut status = 0;
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            status = post(addr, &[], INITIALIZE).await.0;
+            if status == 200 {
+                break;
+            }
+            assert_eq!(status, 503);
+        }
+        assert_eq!(status, 200, "no session ended");
     }
 
     /// 5,000 `initialize` requests against the example server (default limits): the server

@@ -576,3 +576,40 @@ fn stuck_sync_calls_leave_the_blocking_pool_to_everyone_else() {
         );
     });
 }
+
+/// Free `#[ai_tool]` functions are exposed as the builder says; a given service's methods
+/// always are; `selectable_where` marks tools for a retriever.
+#[test]
+fn free_tools_are_exposed_only_as_the_builder_says() {
+    let all = Executor::builder().build().unwrap();
+    assert!(all.spec("sleepy").is_some(), "every free tool by default");
+    let none = Executor::builder().no_free_tools().build().unwrap();
+    assert!(none.spec("sleepy").is_none());
+    let here = Executor::builder()
+        .free_tools_where(|_name, module| module == module_path!())
+        .build()
+        .unwrap();
+    assert!(here.spec("sleepy").is_some());
+    let elsewhere = Executor::builder()
+        .free_tools_where(|_name, module| module.starts_with("another_crate::"))
+        .build()
+        .unwrap();
+    assert!(elsewhere.spec("sleepy").is_none());
+    let methods = Executor::builder()
+        .service(Arc::new(Risky {
+            completed: AtomicUsize::new(0),
+        }))
+        .no_free_tools()
+        .build()
+        .unwrap();
+    assert!(methods.spec("explode").is_some() && methods.spec("sleepy").is_none());
+    let marked = Executor::builder()
+        .selectable_where(|spec| spec.name == "sleepy")
+        .build()
+        .unwrap();
+    assert!(marked.spec("sleepy").unwrap().metadata.selectable);
+    assert!(marked
+        .tools()
+        .filter(|s| s.name != "sleepy")
+        .all(|s| !s.metadata.selectable));
+}

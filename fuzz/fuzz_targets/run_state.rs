@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tool::agent::{Agent, ModelResponse, RunOptions, RunState, ScriptedModel};
+use ai_tool::agent::{Agent, ModelResponse, RunFailure, RunOptions, RunState, ScriptedModel};
 use ai_tool::prelude::*;
 use ai_tool::ToolMetadata;
 use libfuzzer_sys::fuzz_target;
@@ -78,9 +78,14 @@ fuzz_target!(|data: &[u8]| {
     });
     let resumed = resumed.expect("the resume ended");
     assert_eq!(admin.load(Ordering::SeqCst), 0, "a tool never offered ran");
-    if resumed.is_err() {
-        // Refused whole, or failed later: in neither case may a refused state have run `pay`
-        // more often than it had pending calls approved.
-        assert!(paid.load(Ordering::SeqCst) <= decisions.len());
+    let paid = paid.load(Ordering::SeqCst);
+    match &resumed {
+        // A state refused (or decisions that do not fit it) runs nothing.
+        Err(error) if matches!(error.failure, RunFailure::Approval(_)) => {
+            assert_eq!(paid, 0, "a refused state ran `pay`: {error}")
+        }
+        // Otherwise `pay` ran at most once per approved pending call: the model, scripted,
+        // makes no call of its own.
+        _ => assert!(paid <= decisions.len(), "`pay` ran {paid} times"),
     }
 });

@@ -279,6 +279,16 @@ impl AnthropicModel {
             (Some(_), None) => None,
             (None, key) => key.as_ref(),
         };
+        if self.vertex.is_none() {
+            crate::http::key_needed(
+                key,
+                &self.headers,
+                "x-api-key",
+                url,
+                "api.anthropic.com",
+                "ANTHROPIC_API_KEY",
+            )?;
+        }
         let mut headers = json_headers(key, HeaderName::from_static("x-api-key"), false)?;
         match &self.vertex {
             Some(vertex) => vertex.authorize(&mut headers).await?,

@@ -45,6 +45,9 @@ impl StreamedAnswer {
     }
 }
 
+/// What a call counts for toward the answer's byte cap besides its id, name and arguments.
+const CALL_BYTES: usize = 256;
+
 /// The calls of one streamed answer, as they come. Each delta finds its call in constant
 /// time (maps by id and by index, not a scan of the calls so far), so that an answer of
 /// thousands of calls costs no more per delta than one of two.
@@ -144,7 +147,9 @@ impl CallAssembler {
             id: id.to_owned(),
             ..Partial::default()
         });
-        self.bytes = self.bytes.saturating_add(id.len());
+        // A call costs memory before it has a name or arguments: each counts for some bytes of
+        // its own, so that a stream of empty deltas, each a new call, meets the byte cap too.
+        self.bytes = self.bytes.saturating_add(CALL_BYTES + id.len());
         if let Some(i) = index {
             self.last_at_index.insert(i, at);
             if id.is_empty() {

@@ -242,6 +242,16 @@ impl GeminiModel {
             (Some(_), None) => None,
             (None, key) => key.as_ref(),
         };
+        if authorizing.is_none() {
+            crate::http::key_needed(
+                key,
+                &self.headers,
+                "x-goog-api-key",
+                url,
+                "generativelanguage.googleapis.com",
+                "GEMINI_API_KEY (or GOOGLE_API_KEY)",
+            )?;
+        }
         let mut headers = json_headers(key, HeaderName::from_static("x-goog-api-key"), false)?;
         if let Some(vertex) = authorizing {
             vertex.authorize(&mut headers).await?;

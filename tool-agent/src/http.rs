@@ -104,6 +104,11 @@ impl ExtraHeaders {
         self.headers.insert(parsed, value);
     }
 
+    /// Whether a header of this name was added (an AI gateway's key, say).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.headers.contains_key(name)
+    }
+
     /// `headers` with these added, each replacing the one of its name.
     pub(crate) fn apply(&self, mut headers: HeaderMap) -> Result<HeaderMap, ModelError> {
         self.check()?;
@@ -244,6 +249,30 @@ pub(crate) fn redacted_url(url: &str) -> String {
     }
 }
 
+/// Refuses, before anything is sent, a request to a provider's own endpoint (`url` on
+/// `provider_host`) without a key: it would only come back `401`. `variable` is where the key
+/// is read from. A key given in a header of the caller's (`key_header`, say through an AI
+/// gateway) counts; an endpoint elsewhere (a local server) needs none.
+pub(crate) fn key_needed(
+    key: Option<&ApiKey>,
+    extra: &ExtraHeaders,
+    key_header: &str,
+    url: &str,
+    provider_host: &str,
+    variable: &str,
+) -> Result<(), ModelError> {
+    let on_provider = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(provider_host)))
+        .unwrap_or(false);
+    if key.is_none() && on_provider && !extra.has(key_header) {
+        return Err(ModelError::Setup(format!(
+            "no API key for {provider_host}: set {variable}, or give one with with_api_key"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether a secret may go to `url`: over HTTPS, or over HTTP only to this machine
 /// (`localhost`, a loopback address) or to one of `local_hosts` (a container's credentials
 /// endpoint, say).
@@ -308,7 +337,10 @@ fn tls_missing_in(url: &str, tls: bool) -> Option<&'static str> {
     let https = url
         .get(..6)
         .is_some_and(|s| s.eq_ignore_ascii_case("https:"));
-    (https && !tls).then_some("HTTPS needs ai-tool's `agent-tls` feature (tool-agent's `rustls`)")
+    (https && !tls).then_some(
+        "HTTPS needs ai-tool's `tls` feature, on by default (tool-agent's `rustls`): this build \
+         was made with `default-features = false`",
+    )
 }
 
 /// One POST of a JSON body, to be retried as a whole.
@@ -499,75 +531,54 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
 /// `x-api-key`, `x-goog-api-key`, AWS's signed headers or a `with_header` value, so a redirect
 /// would carry the key wherever it points. A 3xx answer is an error naming its `Location`.
 pub(crate) fn default_client() -> HttpClient {
-    let built = reqwest::Client::builder()
-        .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
-        .read_timeout(DEFAULT_READ_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build();
-    match built {
-        Ok(client) => HttpClient::given(client),
-        // The builder fails only when the TLS backend or the system's proxy settings cannot
-        // be loaded: every request says so, rather than going out on reqwest's defaults
-        // (which follow redirects and never time out).
-        Err(e) => HttpClient {
-            client: client_to_nowhere(),
-            unbuilt: Some(Arc::from(error_chain(&e))),
-        },
-    }
+    HttpClient(built(
+        reqwest::Client::builder()
+            .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
+            .read_timeout(DEFAULT_READ_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none()),
+        "the model client",
+    ))
 }
 
-/// The HTTP client of a model: the one given, or the default one; when the default could not
-/// be built, why, which every request reports as [`ModelError::Setup`].
-#[derive(Clone, Debug)]
-pub(crate) struct HttpClient {
-    client: reqwest::Client,
-    unbuilt: Option<Arc<str>>,
+/// An HTTP client with the project's settings, or why it could not be built: the builder fails
+/// only when the TLS backend or the system's proxy settings cannot be loaded, and then every
+/// request says so ([`ModelError::Setup`]) rather than going out on reqwest's defaults (which
+/// follow redirects, with whatever secret a request carries, and never time out).
+pub(crate) type BuiltClient = Result<reqwest::Client, Arc<str>>;
+
+/// `builder`'s client, or why not; `what` names its user in the message (and the log).
+pub(crate) fn built(builder: reqwest::ClientBuilder, what: &str) -> BuiltClient {
+    builder.build().map_err(|e| {
+        let why = format!(
+            "the HTTP client of {what} could not be built: {}",
+            error_chain(&e)
+        );
+        tracing::error!("{why}");
+        Arc::from(why)
+    })
 }
+
+/// The client, or the setup error that says why there is none.
+pub(crate) fn usable(client: &BuiltClient) -> Result<&reqwest::Client, ModelError> {
+    client
+        .as_ref()
+        .map_err(|why| ModelError::Setup(why.to_string()))
+}
+
+/// The HTTP client of a model: the one given with `with_client`, or the default one.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpClient(BuiltClient);
 
 impl HttpClient {
     /// A client the user gave.
     pub(crate) fn given(client: reqwest::Client) -> Self {
-        HttpClient {
-            client,
-            unbuilt: None,
-        }
+        HttpClient(Ok(client))
     }
 
     /// The client, or why it could not be built.
     pub(crate) fn usable(&self) -> Result<&reqwest::Client, ModelError> {
-        match &self.unbuilt {
-            None => Ok(&self.client),
-            Some(why) => Err(ModelError::Setup(format!(
-                "the HTTP client could not be built: {why}"
-            ))),
-        }
+        usable(&self.0)
     }
-}
-
-/// A client whose every request fails at once (its proxy is a closed port of loopback): what a
-/// credential fetcher holds when no client with its settings can be built, rather than one
-/// without them (reqwest's default follows redirects, with whatever secret it carries).
-pub(crate) fn client_to_nowhere() -> reqwest::Client {
-    // A proxy at a port nobody listens on, over loopback: every request fails at once.
-    let nowhere = reqwest::Proxy::all("http://127.0.0.1:0").ok();
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy();
-    if let Some(proxy) = nowhere {
-        builder = builder.proxy(proxy);
-    }
-    builder.build().unwrap_or_else(|_| reqwest::Client::new())
-}
-
-/// `builder`'s client, or (logged) a client that sends nothing: never reqwest's defaults.
-pub(crate) fn built_or_nowhere(builder: reqwest::ClientBuilder, what: &str) -> reqwest::Client {
-    builder.build().unwrap_or_else(|e| {
-        tracing::error!(
-            "the HTTP client of {what} could not be built: {}",
-            error_chain(&e)
-        );
-        client_to_nowhere()
-    })
 }
 
 /// The setters every HTTP model client has, over its `api_key`, `headers`, `retry`, `client`
@@ -710,6 +721,46 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_key_is_named_before_a_request_to_the_providers_own_endpoint() {
+        let none = ExtraHeaders::default();
+        let openai = "https://api.openai.com/v1/chat/completions";
+        let error = key_needed(
+            None,
+            &none,
+            "authorization",
+            openai,
+            "api.openai.com",
+            "OPENAI_API_KEY",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("set OPENAI_API_KEY"), "{error}");
+        let key = ApiKey::new("sk");
+        assert!(key_needed(
+            Some(&key),
+            &none,
+            "authorization",
+            openai,
+            "api.openai.com",
+            "X"
+        )
+        .is_ok());
+        let local = "http://127.0.0.1:8080/v1/chat/completions";
+        assert!(key_needed(None, &none, "authorization", local, "api.openai.com", "X").is_ok());
+        let mut gateway = ExtraHeaders::default();
+        gateway.insert("Authorization", "Bearer gw");
+        assert!(key_needed(
+            None,
+            &gateway,
+            "authorization",
+            openai,
+            "api.openai.com",
+            "X"
+        )
+        .is_ok());
+    }
     use reqwest::header::HeaderValue;
 
     #[test]
@@ -771,7 +822,7 @@ mod tests {
     #[test]
     fn an_https_url_without_tls_is_named() {
         assert!(tls_missing_in("https://api.openai.com/v1", false)
-            .is_some_and(|why| why.contains("agent-tls")));
+            .is_some_and(|why| why.contains("`tls` feature")));
         assert!(tls_missing_in("HTTPS://api.openai.com/v1", false).is_some());
         assert_eq!(tls_missing_in("https://api.openai.com/v1", true), None);
         assert_eq!(tls_missing_in("http://127.0.0.1:8080/v1", false), None);

@@ -153,6 +153,14 @@ impl OpenAiResponsesModel {
     }
 
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        crate::http::key_needed(
+            self.api_key.as_ref(),
+            &self.headers,
+            "authorization",
+            &self.url,
+            "api.openai.com",
+            "OPENAI_API_KEY",
+        )?;
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         let headers =

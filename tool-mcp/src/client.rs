@@ -32,12 +32,16 @@ pub(crate) struct ClientState {
     change_waiting: AtomicBool,
     /// What is taken from the server.
     pub(crate) limits: ImportLimits,
+    /// The server's process, when the import started it: killed when the last tool or
+    /// connection goes.
+    process: Mutex<Option<tokio::process::Child>>,
 }
 
 impl ClientState {
     pub(crate) fn new(server: Arc<str>, limits: ImportLimits) -> Self {
         ClientState {
             limits,
+            process: Mutex::default(),
             server,
             tools: RwLock::new(Arc::from(Vec::new())),
             generation: watch::Sender::new(0),
@@ -45,6 +49,11 @@ impl ClientState {
             relisting: tokio::sync::Mutex::new(()),
             change_waiting: AtomicBool::new(false),
         }
+    }
+
+    /// Keeps the server's process alive as long as this state.
+    pub(crate) fn keep_process(&self, child: tokio::process::Child) {
+        *self.process.lock().unwrap_or_else(PoisonError::into_inner) = Some(child);
     }
 
     /// The right to list the tools and keep them, one listing at a time.
@@ -262,7 +271,8 @@ pub struct ImportLimits {
     pub max_tools: usize,
     /// The most bytes a whole list may have, as JSON. Default 32 MiB.
     pub max_list_bytes: usize,
-    /// The most bytes of one tool's description; a longer one is cut, with a warning naming
+    /// The most bytes kept of one tool's description; a longer one is cut there and marked
+    /// (`[description cut at N bytes]` follows), with a warning naming
     /// the tool. Default 8 KiB.
     pub max_description_bytes: usize,
 }
@@ -351,7 +361,7 @@ mod tests {
     /// Found by the `mcp_import` fuzz target: a tool without a description had one made from
     /// its name, past the cap.
     #[test]
-    fn a_cut_text_fits_the_cap_with_its_mark_and_keeps_whole_characters() {
+    fn a_cut_text_keeps_the_cap_then_its_mark_and_whole_characters() {
         assert_eq!(cut_text("short", 8), None);
         let cut = cut_text(&"é".repeat(100), 15).unwrap();
         assert!(cut.starts_with(&"é".repeat(7)), "{cut}");

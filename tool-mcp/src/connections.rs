@@ -28,7 +28,7 @@ pub(crate) async fn serve(
     limits: &HttpLimits,
     shutdown: CancellationToken,
 ) {
-    let max = limits.max_connections.max(1);
+    let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
     let slots = Arc::new(Semaphore::new(max));
     loop {
         let slot = tokio::select! {

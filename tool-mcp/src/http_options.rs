@@ -57,8 +57,12 @@ pub struct HttpLimits {
     /// closed. Default 30 s.
     pub header_read_timeout: Duration,
     /// How long a connection may carry nothing either way before it is closed. An open
-    /// stream is kept alive by the server's pings (every 15 s). Default 120 s.
+    /// stream is kept alive by the server's pings (every 15 s); between two requests on a kept
+    /// connection, the header-read timeout applies first. Default 120 s.
     pub idle_connection_timeout: Duration,
+    /// How long a client may take to send a request's whole body; then it is answered `408`.
+    /// Default 30 s.
+    pub body_read_timeout: Duration,
     /// Connections served at once; further ones wait in the system's accept queue until one
     /// closes. Default 1,024.
     pub max_connections: usize,
@@ -76,6 +80,8 @@ impl HttpLimits {
     pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
     /// The default of [`HttpLimits::idle_connection_timeout`].
     pub const DEFAULT_IDLE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(120);
+    /// The default of [`HttpLimits::body_read_timeout`].
+    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
     /// The default of [`HttpLimits::max_connections`].
     pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
     /// The default of [`HttpLimits::max_sessions`].
@@ -94,6 +100,12 @@ impl HttpLimits {
     /// These limits with another idle-connection timeout.
     pub fn with_idle_connection_timeout(mut self, timeout: Duration) -> Self {
         self.idle_connection_timeout = timeout;
+        self
+    }
+
+    /// These limits with another body-read timeout.
+    pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
         self
     }
 
@@ -127,6 +139,7 @@ impl Default for HttpLimits {
         HttpLimits {
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             idle_connection_timeout: Self::DEFAULT_IDLE_CONNECTION_TIMEOUT,
+            body_read_timeout: Self::DEFAULT_BODY_READ_TIMEOUT,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Self::DEFAULT_SESSION_IDLE_TIMEOUT,

@@ -7,7 +7,7 @@ use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::Tool;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::ServiceExt;
 use tokio::process::Command;
 use tool_core::ToolSource;
@@ -15,6 +15,7 @@ use tool_runtime::{DynamicTool, ExecutorBuilder};
 
 use crate::client::{list_every_tool, ClientState, ImportClient, ImportLimits};
 use crate::convert::spec_from_tool;
+use crate::frames::{FrameCap, MAX_FRAME_BYTES};
 use crate::remote::Remote;
 use crate::McpError;
 
@@ -57,7 +58,8 @@ pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 
 impl McpTools {
     /// Starts `command` and speaks MCP on its stdin and stdout. The process is killed when
-    /// the connection is dropped.
+    /// the connection and every tool made from it are dropped. An answer larger than one
+    /// message may be (16 MiB) fails its call with an error naming both sizes.
     pub async fn connect_stdio(command: Command) -> Result<Self, McpError> {
         Self::connect_stdio_within(command, HANDSHAKE_TIMEOUT).await
     }
@@ -78,9 +80,23 @@ impl McpTools {
         limits: ImportLimits,
     ) -> Result<Self, McpError> {
         let label = format!("{:?}", command.as_std().get_program());
-        let transport = TokioChildProcess::new(command)
-            .map_err(|e| McpError::io(format!("starting MCP server {label}"), e))?;
-        Self::connect_with(label, transport, handshake, limits).await
+        // Spawned here rather than by rmcp's `TokioChildProcess`, so that the server's output
+        // passes through `FrameCap` first: an answer past the size of a message is an error
+        // for its request, not a line dropped while the request waits.
+        let mut command = command;
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let starting = |e| McpError::io(format!("starting MCP server {label}"), e);
+        let mut child = command.spawn().map_err(starting)?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err(starting(std::io::Error::other("no pipe to the process")));
+        };
+        let transport = (FrameCap::new(stdout, MAX_FRAME_BYTES), stdin);
+        let tools = Self::connect_with(label, transport, handshake, limits).await?;
+        tools.state.keep_process(child);
+        Ok(tools)
     }
 
     /// Connects to a Streamable HTTP server, such as `http://127.0.0.1:8000/mcp`.

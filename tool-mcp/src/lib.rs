@@ -19,6 +19,7 @@ mod client;
 mod connections;
 mod convert;
 mod error;
+mod frames;
 mod http_options;
 mod import;
 mod listing;

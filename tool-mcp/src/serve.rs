@@ -98,14 +98,19 @@ pub fn router(server: McpServer, options: &HttpOptions) -> Router {
         Arc::clone(&sessions),
         config,
     );
-    let cap = SessionCap {
+    let guard = RequestGuard {
         sessions,
-        max: limits.max_sessions,
+        max_sessions: limits.max_sessions,
         max_body_bytes: limits.max_body_bytes,
+        body_timeout: limits.body_read_timeout,
     };
-    let router = Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(Arc::new(cap), cap_sessions));
+    let router =
+        Router::new()
+            .route_service("/mcp", service)
+            .layer(middleware::from_fn_with_state(
+                Arc::new(guard),
+                guard_requests,
+            ));
     match &options.bearer_token {
         Some(token) => router.layer(middleware::from_fn_with_state(
             Arc::<[u8]>::from(token.as_bytes()),
@@ -115,50 +120,73 @@ pub fn router(server: McpServer, options: &HttpOptions) -> Router {
     }
 }
 
-/// What [`cap_sessions`] checks against.
-struct SessionCap {
+/// What [`guard_requests`] holds requests to.
+struct RequestGuard {
     sessions: Arc<LocalSessionManager>,
-    max: usize,
+    max_sessions: usize,
     max_body_bytes: usize,
+    body_timeout: std::time::Duration,
 }
 
-/// Answers `503` to an `initialize` when [`HttpLimits::max_sessions`](crate::HttpLimits::max_sessions) sessions are alive; lets
-/// everything else through. The body is read only then, to tell an `initialize` from a
-/// request that stands alone (protocol 2026-07-28), which makes no session. Concurrent
+/// Holds every POST to its limits before rmcp reads it: the whole body within
+/// [`HttpLimits::body_read_timeout`](crate::HttpLimits::body_read_timeout) (`408` past it: a
+/// client sending a byte now and then no longer holds its connection) and
+/// [`HttpLimits::max_body_bytes`](crate::HttpLimits::max_body_bytes) (`413`); and an
+/// `initialize` answered `503` when
+/// [`HttpLimits::max_sessions`](crate::HttpLimits::max_sessions) sessions are alive (a request
+/// that stands alone, protocol 2026-07-28, makes no session and passes). Concurrent
 /// `initialize`s may pass the check together: the sessions never exceed the cap by more than
 /// the connections served at once.
-async fn cap_sessions(
-    State(cap): State<Arc<SessionCap>>,
+async fn guard_requests(
+    State(guard): State<Arc<RequestGuard>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let opens_session =
-        request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
-    if !opens_session || cap.sessions.sessions.read().await.len() < cap.max {
+    if request.method() != Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, cap.max_body_bytes).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the request body is too large",
-        )
-            .into_response();
+    let read = tokio::time::timeout(
+        guard.body_timeout,
+        axum::body::to_bytes(body, guard.max_body_bytes),
+    )
+    .await;
+    let bytes = match read {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            let message = format!(
+                "the request body is larger than {} bytes (HttpLimits::max_body_bytes), or broke",
+                guard.max_body_bytes
+            );
+            return (StatusCode::PAYLOAD_TOO_LARGE, message).into_response();
+        }
+        Err(_) => {
+            let message = format!(
+                "the request body did not arrive within {} s (HttpLimits::body_read_timeout)",
+                guard.body_timeout.as_secs()
+            );
+            return (StatusCode::REQUEST_TIMEOUT, message).into_response();
+        }
     };
-    let initialize = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .is_some_and(|v| v.get("method").and_then(serde_json::Value::as_str) == Some("initialize"));
-    if initialize {
-        let message = format!(
-            "too many MCP sessions: {} are alive (HttpLimits::max_sessions); try again later",
-            cap.max
-        );
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "5")],
-            message,
-        )
-            .into_response();
+    let opens_session = !parts.headers.contains_key("mcp-session-id");
+    if opens_session && guard.sessions.sessions.read().await.len() >= guard.max_sessions {
+        let initialize = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .is_some_and(|v| {
+                v.get("method").and_then(serde_json::Value::as_str) == Some("initialize")
+            });
+        if initialize {
+            let message = format!(
+                "too many MCP sessions: {} are alive (HttpLimits::max_sessions); try again later",
+                guard.max_sessions
+            );
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                message,
+            )
+                .into_response();
+        }
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await

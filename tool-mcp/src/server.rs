@@ -114,7 +114,7 @@ struct Session {
 impl Session {
     fn new(limits: &CallLimits) -> Self {
         Session {
-            running: Semaphore::new(limits.per_session),
+            running: Semaphore::new(limits.per_session.min(Semaphore::MAX_PERMITS)),
             log_level: SessionLogLevel::default(),
             found: Found::default(),
             watchers: std::sync::Mutex::default(),
@@ -158,7 +158,7 @@ impl McpServer {
             source: Source::Fixed(Arc::new(listing)),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
             serving: Serving::default(),
-            running: Arc::new(Semaphore::new(limits.total)),
+            running: Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS))),
             session: Arc::new(Session::new(&limits)),
             limits,
         })
@@ -180,7 +180,7 @@ impl McpServer {
     /// The same server running at most `limits` calls at once (default [`CallLimits`]).
     /// Set it before the server is served: sessions made before keep the caps they had.
     pub fn with_call_limits(mut self, limits: CallLimits) -> Self {
-        self.running = Arc::new(Semaphore::new(limits.total));
+        self.running = Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS)));
         self.session = Arc::new(Session::new(&limits));
         self.limits = limits;
         self

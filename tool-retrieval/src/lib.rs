@@ -242,8 +242,22 @@ pub struct Retriever {
 
 impl Retriever {
     /// A BM25 retriever. Needs no model.
+    ///
+    /// A retriever over tools none of which is selectable ranks nothing: every tool is a system
+    /// tool, in every result. That is warned of (`tracing`), since it is most often a mistake:
+    /// `#[ai_tool]` tools are system tools unless marked `selectable`
+    /// (`ExecutorBuilder::selectable_where` marks many at once).
     pub fn lexical<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
         let (names, system, texts) = split(specs);
+        if names.is_empty() && system.len() > 1 {
+            tracing::warn!(
+                tools = system.len(),
+                "the retriever has {} tools and none is selectable: it ranks nothing, and every \
+                 result holds them all as system tools; mark the tools to rank selectable \
+                 (#[ai_tool(selectable)], ExecutorBuilder::selectable_where)",
+                system.len()
+            );
+        }
         let lexical = Bm25Index::build(texts.iter().map(String::as_str));
         let all = names.iter().chain(&system).cloned().collect();
         let positions = names

@@ -13,8 +13,18 @@ use crate::RetrieveError;
 
 /// The connection string without its `sslrootcert` parameter, and that parameter's value. A
 /// URL's parameter (`?sslrootcert=/path/ca.crt`, percent-encoded or not) and a `key=value`
-/// pair (`sslrootcert=/path/ca.crt`, a path without spaces) are both read.
+/// pair (`sslrootcert=/path/ca.crt`, a path without spaces) are both read. libpq's
+/// `sslmode=verify-ca` and `verify-full`, which tokio-postgres does not know, become
+/// `require`: the certificate is verified in every mode here.
 pub(crate) fn take_root_cert(connection: &str) -> (String, Option<String>) {
+    let (text, root) = without_root_cert(connection);
+    let text = text
+        .replace("sslmode=verify-full", "sslmode=require")
+        .replace("sslmode=verify-ca", "sslmode=require");
+    (text, root)
+}
+
+fn without_root_cert(connection: &str) -> (String, Option<String>) {
     let is_url = ["postgres://", "postgresql://"]
         .iter()
         .any(|scheme| connection.starts_with(scheme));
@@ -94,8 +104,9 @@ mod tests {
 
     #[test]
     fn the_root_certificate_is_taken_out_of_either_form() {
-        let (url, root) =
-            take_root_cert("postgres://u@h:5/db?sslmode=require&sslrootcert=%2Ftmp%2Fca.crt&x=1");
+        let (url, root) = take_root_cert(
+            "postgres://u@h:5/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.crt&x=1",
+        );
         assert_eq!(url, "postgres://u@h:5/db?sslmode=require&x=1");
         assert_eq!(root.as_deref(), Some("/tmp/ca.crt"));
         let (url, root) = take_root_cert("postgres://u@h/db?sslrootcert=/ca.pem");

@@ -16,7 +16,9 @@ use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncRepor
 /// One table per catalog: a sync makes the table hold exactly the tools it is given, deleting
 /// the rows of any others, so retrievers over different tool sets need tables of their own.
 pub struct PgVectorStore {
-    client: Mutex<Client>,
+    /// The connection, and how many times it was opened again: a request that failed on an
+    /// earlier one does not replace a newer one.
+    client: Mutex<(Client, u64)>,
     /// Where to connect again when the connection drops (a restart, a failover, an idle
     /// timeout on the way). It may hold a password: it is never shown.
     url: String,
@@ -219,7 +221,11 @@ async fn open(url: &str) -> Result<Client, RetrieveError> {
         };
         RetrieveError::store_caused_by(format!("connecting to {}{hint}", redacted(url)), e)
     };
-    let config: tokio_postgres::Config = connection_string.parse().map_err(failed)?;
+    let mut config: tokio_postgres::Config = connection_string.parse().map_err(failed)?;
+    // An unreachable server fails a request in seconds, not at the system's TCP timeout.
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
     if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
         let (client, connection) = config.connect(NoTls).await.map_err(failed)?;
         drive(connection);
@@ -345,7 +351,7 @@ impl PgVectorStore {
         // And after: another store may have made the table, for another model, meanwhile.
         check_dimension(&client, &table, &sql_table, dimension).await?;
         Ok(PgVectorStore {
-            client: Mutex::new(client),
+            client: Mutex::new((client, 0)),
             url: url.to_owned(),
             table,
             sql_table,
@@ -353,26 +359,32 @@ impl PgVectorStore {
         })
     }
 
-    /// The connection, opened again first when it has dropped. A request that fails because
-    /// the connection dropped under it fails; the next one connects again.
-    async fn connection(&self) -> Result<tokio::sync::MutexGuard<'_, Client>, RetrieveError> {
-        let mut client = self.client.lock().await;
-        if client.is_closed() {
+    /// The connection (and its generation), opened again first when it has dropped.
+    async fn connection(
+        &self,
+    ) -> Result<(tokio::sync::MappedMutexGuard<'_, Client>, u64), RetrieveError> {
+        let mut held = self.client.lock().await;
+        if held.0.is_closed() {
             tracing::info!(table = %self.table, "the PostgreSQL connection dropped: connecting again");
-            *client = open(&self.url).await?;
+            held.0 = open(&self.url).await?;
+            held.1 += 1;
         }
-        Ok(client)
+        let generation = held.1;
+        Ok((tokio::sync::MutexGuard::map(held, |h| &mut h.0), generation))
     }
 
-    /// Whether a request failed because the connection dropped (the client saw it close, or
-    /// the server said it was shutting the connection down): then the connection is opened
-    /// again and the request asked again once.
-    async fn dropped(&self, error: &RetrieveError) -> bool {
-        let mut client = self.client.lock().await;
-        let lost = client.is_closed() || connection_lost(error);
+    /// Whether a request on the connection of `generation` failed because it dropped (the
+    /// client saw it close, or the server said it was ending it): then, unless a newer
+    /// connection was opened meanwhile, it is opened again, and the request is asked again.
+    async fn dropped(&self, error: &RetrieveError, generation: u64) -> bool {
+        let mut held = self.client.lock().await;
+        if held.1 != generation {
+            return true;
+        }
+        let lost = held.0.is_closed() || connection_lost(error);
         if lost {
             match open(&self.url).await {
-                Ok(fresh) => *client = fresh,
+                Ok(fresh) => *held = (fresh, generation + 1),
                 Err(e) => tracing::warn!(error = %e, "connecting to PostgreSQL again failed"),
             }
         }
@@ -382,14 +394,22 @@ impl PgVectorStore {
     /// The names and content hashes in the table. Asked again, on a new connection, when the
     /// connection dropped under the request.
     pub async fn hashes(&self) -> Result<HashMap<String, String>, RetrieveError> {
-        match self.hashes_once().await {
-            Err(e) if self.dropped(&e).await => self.hashes_once().await,
+        let (result, generation) = self.hashes_once().await;
+        match result {
+            Err(e) if self.dropped(&e, generation).await => self.hashes_once().await.0,
             done => done,
         }
     }
 
-    async fn hashes_once(&self) -> Result<HashMap<String, String>, RetrieveError> {
-        let client = self.connection().await?;
+    async fn hashes_once(&self) -> (Result<HashMap<String, String>, RetrieveError>, u64) {
+        let (client, generation) = match self.connection().await {
+            Ok(held) => held,
+            Err(e) => return (Err(e), u64::MAX),
+        };
+        (self.read_hashes(&client).await, generation)
+    }
+
+    async fn read_hashes(&self, client: &Client) -> Result<HashMap<String, String>, RetrieveError> {
         let rows = client
             .query(
                 &format!("SELECT name, content_hash FROM {}", self.sql_table),
@@ -433,7 +453,7 @@ impl ToolStore for PgVectorStore {
                 .filter(|n| !wanted.contains(n.as_str()))
                 .collect();
 
-            let mut client = self.connection().await?;
+            let (mut client, _) = self.connection().await?;
             let transaction = client.transaction().await.map_err(store_error)?;
             let upsert = format!(
                 "INSERT INTO {} (name, content_hash, embedding) VALUES ($1, $2, $3)
@@ -475,8 +495,11 @@ impl ToolStore for PgVectorStore {
         Box::pin(async move {
             // A search reads only: asked again, on a new connection, when the connection
             // dropped under it.
-            match self.search_once(vector, k, threshold).await {
-                Err(e) if self.dropped(&e).await => self.search_once(vector, k, threshold).await,
+            let (result, generation) = self.search_once(vector, k, threshold).await;
+            match result {
+                Err(e) if self.dropped(&e, generation).await => {
+                    self.search_once(vector, k, threshold).await.0
+                }
                 done => done,
             }
         })
@@ -489,9 +512,25 @@ impl PgVectorStore {
         vector: &[f32],
         k: usize,
         threshold: Option<f32>,
+    ) -> (Result<Vec<(String, f32)>, RetrieveError>, u64) {
+        let (mut client, generation) = match self.connection().await {
+            Ok(held) => held,
+            Err(e) => return (Err(e), u64::MAX),
+        };
+        (
+            self.search_on(&mut client, vector, k, threshold).await,
+            generation,
+        )
+    }
+
+    async fn search_on(
+        &self,
+        client: &mut Client,
+        vector: &[f32],
+        k: usize,
+        threshold: Option<f32>,
     ) -> Result<Vec<(String, f32)>, RetrieveError> {
         {
-            let mut client = self.connection().await?;
             let query = Vector::from(vector.to_vec());
             let limit = i64::try_from(k).unwrap_or(i64::MAX);
             let sql = format!(

@@ -87,9 +87,9 @@ pub struct AwsCredentialChain {
     profile: Option<String>,
     /// For STS, the SSO portal and SSO OIDC, through the environment's proxy if there is one;
     /// redirects are not followed, so that no token or secret goes to another host.
-    client: reqwest::Client,
+    client: crate::http::BuiltClient,
     /// For the container's and the instance's metadata endpoints, never through a proxy.
-    metadata: reqwest::Client,
+    metadata: crate::http::BuiltClient,
     /// The credentials found, kept until they expire within [`REFRESH_BEFORE_EXPIRY`].
     kept: Refreshing<AwsCredentials>,
 }
@@ -113,13 +113,13 @@ impl AwsCredentialChain {
                 .map(|(name, value)| (name.into(), value.into()))
                 .collect(),
             profile: None,
-            client: crate::http::built_or_nowhere(
+            client: crate::http::built(
                 reqwest::Client::builder()
                     .timeout(SERVICE_TIMEOUT)
                     .redirect(reqwest::redirect::Policy::none()),
                 "the AWS credential chain",
             ),
-            metadata: crate::http::built_or_nowhere(
+            metadata: crate::http::built(
                 reqwest::Client::builder()
                     .no_proxy()
                     .redirect(reqwest::redirect::Policy::none()),
@@ -220,11 +220,15 @@ impl AwsCredentialChain {
             true => format!("the profile `{name}` has no credentials"),
             false => format!("{} has a `default` profile", files.neither()),
         });
-        if let Some(found) = metadata::container(&self.metadata, |name| self.var(name)).await? {
+        if let Some(found) =
+            metadata::container(crate::http::usable(&self.metadata)?, |name| self.var(name)).await?
+        {
             return Ok(found);
         }
         looked.push("no container credentials endpoint is set".to_owned());
-        match metadata::instance_role(&self.metadata, |name| self.var(name)).await {
+        match metadata::instance_role(crate::http::usable(&self.metadata)?, |name| self.var(name))
+            .await
+        {
             Ok(found) => return Ok(found),
             Err(why) => looked.push(why),
         }
@@ -296,7 +300,7 @@ impl AwsCredentialChain {
                     duration_seconds: duration,
                 };
                 return self
-                    .sts(files)
+                    .sts(files)?
                     .assume_role(&request, &source)
                     .await
                     .map(Some);
@@ -329,7 +333,7 @@ impl AwsCredentialChain {
                     duration_seconds: None,
                 };
                 return self
-                    .sts(files)
+                    .sts(files)?
                     .assume_role_with_web_identity(&request, &token)
                     .await
                     .map(Some);
@@ -345,7 +349,7 @@ impl AwsCredentialChain {
                     oidc: endpoint("AWS_ENDPOINT_URL_SSO_OIDC"),
                 };
                 let found = sso
-                    .credentials(&self.client, files, name, endpoints)
+                    .credentials(crate::http::usable(&self.client)?, files, name, endpoints)
                     .await?;
                 return Ok(Some(found));
             }
@@ -395,14 +399,14 @@ impl AwsCredentialChain {
             (None, Some("Environment")) => self.environment_keys()?.ok_or_else(|| {
                 setup("takes its credential_source from the environment, where AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".to_owned())
             }),
-            (None, Some("EcsContainer")) => match metadata::container(&self.metadata, |name| self.var(name)).await? {
+            (None, Some("EcsContainer")) => match metadata::container(crate::http::usable(&self.metadata)?, |name| self.var(name)).await? {
                 Some(found) => Ok(found.credentials),
                 None => Err(setup(
                     "takes its credential_source from the container, whose endpoint is not set"
                         .to_owned(),
                 )),
             },
-            (None, Some("Ec2InstanceMetadata")) => metadata::instance_role(&self.metadata, |name| self.var(name))
+            (None, Some("Ec2InstanceMetadata")) => metadata::instance_role(crate::http::usable(&self.metadata)?, |name| self.var(name))
                 .await
                 .map(|found| found.credentials)
                 .map_err(|why| setup(format!("takes its credential_source from {why}"))),
@@ -414,7 +418,7 @@ impl AwsCredentialChain {
     }
 
     /// STS in the chain's region, its profile's read from `files` (`AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` to move it).
-    fn sts(&self, files: &ProfileFiles) -> Sts<'_> {
+    fn sts(&self, files: &ProfileFiles) -> Result<Sts<'_>, ModelError> {
         let region = self
             .environment_region()
             .or_else(|| self.profile_region(files))
@@ -423,11 +427,11 @@ impl AwsCredentialChain {
             .var("AWS_ENDPOINT_URL_STS")
             .or_else(|| self.var("AWS_ENDPOINT_URL"))
             .unwrap_or_else(|| format!("https://sts.{region}.{}", dns_suffix(&region)));
-        Sts {
-            client: &self.client,
+        Ok(Sts {
+            client: crate::http::usable(&self.client)?,
             endpoint,
             region,
-        }
+        })
     }
 
     /// The keys in `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`; a key

@@ -71,9 +71,9 @@ struct Inner {
     vars: HashMap<String, String>,
     provider: Option<TokenProvider>,
     /// For token endpoints, through the environment's proxy if there is one.
-    client: reqwest::Client,
+    client: crate::http::BuiltClient,
     /// For the metadata server, never through a proxy.
-    metadata: reqwest::Client,
+    metadata: crate::http::BuiltClient,
     /// The token last fetched, kept until it expires within [`REFRESH_BEFORE_EXPIRY`].
     token: Refreshing<String>,
 }
@@ -130,13 +130,13 @@ impl GoogleCredentials {
             inner: Arc::new(Inner {
                 vars,
                 provider,
-                client: crate::http::built_or_nowhere(
+                client: crate::http::built(
                     reqwest::Client::builder()
                         .timeout(SERVICE_TIMEOUT)
                         .redirect(no_redirects()),
                     "Google's credentials",
                 ),
-                metadata: crate::http::built_or_nowhere(
+                metadata: crate::http::built(
                     reqwest::Client::builder()
                         .no_proxy()
                         .redirect(no_redirects()),
@@ -222,12 +222,14 @@ impl GoogleCredentials {
             .map_err(|e| setup(format!("looking for Google credentials failed: {e}")))?;
         match found.map_err(setup)? {
             Found::File { place, file } => file
-                .token(&self.inner.client)
+                .token(crate::http::usable(&self.inner.client)?)
                 .await
                 .map_err(|why| setup(format!("no Google access token from {place}: {why}"))),
-            Found::Metadata { host } => metadata_token(&self.inner.metadata, &host)
-                .await
-                .map_err(|why| setup(format!("{}, and {why}", self.nothing_found()))),
+            Found::Metadata { host } => {
+                metadata_token(crate::http::usable(&self.inner.metadata)?, &host)
+                    .await
+                    .map_err(|why| setup(format!("{}, and {why}", self.nothing_found())))
+            }
         }
     }
 

@@ -184,6 +184,14 @@ fn write(out: &mut Vec<u8>, value: &impl serde::Serialize) -> Result<(), ModelEr
 impl OpenAiChatModel {
     /// A POST of `body` to the endpoint, with the key if there is one.
     fn post(&self, body: Vec<u8>) -> Result<JsonPost<'_>, ModelError> {
+        crate::http::key_needed(
+            self.api_key.as_ref(),
+            &self.headers,
+            "authorization",
+            &self.url,
+            "api.openai.com",
+            "OPENAI_API_KEY",
+        )?;
         let headers =
             self.headers
                 .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;

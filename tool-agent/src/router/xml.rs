@@ -21,7 +21,15 @@ use crate::router::load::DeclarationLimits;
 /// `text` with its `<!DOCTYPE ..>` blanked out (spaces, line ends kept, so that positions stay)
 /// when it declares nothing; `None` when it has none; an error when it has an internal subset.
 fn without_bare_doctype(text: &str, file: &str) -> Result<Option<String>, DeclarationError> {
-    let Some(start) = text.find("<!DOCTYPE") else {
+    // A DOCTYPE stands in the prolog, before the root element: one later (in a comment, a
+    // prompt's CDATA) is the parser's to read, as text or as an error.
+    let prolog_end = text
+        .char_indices()
+        .find(|&(at, c)| {
+            c == '<' && text[at + 1..].starts_with(|n: char| n.is_alphabetic() || n == '_')
+        })
+        .map_or(text.len(), |(at, _)| at);
+    let Some(start) = text[..prolog_end].find("<!DOCTYPE") else {
         return Ok(None);
     };
     let mut quote = None;

@@ -142,7 +142,6 @@ impl Agent {
     }
 }
 
-/// Each pending call with its decision, or why the decisions do not fit the calls.
 impl Agent {
     /// A stored state is input: it may have been edited where it waited. It is held to what
     /// this agent could have done with these options, so that an edit can narrow what the
@@ -201,6 +200,7 @@ impl Agent {
     }
 }
 
+/// Each pending call with its decision, or why the decisions do not fit the calls.
 fn match_decisions(
     state: &RunState,
     decisions: &[Decision],

@@ -69,7 +69,7 @@ impl BlockingSlots {
     pub(crate) fn metrics(&self) -> ExecutorMetrics {
         ExecutorMetrics {
             blocking_calls: self.max - self.slots.available_permits(),
-            abandoned_blocking_calls: self.abandoned.load(Ordering::Relaxed),
+            abandoned_blocking_calls: self.abandoned.load(Ordering::Acquire),
             max_blocking_calls: self.max,
         }
     }
@@ -89,7 +89,7 @@ impl Drop for Watch {
     /// The tool has returned (or panicked): a call its caller left stops being counted.
     fn drop(&mut self) {
         if self.state.swap(DONE, Ordering::AcqRel) == ABANDONED {
-            self.abandoned.fetch_sub(1, Ordering::Relaxed);
+            self.abandoned.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
@@ -102,11 +102,14 @@ pub(crate) struct Waiter {
 
 impl Drop for Waiter {
     fn drop(&mut self) {
+        // Counted before the call is marked abandoned, and uncounted when the tool had already
+        // returned: the count never goes below zero, even for a moment.
+        self.abandoned.fetch_add(1, Ordering::AcqRel);
         let left =
             self.state
                 .compare_exchange(RUNNING, ABANDONED, Ordering::AcqRel, Ordering::Acquire);
-        if left.is_ok() {
-            self.abandoned.fetch_add(1, Ordering::Relaxed);
+        if left.is_err() {
+            self.abandoned.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }

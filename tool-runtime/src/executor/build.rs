@@ -17,6 +17,11 @@ use crate::Services;
 /// The default cap on the size of one call's arguments: 1 MiB.
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1 << 20;
 
+/// Which tools a builder setting applies to, by spec.
+type SpecFilter = dyn Fn(&ToolSpec) -> bool + Send + Sync;
+/// Which free tools are exposed, by name and module path.
+type NameFilter = dyn Fn(&str, &str) -> bool + Send + Sync;
+
 /// Builds an [`Executor`]: which services to call tools on, which extra tools to add, and the
 /// protection defaults.
 pub struct ExecutorBuilder {
@@ -32,6 +37,10 @@ pub struct ExecutorBuilder {
     schema_limits: SchemaLimits,
     catalog_line_bytes: usize,
     max_blocking_calls: usize,
+    /// Marks tools selectable at build.
+    selectable: Option<Box<SpecFilter>>,
+    /// Which free `#[ai_tool]` functions are exposed, by name and module path.
+    free_tools: Option<Box<NameFilter>>,
 }
 
 impl Default for ExecutorBuilder {
@@ -48,6 +57,8 @@ impl Default for ExecutorBuilder {
             schema_limits: SchemaLimits::default(),
             catalog_line_bytes: CatalogLimits::default().line_bytes,
             max_blocking_calls: super::DEFAULT_MAX_BLOCKING_CALLS,
+            selectable: None,
+            free_tools: None,
         }
     }
 }
@@ -238,6 +249,35 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Which free `#[ai_tool]` functions (not methods) this executor exposes, by their name and
+    /// their module's path (`my_app::tools`): by default every one linked into the binary,
+    /// whichever crate defined it. Methods are exposed only for the services given with
+    /// [`ExecutorBuilder::service`]. An executor that serves others should say which:
+    ///
+    /// ```
+    /// # use tool_runtime::Executor;
+    /// let exec = Executor::builder()
+    ///     .free_tools_where(|_name, module| module.starts_with("my_app::tools"))
+    ///     .build()?;
+    /// # Ok::<(), tool_runtime::BuildError>(())
+    /// ```
+    ///
+    /// The build says what it found where (a `tracing` event at `info`: each module and its
+    /// tools).
+    pub fn free_tools_where(
+        mut self,
+        which: impl Fn(&str, &str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.free_tools = Some(Box::new(which));
+        self
+    }
+
+    /// Exposes no free `#[ai_tool]` function: only the methods of the services given, and the
+    /// tools added by hand.
+    pub fn no_free_tools(self) -> Self {
+        self.free_tools_where(|_, _| false)
+    }
+
     /// Whether to include the tools registered with `#[ai_tool]` in this binary (default: yes).
     pub fn registered_tools(mut self, include: bool) -> Self {
         self.registered = include;
@@ -301,6 +341,26 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Marks the tools `which` names selectable: a retriever ranks them, and an agent offers
+    /// them only when picked (by the retriever or by name). A tool is otherwise a system tool,
+    /// always offered, unless it says `#[ai_tool(selectable)]` (catalog tools are selectable).
+    /// For an application with many tools:
+    ///
+    /// ```
+    /// # use tool_runtime::Executor;
+    /// let exec = Executor::builder()
+    ///     .selectable_where(|spec| spec.name != "search_tools")
+    ///     .build()?;
+    /// # Ok::<(), tool_runtime::BuildError>(())
+    /// ```
+    pub fn selectable_where(
+        mut self,
+        which: impl Fn(&ToolSpec) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.selectable = Some(Box::new(which));
+        self
+    }
+
     /// Checks everything and builds the executor: schemas generated and compiled, names
     /// indexed, converters matched to their tools.
     pub fn build(self) -> Result<Executor, BuildError> {
@@ -329,6 +389,13 @@ impl ExecutorBuilder {
                 .into_iter()
                 .filter_map(|tool| tool.into_entry(&self.schema_limits, &mut problems)),
         );
+        if let Some(which) = &self.selectable {
+            for entry in &mut entries {
+                if which(&entry.spec) {
+                    entry.spec.metadata.selectable = true;
+                }
+            }
+        }
 
         let mut index = NameIndex::with_capacity_and_hasher(entries.len(), Default::default());
         for (i, entry) in entries.iter().enumerate() {
@@ -381,12 +448,19 @@ impl ExecutorBuilder {
                 });
             }
         }
-        registrations
+        let exposed = |reg: &&ToolRegistration| match (&reg.service, &self.free_tools) {
+            (None, Some(which)) => which(reg.name, reg.location.module),
+            _ => true,
+        };
+        let entries: Vec<Entry> = registrations
             .into_iter()
+            .filter(exposed)
             .filter_map(|reg| {
                 self.registered_entry(reg, converters.get(reg.name).copied(), problems)
             })
-            .collect()
+            .collect();
+        say_what_was_found(&entries);
+        entries
     }
 
     fn registered_entry(
@@ -530,6 +604,28 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             source: Some(source_of_location(&reg.location)),
         },
     }
+}
+
+/// A `tracing` event naming each module that gave tools, and the tools.
+fn say_what_was_found(entries: &[Entry]) {
+    if !tracing::enabled!(tracing::Level::INFO) {
+        return;
+    }
+    let mut by_module: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for entry in entries {
+        if let Some(ToolSource::Macro { module, .. }) = &entry.spec.metadata.source {
+            by_module.entry(module).or_default().push(&entry.spec.name);
+        }
+    }
+    let found: Vec<String> = by_module
+        .iter()
+        .map(|(module, names)| format!("{module}: {}", names.join(", ")))
+        .collect();
+    tracing::info!(
+        tools = entries.len(),
+        "#[ai_tool] tools exposed, by module: {}",
+        found.join("; ")
+    );
 }
 
 fn source_of_location(location: &Location) -> ToolSource {

@@ -272,8 +272,8 @@ impl Executor {
         }
     }
 
-    /// Starts a call that is awaited: an async tool, a dynamic one, or a sync one with its own
-    /// time limit. Each is guarded by its time limit and the caller's token.
+    /// Starts a call that is awaited: an async tool, a dynamic one, or a sync one under a time
+    /// limit (its own or the default). Each is guarded by its time limit and the caller's token.
     fn start_waiting<'c>(
         &'c self,
         index: usize,
