@@ -162,6 +162,21 @@ pub fn read_credentials(kind: CredentialText, text: &str) -> Result<String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `credentials` fuzz target: serde_json quoted the string it refused, a
+    /// secret in a process's output among it.
+    #[test]
+    fn no_credential_reader_quotes_a_secret_back() {
+        let printed = r#""AKIDEXAMPLE secret-wJalrXUtnFEMIK4MDENG""#;
+        for kind in CredentialText::ALL {
+            if let Err(error) = read_credentials(kind, printed) {
+                assert!(!error.contains("secret-"), "{kind:?}: {error}");
+            }
+        }
+        let key_file = r#"{"type": "service_account", "client_email": 7, "private_key": "secret-abcdefghijklmn"}"#;
+        let error = read_credentials(CredentialText::GoogleKeyFile, key_file).unwrap_err();
+        assert!(!error.contains("secret-"), "{error}");
+    }
     use crate::model::ModelResponse;
 
     const CHAT: &str = concat!(

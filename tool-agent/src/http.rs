@@ -423,7 +423,7 @@ impl JsonPost<'_> {
                 }
                 Err(Unread::Broken(message)) => {
                     let error = ModelError::Transport {
-                        url: self.url.to_owned(),
+                        url: redacted_url(self.url),
                         message,
                         attempts,
                     };
@@ -431,7 +431,7 @@ impl JsonPost<'_> {
                 }
                 Err(Unread::TooLarge(message)) => {
                     return Err(ModelError::Transport {
-                        url: self.url.to_owned(),
+                        url: redacted_url(self.url),
                         message,
                         attempts,
                     })
@@ -482,7 +482,7 @@ impl JsonPost<'_> {
             .body(self.body.clone())
             .send()
             .await
-            .map_err(|e| Unread::Broken(error_chain(&e)))?;
+            .map_err(|e| Unread::Broken(error_chain(&e.without_url())))?;
         let status = response.status().as_u16();
         if (200..300).contains(&status) {
             return read(response).await.map(Ok);
@@ -645,7 +645,7 @@ pub(crate) enum Unread {
 /// A response's whole body, refused once it passes [`MAX_ANSWER_BYTES`].
 async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Unread> {
     let mut body = Vec::new();
-    let broken = |e: reqwest::Error| Unread::Broken(error_chain(&e));
+    let broken = |e: reqwest::Error| Unread::Broken(error_chain(&e.without_url()));
     while let Some(chunk) = response.chunk().await.map_err(broken)? {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
             return Err(Unread::TooLarge(format!(
@@ -657,6 +657,24 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Unread> {
     Ok(body)
 }
 
+/// What is wrong with credential material that is not the JSON expected, without quoting any
+/// of it: serde_json's messages quote the value they refused (`invalid type: string "..."`),
+/// which may be a secret. A message without a quoted value (`missing field `AccessKeyId``) is
+/// kept.
+pub(crate) fn json_problem(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if !message.contains('"') {
+        return message;
+    }
+    let kind = match e.classify() {
+        serde_json::error::Category::Syntax => "not JSON",
+        serde_json::error::Category::Eof => "cut short",
+        serde_json::error::Category::Io => "unreadable",
+        serde_json::error::Category::Data => "a value of another type or shape than expected",
+    };
+    format!("{kind} at line {}, column {}", e.line(), e.column())
+}
+
 /// The most a credential endpoint's answer may hold (STS, SSO, a metadata server, a token
 /// endpoint): their answers are a few kilobytes.
 pub(crate) const MAX_CREDENTIAL_BYTES: usize = 1 << 20;
@@ -665,7 +683,11 @@ pub(crate) const MAX_CREDENTIAL_BYTES: usize = 1 << 20;
 /// arrives.
 pub(crate) async fn credential_text(mut response: reqwest::Response) -> Result<String, String> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| error_chain(&e.without_url()))?
+    {
         if body.len() + chunk.len() > MAX_CREDENTIAL_BYTES {
             return Err(format!(
                 "the credential endpoint's answer is larger than {MAX_CREDENTIAL_BYTES} bytes; \

@@ -110,7 +110,7 @@ impl Reading<'_> {
             match response.chunk().await {
                 Ok(Some(bytes)) if self.read + bytes.len() > MAX_STREAM_BYTES => {
                     self.events.fail(ModelError::Transport {
-                        url: self.url.clone(),
+                        url: crate::http::redacted_url(&self.url),
                         message: format!(
                             "the stream is larger than {MAX_STREAM_BYTES} bytes; nothing more \
                              was read"
@@ -124,8 +124,8 @@ impl Reading<'_> {
                 }
                 Ok(None) => self.events.end(),
                 Err(error) => self.events.fail(ModelError::Transport {
-                    url: self.url.clone(),
-                    message: format!("the stream broke: {}", error_chain(&error)),
+                    url: crate::http::redacted_url(&self.url),
+                    message: format!("the stream broke: {}", error_chain(&error.without_url())),
                     attempts: 1,
                 }),
             }

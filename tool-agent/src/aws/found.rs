@@ -41,7 +41,8 @@ pub(crate) struct Issued {
 impl Issued {
     pub(crate) fn parse(text: &str, source: &str) -> Result<Found, ModelError> {
         let issued: Issued = serde_json::from_str(text).map_err(|e| {
-            ModelError::Setup(format!("{source} answered without credentials: {e}"))
+            let problem = crate::http::json_problem(&e);
+            ModelError::Setup(format!("{source} answered without credentials: {problem}"))
         })?;
         issued.found(source)
     }

@@ -40,8 +40,10 @@ pub(crate) async fn run_process(profile: &str, command: &str) -> Result<Found, M
 /// What a `credential_process` printed, read as botocore reads it: a JSON object of `Version`
 /// 1 with the keys; `source` names the process in errors.
 pub(crate) fn read_printed(printed: &str, source: &str) -> Result<Found, ModelError> {
-    let issued: Issued = serde_json::from_str(printed)
-        .map_err(|e| ModelError::Setup(format!("{source} printed no credentials JSON: {e}")))?;
+    let issued: Issued = serde_json::from_str(printed).map_err(|e| {
+        let problem = crate::http::json_problem(&e);
+        ModelError::Setup(format!("{source} printed no credentials JSON: {problem}"))
+    })?;
     if issued.version != Some(1) {
         return Err(ModelError::Setup(format!(
             "{source} printed Version {:?}; version 1 is the one AWS defines",

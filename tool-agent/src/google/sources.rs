@@ -49,16 +49,18 @@ pub(crate) enum KeyFile {
 impl KeyFile {
     /// The file's credentials; why not, naming the file but nothing it holds.
     pub(crate) fn parse(text: &str, place: &str) -> Result<KeyFile, String> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("{place} is not JSON ({e})"))?;
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("{place} is not JSON ({})", crate::http::json_problem(&e)))?;
         let kind = value
             .get("type")
             .and_then(|t| t.as_str())
             .unwrap_or_default()
             .to_owned();
         match kind.as_str() {
-            "service_account" | "authorized_user" => serde_json::from_value(value)
-                .map_err(|e| format!("{place} is not a usable `{kind}` file ({e})")),
+            "service_account" | "authorized_user" => serde_json::from_value(value).map_err(|e| {
+                let problem = crate::http::json_problem(&e);
+                format!("{place} is not a usable `{kind}` file ({problem})")
+            }),
             "" => Err(format!("{place} has no `type`")),
             other => Err(format!(
                 "{place} holds `{other}` credentials, which are not resolved here (service_account \
