@@ -50,8 +50,17 @@ impl Issued {
     pub(crate) fn found(self, source: &str) -> Result<Found, ModelError> {
         let expires = match &self.expiration {
             Some(text) => Some(parse_time(text).ok_or_else(|| {
+                // Quoted only when it is short and looks like a time: the answer is input.
+                let looks_like_a_time = text.len() <= 40
+                    && text
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || b"-:TZ.+ ".contains(&b));
+                let shown = match looks_like_a_time {
+                    true => format!(": `{text}`"),
+                    false => String::new(),
+                };
                 ModelError::Setup(format!(
-                    "{source} gave an Expiration that is not a time: `{text}`"
+                    "{source} gave an Expiration that is not a time{shown}"
                 ))
             })?),
             None => None,

@@ -62,11 +62,25 @@ impl KeyFile {
                 format!("{place} is not a usable `{kind}` file ({problem})")
             }),
             "" => Err(format!("{place} has no `type`")),
-            other => Err(format!(
-                "{place} holds `{other}` credentials, which are not resolved here (service_account \
-                 and authorized_user are): give a token with \
-                 GoogleCredentials::from_token_provider"
-            )),
+            other => {
+                // Google's other kinds are named; anything else is not quoted back (the file
+                // is input, and its text may be anything).
+                let known = [
+                    "external_account",
+                    "external_account_authorized_user",
+                    "impersonated_service_account",
+                    "gdch_service_account",
+                ];
+                let kind = match known.contains(&other) {
+                    true => format!("`{other}`"),
+                    false => "an unknown `type` of".to_owned(),
+                };
+                Err(format!(
+                    "{place} holds {kind} credentials, which are not resolved here \
+                     (service_account and authorized_user are): give a token with \
+                     GoogleCredentials::from_token_provider"
+                ))
+            }
         }
     }
 
