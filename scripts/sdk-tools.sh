@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the providers' own SDKs, at pinned versions, into a cache directory, and prints that
 # directory (for AI_TOOL_SDK_TOOLS). tests/sdk/check_wire.py checks our wire formats against
-# their types (tool-agent/tests/sdk_types.rs). Safe to run again: what is installed is kept.
+# their types (tool-providers/tests/sdk_types.rs). Safe to run again: what is installed is kept.
 #   python/   PyPI openai, anthropic, google-genai, google-auth with requests (Vertex AI's
 #             credentials), botocore (Bedrock Runtime's service model and AWS's credentials)
 #             and mcp (the MCP specification's types), all from one pip resolution

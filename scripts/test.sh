@@ -16,7 +16,7 @@ export AI_TOOL_PG_URL
 AI_TOOL_MCP_TOOLS="$(bash scripts/mcp-tools.sh)"
 export AI_TOOL_MCP_TOOLS
 # The providers' own SDKs, pinned (PyPI openai, anthropic, google-genai, botocore, mcp): our wire
-# formats are checked against their types (tool-agent/tests/sdk_types.rs).
+# formats are checked against their types (tool-providers/tests/sdk_types.rs).
 AI_TOOL_SDK_TOOLS="$(bash scripts/sdk-tools.sh)"
 export AI_TOOL_SDK_TOOLS
 # The executor crate stays the executor alone: none of the heavy dependencies of the other crates.
@@ -24,6 +24,19 @@ if cargo tree -p tool-runtime -e normal | grep -E '^\W*(candle[a-z-]*|tokio-post
     echo "tool-runtime depends on a crate it must not (above)" >&2
     exit 1
 fi
+# The agent loop holds no model client: no HTTP, no cloud credentials, no XML. (hmac and sha2
+# seal stored run states.)
+if cargo tree -p tool-agent -e normal | grep -E '^\W*(reqwest|rsa|sha1|roxmltree|aws-(config|sigv4|smithy[a-z-]*|credential-types|types)|google-cloud[a-z-]*) v'; then
+    echo "tool-agent depends on a crate it must not (above)" >&2
+    exit 1
+fi
+# A program on OpenAI alone compiles no AWS or Google client code.
+if cargo tree -p tool-providers -e normal --features openai | grep -E '^\W*(rsa|sha1|hmac|crc32fast|roxmltree|aws-(config|sigv4|smithy[a-z-]*|credential-types|types)|google-cloud[a-z-]*) v'; then
+    echo "tool-providers with only the openai feature depends on a crate it must not (above)" >&2
+    exit 1
+fi
+# No two modules of a crate import each other, directly or around a circle.
+python3 scripts/module-cycles.py
 cargo clippy --workspace --all-features --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 cargo test --workspace --all-features --all-targets

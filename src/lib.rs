@@ -37,14 +37,23 @@ pub mod cli;
 #[cfg(feature = "mcp")]
 pub use tool_mcp as mcp;
 
-/// The agent loop: talk to a model, run its tool calls, per-request tool sets (feature `agent`).
-#[cfg(feature = "agent")]
-pub use tool_agent as agent;
+/// The agent loop: talk to a model, run its tool calls, per-request tool sets (feature `agent`,
+/// or `agent-loop` with one feature per model API: `openai`, `anthropic`, `gemini`, `vertex`,
+/// `bedrock`).
+///
+/// One module for three crates: the loop (`tool-agent`), the model contract it consumes
+/// (`tool-model`, re-exported by the loop) and the HTTP clients of the model APIs
+/// (`tool-providers`).
+#[cfg(feature = "agent-loop")]
+pub mod agent {
+    pub use tool_agent::*;
+    pub use tool_providers::*;
+}
 
 /// Declared tools (NLWeb's `tools.xml`) and LLM-scored routing of a query to one of them
-/// (feature `agent`).
-#[cfg(feature = "agent")]
-pub use tool_agent::router;
+/// (feature `agent-loop`, which `agent` and each model API's feature turn on).
+#[cfg(feature = "agent-loop")]
+pub use tool_router as router;
 
 pub use tool_core::{
     catalog, name, nesting, profile, provider, schema, CatalogEntry, CatalogError, Content,

@@ -3,7 +3,7 @@
 //! when the answer was read (no problem); no parameter named `score` or holding `null`.
 #![no_main]
 
-use ai_tool::agent::fuzzing::read_router_answer;
+use ai_tool::router::fuzzing::read_router_answer;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! A streamed answer's body (server-sent events, or Bedrock's AWS event stream) as arbitrary
 //! bytes, read by each of the five clients' stream decoders and tool-call assemblers
-//! (`tool_agent::fuzzing::stream_events`, the code `respond_stream` runs once the response is
+//! (`tool_providers::fuzzing::stream_events`, the code `respond_stream` runs once the response is
 //! open), with the aliases and strict encodings of real declarations. The first byte picks the
 //! API and the declarations, the second seeds where the body is cut (a Bedrock body is AWS
 //! event stream messages, whose CRCs the seeds from the golden files get right). What must
@@ -63,7 +63,7 @@ fn check(events: &[Result<ModelEvent, ModelError>]) {
                 assert!(!call.name.is_empty(), "a call without a name: {call:?}");
             }
         }
-        Ok(ModelEvent::TextDelta(_)) => panic!("the stream ended on a text delta"),
+        Ok(other) => panic!("the stream ended on something else than its answer: {other:?}"),
         Err(error) => assert!(!error.to_string().is_empty(), "an error without a message"),
     }
 }

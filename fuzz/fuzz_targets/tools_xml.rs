@@ -1,4 +1,4 @@
-//! The router's declarations reader (`tool_agent::router::ToolDeclarations::parse`) on
+//! The router's declarations reader (`tool_router::ToolDeclarations::parse`) on
 //! arbitrary text: NLWeb's `tools.xml`, or the same content as TOML or JSON, the first byte
 //! picking which. What must hold: no panic; an error that names the file (and, for a syntax
 //! error, a line and column inside the text), or declarations a router builds from (with the

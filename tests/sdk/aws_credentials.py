@@ -3,7 +3,7 @@ environment: {"access_key", "secret_key", "token", "region"}, or {"error"} when 
 {"none": true} when it finds none. An argument names the profile, as `Session(profile=...)`
 (the AWS CLI's --profile) does.
 
-tool-agent/tests/aws_credentials.rs runs it beside `AwsCredentialChain` over the same variables,
+tool-providers/tests/aws_credentials.rs runs it beside `AwsCredentialChain` over the same variables,
 files, credential_process and metadata endpoints, and compares the two."""
 
 import json

@@ -553,11 +553,11 @@ def kinds():
 
 # The repository's golden files and what each is.
 GOLDEN = [
-    ("tool-agent/tests/golden/{api}/request-*.json", "{api}.request"),
-    ("tool-agent/tests/golden/{api}/stream-request-*.json", "{api}.stream-request"),
-    ("tool-agent/tests/golden/{api}/response-*.json", "{api}.response"),
-    ("tool-agent/tests/golden/{api}/stream-*.sse", "{api}.stream"),
-    ("tool-agent/tests/golden/{api}/stream-*.jsonl", "{api}.stream"),
+    ("tool-providers/tests/golden/{api}/request-*.json", "{api}.request"),
+    ("tool-providers/tests/golden/{api}/stream-request-*.json", "{api}.stream-request"),
+    ("tool-providers/tests/golden/{api}/response-*.json", "{api}.response"),
+    ("tool-providers/tests/golden/{api}/stream-*.sse", "{api}.stream"),
+    ("tool-providers/tests/golden/{api}/stream-*.jsonl", "{api}.stream"),
     ("tests/golden/{api}/declarations*.json", "{api}.tools"),
     ("tests/golden/{api}/hosted/declarations.json", "{api}.tools"),
     ("tests/golden/{api}/results.json", "{api}.results"),

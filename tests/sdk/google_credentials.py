@@ -13,7 +13,7 @@
                             (its project from ANTHROPIC_VERTEX_PROJECT_ID) to a server at URL:
                             {"text"}
 
-{"error"} when it raises. tool-agent/tests/google_credentials.rs runs it beside
+{"error"} when it raises. tool-providers/tests/google_credentials.rs runs it beside
 `GoogleCredentials` and `GeminiModel::vertex_ai` over the same variables, files and local
 servers, and compares the two."""
 

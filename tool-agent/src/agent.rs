@@ -10,10 +10,10 @@ use tool_runtime::Executor;
 use crate::approval::{ApprovalPolicy, CallApprovalPolicy};
 use crate::context::RunContext;
 use crate::hooks::RunHooks;
-use crate::model::ChatModel;
-use crate::offer::OfferedTools;
 use crate::options::RunOptions;
 use crate::result::RunFailure;
+use tool_model::ChatModel;
+use tool_model::OfferedTools;
 
 /// Whether the system tools of one purpose are offered, given the run's context.
 pub type PurposeGate = Arc<dyn Fn(&RunContext) -> bool + Send + Sync>;

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{ToolCall, ToolOutput, ToolSpec};
 
-use crate::message::{Message, Usage};
 use crate::repeat::{self, RepeatGuard};
+use tool_model::message::{Message, Usage};
 
 /// Which tools need approval before they run.
 pub type ApprovalPolicy = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;

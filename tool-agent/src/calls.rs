@@ -11,9 +11,9 @@ use tool_runtime::{CallOptions, Executor};
 use tracing::Instrument;
 
 use crate::hooks::{AfterTool, BeforeTool, RunHooks};
-use crate::offer::OfferedTools;
 use crate::repeat::Verdict;
 use crate::result::CallRecord;
+use tool_model::OfferedTools;
 
 /// What the calls of one run are run with.
 pub(crate) struct Calls<'a> {

@@ -1,28 +1,10 @@
-//! Streaming: what a model's streamed answer is made of ([`ModelEvent`]), and what a streamed
-//! run yields ([`RunEvent`]).
+//! What a streamed run yields ([`RunEvent`]).
 
-use std::pin::Pin;
-
-use futures_util::Stream;
 use tool_core::ToolCall;
+use tool_model::Usage;
 
 use crate::approval::PendingApproval;
-use crate::message::Usage;
-use crate::model::{ModelError, ModelResponse};
 use crate::result::{CallRecord, RunError, RunResult, Step};
-
-/// A model's answer as it comes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelEvent {
-    /// More of the text.
-    TextDelta(String),
-    /// The whole answer, assembled: the last event.
-    Done(ModelResponse),
-}
-
-/// The stream a [`ChatModel::respond_stream`](crate::ChatModel::respond_stream) returns.
-pub type ModelEventStream<'a> =
-    Pin<Box<dyn Stream<Item = Result<ModelEvent, ModelError>> + Send + 'a>>;
 
 /// What a streamed run yields, in order; [`RunEvent::Finished`] is the last.
 #[derive(Debug)]

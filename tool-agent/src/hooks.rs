@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tool_core::{ToolCall, ToolError, ToolOutput};
 
-use crate::model::ToolChoice;
+use tool_model::ToolChoice;
 
 /// What a step's request will be, for [`RunHooks::prepare_step`] to change.
 #[derive(Debug, Clone)]

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::RunContext;
-use crate::message::Message;
-use crate::model::ToolChoice;
 use crate::result::Step;
-use crate::structured::ResponseFormat;
+use tool_model::message::Message;
+use tool_model::structured::ResponseFormat;
+use tool_model::ToolChoice;
 
 /// A condition checked after every step that ran tools: `true` stops the run.
 pub type StopPredicate = Arc<dyn Fn(&Step) -> bool + Send + Sync>;

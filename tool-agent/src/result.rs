@@ -9,8 +9,8 @@ use tool_core::{ToolCall, ToolError, ToolOutput};
 
 use crate::approval::Interruption;
 use crate::citations::Reference;
-use crate::message::{Message, Usage};
-use crate::model::{ModelError, ToolChoice};
+use tool_model::message::{Message, Usage};
+use tool_model::{Ending, ModelError, ToolChoice};
 
 /// A finished run.
 #[derive(Debug, Clone, Default)]
@@ -130,6 +130,8 @@ pub struct Step {
     pub tools_time: Duration,
     /// Why the model stopped, in the API's words ([`ModelResponse::finish_reason`](crate::ModelResponse::finish_reason)).
     pub finish_reason: Option<String>,
+    /// How the answer ended, as the client read it ([`ModelResponse::ending`](crate::ModelResponse::ending)).
+    pub ending: Ending,
 }
 
 impl Step {

@@ -1,20 +1,18 @@
 //! The loop against a scripted model: calls, errors going back to the model, stop conditions,
 //! guards and cancellation.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use serde_json::json;
 use tool_agent::{
-    Agent, Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel, StopReason,
-    ToolChoice, Usage,
+    Agent, Ending, Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel,
+    StopReason, ToolChoice, Usage,
 };
 use tool_core::{ToolErrorKind, ToolOutput};
 use tool_runtime::{CancellationToken, DynamicTool, Executor};
+use tool_test_support::*;
 
 fn usage(input: u64, output: u64) -> Usage {
     Usage {
@@ -657,6 +655,10 @@ async fn calls_in_an_answer_cut_short_are_not_run() {
         let mut cut = ModelResponse::calling([call("c1", "add", json!({ "a": 1, "b": 2 }))]);
         cut.text = Some("Adding".into());
         cut.finish_reason = Some(reason.into());
+        cut.ending = match truncated {
+            true => Ending::CutAtLimit,
+            false => Ending::Declined,
+        };
         let model = Arc::new(ScriptedModel::new().then(cut));
         let adds = Arc::new(AtomicUsize::new(0));
         let runner = agent(&model, executor([add(Arc::clone(&adds))])).build();
@@ -707,6 +709,10 @@ async fn an_answer_cut_at_the_limit_or_declined_ends_the_run_saying_so() {
     ] {
         let mut cut = ModelResponse::answer("{\"city\": \"Par");
         cut.finish_reason = Some(reason.into());
+        cut.ending = match expected {
+            StopReason::Truncated { .. } => Ending::CutAtLimit,
+            _ => Ending::Declined,
+        };
         let model = Arc::new(ScriptedModel::new().then(cut));
         let runner = agent(&model, executor([add(Arc::default())])).build();
         let options = RunOptions::default().output(tool_agent::ResponseFormat::new(
@@ -728,6 +734,7 @@ async fn an_answer_cut_at_the_limit_or_declined_ends_the_run_saying_so() {
 async fn a_malformed_call_is_told_to_the_model_and_asked_again() {
     let malformed = || ModelResponse {
         finish_reason: Some("MALFORMED_FUNCTION_CALL".into()),
+        ending: Ending::MalformedCall,
         ..ModelResponse::default()
     };
     let model = Arc::new(

@@ -1,11 +1,8 @@
 //! Human in the loop: calls that need approval wait, the state survives serialization, and a
 //! resumed run executes exactly what was approved.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use serde_json::{json, Value};
 use tool_agent::{
     Agent, ModelResponse, PendingApproval, RunFailure, RunOptions, RunResult, RunState,
@@ -13,6 +10,7 @@ use tool_agent::{
 };
 use tool_core::{SafetyHints, ToolMetadata, ToolOutput};
 use tool_runtime::DynamicTool;
+use tool_test_support::*;
 
 /// A destructive `pay`, recording the arguments of every run.
 fn pay(paid: Arc<Mutex<Vec<Value>>>) -> DynamicTool {

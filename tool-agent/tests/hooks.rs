@@ -1,18 +1,16 @@
 //! Hooks: narrowing a request's tools, and skipping, denying, rewriting or ending around a
 //! call.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::*;
 use serde_json::json;
 use tool_agent::{
     AfterTool, BeforeTool, ModelResponse, RunHooks, RunOptions, ScriptedModel, StepPlan,
     StopReason, ToolChoice,
 };
 use tool_core::{ToolCall, ToolError, ToolErrorKind, ToolOutput};
+use tool_test_support::*;
 
 /// Offers only `add` from the second request on, and rewrites, skips, denies or ends calls by
 /// the first argument.

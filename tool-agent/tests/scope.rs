@@ -3,12 +3,9 @@
 //! through its context (from the blocking pool, or from a task it spawned); citations come out
 //! renumbered.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -17,6 +14,7 @@ use tool_agent::{Agent, InvocationScope, ModelResponse, RunContext, RunOptions, 
 use tool_core::{ToolError, ToolOutput};
 use tool_macros::ai_tool;
 use tool_runtime::{DynamicTool, Executor, Tool, ToolContext};
+use tool_test_support::*;
 
 /// What `#[ai_tool]`'s generated code reaches, as the `ai-tool` facade gives it.
 mod facade {

@@ -1,13 +1,11 @@
 //! A streamed run against the scripted model: the events, in order.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
 use futures_util::StreamExt;
 use serde_json::json;
 use tool_agent::{ModelResponse, RunEvent, RunOptions, ScriptedModel};
+use tool_test_support::*;
 
 #[tokio::test]
 async fn a_streamed_run_yields_each_step_in_order_then_the_result() {

@@ -1,16 +1,14 @@
 //! What each run offers, and the security property: a tool that was not offered cannot be
 //! called, even though the executor has it.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::*;
 use serde_json::json;
 use tool_agent::{ModelResponse, RunContext, RunOptions, ScriptedModel};
 use tool_core::{ToolError, ToolErrorKind, ToolMetadata, ToolOutput};
 use tool_runtime::DynamicTool;
+use tool_test_support::*;
 
 /// A tool that counts its runs, with this metadata.
 fn counted(name: &str, metadata: ToolMetadata, runs: Arc<AtomicUsize>) -> DynamicTool {

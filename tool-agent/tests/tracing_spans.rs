@@ -1,13 +1,11 @@
 //! The spans of a run carry OpenTelemetry's GenAI attribute names.
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use serde_json::json;
 use tool_agent::{ModelResponse, RunOptions, ScriptedModel, Usage};
+use tool_test_support::*;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};

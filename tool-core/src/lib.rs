@@ -18,13 +18,13 @@ pub mod profile;
 pub mod provider;
 pub mod schema;
 mod spec;
-mod suggest;
-mod words;
+#[doc(hidden)]
+pub mod suggest;
+#[doc(hidden)]
+pub mod words;
 
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
-pub use suggest::closest_names;
-pub use words::thousands;

@@ -29,6 +29,7 @@ mod remote;
 mod search;
 mod serve;
 mod server;
+mod urls;
 
 pub use client::ImportLimits;
 pub use error::McpError;

@@ -52,7 +52,7 @@ impl Remote {
                 Err(e) => Err(failed(format!(
                     "MCP server {}: {}",
                     self.state.server,
-                    crate::import::scrub_urls(&e.to_string())
+                    crate::urls::scrub_urls(&e.to_string())
                 ))),
             },
             () = token.cancelled() => Err(ToolError::Cancelled { tool: ctx.tool_name().to_owned() }),

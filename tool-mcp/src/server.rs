@@ -391,7 +391,7 @@ impl McpServer {
                 // With other servers' tools beside the executor's, close names come from all.
                 let suggestions = if listing.has_imports() {
                     let listed = listing.tools.iter().map(|t| &*t.name);
-                    tool_core::closest_names(&name, listed, 3)
+                    tool_core::suggest::closest_names(&name, listed, 3)
                 } else {
                     suggestions
                 };

@@ -12,6 +12,8 @@
 mod bm25;
 #[cfg(feature = "embed-candle")]
 pub mod candle;
+#[cfg(feature = "pgvector")]
+mod conninfo;
 mod embed;
 mod fusion;
 #[cfg(feature = "pgvector")]
@@ -26,11 +28,12 @@ use std::sync::Arc;
 
 use tool_core::ToolSpec;
 
+use text::tool_text;
+
 pub use bm25::Bm25Index;
 pub use embed::{EmbedFuture, EmbeddingProvider};
 pub use fusion::{Fusion, FusionRule};
 pub use store::{content_hash, InMemoryStore, StoreFuture, StoredTool, SyncReport, ToolStore};
-pub use text::{split_name, tool_text, words};
 
 /// The error under a retrieval error, kept for `source()`.
 pub type Source = Arc<dyn std::error::Error + Send + Sync>;

@@ -8,7 +8,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::pgvector::percent_decoded;
+use crate::conninfo::percent_decoded;
 use crate::RetrieveError;
 
 /// The connection string without its `sslrootcert` parameter, and that parameter's value. A

@@ -8,6 +8,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
+use super::conninfo::percent_decoded;
 use super::store::{check_unique, embed_tools};
 use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
 
@@ -142,30 +143,6 @@ fn value_length(text: &str) -> usize {
 
 fn is_password_key(key: &str) -> bool {
     key.eq_ignore_ascii_case("password")
-}
-
-/// `pass%77ord` -> `password`; a `%` not followed by two hex digits stays as written.
-pub(crate) fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The longest table name whose index name, `{table}_embedding_hnsw`, fits in PostgreSQL's 63

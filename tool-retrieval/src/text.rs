@@ -8,7 +8,7 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Everything retrieval matches a tool by: its name split into words, title, description,
 /// keywords, parameter names and descriptions, and example requests.
-pub fn tool_text(spec: &ToolSpec) -> String {
+pub(crate) fn tool_text(spec: &ToolSpec) -> String {
     let m = &spec.metadata;
     let mut parts: Vec<String> = vec![split_name(&spec.name)];
     parts.extend(m.title.iter().cloned());
@@ -29,7 +29,7 @@ pub fn tool_text(spec: &ToolSpec) -> String {
 }
 
 /// `get_weatherForecast.v2` -> `get weather forecast v2`.
-pub fn split_name(name: &str) -> String {
+pub(crate) fn split_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     let mut previous: Option<char> = None;
     for c in name.chars() {
@@ -63,7 +63,7 @@ const STOPWORDS: &[&str] = &[
 /// script written without spaces (Chinese, Japanese, Thai) becomes its overlapping pairs of
 /// characters, so that "北京天气" meets "天气预报" on "天气". Text is read composed (NFC), so
 /// that "café" typed with a combining accent meets "café" written with one character.
-pub fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in split_name(&composed(text)).split(' ') {
         if word.chars().any(unspaced) {

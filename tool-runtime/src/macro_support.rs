@@ -15,9 +15,6 @@ pub use crate::registration::*;
 pub use crate::returned::*;
 pub use crate::ToolContext;
 
-/// What makes a tool's canonical arguments schema gives back.
-pub type SchemaResult = Result<serde_json::Value, tool_core::schema::SchemaError>;
-
 /// The canonical arguments schema of a tool's generated arguments struct; the error becomes
 /// [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s problem.
 pub fn canonical_for<T: schemars::JsonSchema + ?Sized>() -> SchemaResult {

@@ -13,6 +13,9 @@ pub use crate::boxed::BoxFuture;
 use crate::guard::Guard;
 use crate::ToolContext;
 
+/// What makes a tool's canonical arguments schema gives back.
+pub type SchemaResult = Result<serde_json::Value, tool_core::schema::SchemaError>;
+
 /// A converter registered elsewhere, applied to a tool's value boxed as `Any`.
 pub type ExternalConverter = fn(Box<dyn Any>, &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
 
@@ -164,7 +167,7 @@ pub struct ToolRegistration {
     /// Where the function is.
     pub location: Location,
     /// Makes the canonical arguments schema.
-    pub schema: fn() -> crate::macro_support::SchemaResult,
+    pub schema: fn() -> SchemaResult,
     /// The service type, for a method.
     pub service: Option<TypeRef>,
     /// The type a converter receives (the `Ok` type of a `Result`).

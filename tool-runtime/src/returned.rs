@@ -270,7 +270,7 @@ pub trait HasOutputSchema {
 impl<T: schemars::JsonSchema> HasOutputSchema for Schema<T> {
     #[inline(always)]
     fn output_schema(&self) -> MakeOutputSchema {
-        crate::macro_support::output_schema_for::<T>
+        tool_core::schema::canonical_output_for::<T>
     }
 }
 

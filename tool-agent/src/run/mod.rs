@@ -18,16 +18,17 @@ use tracing::Instrument;
 use crate::agent::Agent;
 use crate::approval::{Interruption, PendingApproval, RunState, StepHead};
 use crate::calls::Calls;
-use crate::events::{ModelEvent, RunEvent};
+use crate::events::RunEvent;
 use crate::hooks::StepPlan;
-use crate::message::{Message, Usage};
-use crate::model::{Ending, ModelError, ModelRequest, ModelResponse, ToolChoice};
-use crate::offer::OfferedTools;
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 use crate::scope::InvocationScope;
 use output::OutputCheck;
+use tool_model::message::{Message, Usage};
+use tool_model::ModelEvent;
+use tool_model::OfferedTools;
+use tool_model::{Ending, ModelError, ModelRequest, ModelResponse, ToolChoice};
 
 impl Agent {
     /// Runs the model on `input` until it answers without calling tools or a stop condition
@@ -188,15 +189,13 @@ impl<'a> Run<'a> {
             options,
             scope: InvocationScope::new(options.context.clone()),
             offered: Arc::clone(&offered),
-            request: ModelRequest {
-                instructions: agent.instructions.clone(),
-                messages,
-                tools: offered,
-                tool_choice: ToolChoice::Auto,
-                response_format: options.output.clone(),
-                temperature: None,
-                parallel_tool_calls: options.parallel_tool_calls,
-                rendered: Default::default(),
+            request: {
+                let mut request = ModelRequest::new(messages);
+                request.instructions = agent.instructions.clone();
+                request.tools = offered;
+                request.response_format = options.output.clone();
+                request.parallel_tool_calls = options.parallel_tool_calls;
+                request
             },
             steps: Vec::new(),
             first_step: 0,
@@ -278,10 +277,7 @@ impl<'a> Run<'a> {
             // no tool was offered are refused like any call of a tool not offered. Nor are
             // the calls of an answer cut at the output limit or stopped by a filter: their
             // arguments may be cut too, and the run ends as that answer does.
-            let cut = matches!(
-                Ending::of(response.finish_reason.as_deref()),
-                Ending::CutAtLimit | Ending::Declined
-            );
+            let cut = matches!(response.ending, Ending::CutAtLimit | Ending::Declined);
             if cut && !response.calls.is_empty() {
                 tracing::warn!(
                     calls = response.calls.len(),
@@ -311,9 +307,10 @@ impl<'a> Run<'a> {
                 model_time,
                 tools_time: Default::default(),
                 finish_reason: response.finish_reason,
+                ending: response.ending,
             };
             if calls.is_empty() {
-                let ending = Ending::of(step.finish_reason.as_deref());
+                let ending = step.ending;
                 paused.push_str(step.text.as_deref().unwrap_or_default());
                 let text = match ending {
                     Ending::Paused => paused.clone(),
@@ -354,7 +351,7 @@ impl<'a> Run<'a> {
                         }
                         continue;
                     }
-                    Ending::MalformedCall | Ending::Whole => {}
+                    _ => {}
                 }
                 let checked = match &self.output_check {
                     Ok(Some(check)) => Some(check.check(&text)),
@@ -711,6 +708,8 @@ impl<'a> Run<'a> {
             match event? {
                 ModelEvent::TextDelta(text) => self.emit(RunEvent::TextDelta { step: index, text }),
                 ModelEvent::Done(response) => return Ok(response),
+                // What a client may stream besides (none of the built-in ones does yet).
+                _ => {}
             }
         }
         Err(ModelError::Malformed {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tool_core::{ToolError, ToolOutput};
 use tool_runtime::{DynamicTool, Executor};
 
-use crate::structured::{json_object, ResponseFormat};
+use tool_model::structured::{json_object, ResponseFormat};
 
 /// The name the answer is checked under: a tool of a private executor, never offered.
 const ANSWER: &str = "answer";

@@ -10,10 +10,11 @@ use super::{early_failure, result_message, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
 use crate::events::RunEvent;
-use crate::message::Message;
 use crate::options::RunOptions;
 use crate::repeat::Verdict;
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step};
+use tool_model::message::Message;
+use tool_model::Ending;
 
 impl Agent {
     /// Goes on with an interrupted run, with a decision on each pending call.
@@ -392,6 +393,8 @@ impl Run<'_> {
             // The calls that ran before the interruption, and those decided now.
             tools_time: std::time::Duration::from_millis(head.tools_ms) + started.elapsed(),
             finish_reason: head.finish_reason,
+            // Its calls ran: the answer ended whole (a cut answer's calls are never run).
+            ending: Ending::Whole,
         };
         let outcome = self.judge(&step, None, terminated, &rejected);
         self.push_step_except(step, &told);

@@ -63,6 +63,7 @@ pub(crate) mod profiles {
 
 /// A model API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Format {
     /// OpenAI Chat Completions (also Assistants and Azure AI Foundry agents).
     OpenAiChat,

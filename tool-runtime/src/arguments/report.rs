@@ -11,7 +11,8 @@ use std::fmt::Write;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
 use serde_json::Value;
-use tool_core::{thousands, Violation};
+use tool_core::words::thousands;
+use tool_core::Violation;
 
 use super::budget::encoded_size_over;
 

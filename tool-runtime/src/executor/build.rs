@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use tool_core::catalog::CatalogLimits;
 use tool_core::schema::SchemaLimits;
-use tool_core::{CatalogEntry, CatalogError, ToolMetadata, ToolSource, ToolSpec};
+use tool_core::{CatalogEntry, ToolMetadata, ToolSource, ToolSpec};
 
-use super::added::{AddedTool, IntoTool, NewTool};
+use super::build_error::{source_of, BuildError, BuildProblem};
+use super::new_tool::NewTool;
 use super::{Callable, Entry, Executor, Inner, NameIndex};
 use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::dynamic::DynamicTool;
@@ -63,127 +64,6 @@ impl Default for ExecutorBuilder {
     }
 }
 
-/// Everything wrong with a build, each problem on its own line.
-///
-/// `Debug` prints the same lines as `Display`, so that `main` returning this error with `?`
-/// (directly or through `anyhow`/`Box<dyn Error>`) prints them readably.
-#[derive(thiserror::Error)]
-#[error("cannot build the executor:\n{}", .problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
-pub struct BuildError {
-    /// The problems found, all of them.
-    pub problems: Vec<BuildProblem>,
-}
-
-impl std::fmt::Debug for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-/// One reason an executor cannot be built.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildProblem {
-    /// Two tools have one name.
-    #[error("two tools are named `{name}`: one in {first}, one in {second}; rename one")]
-    DuplicateTool {
-        /// The name.
-        name: String,
-        /// Where the first is defined.
-        first: ToolSource,
-        /// Where the second is defined.
-        second: ToolSource,
-    },
-    /// A tool's name is not allowed.
-    #[error("{problem} ({defined_in})")]
-    BadName {
-        /// Where the tool is defined.
-        defined_in: ToolSource,
-        /// Why the name is refused.
-        #[source]
-        problem: tool_core::name::NameError,
-    },
-    /// A dynamic tool's output schema cannot be used.
-    #[error("tool `{name}` ({defined_in}) has an unusable output schema: {problem}")]
-    BadOutputSchema {
-        /// The tool.
-        name: String,
-        /// Where it is defined.
-        defined_in: ToolSource,
-        /// What is wrong.
-        #[source]
-        problem: tool_core::schema::SchemaError,
-    },
-    /// A tool's schema cannot be used.
-    #[error("tool `{name}` ({defined_in}) has an unusable schema: {problem}")]
-    BadSchema {
-        /// The tool.
-        name: String,
-        /// Where it is defined.
-        defined_in: ToolSource,
-        /// What is wrong.
-        #[source]
-        problem: tool_core::schema::SchemaError,
-    },
-    /// A tool breaks the rule every tool follows (an arguments schema whose root is not an
-    /// object, an empty description).
-    #[error("tool `{name}` ({defined_in}): {problem}")]
-    BadSpec {
-        /// The tool.
-        name: String,
-        /// Where it is defined.
-        defined_in: ToolSource,
-        /// What is wrong.
-        #[source]
-        problem: tool_core::SpecError,
-    },
-    /// A tool's service was not provided and `require_all_services()` was asked for.
-    #[error("tool `{name}` ({defined_in}) needs the service `{service}`; provide it with `.service(Arc::new(..))`")]
-    MissingService {
-        /// The tool.
-        name: String,
-        /// Where it is defined.
-        defined_in: ToolSource,
-        /// The service type.
-        service: &'static str,
-    },
-    /// Two converters are defined for one tool.
-    #[error("tool `{name}` has two converters: one in {first}, one in {second}; keep one")]
-    ConverterConflict {
-        /// The tool.
-        name: String,
-        /// Where the first is defined.
-        first: String,
-        /// Where the second is defined.
-        second: String,
-    },
-    /// A converter takes another type than the tool returns.
-    #[error("the converter in {converter} takes `{expected}`, but tool `{name}` ({defined_in}) returns `{found}`")]
-    ConverterTypeMismatch {
-        /// The tool.
-        name: String,
-        /// Where the tool is defined.
-        defined_in: ToolSource,
-        /// Where the converter is defined.
-        converter: String,
-        /// What the converter takes.
-        expected: &'static str,
-        /// What the tool returns.
-        found: &'static str,
-    },
-    /// A converter names a tool that does not exist.
-    #[error("the converter in {converter} is for `{name}`, but no `#[ai_tool]` has that name")]
-    ConverterForUnknownTool {
-        /// The name it gives.
-        name: String,
-        /// Where it is defined.
-        converter: String,
-    },
-    /// A catalog file could not be read.
-    #[error(transparent)]
-    Catalog(#[from] CatalogError),
-}
-
 impl ExecutorBuilder {
     /// Adds a service: the value whose `#[ai_tool]` methods are tools (their `&self`). Without
     /// it those tools are not exposed (or, with [`require_all_services`], `build()` fails).
@@ -205,30 +85,6 @@ impl ExecutorBuilder {
     /// type, found by type); the other name says that no tools are expected from its methods.
     pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> Self {
         self.service(value)
-    }
-
-    /// Adds a tool: a hand-written [`Tool`](crate::Tool) or a [`DynamicTool`]. What it returns
-    /// takes the tool's metadata, as `#[ai_tool(..)]` sets it, and carries on with the builder:
-    ///
-    /// ```
-    /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
-    /// # let upper = DynamicTool::new("upper", "Upper-cases", serde_json::json!({"type": "object"}), |_, _| async { Ok(ToolOutput::empty()) });
-    /// let builder = Executor::builder()
-    ///     .tool(upper)
-    ///     .title("Upper case")
-    ///     .category("Text")
-    ///     .read_only()
-    ///     .default_timeout(std::time::Duration::from_secs(5));
-    /// ```
-    ///
-    /// A hand-written tool's name follows `#[ai_tool]`'s rule, a dynamic tool's MCP's wider
-    /// one; both are checked at `build()`, with the schema and the description. A hand-written
-    /// tool's source, in build errors, is the file and line of this call.
-    #[track_caller]
-    pub fn tool(self, tool: impl IntoTool) -> AddedTool {
-        let at = std::panic::Location::caller();
-        let tool = super::added::into_new_tool(tool, at.file(), at.line());
-        AddedTool::new(self, tool)
     }
 
     /// Adds tools defined at run time.
@@ -634,11 +490,6 @@ fn source_of_location(location: &Location) -> ToolSource {
         file: location.file.into(),
         line: location.line,
     }
-}
-
-/// Where a tool from a spec was defined; a spec that does not say was made at run time.
-pub(super) fn source_of(spec: &ToolSpec) -> ToolSource {
-    spec.metadata.source.clone().unwrap_or(ToolSource::Dynamic)
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@ mod added;
 mod batch;
 mod blocking;
 mod build;
+mod build_error;
 mod call;
+mod new_tool;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -16,10 +18,12 @@ use tokio_util::sync::CancellationToken;
 use tool_core::schema::SchemaLimits;
 use tool_core::{ToolError, ToolOutput, ToolSpec};
 
-pub use added::{AddedTool, IntoTool};
+pub use added::AddedTool;
 pub use blocking::{ExecutorMetrics, DEFAULT_MAX_BLOCKING_CALLS};
-pub use build::{BuildError, BuildProblem, ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
+pub use build::{ExecutorBuilder, DEFAULT_MAX_ARGUMENT_BYTES};
+pub use build_error::{BuildError, BuildProblem};
 pub use call::Call;
+pub use new_tool::IntoTool;
 
 use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::arguments::{Arguments, IntoArguments, RawArguments};
@@ -425,7 +429,7 @@ impl Executor {
     fn unknown(&self, name: &str) -> ToolError {
         ToolError::UnknownTool {
             name: name.to_owned(),
-            suggestions: tool_core::closest_names(
+            suggestions: tool_core::suggest::closest_names(
                 name,
                 self.inner.entries.iter().map(|e| e.spec.name.as_str()),
                 3,

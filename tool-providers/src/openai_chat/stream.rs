@@ -1,0 +1,152 @@
+//! A streamed Chat Completions answer: `chat.completion.chunk`s as server-sent events; text
+//! deltas passed on, tool calls assembled, usage asked for with
+//! `stream_options.include_usage` and read from the last chunk, `[DONE]` at the end.
+
+use serde_json::Value;
+use tool_core::provider::Aliases;
+
+use super::{usage, OpenAiChatModel, PROVIDER};
+use crate::assemble::StreamedAnswer;
+use crate::sse::{self, Decoder};
+use tool_model::ModelEventStream;
+use tool_model::{ModelError, ModelRequest, ModelResponse};
+
+/// The answer to `request`, streamed.
+pub(super) fn respond_stream<'a>(
+    model: &'a OpenAiChatModel,
+    request: &'a ModelRequest,
+) -> ModelEventStream<'a> {
+    let opening = Box::pin(async move {
+        let body = model.write_body(request, true)?;
+        model.post(body)?.open().await
+    });
+    let aliases = request
+        .tools
+        .aliases_for(tool_core::provider::Format::OpenAiChat)
+        .into_owned();
+    sse::events(opening, model.url().to_owned(), stream_decoder(aliases))
+}
+
+/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
+    Box::new(Chunks {
+        answer: StreamedAnswer::new(aliases, super::ending),
+        done: false,
+    })
+}
+
+/// What the chunks said so far.
+#[derive(Default)]
+struct Chunks {
+    answer: StreamedAnswer,
+    /// Whether `[DONE]` came.
+    done: bool,
+}
+
+impl Decoder for Chunks {
+    fn call_bytes(&self) -> usize {
+        self.answer.calls.bytes()
+    }
+
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!(
+                "a streamed chunk is not JSON ({e}): {}",
+                crate::http::body_start(data, 300)
+            ),
+        })?;
+        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(ModelError::Status {
+                provider: PROVIDER,
+                status: 200,
+                message: message.to_owned(),
+                attempts: 1,
+            });
+        }
+        if chunk.get("usage").is_some_and(Value::is_object) {
+            self.answer.usage = usage(&chunk);
+        }
+        // The first choice only: with `n` above 1 each chunk carries one choice, by index.
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
+        let Some(choice) = choices.into_iter().flatten().find(first) else {
+            return Ok(false);
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            // A refusal ends with `stop`; it stays a refusal.
+            if self.answer.finish_reason.as_deref() != Some("refusal") {
+                self.answer.finish_reason = Some(reason.to_owned());
+            }
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(false);
+        };
+        // A refusal streams in a field of its own: it is the answer's text.
+        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+            if !refusal.is_empty() {
+                self.answer.text.push_str(refusal);
+                deltas.push(refusal.to_owned());
+                self.answer.finish_reason = Some("refusal".to_owned());
+            }
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            if !text.is_empty() {
+                self.answer.text.push_str(text);
+                deltas.push(text.to_owned());
+            }
+        }
+        let calls = delta.get("tool_calls").and_then(Value::as_array);
+        for call in calls.into_iter().flatten() {
+            let function = call.get("function");
+            let field = |name: &str| function.and_then(|f| f.get(name)).and_then(Value::as_str);
+            self.answer.calls.push(
+                call.get("index").and_then(Value::as_u64),
+                call.get("id").and_then(Value::as_str),
+                field("name"),
+                field("arguments"),
+            );
+        }
+        Ok(false)
+    }
+
+    /// A stream ends with `[DONE]`, after a chunk with the answer's `finish_reason`; one
+    /// that closed before either was cut (a call in it would run with part of its arguments).
+    /// A compatible server that sends no `[DONE]` still gives the finish reason.
+    fn cut_short(&self) -> Option<ModelError> {
+        (!self.done && self.answer.finish_reason.is_none()).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its finish_reason and [DONE]".into(),
+        })
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        self.answer.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_that_closed_before_its_finish_reason_and_done_was_cut() {
+        let chunk = |choice: &str| format!(r#"{{"choices":[{{"index":0,{choice}}}]}}"#);
+        let mut decoder = stream_decoder(Aliases::default());
+        let text = chunk(r#""delta":{"content":"Hel"}"#);
+        decoder.data(&text, &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_some());
+        // A compatible server that sends no [DONE] gives the finish reason.
+        let last = chunk(r#""delta":{},"finish_reason":"stop""#);
+        decoder.data(&last, &mut Vec::new()).unwrap();
+        assert!(decoder.cut_short().is_none());
+        let mut done = stream_decoder(Aliases::default());
+        done.data(&text, &mut Vec::new()).unwrap();
+        done.data("[DONE]", &mut Vec::new()).unwrap();
+        assert!(done.cut_short().is_none());
+    }
+}

@@ -1,0 +1,763 @@
+//! OpenAI Responses over HTTP. Tools are declared and calls parsed by `tool-core`'s provider
+//! module; this module writes the input items (`function_call` and `function_call_output`)
+//! and reads the text and usage, whole or streamed. Stateless: the whole transcript is sent
+//! each time, with the reasoning items the API encrypted for it when asked to
+//! ([`OpenAiResponsesModel::with_encrypted_reasoning`]).
+
+use reqwest::header::AUTHORIZATION;
+use serde_json::{json, Map, Value};
+use tool_core::provider::{flagged_error_text, responses_function_call_output, Aliases, Format};
+
+use crate::assemble::StreamedAnswer;
+use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
+use crate::sse::{self, Decoder};
+use crate::tool_ids::{call_id_at, result_id_at};
+use tool_model::message::{reasoning_before, Message, Reasoning, ToolImage, Usage};
+use tool_model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
+use tool_model::{Ending, ModelEventStream};
+
+const PROVIDER: &str = "OpenAI Responses";
+
+/// The API named on the reasoning this client keeps ([`Reasoning::api`]).
+const REASONING_API: &str = "openai_responses";
+
+/// A [`ChatModel`] speaking OpenAI Responses (`POST {base_url}/responses`), with the key from
+/// `OPENAI_API_KEY` unless set in code.
+///
+/// ```
+/// use tool_providers::OpenAiResponsesModel;
+///
+/// let model = OpenAiResponsesModel::new("gpt-5-mini");
+/// assert_eq!(model.url(), "https://api.openai.com/v1/responses");
+/// ```
+#[derive(Clone)]
+pub struct OpenAiResponsesModel {
+    client: crate::http::HttpClient,
+    url: String,
+    model: String,
+    api_key: Option<ApiKey>,
+    headers: ExtraHeaders,
+    retry: RetryPolicy,
+    extra: Map<String, Value>,
+    /// Whether requests ask for the reasoning items' encrypted content.
+    encrypted_reasoning: bool,
+}
+
+impl OpenAiResponsesModel {
+    /// A client for `model` at OpenAI's endpoint, with the key in `OPENAI_API_KEY` if set.
+    pub fn new(model: impl Into<String>) -> Self {
+        OpenAiResponsesModel {
+            client: crate::http::default_client(),
+            url: responses_url("https://api.openai.com/v1"),
+            model: model.into(),
+            api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            headers: ExtraHeaders::default(),
+            retry: RetryPolicy::default(),
+            extra: Map::new(),
+            encrypted_reasoning: false,
+        }
+    }
+
+    /// The endpoint's base URL, with its version path (`https://api.openai.com/v1`).
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.url = responses_url(base_url);
+        self
+    }
+
+    crate::http::client_setters!("`OPENAI_API_KEY`");
+
+    /// A field added to every request body (`reasoning`, `service_tier`, `store`...). A field the client writes itself
+    /// (`model`, `input`, `instructions`, `tools`, `tool_choice`, `text`, `stream`) is replaced by it: set those through the request instead.
+    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
+
+    /// Asks for the encrypted content of the model's reasoning (`include:
+    /// ["reasoning.encrypted_content"]`) and sends each answer's reasoning items back with it,
+    /// so that a reasoning model (o3, o4-mini, the GPT-5 family) goes on from what it thought
+    /// before its calls rather than thinking again at every step. Requests are sent with
+    /// `store: false`, so the API keeps nothing between them: without the encrypted content,
+    /// the reasoning is lost. For reasoning models only: others refuse the `include`.
+    ///
+    /// With `with_body_field("store", json!(true))` the API keeps the items itself, and they
+    /// go back as they came, encrypted or not.
+    pub fn with_encrypted_reasoning(mut self) -> Self {
+        self.encrypted_reasoning = true;
+        self
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let declarations = request
+            .tools
+            .declarations_or_declare(Format::OpenAiResponses);
+        let aliases = &declarations.aliases;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        if let Some(instructions) = &request.instructions {
+            body.insert("instructions".into(), json!(instructions));
+        }
+        // The API keeps a reasoning item only when asked to store it; one it does not keep
+        // goes back with its encrypted content, or not at all.
+        let stored = self.extra.get("store") == Some(&Value::Bool(true));
+        let source = self.reasoning_source();
+        let input: Vec<Value> = (0..request.messages.len())
+            .flat_map(|i| items(&request.messages, i, aliases, stored, &source))
+            .collect();
+        body.insert("input".into(), Value::Array(input));
+        body.insert("store".into(), json!(false));
+        if self.encrypted_reasoning {
+            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
+        if let Some(format) = &request.response_format {
+            body.insert("text".into(), format.openai_responses());
+        }
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if request.offers_tools() {
+            body.insert("tools".into(), declarations.tools.clone());
+            let choice = match &request.tool_choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Tool(name) => {
+                    json!({ "type": "function", "name": aliases.provider_name(name) })
+                }
+            };
+            body.insert("tool_choice".into(), choice);
+            if let Some(parallel) = request.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
+        }
+        for (name, value) in &self.extra {
+            body.insert(name.clone(), value.clone());
+        }
+        // An `include` of the user's own keeps the encrypted reasoning asked for beside it.
+        if self.encrypted_reasoning {
+            if let Some(Value::Array(include)) = body.get_mut("include") {
+                let asked = json!("reasoning.encrypted_content");
+                if !include.contains(&asked) {
+                    include.push(asked);
+                }
+            }
+        }
+        Value::Object(body)
+    }
+
+    /// Who reads this client's encrypted reasoning back: its endpoint and model (an
+    /// organization's key encrypts it; another endpoint's would refuse it).
+    fn reasoning_source(&self) -> String {
+        format!("{} {}", self.url, self.model)
+    }
+
+    fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
+        crate::http::key_needed(
+            self.api_key.as_ref(),
+            &self.headers,
+            "authorization",
+            &self.url,
+            "api.openai.com",
+            "OPENAI_API_KEY",
+        )?;
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
+        let headers =
+            self.headers
+                .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;
+        Ok(JsonPost {
+            client: &self.client,
+            url: &self.url,
+            headers,
+            body,
+            retry: self.retry,
+            provider: PROVIDER,
+            sign: None,
+        })
+    }
+}
+
+fn responses_url(base_url: &str) -> String {
+    format!("{}/responses", base_url.trim_end_matches('/'))
+}
+
+/// Message `index` of `messages` as Responses input items. `stored` says whether the API
+/// keeps reasoning items itself (`store: true`); reasoning goes back to its `source` only.
+fn items(
+    messages: &[Message],
+    index: usize,
+    aliases: &Aliases,
+    stored: bool,
+    source: &str,
+) -> Vec<Value> {
+    let Some(message) = messages.get(index) else {
+        return Vec::new();
+    };
+    match message {
+        // Sent with the answer after it.
+        Message::Reasoning(_) => Vec::new(),
+        Message::User { text } => vec![json!({ "role": "user", "content": text })],
+        Message::Assistant { text, calls } => {
+            let text = text
+                .as_deref()
+                .filter(|t| !t.is_empty())
+                .map(|t| json!({ "role": "assistant", "content": t }));
+            let calls = calls.iter().enumerate().map(|(position, call)| {
+                let arguments = match &call.arguments {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                json!({
+                    "type": "function_call",
+                    "call_id": call_id_at(messages, index, position),
+                    "name": aliases.provider_name(&call.name),
+                    "arguments": arguments,
+                })
+            });
+            let answer: Vec<Value> = text.into_iter().chain(calls).collect();
+            if answer.is_empty() {
+                // A reasoning item must be followed by what it led to.
+                return answer;
+            }
+            let reasoning = reasoning_before(messages, index, REASONING_API, Some(source))
+                .iter()
+                .filter(|item| {
+                    stored || item.get("encrypted_content").is_some_and(Value::is_string)
+                })
+                .cloned();
+            reasoning.chain(answer).collect()
+        }
+        Message::Tool {
+            text,
+            images,
+            is_error,
+            ..
+        } => {
+            let images = images.iter().map(ToolImage::parts);
+            let text = flagged_error_text(text, *is_error);
+            let output = responses_function_call_output(&text, images);
+            vec![json!({
+                "type": "function_call_output",
+                "call_id": result_id_at(messages, index),
+                "output": output,
+            })]
+        }
+    }
+}
+
+/// The text, calls and usage of a Responses answer.
+fn response(answer: &Value, aliases: &Aliases, source: &str) -> Result<ModelResponse, ModelError> {
+    let calls = crate::assemble::answer_calls(PROVIDER, Format::OpenAiResponses, answer, aliases)?;
+    let output = answer
+        .get("output")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let text: String = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    // A refusal is a part of its own: it is the answer's text, and the reason it ended.
+    let refusal: String = output
+        .iter()
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
+        .filter_map(|part| part.get("refusal").and_then(Value::as_str))
+        .collect();
+    let refused = !refusal.is_empty();
+    let text = if text.is_empty() { refusal } else { text };
+    let thought: Vec<Value> = output
+        .iter()
+        .filter(|item| is_reasoning(item))
+        .cloned()
+        .collect();
+    let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let usage = Usage {
+        requests: 1,
+        input_tokens: count("/usage/input_tokens"),
+        output_tokens: count("/usage/output_tokens"),
+        cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
+        reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+    };
+    Ok(ModelResponse {
+        reasoning: Reasoning::given_by(REASONING_API, source, thought),
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage,
+        ending: if refused {
+            Ending::Declined
+        } else {
+            ending(finish_reason(answer).as_deref())
+        },
+        finish_reason: if refused {
+            Some("refusal".to_owned())
+        } else {
+            finish_reason(answer)
+        },
+    })
+}
+
+/// What a Responses answer's finish reason (its `status`, or an incomplete one's reason; a
+/// refusal read as `refusal`) says of how it ended.
+pub(crate) fn ending(reason: Option<&str>) -> Ending {
+    match reason {
+        Some("max_output_tokens") => Ending::CutAtLimit,
+        Some("content_filter" | "refusal") => Ending::Declined,
+        _ => Ending::Whole,
+    }
+}
+
+/// Whether an output item is a reasoning item.
+fn is_reasoning(item: &Value) -> bool {
+    item.get("type").and_then(Value::as_str) == Some("reasoning")
+}
+
+/// A Responses answer's finish reason: its `status`, or for an `incomplete` one the reason
+/// (`max_output_tokens`, `content_filter`).
+fn finish_reason(response: &Value) -> Option<String> {
+    let status = response.get("status").and_then(Value::as_str)?;
+    let reason = response
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str);
+    match (status, reason) {
+        ("incomplete", Some(reason)) => Some(reason.to_owned()),
+        _ => Some(status.to_owned()),
+    }
+}
+
+impl ChatModel for OpenAiResponsesModel {
+    fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let answer = self.post(self.body(request))?.send().await?;
+            let aliases = request.tools.aliases_for(Format::OpenAiResponses);
+            response(&answer, &aliases, &self.reasoning_source())
+        })
+    }
+
+    fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
+        let opening = Box::pin(async move {
+            let mut body = self.body(request);
+            body["stream"] = json!(true);
+            self.post(body)?.open().await
+        });
+        let aliases = request
+            .tools
+            .aliases_for(Format::OpenAiResponses)
+            .into_owned();
+        let decoder = stream_decoder(aliases, self.reasoning_source());
+        sse::events(opening, self.url.clone(), decoder)
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(Format::OpenAiResponses)
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+}
+
+/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
+pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
+    Box::new(Streamed {
+        answer: StreamedAnswer::new(aliases, ending),
+        refused: false,
+        ended: false,
+        thought: Vec::new(),
+        source,
+    })
+}
+
+/// What a streamed answer's events said so far: `response.output_text.delta`, function calls
+/// started by `response.output_item.added` and grown by
+/// `response.function_call_arguments.delta`, and the usage of `response.completed`.
+#[derive(Default)]
+struct Streamed {
+    answer: StreamedAnswer,
+    /// Whether a refusal came (`response.refusal.delta`): the reason the answer ended.
+    refused: bool,
+    /// Whether `response.completed` or `response.incomplete` came: a stream without either
+    /// was cut short.
+    ended: bool,
+    /// The reasoning items, each whole as `response.output_item.done` gives it.
+    thought: Vec<Value>,
+    /// Who gave it ([`Reasoning::source`]).
+    source: String,
+}
+
+impl Decoder for Streamed {
+    fn call_bytes(&self) -> usize {
+        self.answer.calls.bytes()
+    }
+
+    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+            provider: PROVIDER,
+            message: format!(
+                "a streamed event is not JSON ({e}): {}",
+                crate::http::body_start(data, 300)
+            ),
+        })?;
+        let index = event.get("output_index").and_then(Value::as_u64);
+        let field = |pointer: &str| event.pointer(pointer).and_then(Value::as_str);
+        match field("/type") {
+            Some("response.refusal.delta") => {
+                if let Some(piece) = field("/delta").filter(|p| !p.is_empty()) {
+                    self.answer.text.push_str(piece);
+                    deltas.push(piece.to_owned());
+                    self.refused = true;
+                }
+            }
+            Some("response.output_text.delta") => {
+                if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
+                    self.answer.text.push_str(text);
+                    deltas.push(text.to_owned());
+                }
+            }
+            Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
+                self.answer.calls.push(
+                    index,
+                    field("/item/call_id"),
+                    field("/item/name"),
+                    field("/item/arguments"),
+                );
+            }
+            Some("response.output_item.done") => {
+                if let Some(item) = event.get("item").filter(|item| is_reasoning(item)) {
+                    self.thought.push(item.clone());
+                }
+            }
+            Some("response.function_call_arguments.delta") => {
+                self.answer.calls.push(index, None, None, field("/delta"));
+            }
+            Some("response.completed") | Some("response.incomplete") => {
+                let response = event.get("response").unwrap_or(&Value::Null);
+                let count = |pointer: &str| {
+                    response
+                        .pointer(pointer)
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                self.answer.usage = Usage {
+                    requests: 1,
+                    input_tokens: count("/usage/input_tokens"),
+                    output_tokens: count("/usage/output_tokens"),
+                    cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
+                    reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+                };
+                self.answer.finish_reason = if self.refused {
+                    Some("refusal".to_owned())
+                } else {
+                    finish_reason(response)
+                };
+                self.ended = true;
+                return Ok(true);
+            }
+            Some("response.failed") | Some("error") => {
+                let message = field("/response/error/message")
+                    .or_else(|| field("/message"))
+                    .or_else(|| field("/error/message"))
+                    .unwrap_or("the response failed");
+                return Err(ModelError::Status {
+                    provider: PROVIDER,
+                    status: 200,
+                    message: message.to_owned(),
+                    attempts: 1,
+                });
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn cut_short(&self) -> Option<ModelError> {
+        (!self.ended).then(|| ModelError::Malformed {
+            provider: PROVIDER,
+            message: "the stream ended before its response.completed event".into(),
+        })
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let thought = std::mem::take(&mut self.thought);
+        self.answer.reasoning = Reasoning::given_by(REASONING_API, &self.source, thought);
+        self.answer.finish()
+    }
+}
+
+impl std::fmt::Debug for OpenAiResponsesModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponsesModel")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("headers", &self.headers)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::ToolCall;
+
+    /// The endpoint and model these tests' reasoning comes from.
+    const HERE: &str = "http://openai.test/v1/responses gpt-5-mini";
+
+    #[test]
+    fn calls_and_results_become_function_call_items() {
+        let call = Message::Assistant {
+            text: Some("Adding.".into()),
+            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
+        };
+        assert_eq!(
+            items(&[call], 0, &Aliases::default(), false, HERE),
+            [
+                json!({ "role": "assistant", "content": "Adding." }),
+                json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
+            ]
+        );
+        let result = Message::Tool {
+            call_id: Some("fc_1".into()),
+            name: "add".into(),
+            text: "1".into(),
+            is_error: false,
+            images: Vec::new(),
+        };
+        assert_eq!(
+            items(
+                std::slice::from_ref(&result),
+                0,
+                &Aliases::default(),
+                false,
+                HERE
+            ),
+            [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
+        );
+    }
+
+    #[test]
+    fn a_call_without_an_id_and_its_result_get_the_same_one() {
+        // A Gemini model's call, carried over after a fallback.
+        let messages = [
+            Message::Assistant {
+                text: None,
+                calls: vec![ToolCall {
+                    id: None,
+                    name: "add".into(),
+                    arguments: json!({}),
+                }],
+            },
+            Message::Tool {
+                call_id: None,
+                name: "add".into(),
+                text: "1".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+        ];
+        let aliases = Aliases::default();
+        let call = items(&messages, 0, &aliases, false, HERE);
+        let result = items(&messages, 1, &aliases, false, HERE);
+        let id = &call[0]["call_id"];
+        assert!(id.as_str().is_some_and(|id| !id.is_empty()), "{call:?}");
+        assert_eq!(&result[0]["call_id"], id);
+    }
+
+    #[test]
+    fn a_results_images_go_with_its_text_as_input_images() {
+        let result = Message::Tool {
+            call_id: Some("fc_1".into()),
+            name: "chart".into(),
+            text: "the chart".into(),
+            is_error: false,
+            images: vec![tool_model::ToolImage {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            }],
+        };
+        assert_eq!(
+            items(
+                std::slice::from_ref(&result),
+                0,
+                &Aliases::default(),
+                false,
+                HERE
+            ),
+            [
+                json!({ "type": "function_call_output", "call_id": "fc_1", "output": [
+                { "type": "input_text", "text": "the chart" },
+                { "type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=" }
+            ] })
+            ]
+        );
+    }
+
+    #[test]
+    fn an_incomplete_answer_says_why_and_a_refusal_is_its_text() {
+        let cut = json!({ "status": "incomplete",
+            "incomplete_details": { "reason": "max_output_tokens" },
+            "output": [{ "type": "message", "content": [{ "type": "output_text", "text": "Par" }] }] });
+        let parsed = response(&cut, &Aliases::default(), HERE).unwrap();
+        assert_eq!(parsed.finish_reason.as_deref(), Some("max_output_tokens"));
+        let refused = json!({ "status": "completed",
+            "output": [{ "type": "message", "content": [{ "type": "refusal", "refusal": "No." }] }] });
+        let parsed = response(&refused, &Aliases::default(), HERE).unwrap();
+        assert_eq!(parsed.text.as_deref(), Some("No."));
+        assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
+    }
+
+    fn rs(id: &str, encrypted: Option<&str>) -> Value {
+        let mut item = json!({ "type": "reasoning", "id": id, "summary": [] });
+        if let Some(content) = encrypted {
+            item["encrypted_content"] = json!(content);
+        }
+        item
+    }
+
+    #[test]
+    fn encrypted_reasoning_goes_back_before_its_answer_and_only_there() {
+        let thought = |api: &str, blocks: Vec<Value>| {
+            Message::Reasoning(Reasoning {
+                api: api.into(),
+                source: Some(HERE.into()),
+                blocks,
+            })
+        };
+        let answer = Message::Assistant {
+            text: None,
+            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
+        };
+        let call = json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" });
+        let ours = thought(
+            REASONING_API,
+            vec![rs("rs_1", Some("gAAA")), rs("rs_2", None)],
+        );
+        let messages = [ours.clone(), answer.clone()];
+        let sent = |messages: &[Message], stored: bool| -> Vec<Value> {
+            (0..messages.len())
+                .flat_map(|i| items(messages, i, &Aliases::default(), stored, HERE))
+                .collect()
+        };
+        // Not stored: the item the API can read back, with its encrypted content, as it came.
+        assert_eq!(
+            sent(&messages, false),
+            [rs("rs_1", Some("gAAA")), call.clone()]
+        );
+        // Stored: every item, the API finds the others by id.
+        assert_eq!(
+            sent(&messages, true),
+            [rs("rs_1", Some("gAAA")), rs("rs_2", None), call.clone()]
+        );
+        // Another API's reasoning stays out.
+        let theirs = [
+            thought("anthropic", vec![rs("rs_1", Some("gAAA"))]),
+            answer.clone(),
+        ];
+        assert_eq!(sent(&theirs, false), std::slice::from_ref(&call));
+        // So does the reasoning of another endpoint or model (a fallback's, another
+        // organization's, which this one could not decrypt); one from before sources goes.
+        let mut elsewhere = ours.clone();
+        let mut unnamed = ours.clone();
+        if let (Message::Reasoning(elsewhere), Message::Reasoning(unnamed)) =
+            (&mut elsewhere, &mut unnamed)
+        {
+            elsewhere.source = Some("http://azure.test/openai/v1/responses gpt-5".into());
+            unnamed.source = None;
+        }
+        assert_eq!(
+            sent(&[elsewhere, answer.clone()], false),
+            std::slice::from_ref(&call)
+        );
+        assert_eq!(
+            sent(&[unnamed, answer], false),
+            [rs("rs_1", Some("gAAA")), call]
+        );
+        // A reasoning item with no answer after it to send is left out with the answer.
+        let empty = Message::Assistant {
+            text: Some(String::new()),
+            calls: Vec::new(),
+        };
+        assert_eq!(sent(&[ours, empty], false), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn encrypted_reasoning_is_asked_for_only_when_wanted() {
+        let request = ModelRequest::new(vec![Message::User { text: "Hi".into() }]);
+        let plain = OpenAiResponsesModel::new("gpt-4.1").body(&request);
+        assert_eq!(plain.get("include"), None);
+        let theirs = OpenAiResponsesModel::new("gpt-5-mini")
+            .with_body_field("include", json!(["message.output_text.logprobs"]))
+            .with_encrypted_reasoning()
+            .body(&request);
+        assert_eq!(
+            theirs["include"],
+            json!([
+                "message.output_text.logprobs",
+                "reasoning.encrypted_content"
+            ])
+        );
+        let reasoning = OpenAiResponsesModel::new("gpt-5-mini")
+            .with_encrypted_reasoning()
+            .body(&request);
+        assert_eq!(reasoning["include"], json!(["reasoning.encrypted_content"]));
+        assert_eq!(reasoning["store"], json!(false));
+    }
+
+    #[test]
+    fn reasoning_items_are_kept_whole_and_streamed() {
+        let answer = json!({ "status": "completed", "output": [
+            rs("rs_1", Some("gAAA")),
+            { "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{}" }
+        ] });
+        let kept = response(&answer, &Aliases::default(), HERE)
+            .unwrap()
+            .reasoning;
+        let expected = Some(Reasoning {
+            api: REASONING_API.into(),
+            source: Some(HERE.into()),
+            blocks: vec![rs("rs_1", Some("gAAA"))],
+        });
+        assert_eq!(kept, expected);
+
+        let mut decoder = stream_decoder(Aliases::default(), HERE.into());
+        let mut deltas = Vec::new();
+        let events = [
+            json!({ "type": "response.output_item.added", "output_index": 0, "item": rs("rs_1", None) }),
+            json!({ "type": "response.output_item.done", "output_index": 0, "item": rs("rs_1", Some("gAAA")) }),
+            json!({ "type": "response.completed", "response": { "status": "completed" } }),
+        ];
+        for event in events {
+            decoder.data(&event.to_string(), &mut deltas).unwrap();
+        }
+        assert_eq!(decoder.finish().reasoning, expected);
+    }
+
+    #[test]
+    fn text_calls_and_usage_are_read_from_the_answer() {
+        let answer = json!({
+            "id": "resp_1", "object": "response", "status": "completed",
+            "output": [
+                { "type": "reasoning", "id": "rs_1", "summary": [] },
+                { "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "Adding." }] },
+                { "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1,\"b\":2}" }
+            ],
+            "usage": { "input_tokens": 30, "output_tokens": 20,
+                "input_tokens_details": { "cached_tokens": 10 },
+                "output_tokens_details": { "reasoning_tokens": 12 } }
+        });
+        let response = response(&answer, &Aliases::default(), HERE).unwrap();
+        assert_eq!(response.text.as_deref(), Some("Adding."));
+        assert_eq!(
+            response.calls,
+            vec![ToolCall::new("fc_1", "add", json!({ "a": 1, "b": 2 }))]
+        );
+        assert_eq!(response.usage.reasoning_tokens, 12);
+        assert_eq!(response.usage.cached_input_tokens, 10);
+    }
+}
