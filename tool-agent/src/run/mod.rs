@@ -1,6 +1,7 @@
 //! The loop: request, run the calls, send the results, until an answer or a stop condition.
 //! Resuming an interrupted run is in `resume`.
 
+mod decide;
 mod output;
 mod resume;
 
@@ -24,6 +25,7 @@ use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 use crate::scope::InvocationScope;
+use decide::{decide, Answer, Standing, StepDecision};
 use output::OutputCheck;
 use tool_model::message::{Message, Usage};
 use tool_model::ModelEvent;
@@ -309,87 +311,60 @@ impl<'a> Run<'a> {
                 finish_reason: response.finish_reason,
                 ending: response.ending,
             };
-            if calls.is_empty() {
-                let ending = step.ending;
-                paused.push_str(step.text.as_deref().unwrap_or_default());
-                let text = match ending {
-                    Ending::Paused => paused.clone(),
-                    _ => std::mem::take(&mut paused),
-                };
-                let reason = step.finish_reason.clone().unwrap_or_default();
-                self.push_step(step);
-                // An answer cut short or declined is not checked: it ends the run as it is.
-                match ending {
-                    Ending::CutAtLimit => return self.done(StopReason::Truncated { reason }, text),
-                    Ending::Declined => return self.done(StopReason::Declined { reason }, text),
-                    // A call written wrong is a failed step when tools are on: the model is
-                    // told and asked again, or on the last step, asked for its answer at the
-                    // limit; without that request the run stops at its limit, as any run
-                    // whose model still calls tools.
-                    Ending::MalformedCall
-                        if !at_limit && self.request.tool_choice != ToolChoice::None =>
-                    {
-                        if let Some(failure) = self.count_malformed(index, &reason) {
-                            return self.fail(failure);
-                        }
-                        let steps = self.options.max_steps;
-                        if index.saturating_add(1) >= steps && !self.options.answer_at_limit {
-                            return self.done(StopReason::MaxSteps { steps }, text);
-                        }
-                        self.ask_again(&reason);
-                        continue;
-                    }
-                    // A turn the API paused (Anthropic's `pause_turn`, a long turn of its
-                    // server tools) stays last in the transcript as it came, and the model is
-                    // asked again at once, with nothing added: it goes on with the turn. Each
-                    // continuation is a step, bound by the limits as any other; at the limit,
-                    // the run ends with what came.
-                    Ending::Paused => {
-                        let stop = self.steps.last().and_then(|step| self.stop_after(step));
-                        if let Some(reason) = limit.or(stop) {
-                            return self.done(reason, text);
-                        }
-                        continue;
-                    }
-                    _ => {}
-                }
-                let checked = match &self.output_check {
-                    Ok(Some(check)) => Some(check.check(&text)),
-                    _ => None,
-                };
-                // Another answer needs a step that can still ask with tools, or one more
-                // request at the limit.
-                let room = index.saturating_add(1) < self.options.max_steps
-                    || self.options.answer_at_limit;
-                match checked {
-                    None => {}
-                    Some(Ok(answer)) => self.output = Some(answer),
-                    Some(Err(told)) if !at_limit && room && self.output_retries > 0 => {
-                        self.output_retries -= 1;
-                        self.emit(RunEvent::OutputRejected {
-                            step: index,
-                            told: told.clone(),
-                        });
-                        // An empty answer is left out: APIs refuse an empty message before
-                        // the last.
-                        if text.trim().is_empty() {
-                            self.request.messages.pop();
-                            if let Some(Message::Reasoning(_)) = self.request.messages.last() {
-                                self.request.messages.pop();
-                            }
-                        }
-                        self.request.messages.push(Message::user(told));
-                        continue;
-                    }
-                    Some(Err(told)) => return self.fail(RunFailure::Output(told)),
-                }
-                let reason = limit.unwrap_or(StopReason::Finished);
-                return self.done(reason, text);
-            }
             // A paused turn that goes on with calls of the run's tools: its text is a step's,
             // as any text beside calls.
-            paused.clear();
-            match self.act(step, &calls).await {
+            let has_calls = !calls.is_empty();
+            match has_calls {
+                true => paused.clear(),
+                false => paused.push_str(step.text.as_deref().unwrap_or_default()),
+            }
+            let text = match step.ending {
+                Ending::Paused => paused.clone(),
+                _ => std::mem::take(&mut paused),
+            };
+            let reason = step.finish_reason.clone().unwrap_or_default();
+            let answer = Answer {
+                ending: step.ending,
+                has_calls,
+                text: &text,
+                reason: &reason,
+            };
+            let standing = self.standing(index, limit);
+            let decision = decide(
+                answer,
+                &standing,
+                || self.stop_after(&step),
+                |text| match &self.output_check {
+                    Ok(Some(check)) => Some(check.check(text)),
+                    _ => None,
+                },
+            );
+            let outcome = match decision {
+                StepDecision::RunCalls => self.act(step, &calls).await,
+                decision => {
+                    self.push_step(step);
+                    match decision {
+                        StepDecision::End(stop, output) => {
+                            if output.is_some() {
+                                self.output = output;
+                            }
+                            Outcome::Done(stop, text)
+                        }
+                        StepDecision::Fail(failure) => Outcome::Failed(failure),
+                        StepDecision::AskAgain => {
+                            self.failed_steps = self.failed_steps.saturating_add(1);
+                            self.ask_again(&reason);
+                            Outcome::Continue
+                        }
+                        StepDecision::Retell(told) => {
+                            self.retell(index, &text, told);
+                            Outcome::Continue
+                        }
+                        StepDecision::GoOn | StepDecision::RunCalls => Outcome::Continue,
+                    }
+                }
+            };
+            match outcome {
                 Outcome::Continue => {}
                 Outcome::Done(reason, text) => return self.done(reason, text),
                 Outcome::Failed(failure) => return self.fail(failure),
@@ -531,17 +506,36 @@ impl<'a> Run<'a> {
         records.into_iter().map(|(_, record)| record).collect()
     }
 
-    /// After an answer whose call the API could not read: the step counts as failed. The
-    /// failure that ends the run, when there were too many in a row.
-    fn count_malformed(&mut self, index: usize, reason: &str) -> Option<RunFailure> {
-        self.failed_steps = self.failed_steps.saturating_add(1);
-        let max_failed = self.options.max_failed_steps;
-        (max_failed > 0 && self.failed_steps >= max_failed).then(|| {
-            RunFailure::TooManyFailedSteps {
-                steps: self.failed_steps,
-                last: format!("step {index}: the model's tool call was malformed ({reason})"),
+    /// Where the run stands when the answer of step `index` comes, having reached `limit`.
+    fn standing(&self, index: usize, limit: Option<StopReason>) -> Standing {
+        Standing {
+            index,
+            limit,
+            tools_on: self.request.tool_choice != ToolChoice::None,
+            max_steps: self.options.max_steps,
+            answer_at_limit: self.options.answer_at_limit,
+            failed_steps: self.failed_steps,
+            max_failed_steps: self.options.max_failed_steps,
+            output_retries: self.output_retries,
+        }
+    }
+
+    /// Tells the model what is wrong with its answer of step `index` against the run's output
+    /// schema, for it to answer again.
+    fn retell(&mut self, index: usize, text: &str, told: String) {
+        self.output_retries = self.output_retries.saturating_sub(1);
+        self.emit(RunEvent::OutputRejected {
+            step: index,
+            told: told.clone(),
+        });
+        // An empty answer is left out: APIs refuse an empty message before the last.
+        if text.trim().is_empty() {
+            self.request.messages.pop();
+            if let Some(Message::Reasoning(_)) = self.request.messages.last() {
+                self.request.messages.pop();
             }
-        })
+        }
+        self.request.messages.push(Message::user(told));
     }
 
     /// Tells the model its call could not be read, for it to call again.
