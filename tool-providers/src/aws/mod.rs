@@ -1,25 +1,22 @@
-//! AWS's own machinery, for the Bedrock client: Signature Version 4, and credentials found as
-//! the AWS CLI finds them (the environment, the shared profile files, STS roles, AWS SSO, a
-//! `credential_process`, a container's or an EC2 instance's role).
+//! AWS's machinery, for the Bedrock client: credentials found as the AWS SDKs find them (by
+//! `aws-config`), and requests signed with Signature Version 4 (by `aws-sigv4`).
 
-mod credential_chain;
-mod found;
-mod metadata;
-mod process;
-mod profile_files;
-pub(crate) mod sigv4;
-mod sso;
-mod sso_token;
-mod sts;
-mod time;
+mod chain;
+mod credentials;
+pub(crate) mod signing;
 
-pub use credential_chain::AwsCredentialChain;
-pub(crate) use found::Issued;
-pub(crate) use process::read_printed;
-pub(crate) use profile_files::{split_command, ProfileFiles};
-pub(crate) use time::parse_time;
+pub use chain::AwsCredentialChain;
+pub use credentials::AwsCredentials;
 
-pub use sigv4::AwsCredentials;
+/// The region the process's environment names: `AWS_REGION`, else `AWS_DEFAULT_REGION`
+/// (botocore's); `None` when neither is set, or it is not a region name (with a warning).
+pub(crate) fn environment_region() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    checked_region(
+        var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")),
+        "AWS_REGION (or AWS_DEFAULT_REGION)",
+    )
+}
 
 /// Whether `region` can stand in a host name as a region (`us-east-1`, `cn-north-1`,
 /// `us-gov-west-1`): lower-case letters, digits and inner `-`, at most 63 characters. A region

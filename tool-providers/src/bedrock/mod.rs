@@ -16,7 +16,9 @@ use tool_core::provider::{Aliases, Format};
 use messages::{messages, takes_result_status};
 pub(crate) use stream::{event_reader, stream_decoder};
 
-use crate::aws::{dns_suffix, sigv4, AwsCredentialChain, AwsCredentials};
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
+
+use crate::aws::{dns_suffix, environment_region, signing, AwsCredentialChain, AwsCredentials};
 use crate::aws_frames::FrameReader;
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
 use crate::sse;
@@ -65,6 +67,11 @@ pub struct BedrockModel {
     region: String,
     /// Whether the region was set with `with_region`, rather than found.
     region_chosen: bool,
+    /// Whether the region is to be read from the profile at the first request: none was
+    /// given in code or in the environment, and no base URL.
+    region_pending: bool,
+    /// The profile's region and its URLs, once read.
+    found: Arc<tokio::sync::OnceCell<Target>>,
     api_key: Option<ApiKey>,
     headers: ExtraHeaders,
     credentials: Credentials,
@@ -95,7 +102,9 @@ impl BedrockModel {
     /// credentials.
     pub fn new(model: impl Into<String>) -> Self {
         let chain = AwsCredentialChain::from_env();
-        let region = chain.region().unwrap_or_else(|| "us-east-1".to_owned());
+        let from_env = environment_region();
+        let region_pending = from_env.is_none();
+        let region = from_env.unwrap_or_else(|| DEFAULT_REGION.to_owned());
         let model = model.into();
         let endpoint = regional_endpoint(&region);
         BedrockModel {
@@ -106,6 +115,8 @@ impl BedrockModel {
             model,
             region,
             region_chosen: false,
+            region_pending,
+            found: Arc::default(),
             api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
             headers: ExtraHeaders::default(),
             credentials: Credentials::Chain(Arc::new(chain)),
@@ -121,6 +132,7 @@ impl BedrockModel {
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
         self.set_region(region.into());
         self.region_chosen = true;
+        self.region_pending = false;
         self
     }
 
@@ -137,6 +149,7 @@ impl BedrockModel {
     pub fn with_base_url(mut self, base_url: &str) -> Self {
         self.point_at(base_url);
         self.base_url = Some(base_url.to_owned());
+        self.region_pending = false;
         self
     }
 
@@ -171,24 +184,26 @@ impl BedrockModel {
     pub fn with_profile(mut self, profile: &str) -> Self {
         let chain = AwsCredentialChain::from_env().with_profile(profile);
         if !self.region_chosen {
-            self.set_region(chain.region().unwrap_or_else(|| "us-east-1".to_owned()));
+            let from_env = environment_region();
+            self.region_pending = from_env.is_none() && self.base_url.is_none();
+            self.set_region(from_env.unwrap_or_else(|| DEFAULT_REGION.to_owned()));
         }
         self.with_credential_chain(chain)
     }
 
-    /// Where the AWS credentials to sign with come from, asked once for each request: for
-    /// temporary credentials that expire and are renewed, by a task of yours that keeps the
-    /// current ones (say in an `Arc<RwLock<AwsCredentials>>`) for this to read. An error it
-    /// gives (any error: `?` converts one, and `"text".into()` makes one) fails the request
-    /// with [`ModelError::Setup`], naming it. An API key, if there is one, is used instead.
-    pub fn with_credentials_provider(
-        mut self,
-        provider: impl Fn() -> Result<AwsCredentials, Box<dyn std::error::Error + Send + Sync>>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Self {
-        self.credentials = Credentials::Provider(Arc::new(provider));
+    /// Where the AWS credentials to sign with come from: any provider of the AWS SDK's
+    /// (`aws_credential_types::provider::ProvideCredentials`), such as your own
+    /// `aws_config::load_defaults(..).await.credentials_provider()`, or
+    /// `aws_credential_types::credential_fn::provide_credentials_fn(|| async { .. })` for
+    /// credentials your code renews. Credentials with an expiry are kept until ten minutes
+    /// before it; those without are asked for at each request. A provider's error fails the
+    /// request with [`ModelError::Setup`], naming it. An API key, if there is one, is used
+    /// instead.
+    pub fn with_credentials_provider(mut self, provider: impl ProvideCredentials + 'static) -> Self {
+        self.credentials = Credentials::Provider(Arc::new(Provided {
+            provider: SharedCredentialsProvider::new(provider),
+            kept: std::sync::Mutex::new(None),
+        }));
         self
     }
 
@@ -281,11 +296,39 @@ impl BedrockModel {
         Value::Object(body)
     }
 
-    async fn post<'a>(&'a self, url: &'a str, body: Value) -> Result<JsonPost<'a>, ModelError> {
+    /// The region requests are signed for and the URLs they go to: those known when the client
+    /// was made, or the profile's region's, read at the first request when neither code nor
+    /// the environment named a region (else `us-east-1`).
+    async fn target(&self) -> (&str, &str, &str) {
+        if !self.region_pending {
+            return (&self.region, &self.url, &self.stream_url);
+        }
+        let found = self
+            .found
+            .get_or_init(|| async {
+                let region = match &self.credentials {
+                    Credentials::Chain(chain) => chain.region().await,
+                    _ => None,
+                };
+                let region = region.unwrap_or_else(|| self.region.clone());
+                let endpoint = regional_endpoint(&region);
+                Target {
+                    url: converse_url(&endpoint, &self.model, "converse"),
+                    stream_url: converse_url(&endpoint, &self.model, "converse-stream"),
+                    region,
+                }
+            })
+            .await;
+        (&found.region, &found.url, &found.stream_url)
+    }
+
+    async fn post<'a>(&'a self, streamed: bool, body: Value) -> Result<JsonPost<'a>, ModelError> {
+        let (region, url, stream_url) = self.target().await;
+        let url = if streamed { stream_url } else { url };
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         // The region names the host the key or the signature goes to.
-        if self.base_url.is_none() && !crate::aws::is_region(&self.region) {
+        if self.base_url.is_none() && !crate::aws::is_region(region) {
             return Err(ModelError::Setup(
                 "the Bedrock region is not a region name (lower-case letters, digits and '-'): \
                  set one with with_region or AWS_REGION"
@@ -301,11 +344,10 @@ impl BedrockModel {
                 let credentials = self.credentials.current().await?;
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
-                let region = self.region.as_str();
                 let extra = self.headers.pairs()?;
                 let signed = move |body: &[u8]| {
                     let now = SystemTime::now();
-                    sigv4::signed_headers(url, region, &credentials, &extra, body, now)
+                    signing::signed_headers(url, region, &credentials, &extra, body, now)
                 };
                 let headers = signed(&body)?;
                 sign = Some(Box::new(signed));
@@ -324,16 +366,40 @@ impl BedrockModel {
     }
 }
 
-/// The AWS credentials a client signs with: given once, or asked for at each request.
+/// The AWS credentials a client signs with: given once, found by the chain, or asked of a
+/// provider.
 #[derive(Clone)]
 enum Credentials {
     Fixed(AwsCredentials),
     Chain(Arc<AwsCredentialChain>),
-    Provider(Arc<dyn Fn() -> Result<AwsCredentials, ProviderError> + Send + Sync>),
+    Provider(Arc<Provided>),
 }
 
-/// What a credentials provider's error becomes: any error, or its text.
-type ProviderError = Box<dyn std::error::Error + Send + Sync>;
+/// A provider's credentials, and the last ones while they last.
+struct Provided {
+    provider: SharedCredentialsProvider,
+    kept: std::sync::Mutex<Option<(AwsCredentials, SystemTime)>>,
+}
+
+/// A provider's credentials are asked for again once they expire within this.
+const PROVIDED_REFRESH: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+impl Provided {
+    async fn current(&self) -> Result<AwsCredentials, ModelError> {
+        let lock = || self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fresh_until = SystemTime::now() + PROVIDED_REFRESH;
+        if let Some((credentials, _)) = lock().as_ref().filter(|(_, ends)| *ends > fresh_until) {
+            return Ok(credentials.clone());
+        }
+        let given = self.provider.provide_credentials().await.map_err(|e| {
+            let why = crate::http::error_chain(&e);
+            ModelError::Setup(format!("the AWS credentials provider failed: {why}"))
+        })?;
+        let credentials = AwsCredentials::from(&given);
+        *lock() = given.expiry().map(|ends| (credentials.clone(), ends));
+        Ok(credentials)
+    }
+}
 
 impl Credentials {
     /// The credentials to sign the next request with.
@@ -341,10 +407,7 @@ impl Credentials {
         match self {
             Credentials::Fixed(credentials) => Ok(credentials.clone()),
             Credentials::Chain(chain) => chain.credentials().await,
-            Credentials::Provider(provider) => provider().map_err(|e| {
-                let why = crate::http::error_chain(e.as_ref());
-                ModelError::Setup(format!("the AWS credentials provider failed: {why}"))
-            }),
+            Credentials::Provider(provided) => provided.current().await,
         }
     }
 }
@@ -359,6 +422,16 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
+/// The region when neither code, the environment nor the profile names one.
+const DEFAULT_REGION: &str = "us-east-1";
+
+/// A region and the URLs of its endpoint.
+struct Target {
+    region: String,
+    url: String,
+    stream_url: String,
+}
+
 fn regional_endpoint(region: &str) -> String {
     let suffix = dns_suffix(region);
     format!("https://bedrock-runtime.{region}.{suffix}")
@@ -369,7 +442,7 @@ fn converse_url(base_url: &str, model: &str, operation: &str) -> String {
     format!(
         "{}/model/{}/{operation}",
         base_url.trim_end_matches('/'),
-        sigv4::uri_encode(model, false)
+        crate::percent::uri_encode(model, false)
     )
 }
 
@@ -452,7 +525,7 @@ impl ChatModel for BedrockModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self
-                .post(&self.url, self.body(request))
+                .post(false, self.body(request))
                 .await?
                 .send()
                 .await?;
@@ -464,7 +537,7 @@ impl ChatModel for BedrockModel {
     fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
         let opening = Box::pin(async move {
             let body = self.body(request);
-            self.post(&self.stream_url, body).await?.open().await
+            self.post(true, body).await?.open().await
         });
         let aliases = request.tools.aliases_for(Format::Bedrock).into_owned();
         let decoder = stream::stream_decoder(aliases);
@@ -877,7 +950,7 @@ mod tests {
             ("AWS_EC2_METADATA_DISABLED", "true"),
         ];
         model.credentials = Credentials::Chain(Arc::new(AwsCredentialChain::from_vars(nowhere)));
-        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})).await else {
+        let Err(ModelError::Setup(message)) = model.post(false, json!({})).await else {
             panic!("a setup error");
         };
         assert!(message.contains("AWS_BEARER_TOKEN_BEDROCK"), "{message}");
@@ -888,27 +961,33 @@ mod tests {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let asked = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&asked);
-        let mut model = model().with_credentials_provider(move || {
+        let provider = aws_credential_types::credential_fn::provide_credentials_fn(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst);
-            match n {
-                0 => Ok(AwsCredentials::new("AKID1", "secret-1")),
-                1 => Ok(AwsCredentials::new("AKID2", "secret-2")),
-                _ => Err("the token file is gone".into()),
+            async move {
+                use aws_credential_types::provider::error::CredentialsError;
+                use aws_credential_types::Credentials;
+                match n {
+                    0 => Ok(Credentials::new("AKID1", "secret-1", None, None, "test")),
+                    1 => Ok(Credentials::new("AKID2", "secret-2", None, None, "test")),
+                    _ => Err(CredentialsError::provider_error("the token file is gone")),
+                }
             }
         });
+        let mut model = model().with_credentials_provider(provider);
         model.api_key = None;
         async fn key_id(model: &BedrockModel) -> String {
-            let post = model.post(&model.url, json!({})).await.unwrap();
+            let post = model.post(false, json!({})).await.unwrap();
             let signed = post.headers[AUTHORIZATION].to_str().unwrap().to_owned();
             signed.split('/').next().unwrap_or_default().to_owned()
         }
         assert!(key_id(&model).await.ends_with("AKID1"));
         assert!(key_id(&model).await.ends_with("AKID2"));
-        let Err(ModelError::Setup(message)) = model.post(&model.url, json!({})).await else {
+        let Err(ModelError::Setup(message)) = model.post(false, json!({})).await else {
             panic!("a setup error");
         };
         assert!(
-            message.contains("credentials provider failed: the token file is gone"),
+            message.contains("credentials provider failed:")
+                && message.ends_with("the token file is gone"),
             "{message}"
         );
         assert_eq!(asked.load(Ordering::SeqCst), 3);
@@ -918,7 +997,7 @@ mod tests {
     #[tokio::test]
     async fn an_api_key_wins_over_credentials_and_neither_shows_in_debug() {
         let model = model().with_credentials(AwsCredentials::new("AKID", "the-secret"));
-        let post = model.post(&model.url, json!({})).await.unwrap();
+        let post = model.post(false, json!({})).await.unwrap();
         assert_eq!(post.headers[AUTHORIZATION], "Bearer k");
         let shown = format!("{model:?}");
         assert!(
