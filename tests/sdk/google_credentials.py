@@ -22,34 +22,38 @@ import os
 import sys
 
 
-def redirected():
-    """google-auth's own transport, sending what it addresses to Google's token endpoint to
-    AI_TOOL_TEST_OAUTH_ROOT instead (google-auth always sends user credentials there): the
-    request is google-auth's, only its host is the test's."""
-    import google.auth.transport.requests
+def redirect_token_endpoint():
+    """Sends what google-auth's own transport addresses to Google's token endpoint to
+    AI_TOOL_TEST_OAUTH_ROOT instead (google-auth always sends user credentials there), for
+    every client here (google-auth, google-genai, anthropic's AnthropicVertex): the requests
+    are theirs, only the host is the test's."""
+    root = os.environ.get("AI_TOOL_TEST_OAUTH_ROOT")
+    if not root:
+        return
+    import google.auth.transport.requests as transport
 
-    class Redirected(google.auth.transport.requests.Request):
-        def __call__(self, url, *args, **kwargs):
-            google_endpoint = "https://oauth2.googleapis.com"
-            root = os.environ.get("AI_TOOL_TEST_OAUTH_ROOT")
-            if root and url.startswith(google_endpoint + "/"):
-                url = root + url[len(google_endpoint):]
-            return super().__call__(url, *args, **kwargs)
+    google_endpoint = "https://oauth2.googleapis.com"
+    original = transport.Request.__call__
 
-    return Redirected
+    def call(self, url, *args, **kwargs):
+        if url.startswith(google_endpoint + "/"):
+            url = root + url[len(google_endpoint):]
+        return original(self, url, *args, **kwargs)
+
+    transport.Request.__call__ = call
 
 
 def main():
     try:
+        redirect_token_endpoint()
         if sys.argv[1] == "token":
             import google.auth
-
-            Redirected = redirected()
+            import google.auth.transport.requests
 
             credentials, project = google.auth.default(
                 scopes=["https://www.googleapis.com/auth/cloud-platform"]
             )
-            credentials.refresh(Redirected())
+            credentials.refresh(google.auth.transport.requests.Request())
             print(json.dumps({
                 "token": credentials.token,
                 "project": project,

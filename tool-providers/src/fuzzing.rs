@@ -86,7 +86,7 @@ pub fn stream_events<'c>(
 /// A kind of credential material the clients read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CredentialText {
-    /// A Google key file (service account or authorized user), and its PEM private key.
+    /// A Google credentials file: its `type` and the projects it names.
     GoogleKeyFile,
 }
 
@@ -101,10 +101,9 @@ impl CredentialText {
 pub fn read_credentials(kind: CredentialText, text: &str) -> Result<String, String> {
     match kind {
         CredentialText::GoogleKeyFile => {
-            let file = crate::google::KeyFile::parse(text, "the key file")?;
-            if let crate::google::KeyFile::ServiceAccount { private_key, .. } = &file {
-                crate::google::ServiceAccountKey::from_pem(private_key, None)?;
-            }
+            // Only the reading of the file is ours; google-cloud-auth makes the credentials,
+            // and would start fetching a token at once.
+            crate::google::KeyFile::parse(text, "the key file")?;
             Ok("a key file".to_owned())
         }
     }
@@ -124,8 +123,12 @@ mod tests {
                 assert!(!error.contains("secret-"), "{kind:?}: {error}");
             }
         }
-        let key_file = r#"{"type": "service_account", "client_email": 7, "private_key": "secret-abcdefghijklmn"}"#;
+        // A `type` that is not Google's is refused without being quoted.
+        let key_file = r#"{"type": "secret-abcdefghijklmn", "private_key": "secret-bits"}"#;
         let error = read_credentials(CredentialText::GoogleKeyFile, key_file).unwrap_err();
+        assert!(!error.contains("secret-"), "{error}");
+        let not_json = r#"{"type": "service_account", "private_key": "secret-abcdefghijklmn"#;
+        let error = read_credentials(CredentialText::GoogleKeyFile, not_json).unwrap_err();
         assert!(!error.contains("secret-"), "{error}");
     }
     use tool_model::ModelResponse;

@@ -297,36 +297,6 @@ pub(crate) fn body_start(text: &str, chars: usize) -> String {
     }
 }
 
-/// What an OAuth endpoint's refusal says: its `error` and `error_description`, and never the
-/// rest of the body, which a proxy echoing the request would fill with the refresh token,
-/// assertion or client secret.
-pub(crate) fn oauth_refusal(status: u16, text: &str) -> String {
-    let said = serde_json::from_str::<Value>(text).ok().and_then(|body| {
-        let error = body.get("error")?.as_str()?.to_owned();
-        match body.get("error_description").and_then(Value::as_str) {
-            Some(description) => Some(format!("{error}: {}", body_start(description, 200))),
-            None => Some(error),
-        }
-    });
-    match said {
-        Some(said) => format!("HTTP {status}, {}", body_start(&said, 300)),
-        None => format!("HTTP {status}"),
-    }
-}
-
-/// `key=value&...`, each value percent-encoded: the body of a form POST (STS, OAuth token
-/// endpoints).
-pub(crate) fn form_body<V: AsRef<str>>(pairs: &[(&str, V)]) -> String {
-    pairs
-        .iter()
-        .map(|(key, value)| {
-            let value = crate::percent::uri_encode(value.as_ref(), false);
-            format!("{key}={value}")
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
 /// Why `url` cannot be reached by this build: an `https` URL needs TLS, which the `rustls`
 /// feature adds (reqwest alone would only say that its scheme is not http).
 pub(crate) fn tls_missing(url: &str) -> Option<&'static str> {
@@ -675,30 +645,6 @@ pub(crate) fn json_problem(e: &serde_json::Error) -> String {
     format!("{kind} at line {}, column {}", e.line(), e.column())
 }
 
-/// The most a credential endpoint's answer may hold (STS, SSO, a metadata server, a token
-/// endpoint): their answers are a few kilobytes.
-pub(crate) const MAX_CREDENTIAL_BYTES: usize = 1 << 20;
-
-/// A credential endpoint's answer as text, refused past [`MAX_CREDENTIAL_BYTES`] as it
-/// arrives.
-pub(crate) async fn credential_text(mut response: reqwest::Response) -> Result<String, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| error_chain(&e.without_url()))?
-    {
-        if body.len() + chunk.len() > MAX_CREDENTIAL_BYTES {
-            return Err(format!(
-                "the credential endpoint's answer is larger than {MAX_CREDENTIAL_BYTES} bytes; \
-                 nothing more was read"
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
 /// How long Google's APIs ask to wait, in an error's body: the `retryDelay` of its
 /// `google.rpc.RetryInfo` detail (`"13s"`, `"0.5s"`), which Gemini sends with a 429.
 fn retry_delay(body: &[u8]) -> Option<Duration> {
@@ -889,20 +835,6 @@ mod tests {
             None
         );
         assert_eq!(retry_delay(b"not json"), None);
-    }
-
-    #[test]
-    fn a_refusal_says_its_oauth_error_and_nothing_else() {
-        let body = r#"{"error":"invalid_grant","error_description":"refused","echo":"refresh-1"}"#;
-        assert_eq!(oauth_refusal(400, body), "HTTP 400, invalid_grant: refused");
-        assert_eq!(
-            oauth_refusal(400, r#"{"error":"invalid_client"}"#),
-            "HTTP 400, invalid_client"
-        );
-        assert_eq!(
-            oauth_refusal(502, "clientSecret=client-secret-1"),
-            "HTTP 502"
-        );
     }
 
     #[test]

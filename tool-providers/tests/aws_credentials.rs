@@ -118,12 +118,12 @@ async fn metadata_server() -> (Received, String) {
                 let ttl = "x-aws-ec2-metadata-token-ttl-seconds";
                 // As IMDS answers: the token, and how long it lasts.
                 match record(&r2, "PUT token", &headers, ttl) {
-                    Some(asked) => (
-                        StatusCode::OK,
-                        [(ttl, asked)],
-                        "imds-token".to_owned(),
+                    Some(asked) => (StatusCode::OK, [(ttl, asked)], "imds-token".to_owned()),
+                    None => (
+                        StatusCode::BAD_REQUEST,
+                        [(ttl, "0".to_owned())],
+                        String::new(),
                     ),
-                    None => (StatusCode::BAD_REQUEST, [(ttl, "0".to_owned())], String::new()),
                 }
             }),
         )
@@ -652,7 +652,9 @@ async fn the_chain_finds_what_botocore_finds() {
         };
         let (our_calls, their_calls) = (without_duration(our_calls), without_duration(their_calls));
         if our_calls != their_calls {
-            differences.push(format!("{case}: our calls {our_calls:?}, botocore's {their_calls:?}"));
+            differences.push(format!(
+                "{case}: our calls {our_calls:?}, botocore's {their_calls:?}"
+            ));
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
@@ -741,10 +743,7 @@ async fn what_the_chain_cannot_resolve_is_named() {
             vec![("AWS_PROFILE", "broken")],
             "external process exited with code exit status: 3. Stderr: expired",
         ),
-        (
-            vec![("AWS_PROFILE", "role")],
-            "no AWS credentials",
-        ),
+        (vec![("AWS_PROFILE", "role")], "no AWS credentials"),
         (
             vec![("AWS_PROFILE", "sso")],
             "the SSO token has expired and cannot be refreshed",
@@ -758,7 +757,10 @@ async fn what_the_chain_cannot_resolve_is_named() {
             "profile formed an infinite loop",
         ),
         (
-            vec![("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://example.com/creds")],
+            vec![(
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "http://example.com/creds",
+            )],
             "invalid full URI for ECS provider",
         ),
     ] {
@@ -935,10 +937,15 @@ async fn an_sso_session_token_is_refreshed_as_botocore_refreshes_it() {
     // refuses an expired one (this test's portal does not look). Neither invents a token.
     let (theirs, ours) = run(-60, "refresh-revoked").await;
     assert!(theirs.0["error"].is_string(), "{}", theirs.0);
-    assert!(theirs.2.is_empty(), "botocore asked for no GetRoleCredentials");
+    assert!(
+        theirs.2.is_empty(),
+        "botocore asked for no GetRoleCredentials"
+    );
     assert_eq!(ours.1, theirs.1, "the CreateToken requests");
     assert!(
-        ours.2.iter().all(|token| token.as_deref() == Some("sso-token-cached")),
+        ours.2
+            .iter()
+            .all(|token| token.as_deref() == Some("sso-token-cached")),
         "{:?}",
         ours.2
     );
@@ -1082,7 +1089,10 @@ async fn the_instance_role_is_never_read_without_a_token() {
             ),
         ]);
         let error = chain.credentials().await.expect_err(token_answer);
-        assert!(error.to_string().contains("IMDS"), "{token_answer}: {error}");
+        assert!(
+            error.to_string().contains("IMDS"),
+            "{token_answer}: {error}"
+        );
         let seen = seen.lock().unwrap();
         assert!(
             seen.iter().all(|request| request == "PUT token"),

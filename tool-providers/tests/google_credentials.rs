@@ -1,7 +1,8 @@
-//! `GoogleCredentials` gets the access token google-auth gets, from the same service account
-//! key, gcloud user credentials or metadata server, with the same requests; and
-//! `GeminiModel::vertex_ai` sends its request where google-genai's Vertex AI client sends it,
-//! authorized the same way.
+//! `GoogleCredentials` (over Google's own crate, `google-cloud-auth`) gets the access token
+//! google-auth gets, from the same gcloud user credentials or metadata server, with the same
+//! requests, and from a service account's key a token it signs itself (google-cloud-auth's
+//! way; google-auth trades an assertion at the token endpoint); and `GeminiModel::vertex_ai`
+//! sends its request where google-genai's Vertex AI client sends it, authorized the same way.
 //!
 //! google-auth and google-genai (PyPI, pinned in `scripts/sdk-tools.sh`) run
 //! `tests/sdk/google_credentials.py` with nothing in their environment but the case's
@@ -31,6 +32,22 @@ const PUBLIC_KEY: &str = include_str!("google/test-only-key.pub.pem");
 /// What google-auth (or google-genai) prints with these variables.
 fn google_sdk(python: &Path, vars: &[(String, String)], args: &[&str]) -> Value {
     json_of_script(python, "google_credentials.py", args, vars)
+}
+
+/// The claims of a token the test key signed itself, checked against its public half.
+fn self_signed_claims(token: &str) -> Option<Value> {
+    let verifying = VerifyingKey::<sha2::Sha256>::new(
+        rsa::PublicKey::from_public_key_pem(PUBLIC_KEY).expect("the test key's public half"),
+    );
+    let parts: Vec<&str> = token.split('.').collect();
+    let [header, claims, signature] = parts[..] else {
+        return None;
+    };
+    let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
+    let signature = Signature::try_from(&signature[..]).ok()?;
+    let message = format!("{header}.{claims}");
+    verifying.verify(message.as_bytes(), &signature).ok()?;
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).ok()?).ok()
 }
 
 /// What the credentials give, in the script's shape.
@@ -71,7 +88,15 @@ async fn google_server() -> (Received, String) {
         .route(
             "/token",
             post(move |body: String| async move {
-                let form = decode_form(&body);
+                // A form (OAuth's, google-auth's), or the same fields as JSON
+                // (google-cloud-auth's refresh of a user's token).
+                let form = match serde_json::from_str::<BTreeMap<String, Value>>(&body) {
+                    Ok(json) => json
+                        .into_iter()
+                        .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+                        .collect(),
+                    Err(_) => decode_form(&body),
+                };
                 let mut seen: BTreeMap<String, Value> = form
                     .iter()
                     .filter(|(k, _)| *k != "assertion")
@@ -289,12 +314,29 @@ async fn the_credentials_get_the_token_google_auth_gets() {
         take();
         let theirs = google_sdk(&python, vars, &["token"]);
         let their_calls = take();
-        let ours = ours(vars).await;
+        let mut ours = ours(vars).await;
         let our_calls = take();
+        if *token == "service-account-token" {
+            // google-cloud-auth signs a token itself: no request, the key's signature, the
+            // account and the scope in its claims.
+            assert!(our_calls.is_empty(), "{case}: {our_calls:?}");
+            let signed = ours["token"].take();
+            let claims = self_signed_claims(signed.as_str().unwrap_or_default())
+                .unwrap_or_else(|| panic!("{case}: not signed by the key: {signed}"));
+            let account = "bedrock@sa-project.iam.gserviceaccount.com";
+            assert_eq!(claims["iss"], account, "{case}");
+            assert_eq!(claims["sub"], account, "{case}");
+            assert_eq!(
+                claims["scope"], "https://www.googleapis.com/auth/cloud-platform",
+                "{case}"
+            );
+            ours["token"] = theirs["token"].clone();
+            assert_eq!(ours, theirs, "{case}: the projects");
+            continue;
+        }
         assert_eq!(ours, theirs, "{case}");
         assert_eq!(ours["token"], *token, "{case}");
-        // The same requests: the same form (the assertion's header and claims, its lifetime),
-        // or the same metadata query.
+        // The same requests: the same form, or the same metadata query.
         assert_eq!(our_calls, their_calls, "{case}");
         assert_eq!(our_calls.len(), 1, "{case}");
     }
@@ -335,13 +377,15 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
     let (received, address) = google_server().await;
     let gcloud = dir.join("gcloud");
     std::fs::create_dir_all(&gcloud).unwrap();
-    // A service account's key, whose token_uri google-auth follows.
+    // gcloud's user credentials, refreshed at this server by both (a service account's key
+    // would give google-cloud-auth a token it signs itself, and google-auth another).
     std::fs::write(
         gcloud.join("application_default_credentials.json"),
         json!({
-            "type": "service_account",
-            "private_key": KEY,
-            "client_email": "vertex@my-project.iam.gserviceaccount.com",
+            "type": "authorized_user",
+            "client_id": "764086051850-x.apps.googleusercontent.com",
+            "client_secret": "user-client-secret",
+            "refresh_token": "user-refresh",
             "token_uri": format!("http://{address}/token"),
         })
         .to_string(),
@@ -349,6 +393,10 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
     .unwrap();
     let vars = vec![
         ("HOME".to_owned(), dir.display().to_string()),
+        (
+            "AI_TOOL_TEST_OAUTH_ROOT".to_owned(),
+            format!("http://{address}"),
+        ),
         ("CLOUDSDK_CONFIG".to_owned(), gcloud.display().to_string()),
         (
             "GOOGLE_CLOUD_QUOTA_PROJECT".to_owned(),
@@ -385,10 +433,7 @@ async fn a_vertex_ai_request_goes_where_google_genai_sends_it() {
         our_calls[0].0,
         "/v1beta1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent"
     );
-    assert_eq!(
-        our_calls[0].1["authorization"],
-        "Bearer service-account-token"
-    );
+    assert_eq!(our_calls[0].1["authorization"], "Bearer user-token");
     assert_eq!(our_calls[0].1["x-goog-user-project"], "billing-project");
 
     // Express mode: an API key, no project or location.
@@ -488,23 +533,20 @@ async fn what_the_credentials_cannot_resolve_is_named() {
             vec![("GOOGLE_APPLICATION_CREDENTIALS", external.clone())],
             format!(
                 "the file GOOGLE_APPLICATION_CREDENTIALS names ({external}) holds \
-                 `external_account` credentials, which are not resolved here"
+                 `external_account` credentials that cannot be used"
             ),
         ),
         (
             vec![("GOOGLE_APPLICATION_CREDENTIALS", broken.clone())],
-            format!(
-                "no Google access token from the file GOOGLE_APPLICATION_CREDENTIALS names \
-                 ({broken}): its private_key is not a PEM `PRIVATE KEY` block"
-            ),
+            format!("the file GOOGLE_APPLICATION_CREDENTIALS names ({broken})"),
         ),
         (
             // The model endpoint answers 200 without Metadata-Flavor: another cloud's service.
             vec![("GCE_METADATA_HOST", format!("{address}/elsewhere"))],
             format!(
-                "no Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set, \
-                 {home}/.config/gcloud/application_default_credentials.json does not exist, and \
-                 {address}/elsewhere answered, but not as Google's metadata server"
+                "no Google access token from the metadata server at {address}/elsewhere (no \
+                 Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set, \
+                 {home}/.config/gcloud/application_default_credentials.json does not exist)"
             ),
         ),
     ] {
@@ -543,7 +585,8 @@ async fn what_the_credentials_cannot_resolve_is_named() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// A token serves until four minutes before it expires, one from a provider too.
+/// A token serves until shortly before it expires (google-cloud-auth's cache for a file's
+/// credentials; four minutes for a provider's).
 #[tokio::test]
 async fn a_token_is_kept_until_it_is_about_to_expire() {
     let dir = temp_dir("google-cache");
@@ -551,7 +594,8 @@ async fn a_token_is_kept_until_it_is_about_to_expire() {
     let key = dir.join("key.json");
     std::fs::write(
         &key,
-        json!({ "type": "service_account", "private_key": KEY,
+        json!({ "type": "service_account", "private_key": KEY, "private_key_id": "key-1",
+                "project_id": "p",
                 "client_email": "a@p.iam.gserviceaccount.com",
                 "token_uri": format!("http://{address}/token") })
         .to_string(),
@@ -561,13 +605,12 @@ async fn a_token_is_kept_until_it_is_about_to_expire() {
         "GOOGLE_APPLICATION_CREDENTIALS",
         key.display().to_string(),
     )]);
-    for _ in 0..3 {
-        assert_eq!(
-            credentials.access_token().await.unwrap(),
-            "service-account-token"
-        );
+    let first = credentials.access_token().await.unwrap();
+    assert!(self_signed_claims(&first).is_some(), "{first}");
+    for _ in 0..2 {
+        assert_eq!(credentials.access_token().await.unwrap(), first, "kept");
     }
-    assert_eq!(received.lock().unwrap().len(), 1, "one token request");
+    assert!(received.lock().unwrap().is_empty(), "no token request");
 
     let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = asked.clone();

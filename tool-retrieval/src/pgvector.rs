@@ -215,24 +215,28 @@ async fn open(url: &str) -> Result<Client, RetrieveError> {
 }
 
 /// Whether `error` says the connection is gone: closed, or ended by the server (an
-/// administrator's command, a shutdown, a crash).
+/// administrator's command, a shutdown, a crash). The PostgreSQL error is read where the store
+/// keeps it (behind an `Arc`, which `Error::source` would hand out as itself, hiding its type).
 fn connection_lost(error: &RetrieveError) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
-    while let Some(e) = cause {
-        if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
-            let ended = pg.code().is_some_and(|code| {
-                [
-                    SqlState::ADMIN_SHUTDOWN,
-                    SqlState::CRASH_SHUTDOWN,
-                    SqlState::CANNOT_CONNECT_NOW,
-                ]
-                .contains(code)
-            });
-            return pg.is_closed() || ended;
-        }
-        cause = e.source();
-    }
-    false
+    let RetrieveError::Store {
+        source: Some(source),
+        ..
+    } = error
+    else {
+        return false;
+    };
+    let Some(pg) = source.downcast_ref::<tokio_postgres::Error>() else {
+        return false;
+    };
+    let ended = pg.code().is_some_and(|code| {
+        [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+        ]
+        .contains(code)
+    });
+    pg.is_closed() || ended
 }
 
 /// Runs a connection's I/O until it ends.

@@ -127,15 +127,16 @@ impl AwsCredentialChain {
                     "the AWS SDK's configuration has no credentials provider".into(),
                 ));
             };
-            let found = match tool_model::timer::timeout(FIND_TIMEOUT, provider.provide_credentials()) {
-                Ok(finding) => finding.await.map_err(|_| {
-                    ModelError::Setup(format!(
-                        "no AWS credentials were found within {} s",
-                        FIND_TIMEOUT.as_secs()
-                    ))
-                })?,
-                Err(why) => return Err(ModelError::Setup(why)),
-            };
+            let found =
+                match tool_model::timer::timeout(FIND_TIMEOUT, provider.provide_credentials()) {
+                    Ok(finding) => finding.await.map_err(|_| {
+                        ModelError::Setup(format!(
+                            "no AWS credentials were found within {} s",
+                            FIND_TIMEOUT.as_secs()
+                        ))
+                    })?,
+                    Err(why) => return Err(ModelError::Setup(why)),
+                };
             let credentials = found.map_err(|e| {
                 let hint = match e {
                     CredentialsError::CredentialsNotLoaded(_) => {

@@ -36,7 +36,10 @@ pub(crate) fn signed_headers(
     now: SystemTime,
 ) -> Result<HeaderMap, ModelError> {
     let setup = |why: String| ModelError::Setup(format!("the request cannot be signed: {why}"));
-    if let Some((name, _)) = extra.iter().find(|(name, _)| SIGNATURE_HEADERS.contains(name)) {
+    if let Some((name, _)) = extra
+        .iter()
+        .find(|(name, _)| SIGNATURE_HEADERS.contains(name))
+    {
         return Err(setup(format!(
             "`{name}` is written by the AWS signature and cannot be set"
         )));

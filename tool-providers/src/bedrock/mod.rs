@@ -199,7 +199,10 @@ impl BedrockModel {
     /// before it; those without are asked for at each request. A provider's error fails the
     /// request with [`ModelError::Setup`], naming it. An API key, if there is one, is used
     /// instead.
-    pub fn with_credentials_provider(mut self, provider: impl ProvideCredentials + 'static) -> Self {
+    pub fn with_credentials_provider(
+        mut self,
+        provider: impl ProvideCredentials + 'static,
+    ) -> Self {
         self.credentials = Credentials::Provider(Arc::new(Provided {
             provider: SharedCredentialsProvider::new(provider),
             kept: std::sync::Mutex::new(None),
@@ -386,7 +389,11 @@ const PROVIDED_REFRESH: std::time::Duration = std::time::Duration::from_secs(10 
 
 impl Provided {
     async fn current(&self) -> Result<AwsCredentials, ModelError> {
-        let lock = || self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let lock = || {
+            self.kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
         let fresh_until = SystemTime::now() + PROVIDED_REFRESH;
         if let Some((credentials, _)) = lock().as_ref().filter(|(_, ends)| *ends > fresh_until) {
             return Ok(credentials.clone());
@@ -524,11 +531,7 @@ fn usage(usage: Option<&Value>) -> Usage {
 impl ChatModel for BedrockModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let answer = self
-                .post(false, self.body(request))
-                .await?
-                .send()
-                .await?;
+            let answer = self.post(false, self.body(request)).await?.send().await?;
             let aliases = request.tools.aliases_for(Format::Bedrock);
             response(&answer, &aliases)
         })

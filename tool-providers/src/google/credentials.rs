@@ -9,8 +9,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use google_cloud_auth::credentials::AccessTokenCredentials;
+
 use super::gcloud;
-use super::sources::{metadata_token, KeyFile, Token};
+use super::sources::{metadata, KeyFile};
 use crate::refreshing::Refreshing;
 use tool_model::ModelError;
 
@@ -47,14 +49,11 @@ type ProviderError = Box<dyn std::error::Error + Send + Sync>;
 /// 3. the metadata server of a Google Cloud machine (Compute Engine, GKE, Cloud Run), at
 ///    `GCE_METADATA_HOST` if set; not asked when `NO_GCE_CHECK` is `true`.
 ///
-/// A file holds a service account's key (whose signed assertion is traded for a token of the
-/// `cloud-platform` scope at its `token_uri`) or a user's refresh token (traded at Google's
-/// token endpoint, or at the file's `token_uri` when it is HTTPS or on this machine). Other
-/// kinds (`external_account`, `impersonated_service_account`) are named in an error:
-/// [`GoogleCredentials::from_token_provider`] takes tokens from elsewhere instead. A token is
-/// fetched again under four minutes before it expires. Meanwhile, if that fetch fails, the
-/// current token serves until it expires, and the fetch is tried again a minute later;
-/// requests that wait for one fetch share its result, a failure included.
+/// What was found is made into credentials of the `cloud-platform` scope by Google's own crate,
+/// `google-cloud-auth`: a service account's key (a token it signs itself, with no request), a
+/// user's refresh token, workload identity federation (`external_account`), an impersonated
+/// service account, the metadata server's. It keeps the token and renews it before it
+/// expires. [`GoogleCredentials::from_token_provider`] takes tokens from elsewhere instead.
 ///
 /// ```
 /// use tool_providers::GoogleCredentials;
@@ -70,18 +69,10 @@ pub struct GoogleCredentials {
 struct Inner {
     vars: HashMap<String, String>,
     provider: Option<TokenProvider>,
-    /// For token endpoints, through the environment's proxy if there is one.
-    client: crate::http::BuiltClient,
-    /// For the metadata server, never through a proxy.
-    metadata: crate::http::BuiltClient,
-    /// The token last fetched, kept until it expires within [`REFRESH_BEFORE_EXPIRY`].
+    /// A provider's token last given, kept until it expires within [`REFRESH_BEFORE_EXPIRY`].
     token: Refreshing<String>,
-}
-
-/// Where the credentials were found.
-enum Found {
-    File { place: String, file: KeyFile },
-    Metadata { host: String },
+    /// The credentials found, and where, once found.
+    found: tokio::sync::OnceCell<(String, AccessTokenCredentials)>,
 }
 
 impl GoogleCredentials {
@@ -124,25 +115,12 @@ impl GoogleCredentials {
     }
 
     fn with(vars: HashMap<String, String>, provider: Option<TokenProvider>) -> Self {
-        // Redirects are not followed, so that no secret or token goes to another host.
-        let no_redirects = reqwest::redirect::Policy::none;
         GoogleCredentials {
             inner: Arc::new(Inner {
                 vars,
                 provider,
-                client: crate::http::built(
-                    reqwest::Client::builder()
-                        .timeout(SERVICE_TIMEOUT)
-                        .redirect(no_redirects()),
-                    "Google's credentials",
-                ),
-                metadata: crate::http::built(
-                    reqwest::Client::builder()
-                        .no_proxy()
-                        .redirect(no_redirects()),
-                    "Google's metadata credentials",
-                ),
                 token: Refreshing::new(REFRESH_BEFORE_EXPIRY, RETRY_AFTER_TRY),
+                found: tokio::sync::OnceCell::new(),
             }),
         }
     }
@@ -182,62 +160,78 @@ impl GoogleCredentials {
         })
     }
 
-    /// An access token good for four minutes more: the last one, else a new one. While the
-    /// last one is still good, a request that finds another fetching, or a try less than a
-    /// minute ago, keeps it rather than waiting, and a failed fetch keeps it too; once none is
-    /// good, requests wait for one fetch and share its result, a failure included. The error
-    /// names each place looked in, and never a secret.
+    /// An access token. A provider's is kept until four minutes before it expires: while it is
+    /// still good, a request that finds another fetching, or a try less than a minute ago,
+    /// keeps it rather than waiting, and a failed fetch keeps it too; once none is good,
+    /// requests wait for one fetch and share its result, a failure included. Credentials found
+    /// in a file or on the metadata server keep and renew their token themselves
+    /// (`google-cloud-auth`). The error names each place looked in, and never a secret.
     pub async fn access_token(&self) -> Result<String, ModelError> {
-        let fetch = || async {
-            let token = self.fetch().await?;
-            Ok((token.value, Some(token.expires)))
-        };
-        self.inner.token.get("Google access token", fetch).await
-    }
-
-    /// A new token from wherever the credentials are.
-    async fn fetch(&self) -> Result<Token, ModelError> {
-        let setup = ModelError::Setup;
         if let Some(provider) = &self.inner.provider {
-            let failed = |why: String| setup(format!("the Google token provider failed: {why}"));
-            let (value, lifetime) = tokio::time::timeout(SERVICE_TIMEOUT, provider())
-                .await
-                .map_err(|_| failed(format!("it took more than {SERVICE_TIMEOUT:?}")))?
-                .map_err(|error| failed(crate::http::error_chain(error.as_ref())))?;
-            let expires = SystemTime::now()
-                .checked_add(lifetime)
-                .ok_or_else(|| failed(format!("its token's lifetime {lifetime:?} is too long")))?;
-            return Ok(Token { value, expires });
+            let fetch = || async {
+                let (value, expires) = self.ask(provider).await?;
+                Ok((value, Some(expires)))
+            };
+            return self.inner.token.get("Google access token", fetch).await;
         }
-        // The files are read on the blocking pool: a home directory may be on a network.
-        let this = self.clone();
-        let looking = tokio::task::spawn_blocking(move || this.find());
-        let found = tokio::time::timeout(SERVICE_TIMEOUT, looking)
+        let (place, credentials) = self.found().await?;
+        let token = tokio::time::timeout(SERVICE_TIMEOUT, credentials.access_token())
             .await
             .map_err(|_| {
-                setup(format!(
-                    "reading the Google credentials files took more than {SERVICE_TIMEOUT:?}"
+                ModelError::Setup(format!(
+                    "no Google access token from {place} within {SERVICE_TIMEOUT:?}"
                 ))
             })?
-            .map_err(|e| setup(format!("looking for Google credentials failed: {e}")))?;
-        match found.map_err(setup)? {
-            Found::File { place, file } => file
-                .token(crate::http::usable(&self.inner.client)?)
-                .await
-                .map_err(|why| setup(format!("no Google access token from {place}: {why}"))),
-            Found::Metadata { host } => {
-                metadata_token(crate::http::usable(&self.inner.metadata)?, &host)
-                    .await
-                    .map_err(|why| setup(format!("{}, and {why}", self.nothing_found())))
-            }
-        }
+            .map_err(|e| {
+                let why = without_bodies(&crate::http::error_chain(&e));
+                ModelError::Setup(format!("no Google access token from {place}: {why}"))
+            })?;
+        Ok(token.token)
     }
 
-    /// The first place that has credentials, in Google's order.
-    fn find(&self) -> Result<Found, String> {
+    /// A provider's new token, and when it expires.
+    async fn ask(&self, provider: &TokenProvider) -> Result<(String, SystemTime), ModelError> {
+        let failed =
+            |why: String| ModelError::Setup(format!("the Google token provider failed: {why}"));
+        let (value, lifetime) = tokio::time::timeout(SERVICE_TIMEOUT, provider())
+            .await
+            .map_err(|_| failed(format!("it took more than {SERVICE_TIMEOUT:?}")))?
+            .map_err(|error| failed(crate::http::error_chain(error.as_ref())))?;
+        let expires = SystemTime::now()
+            .checked_add(lifetime)
+            .ok_or_else(|| failed(format!("its token's lifetime {lifetime:?} is too long")))?;
+        Ok((value, expires))
+    }
+
+    /// The credentials found, and where: looked for at the first request, and again at the
+    /// next one after a failure.
+    async fn found(&self) -> Result<&(String, AccessTokenCredentials), ModelError> {
+        let setup = ModelError::Setup;
+        self.inner
+            .found
+            .get_or_try_init(|| async {
+                // The files are read on the blocking pool: a home directory may be on a network.
+                let this = self.clone();
+                let looking = tokio::task::spawn_blocking(move || this.find());
+                tokio::time::timeout(SERVICE_TIMEOUT, looking)
+                    .await
+                    .map_err(|_| {
+                        setup(format!(
+                            "reading the Google credentials files took more than {SERVICE_TIMEOUT:?}"
+                        ))
+                    })?
+                    .map_err(|e| setup(format!("looking for Google credentials failed: {e}")))?
+                    .map_err(setup)
+            })
+            .await
+    }
+
+    /// The first place that has credentials, in Google's order, and its credentials.
+    fn find(&self) -> Result<(String, AccessTokenCredentials), String> {
         if let Some((place, text)) = self.file_text()? {
             let file = KeyFile::parse(&text, &place)?;
-            return Ok(Found::File { place, file });
+            let credentials = file.credentials(&place)?;
+            return Ok((place, credentials));
         }
         if self
             .var("NO_GCE_CHECK")
@@ -252,7 +246,8 @@ impl GoogleCredentials {
             .var("GCE_METADATA_HOST")
             .or_else(|| self.var("GCE_METADATA_ROOT"))
             .unwrap_or_else(|| "169.254.169.254".to_owned());
-        Ok(Found::Metadata { host })
+        let place = format!("the metadata server at {host} ({})", self.nothing_found());
+        Ok((place, metadata(&host)?))
     }
 
     /// The credentials file and its text: `GOOGLE_APPLICATION_CREDENTIALS`'s (which must be
@@ -319,6 +314,27 @@ impl GoogleCredentials {
     }
 }
 
+/// `text` without the answer bodies google-cloud-auth quotes (`body=<...>`): a token
+/// endpoint's refusal, or a proxy echoing the request, may hold the refresh token, the
+/// assertion or the client secret.
+fn without_bodies(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("body=<") {
+        out.push_str(&rest[..at]);
+        out.push_str("body=<not shown>");
+        let after = &rest[at + "body=<".len()..];
+        // The body ends at the last `>` before the next quoted body, or the text's end.
+        let until = after.find("body=<").unwrap_or(after.len());
+        rest = match after[..until].rfind('>') {
+            Some(end) => &after[end + 1..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
 impl fmt::Debug for GoogleCredentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GoogleCredentials")
@@ -330,6 +346,21 @@ impl fmt::Debug for GoogleCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answer_bodies_are_never_quoted_back() {
+        let said =
+            "failed to refresh user access token, body=<{\"refresh_token\":\"secret-r\"}> and \
+                    future attempts will not succeed";
+        let shown = without_bodies(said);
+        assert!(!shown.contains("secret-r"), "{shown}");
+        assert!(
+            shown.contains("body=<not shown> and future attempts"),
+            "{shown}"
+        );
+        assert_eq!(without_bodies("no body here"), "no body here");
+        assert!(!without_bodies("body=<cut secret-x").contains("secret-x"));
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Credentials whose provider gives a token for `first` the first time and fails after,
