@@ -4,15 +4,19 @@
 //! each time, with the reasoning items the API encrypted for it when asked to
 //! ([`OpenAiResponsesModel::with_encrypted_reasoning`]).
 
+mod messages;
+mod stream;
+
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{flagged_error_text, responses_function_call_output, Aliases, Format};
+use tool_core::provider::{Aliases, Format};
 
-use crate::assemble::StreamedAnswer;
+use messages::items;
+pub(crate) use stream::stream_decoder;
+
 use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
-use crate::sse::{self, Decoder};
-use crate::tool_ids::{call_id_at, result_id_at};
-use tool_model::message::{reasoning_before, Message, Reasoning, ToolImage, Usage};
+use crate::sse;
+use tool_model::message::{Reasoning, Usage};
 use tool_model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
 use tool_model::{Ending, ModelEventStream};
 
@@ -182,70 +186,6 @@ fn responses_url(base_url: &str) -> String {
     format!("{}/responses", base_url.trim_end_matches('/'))
 }
 
-/// Message `index` of `messages` as Responses input items. `stored` says whether the API
-/// keeps reasoning items itself (`store: true`); reasoning goes back to its `source` only.
-fn items(
-    messages: &[Message],
-    index: usize,
-    aliases: &Aliases,
-    stored: bool,
-    source: &str,
-) -> Vec<Value> {
-    let Some(message) = messages.get(index) else {
-        return Vec::new();
-    };
-    match message {
-        // Sent with the answer after it.
-        Message::Reasoning(_) => Vec::new(),
-        Message::User { text } => vec![json!({ "role": "user", "content": text })],
-        Message::Assistant { text, calls } => {
-            let text = text
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .map(|t| json!({ "role": "assistant", "content": t }));
-            let calls = calls.iter().enumerate().map(|(position, call)| {
-                let arguments = match &call.arguments {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                json!({
-                    "type": "function_call",
-                    "call_id": call_id_at(messages, index, position),
-                    "name": aliases.provider_name(&call.name),
-                    "arguments": arguments,
-                })
-            });
-            let answer: Vec<Value> = text.into_iter().chain(calls).collect();
-            if answer.is_empty() {
-                // A reasoning item must be followed by what it led to.
-                return answer;
-            }
-            let reasoning = reasoning_before(messages, index, REASONING_API, Some(source))
-                .iter()
-                .filter(|item| {
-                    stored || item.get("encrypted_content").is_some_and(Value::is_string)
-                })
-                .cloned();
-            reasoning.chain(answer).collect()
-        }
-        Message::Tool {
-            text,
-            images,
-            is_error,
-            ..
-        } => {
-            let images = images.iter().map(ToolImage::parts);
-            let text = flagged_error_text(text, *is_error);
-            let output = responses_function_call_output(&text, images);
-            vec![json!({
-                "type": "function_call_output",
-                "call_id": result_id_at(messages, index),
-                "output": output,
-            })]
-        }
-    }
-}
-
 /// The text, calls and usage of a Responses answer.
 fn response(answer: &Value, aliases: &Aliases, source: &str) -> Result<ModelResponse, ModelError> {
     let calls = crate::assemble::answer_calls(PROVIDER, Format::OpenAiResponses, answer, aliases)?;
@@ -362,133 +302,6 @@ impl ChatModel for OpenAiResponsesModel {
     }
 }
 
-/// What reads a streamed answer's payloads, with the aliases its tools were declared under.
-pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
-    Box::new(Streamed {
-        answer: StreamedAnswer::new(aliases, ending),
-        refused: false,
-        ended: false,
-        thought: Vec::new(),
-        source,
-    })
-}
-
-/// What a streamed answer's events said so far: `response.output_text.delta`, function calls
-/// started by `response.output_item.added` and grown by
-/// `response.function_call_arguments.delta`, and the usage of `response.completed`.
-#[derive(Default)]
-struct Streamed {
-    answer: StreamedAnswer,
-    /// Whether a refusal came (`response.refusal.delta`): the reason the answer ended.
-    refused: bool,
-    /// Whether `response.completed` or `response.incomplete` came: a stream without either
-    /// was cut short.
-    ended: bool,
-    /// The reasoning items, each whole as `response.output_item.done` gives it.
-    thought: Vec<Value>,
-    /// Who gave it ([`Reasoning::source`]).
-    source: String,
-}
-
-impl Decoder for Streamed {
-    fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
-    }
-
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
-        let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
-            provider: PROVIDER,
-            message: format!(
-                "a streamed event is not JSON ({e}): {}",
-                crate::http::body_start(data, 300)
-            ),
-        })?;
-        let index = event.get("output_index").and_then(Value::as_u64);
-        let field = |pointer: &str| event.pointer(pointer).and_then(Value::as_str);
-        match field("/type") {
-            Some("response.refusal.delta") => {
-                if let Some(piece) = field("/delta").filter(|p| !p.is_empty()) {
-                    self.answer.text.push_str(piece);
-                    deltas.push(piece.to_owned());
-                    self.refused = true;
-                }
-            }
-            Some("response.output_text.delta") => {
-                if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
-                    self.answer.text.push_str(text);
-                    deltas.push(text.to_owned());
-                }
-            }
-            Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
-                self.answer.calls.push(
-                    index,
-                    field("/item/call_id"),
-                    field("/item/name"),
-                    field("/item/arguments"),
-                );
-            }
-            Some("response.output_item.done") => {
-                if let Some(item) = event.get("item").filter(|item| is_reasoning(item)) {
-                    self.thought.push(item.clone());
-                }
-            }
-            Some("response.function_call_arguments.delta") => {
-                self.answer.calls.push(index, None, None, field("/delta"));
-            }
-            Some("response.completed") | Some("response.incomplete") => {
-                let response = event.get("response").unwrap_or(&Value::Null);
-                let count = |pointer: &str| {
-                    response
-                        .pointer(pointer)
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                };
-                self.answer.usage = Usage {
-                    requests: 1,
-                    input_tokens: count("/usage/input_tokens"),
-                    output_tokens: count("/usage/output_tokens"),
-                    cached_input_tokens: count("/usage/input_tokens_details/cached_tokens"),
-                    reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
-                };
-                self.answer.finish_reason = if self.refused {
-                    Some("refusal".to_owned())
-                } else {
-                    finish_reason(response)
-                };
-                self.ended = true;
-                return Ok(true);
-            }
-            Some("response.failed") | Some("error") => {
-                let message = field("/response/error/message")
-                    .or_else(|| field("/message"))
-                    .or_else(|| field("/error/message"))
-                    .unwrap_or("the response failed");
-                return Err(ModelError::Status {
-                    provider: PROVIDER,
-                    status: 200,
-                    message: message.to_owned(),
-                    attempts: 1,
-                });
-            }
-            _ => {}
-        }
-        Ok(false)
-    }
-
-    fn cut_short(&self) -> Option<ModelError> {
-        (!self.ended).then(|| ModelError::Malformed {
-            provider: PROVIDER,
-            message: "the stream ended before its response.completed event".into(),
-        })
-    }
-
-    fn finish(&mut self) -> ModelResponse {
-        let thought = std::mem::take(&mut self.thought);
-        self.answer.reasoning = Reasoning::given_by(REASONING_API, &self.source, thought);
-        self.answer.finish()
-    }
-}
-
 impl std::fmt::Debug for OpenAiResponsesModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiResponsesModel")
@@ -505,98 +318,10 @@ impl std::fmt::Debug for OpenAiResponsesModel {
 mod tests {
     use super::*;
     use tool_core::ToolCall;
+    use tool_model::message::Message;
 
     /// The endpoint and model these tests' reasoning comes from.
-    const HERE: &str = "http://openai.test/v1/responses gpt-5-mini";
-
-    #[test]
-    fn calls_and_results_become_function_call_items() {
-        let call = Message::Assistant {
-            text: Some("Adding.".into()),
-            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
-        };
-        assert_eq!(
-            items(&[call], 0, &Aliases::default(), false, HERE),
-            [
-                json!({ "role": "assistant", "content": "Adding." }),
-                json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
-            ]
-        );
-        let result = Message::Tool {
-            call_id: Some("fc_1".into()),
-            name: "add".into(),
-            text: "1".into(),
-            is_error: false,
-            images: Vec::new(),
-        };
-        assert_eq!(
-            items(
-                std::slice::from_ref(&result),
-                0,
-                &Aliases::default(),
-                false,
-                HERE
-            ),
-            [json!({ "type": "function_call_output", "call_id": "fc_1", "output": "1" })]
-        );
-    }
-
-    #[test]
-    fn a_call_without_an_id_and_its_result_get_the_same_one() {
-        // A Gemini model's call, carried over after a fallback.
-        let messages = [
-            Message::Assistant {
-                text: None,
-                calls: vec![ToolCall {
-                    id: None,
-                    name: "add".into(),
-                    arguments: json!({}),
-                }],
-            },
-            Message::Tool {
-                call_id: None,
-                name: "add".into(),
-                text: "1".into(),
-                is_error: false,
-                images: Vec::new(),
-            },
-        ];
-        let aliases = Aliases::default();
-        let call = items(&messages, 0, &aliases, false, HERE);
-        let result = items(&messages, 1, &aliases, false, HERE);
-        let id = &call[0]["call_id"];
-        assert!(id.as_str().is_some_and(|id| !id.is_empty()), "{call:?}");
-        assert_eq!(&result[0]["call_id"], id);
-    }
-
-    #[test]
-    fn a_results_images_go_with_its_text_as_input_images() {
-        let result = Message::Tool {
-            call_id: Some("fc_1".into()),
-            name: "chart".into(),
-            text: "the chart".into(),
-            is_error: false,
-            images: vec![tool_model::ToolImage {
-                data: "iVBORw0KGgo=".into(),
-                mime_type: "image/png".into(),
-            }],
-        };
-        assert_eq!(
-            items(
-                std::slice::from_ref(&result),
-                0,
-                &Aliases::default(),
-                false,
-                HERE
-            ),
-            [
-                json!({ "type": "function_call_output", "call_id": "fc_1", "output": [
-                { "type": "input_text", "text": "the chart" },
-                { "type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=" }
-            ] })
-            ]
-        );
-    }
+    pub(super) const HERE: &str = "http://openai.test/v1/responses gpt-5-mini";
 
     #[test]
     fn an_incomplete_answer_says_why_and_a_refusal_is_its_text() {
@@ -612,78 +337,12 @@ mod tests {
         assert_eq!(parsed.finish_reason.as_deref(), Some("refusal"));
     }
 
-    fn rs(id: &str, encrypted: Option<&str>) -> Value {
+    pub(super) fn rs(id: &str, encrypted: Option<&str>) -> Value {
         let mut item = json!({ "type": "reasoning", "id": id, "summary": [] });
         if let Some(content) = encrypted {
             item["encrypted_content"] = json!(content);
         }
         item
-    }
-
-    #[test]
-    fn encrypted_reasoning_goes_back_before_its_answer_and_only_there() {
-        let thought = |api: &str, blocks: Vec<Value>| {
-            Message::Reasoning(Reasoning {
-                api: api.into(),
-                source: Some(HERE.into()),
-                blocks,
-            })
-        };
-        let answer = Message::Assistant {
-            text: None,
-            calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
-        };
-        let call = json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" });
-        let ours = thought(
-            REASONING_API,
-            vec![rs("rs_1", Some("gAAA")), rs("rs_2", None)],
-        );
-        let messages = [ours.clone(), answer.clone()];
-        let sent = |messages: &[Message], stored: bool| -> Vec<Value> {
-            (0..messages.len())
-                .flat_map(|i| items(messages, i, &Aliases::default(), stored, HERE))
-                .collect()
-        };
-        // Not stored: the item the API can read back, with its encrypted content, as it came.
-        assert_eq!(
-            sent(&messages, false),
-            [rs("rs_1", Some("gAAA")), call.clone()]
-        );
-        // Stored: every item, the API finds the others by id.
-        assert_eq!(
-            sent(&messages, true),
-            [rs("rs_1", Some("gAAA")), rs("rs_2", None), call.clone()]
-        );
-        // Another API's reasoning stays out.
-        let theirs = [
-            thought("anthropic", vec![rs("rs_1", Some("gAAA"))]),
-            answer.clone(),
-        ];
-        assert_eq!(sent(&theirs, false), std::slice::from_ref(&call));
-        // So does the reasoning of another endpoint or model (a fallback's, another
-        // organization's, which this one could not decrypt); one from before sources goes.
-        let mut elsewhere = ours.clone();
-        let mut unnamed = ours.clone();
-        if let (Message::Reasoning(elsewhere), Message::Reasoning(unnamed)) =
-            (&mut elsewhere, &mut unnamed)
-        {
-            elsewhere.source = Some("http://azure.test/openai/v1/responses gpt-5".into());
-            unnamed.source = None;
-        }
-        assert_eq!(
-            sent(&[elsewhere, answer.clone()], false),
-            std::slice::from_ref(&call)
-        );
-        assert_eq!(
-            sent(&[unnamed, answer], false),
-            [rs("rs_1", Some("gAAA")), call]
-        );
-        // A reasoning item with no answer after it to send is left out with the answer.
-        let empty = Message::Assistant {
-            text: Some(String::new()),
-            calls: Vec::new(),
-        };
-        assert_eq!(sent(&[ours, empty], false), Vec::<Value>::new());
     }
 
     #[test]
