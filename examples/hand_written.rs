@@ -86,16 +86,16 @@ impl Tool for GetWeather {
 }
 
 /// Adds the weather tool with the metadata Orchard Core's seed gives it.
-pub fn with_weather(builder: ExecutorBuilder) -> AddedTool {
-    builder
-        .tool(GetWeather::new())
-        .title("Weather Getter")
-        .category("Service")
-        .purpose("document_processing")
-        .selectable()
-        .keywords(["weather", "forecast"])
-        .examples(["Will it rain in Lyon today?"])
-        .read_only()
+pub fn with_weather(builder: ExecutorBuilder) -> ExecutorBuilder {
+    builder.tool_with(GetWeather::new(), |tool| {
+        tool.title("Weather Getter")
+            .category("Service")
+            .purpose("document_processing")
+            .selectable()
+            .keywords(["weather", "forecast"])
+            .examples(["Will it rain in Lyon today?"])
+            .read_only()
+    })
 }
 
 #[tokio::main]
@@ -110,9 +110,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     let exec = with_weather(Executor::builder())
-        .tool(clock) // a closure takes the same metadata
-        .title("Clock")
-        .read_only()
+        .tool_with(clock, |tool| tool.title("Clock").read_only()) // a closure takes the same metadata
         .build()?;
 
     let declared = exec.declarations(Format::OpenAiChat, &DeclareOptions::default());

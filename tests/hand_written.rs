@@ -322,19 +322,20 @@ async fn a_written_schema_is_enforced_as_written() {
 async fn the_fluent_metadata_overrides_and_adds_to_the_tools_own() {
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(Shout)
-        .name("yell")
-        .description("Yells.")
-        .purpose("fun")
-        .purpose("tests")
-        .keywords(["loud"])
-        .keywords(["caps"])
-        .examples(["Say it louder"])
-        .input_examples([json!({ "text": "hi" })])
-        .destructive()
-        .idempotent()
-        .open_world()
-        .timeout(Duration::from_secs(2))
+        .tool_with(Shout, |tool| {
+            tool.name("yell")
+                .description("Yells.")
+                .purpose("fun")
+                .purpose("tests")
+                .keywords(["loud"])
+                .keywords(["caps"])
+                .examples(["Say it louder"])
+                .input_examples([json!({ "text": "hi" })])
+                .destructive()
+                .idempotent()
+                .open_world()
+                .timeout(Duration::from_secs(2))
+        })
         .build()
         .unwrap();
     assert!(exec.spec("shout").is_none());
@@ -364,9 +365,7 @@ async fn the_fluent_metadata_overrides_and_adds_to_the_tools_own() {
     };
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(Shout)
-        .open_world()
-        .hints(closed)
+        .tool_with(Shout, |tool| tool.open_world().hints(closed))
         .build()
         .unwrap();
     assert_eq!(exec.spec("shout").unwrap().metadata.hints, closed);
@@ -376,14 +375,14 @@ async fn the_fluent_metadata_overrides_and_adds_to_the_tools_own() {
 async fn a_closure_takes_the_same_fluent_metadata() {
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(echo("text.echo", json!({ "type": "object" })))
-        .title("Echo")
-        .category("Text")
-        .selectable()
-        .read_only()
-        .requires_approval()
-        .tool(Shout)
-        .title("Shout")
+        .tool_with(echo("text.echo", json!({ "type": "object" })), |tool| {
+            tool.title("Echo")
+                .category("Text")
+                .selectable()
+                .read_only()
+                .requires_approval()
+        })
+        .tool_with(Shout, |tool| tool.title("Shout"))
         .build()
         .unwrap();
     let spec = exec.spec("text.echo").unwrap();
@@ -402,13 +401,16 @@ async fn a_closure_takes_the_same_fluent_metadata() {
 }
 
 #[test]
-fn an_added_tool_converts_back_into_the_builder() {
+fn a_builder_with_tools_added_carries_on_in_another_function() {
     fn tools() -> ExecutorBuilder {
         Executor::builder()
             .registered_tools(false)
-            .tool(Shout)
-            .title("Shout")
-            .into()
+            .tool_with(Shout, |tool| {
+                // The spec as the tool gives it, before the metadata.
+                assert_eq!(tool.spec().name, "shout");
+                assert_eq!(tool.spec().metadata.title, None);
+                tool.title("Shout")
+            })
     }
     let exec = tools().tool(Book).build().unwrap();
     assert_eq!(exec.len(), 2);
@@ -477,8 +479,7 @@ fn build_checks_hand_written_tools_as_every_other() {
     let err = Executor::builder()
         .registered_tools(false)
         .tool(misfit("text.upper")) // MCP's dotted names are for dynamic tools only
-        .tool(misfit("ok"))
-        .description("  ")
+        .tool_with(misfit("ok"), |tool| tool.description("  "))
         .tool(Misfit {
             parameters: Some(json!({ "type": "string" })),
             ..misfit("text_root")
@@ -583,8 +584,7 @@ impl Tool for Boom {
 async fn a_hand_written_tool_is_guarded_as_a_macro_tool() {
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(Sleepy)
-        .timeout(Duration::from_millis(50))
+        .tool_with(Sleepy, |tool| tool.timeout(Duration::from_millis(50)))
         .tool(Boom)
         .build()
         .unwrap();

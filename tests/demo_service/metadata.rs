@@ -118,8 +118,7 @@ fn a_tools_own_strict_setting_wins_over_the_declarations_options() {
     );
     let exec = Executor::builder()
         .registered_tools(false)
-        .tool(tool)
-        .strict(true)
+        .tool_with(tool, |tool| tool.strict(true))
         .build()
         .unwrap();
     let declared = exec.declarations(Format::Anthropic, &DeclareOptions::default());

@@ -31,7 +31,8 @@ use crate::ToolContext;
 /// Schema written out) and an async `call`.
 ///
 /// It is what `#[ai_tool]` writes for a function, written out: register it with
-/// [`ExecutorBuilder::tool`](crate::ExecutorBuilder::tool), which takes the same metadata the
+/// [`ExecutorBuilder::tool`](crate::ExecutorBuilder::tool), or with
+/// [`ExecutorBuilder::tool_with`](crate::ExecutorBuilder::tool_with) and the same metadata the
 /// attribute sets (`.title(..)`, `.category(..)`, `.read_only()`, ...), and the executor checks
 /// and calls it as it calls a macro tool. The arguments are checked against the schema before
 /// `call` runs, with the same error text; `call` receives them deserialized into
@@ -70,9 +71,7 @@ use crate::ToolContext;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let exec = Executor::builder()
-///     .tool(Greet)
-///     .title("Greeter")
-///     .read_only()
+///     .tool_with(Greet, |tool| tool.title("Greeter").read_only())
 ///     .build()?;
 /// let out = exec.execute("greet", r#"{"name": "Ada"}"#).await?;
 /// assert_eq!(out.to_text(), "Hello, Ada!");

@@ -1,23 +1,17 @@
-//! Tools added on the builder with `.tool(..)`: hand-written tools and dynamic ones, the
-//! [`AddedTool`] that takes their metadata fluently, and the entries they become at `build()`.
+//! A tool being added on the builder with
+//! [`ExecutorBuilder::tool_with`](super::ExecutorBuilder::tool_with): [`AddedTool`] takes its
+//! metadata fluently, as `#[ai_tool(..)]` sets it.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::schema::SchemaLimits;
-use tool_core::{CatalogEntry, SafetyHints, ToolSpec};
+use tool_core::{SafetyHints, ToolSpec};
 
-use super::build::ExecutorBuilder;
-use super::build_error::BuildError;
-use super::new_tool::{into_new_tool, IntoTool, NewTool};
-use super::Executor;
-use crate::dynamic::DynamicTool;
+use super::new_tool::NewTool;
 
-/// The builder right after [`ExecutorBuilder::tool`]: the tool just added takes its metadata
-/// here, as `#[ai_tool(..)]` sets it, and every method of [`ExecutorBuilder`] carries on with
-/// the builder.
+/// A tool being added, in the closure of
+/// [`ExecutorBuilder::tool_with`](super::ExecutorBuilder::tool_with): it takes the tool's
+/// metadata, as `#[ai_tool(..)]` sets it.
 ///
 /// ```
 /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
@@ -27,11 +21,12 @@ use crate::dynamic::DynamicTool;
 ///     Ok(ToolOutput::json(args))
 /// });
 /// let exec = Executor::builder()
-///     .tool(echo)
-///     .title("Echo")
-///     .category("Testing")
-///     .keywords(["repeat", "parrot"])
-///     .read_only()
+///     .tool_with(echo, |tool| {
+///         tool.title("Echo")
+///             .category("Testing")
+///             .keywords(["repeat", "parrot"])
+///             .read_only()
+///     })
 ///     .build()?;
 /// let spec = exec.spec("echo").expect("added");
 /// assert_eq!(spec.metadata.title.as_deref(), Some("Echo"));
@@ -40,18 +35,20 @@ use crate::dynamic::DynamicTool;
 /// ```
 ///
 /// The metadata is checked at `build()`, with the tool: a name its rule refuses, a blank
-/// description, or two tools of one name are [`BuildProblem`](crate::BuildProblem)s there. To keep the builder in a
-/// variable, return it, or call a method an extension trait adds to it (such as the MCP
-/// crate's `.mcp(..)`), convert: `ExecutorBuilder::from(added)` or `.into()`.
-#[must_use = "an added tool is kept by the builder it carries; build it or go on adding"]
+/// description, or two tools of one name are [`BuildProblem`](crate::BuildProblem)s there.
+#[must_use = "the metadata is kept only when the closure returns the tool"]
 pub struct AddedTool {
-    builder: ExecutorBuilder,
     tool: NewTool,
 }
 
 impl AddedTool {
-    pub(super) fn new(builder: ExecutorBuilder, tool: NewTool) -> Self {
-        AddedTool { builder, tool }
+    pub(super) fn new(tool: NewTool) -> Self {
+        AddedTool { tool }
+    }
+
+    /// The tool, with its metadata, as the builder keeps it.
+    pub(super) fn into_new_tool(self) -> NewTool {
+        self.tool
     }
 
     fn metadata(mut self, set: impl FnOnce(&mut ToolSpec)) -> Self {
@@ -154,119 +151,6 @@ impl AddedTool {
             NewTool::Dynamic(tool) => &tool.spec,
             NewTool::Typed(tool) => &tool.spec,
         }
-    }
-
-    /// The builder, with the tool added.
-    fn done(self) -> ExecutorBuilder {
-        let AddedTool { mut builder, tool } = self;
-        builder.added.push(tool);
-        builder
-    }
-
-    // Every `ExecutorBuilder` method has its twin below, so that a chain reads on after the
-    // metadata; a method added to the builder needs one here too.
-
-    /// [`ExecutorBuilder::service`].
-    pub fn service<S: std::any::Any + Send + Sync>(self, service: Arc<S>) -> ExecutorBuilder {
-        self.done().service(service)
-    }
-
-    /// [`ExecutorBuilder::provide`].
-    pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> ExecutorBuilder {
-        self.done().provide(value)
-    }
-
-    /// [`ExecutorBuilder::tool`]: adds the next tool.
-    #[track_caller]
-    pub fn tool(self, tool: impl IntoTool) -> AddedTool {
-        self.done().tool(tool)
-    }
-
-    /// [`ExecutorBuilder::tools`].
-    pub fn tools(self, tools: impl IntoIterator<Item = DynamicTool>) -> ExecutorBuilder {
-        self.done().tools(tools)
-    }
-
-    /// [`ExecutorBuilder::catalog`].
-    pub fn catalog(self, entries: impl IntoIterator<Item = CatalogEntry>) -> ExecutorBuilder {
-        self.done().catalog(entries)
-    }
-
-    /// [`ExecutorBuilder::catalog_file`].
-    pub fn catalog_file(self, path: impl Into<PathBuf>) -> ExecutorBuilder {
-        self.done().catalog_file(path)
-    }
-
-    /// [`ExecutorBuilder::registered_tools`].
-    pub fn registered_tools(self, include: bool) -> ExecutorBuilder {
-        self.done().registered_tools(include)
-    }
-
-    /// [`ExecutorBuilder::default_timeout`].
-    pub fn default_timeout(self, limit: Duration) -> ExecutorBuilder {
-        self.done().default_timeout(limit)
-    }
-
-    /// [`ExecutorBuilder::max_argument_bytes`].
-    pub fn max_argument_bytes(self, limit: usize) -> ExecutorBuilder {
-        self.done().max_argument_bytes(limit)
-    }
-
-    /// [`ExecutorBuilder::max_argument_depth`].
-    pub fn max_argument_depth(self, levels: usize) -> ExecutorBuilder {
-        self.done().max_argument_depth(levels)
-    }
-
-    /// [`ExecutorBuilder::schema_limits`].
-    pub fn schema_limits(self, limits: SchemaLimits) -> ExecutorBuilder {
-        self.done().schema_limits(limits)
-    }
-
-    /// [`ExecutorBuilder::catalog_line_bytes`].
-    pub fn catalog_line_bytes(self, limit: usize) -> ExecutorBuilder {
-        self.done().catalog_line_bytes(limit)
-    }
-
-    /// [`ExecutorBuilder::require_all_services`].
-    pub fn require_all_services(self) -> ExecutorBuilder {
-        self.done().require_all_services()
-    }
-
-    /// [`ExecutorBuilder::build`].
-    pub fn build(self) -> Result<Executor, BuildError> {
-        self.done().build()
-    }
-}
-
-impl ExecutorBuilder {
-    /// Adds a tool: a hand-written [`Tool`](crate::Tool) or a [`DynamicTool`]. What it returns
-    /// takes the tool's metadata, as `#[ai_tool(..)]` sets it, and carries on with the builder:
-    ///
-    /// ```
-    /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
-    /// # let upper = DynamicTool::new("upper", "Upper-cases", serde_json::json!({"type": "object"}), |_, _| async { Ok(ToolOutput::empty()) });
-    /// let builder = Executor::builder()
-    ///     .tool(upper)
-    ///     .title("Upper case")
-    ///     .category("Text")
-    ///     .read_only()
-    ///     .default_timeout(std::time::Duration::from_secs(5));
-    /// ```
-    ///
-    /// A hand-written tool's name follows `#[ai_tool]`'s rule, a dynamic tool's MCP's wider
-    /// one; both are checked at `build()`, with the schema and the description. A hand-written
-    /// tool's source, in build errors, is the file and line of this call.
-    #[track_caller]
-    pub fn tool(self, tool: impl IntoTool) -> AddedTool {
-        let at = std::panic::Location::caller();
-        let tool = into_new_tool(tool, at.file(), at.line());
-        AddedTool::new(self, tool)
-    }
-}
-
-impl From<AddedTool> for ExecutorBuilder {
-    fn from(added: AddedTool) -> Self {
-        added.done()
     }
 }
 

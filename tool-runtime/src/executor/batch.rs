@@ -89,16 +89,18 @@ mod tests {
     async fn each_call_reports_its_own_id_and_none_takes_the_batchs() {
         let exec = Executor::builder()
             .registered_tools(false)
-            .tool(DynamicTool::new(
-                "id",
-                "Says its call's id",
-                json!({ "type": "object" }),
-                |_, ctx| {
-                    let id = ctx.call_id().unwrap_or("none").to_owned();
-                    async move { Ok(ToolOutput::text(id)) }
-                },
-            ))
-            .timeout(Duration::from_micros(500))
+            .tool_with(
+                DynamicTool::new(
+                    "id",
+                    "Says its call's id",
+                    json!({ "type": "object" }),
+                    |_, ctx| {
+                        let id = ctx.call_id().unwrap_or("none").to_owned();
+                        async move { Ok(ToolOutput::text(id)) }
+                    },
+                ),
+                |tool| tool.timeout(Duration::from_micros(500)),
+            )
             .build()
             .unwrap();
         // Half a millisecond is kept as one, not as none.

@@ -7,8 +7,9 @@ use tool_core::catalog::CatalogLimits;
 use tool_core::schema::SchemaLimits;
 use tool_core::{CatalogEntry, ToolMetadata, ToolSource, ToolSpec};
 
+use super::added::AddedTool;
 use super::build_error::{source_of, BuildError, BuildProblem};
-use super::new_tool::NewTool;
+use super::new_tool::{into_new_tool, IntoTool, NewTool};
 use super::{Callable, Entry, Executor, Inner, NameIndex};
 use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::dynamic::DynamicTool;
@@ -29,7 +30,7 @@ pub struct ExecutorBuilder {
     services: Services,
     registered: bool,
     /// The tools added with `.tool(..)`, `.tools(..)` and `.catalog(..)`, in order.
-    pub(super) added: Vec<NewTool>,
+    added: Vec<NewTool>,
     catalog_files: Vec<PathBuf>,
     default_timeout: Option<Duration>,
     max_argument_bytes: usize,
@@ -85,6 +86,40 @@ impl ExecutorBuilder {
     /// type, found by type); the other name says that no tools are expected from its methods.
     pub fn provide<T: std::any::Any + Send + Sync>(self, value: Arc<T>) -> Self {
         self.service(value)
+    }
+
+    /// Adds a tool: a hand-written [`Tool`](crate::Tool) or a [`DynamicTool`].
+    ///
+    /// A hand-written tool's name follows `#[ai_tool]`'s rule, a dynamic tool's MCP's wider
+    /// one; both are checked at `build()`, with the schema and the description. A hand-written
+    /// tool's source, in build errors, is the file and line of this call.
+    #[track_caller]
+    pub fn tool(mut self, tool: impl IntoTool) -> Self {
+        let at = std::panic::Location::caller();
+        self.added.push(into_new_tool(tool, at.file(), at.line()));
+        self
+    }
+
+    /// Adds a tool with metadata set in code, as `#[ai_tool(..)]` sets it: the closure is
+    /// given the tool ([`AddedTool`]) and returns it with its title, category, hints...
+    ///
+    /// ```
+    /// # use tool_runtime::{DynamicTool, Executor, ToolOutput};
+    /// # let upper = DynamicTool::new("upper", "Upper-cases", serde_json::json!({"type": "object"}), |_, _| async { Ok(ToolOutput::empty()) });
+    /// let builder = Executor::builder()
+    ///     .tool_with(upper, |tool| tool.title("Upper case").category("Text").read_only())
+    ///     .default_timeout(std::time::Duration::from_secs(5));
+    /// ```
+    #[track_caller]
+    pub fn tool_with(
+        mut self,
+        tool: impl IntoTool,
+        metadata: impl FnOnce(AddedTool) -> AddedTool,
+    ) -> Self {
+        let at = std::panic::Location::caller();
+        let added = metadata(AddedTool::new(into_new_tool(tool, at.file(), at.line())));
+        self.added.push(added.into_new_tool());
+        self
     }
 
     /// Adds tools defined at run time.
