@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use ai_tool::agent::{ChatModel, ModelResponse, OpenAiChatModel, ScriptedModel};
 use ai_tool::prelude::*;
-use ai_tool::router::{Router, RouterRunError, ToolDeclarations};
+use ai_tool::router::{Router, RouterRunError, ToolsFile};
 use serde_json::json;
 
 /// The recipe site's service: each method is the handler of a declared tool.
@@ -108,10 +108,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .service(Arc::new(RecipeService))
         .build()?;
 
-    let declared = ToolDeclarations::from_path(&file)?;
+    let declared = ToolsFile::from_path(&file)?;
     let scripted = std::env::var("OPENAI_BASE_URL").is_err();
     let router = Router::builder(model())
-        .declarations(declared) // every enabled tool's handler must be an executor tool
+        .tools_file(declared) // every enabled tool's handler must be an executor tool
         .executor(exec)
         .fallback("search") // below the threshold (75), the search tool takes the query
         .max_concurrency(if scripted { 1 } else { 8 })

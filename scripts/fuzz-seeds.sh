@@ -2,7 +2,7 @@
 # Seeds each fuzz target's corpus in DIR (default fuzz/corpus) from the committed seeds in
 # fuzz/seeds/ and from the golden files: provider responses for parse_calls, declarations (one
 # a line, as catalog lines) for catalog_line, and the calls' arguments for execute_text; and the
-# example declarations (examples/tools.xml) for tools_xml. Safe to run again: files are named by
+# example tools file (examples/tools.xml) for tools_xml. Safe to run again: files are named by
 # their content.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -301,7 +301,7 @@ fn tools_refuses_a_file_over_4_mib_naming_the_limit() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("more than 4194304 bytes") && stderr.contains("DeclarationLimits::bytes"),
+        stderr.contains("more than 4194304 bytes") && stderr.contains("ToolsFileLimits::bytes"),
         "{stderr}"
     );
 }

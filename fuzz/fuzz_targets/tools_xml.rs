@@ -1,13 +1,13 @@
-//! The router's declarations reader (`tool_router::ToolDeclarations::parse`) on
+//! The router's tools file reader (`tool_router::ToolsFile::parse`) on
 //! arbitrary text: NLWeb's `tools.xml`, or the same content as TOML or JSON, the first byte
 //! picking which. What must hold: no panic; an error that names the file (and, for a syntax
-//! error, a line and column inside the text), or declarations a router builds from (with the
+//! error, a line and column inside the text), or a tools file a router builds from (with the
 //! schema.org hierarchy and the file's own types), whose candidates for each declared type
 //! are tools it declared.
 #![no_main]
 
 use ai_tool::agent::ScriptedModel;
-use ai_tool::router::{DeclarationError, DeclarationFormat, Router, ToolDeclarations};
+use ai_tool::router::{Router, ToolsFile, ToolsFileError, ToolsFileFormat};
 use libfuzzer_sys::fuzz_target;
 
 const FILE: &str = "fuzz/tools.decl";
@@ -20,11 +20,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let format = match pick % 3 {
-        0 => DeclarationFormat::Xml,
-        1 => DeclarationFormat::Toml,
-        _ => DeclarationFormat::Json,
+        0 => ToolsFileFormat::Xml,
+        1 => ToolsFileFormat::Toml,
+        _ => ToolsFileFormat::Json,
     };
-    let declared = match ToolDeclarations::parse(text, format, FILE) {
+    let declared = match ToolsFile::parse(text, format, FILE) {
         Ok(declared) => declared,
         Err(error) => {
             let message = error.to_string();
@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
                 message.starts_with(FILE),
                 "the error names no file: {message}"
             );
-            if let DeclarationError::Syntax { line, column, .. } = &error {
+            if let ToolsFileError::Syntax { line, column, .. } = &error {
                 let lines = text.split('\n').count();
                 assert!(
                     (1..=lines).contains(line) && *column >= 1,
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
             "a tool without a name was accepted"
         );
         assert_eq!(tool.origin.file.as_deref(), Some(FILE), "{}", tool.origin);
-        let _ = serde_json::to_string(tool).expect("a declaration serializes");
+        let _ = serde_json::to_string(tool).expect("a declared tool serializes");
     }
     for warning in &declared.warnings {
         assert!(warning.to_string().starts_with(FILE), "{warning}");
@@ -60,9 +60,9 @@ fuzz_target!(|data: &[u8]| {
         .collect();
     let enabled = declared.enabled().count();
     let router = Router::builder(ScriptedModel::new())
-        .declarations(declared)
+        .tools_file(declared)
         .build()
-        .unwrap_or_else(|e| panic!("declarations that were read do not build a router: {e}"));
+        .unwrap_or_else(|e| panic!("a tools file that was read does not build a router: {e}"));
     assert_eq!(router.tools().count(), enabled);
     for schema_type in &types {
         for candidate in router.candidates(schema_type) {

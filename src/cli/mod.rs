@@ -75,7 +75,7 @@ enum Command {
         #[cfg(feature = "mcp")]
         #[command(flatten)]
         mcp: mcp::Sources,
-        /// List the tools a declarations file (tools.xml, .toml or .json) declares instead.
+        /// List the tools a tools file (tools.xml, .toml or .json) declares instead.
         #[cfg(feature = "agent")]
         #[arg(long = "tools", value_name = "FILE", conflicts_with_all = ["catalog", "format"])]
         declared: Option<PathBuf>,
@@ -86,7 +86,7 @@ enum Command {
     Route {
         /// The user's query.
         query: String,
-        /// The declarations: NLWeb's tools.xml, or the same as .toml or .json.
+        /// The tools file: NLWeb's tools.xml, or the same as .toml or .json.
         #[arg(long = "tools", value_name = "FILE")]
         declared: PathBuf,
         /// The query's schema.org type.

@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 
 use super::{write_line, Failure};
 use crate::agent::OpenAiChatModel;
-use crate::router::{CandidateScore, Route, RouteRequest, Router, ToolDeclarations};
+use crate::router::{CandidateScore, Route, RouteRequest, Router, ToolsFile};
 
 /// The model's name when `AI_TOOL_MODEL` is unset.
 const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
-fn read(file: &Path, err: &mut dyn Write) -> Result<ToolDeclarations, Failure> {
-    let declared = ToolDeclarations::from_path(file).map_err(|e| Failure::input(e.to_string()))?;
+fn read(file: &Path, err: &mut dyn Write) -> Result<ToolsFile, Failure> {
+    let declared = ToolsFile::from_path(file).map_err(|e| Failure::input(e.to_string()))?;
     for warning in &declared.warnings {
         let _ = writeln!(err, "warning: {warning}");
     }
@@ -23,7 +23,7 @@ fn read(file: &Path, err: &mut dyn Write) -> Result<ToolDeclarations, Failure> {
 }
 
 /// `tools --tools FILE`: one line per declared tool (`Type/name  handler`), or the
-/// declarations as JSON.
+/// tools file as JSON.
 pub(crate) fn list(
     file: &Path,
     as_json: bool,
@@ -88,7 +88,7 @@ pub(crate) async fn route(
     };
     let name = std::env::var("AI_TOOL_MODEL").unwrap_or_else(|_| DEFAULT_MODEL.to_owned());
     let mut builder =
-        Router::builder(OpenAiChatModel::new(name).with_base_url(&base_url)).declarations(declared);
+        Router::builder(OpenAiChatModel::new(name).with_base_url(&base_url)).tools_file(declared);
     if let Some(threshold) = args.threshold {
         builder = builder.threshold(threshold);
     }

@@ -37,7 +37,7 @@ pub use http_options::{HttpLimits, HttpOptions};
 pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};
 pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
-pub use serve::{router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};
+pub use serve::{axum_router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};
 pub use server::{CallLimits, McpServer, TOOLS_PER_PAGE};
 
 /// The rmcp crate this one is built on, for transports and types not wrapped here.

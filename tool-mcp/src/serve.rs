@@ -72,7 +72,7 @@ pub async fn serve_http_with(
     options.check_exposure(addr)?;
     let options = options.bound_to(addr);
     let shutdown = options.shutdown.clone();
-    let app = router(server, &options);
+    let app = axum_router(server, &options);
     crate::connections::serve(listener, app, &options.limits, shutdown).await;
     Ok(())
 }
@@ -82,7 +82,7 @@ pub async fn serve_http_with(
 /// limits ([`HttpLimits::max_connections`](crate::HttpLimits::max_connections), the timeouts) and the refusal to serve beyond
 /// loopback without a token are [`serve_http_with`]'s: an application serving this router
 /// itself sets its own.
-pub fn router(server: McpServer, options: &HttpOptions) -> Router {
+pub fn axum_router(server: McpServer, options: &HttpOptions) -> Router {
     let limits = &options.limits;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.clone())

@@ -1,4 +1,4 @@
-//! Building a [`Router`]: the declarations, the executor that runs the handlers (checked at
+//! Building a [`Router`]: the tools files, the executor that runs the handlers (checked at
 //! build), the type hierarchy and the selection settings.
 
 use std::collections::HashMap;
@@ -10,7 +10,7 @@ use tool_runtime::Executor;
 
 use crate::answer::{answer_schema, asks_for_parameters};
 use crate::cache::EvaluationCache;
-use crate::declared::{DeclarationWarning, DeclaredTool, ToolDeclarations};
+use crate::declared::{DeclaredTool, ToolsFile, ToolsFileWarning};
 use crate::error::RouterBuildError;
 use crate::hierarchy::{canonical, TypeHierarchy};
 use crate::prompt::unknown_placeholders;
@@ -21,7 +21,7 @@ use tool_model::ChatModel;
 /// Builds a [`Router`]; from [`Router::builder`].
 pub struct RouterBuilder {
     model: Arc<dyn ChatModel>,
-    declarations: Vec<ToolDeclarations>,
+    tools_files: Vec<ToolsFile>,
     executor: Option<Executor>,
     types: TypeHierarchy,
     settings: Settings,
@@ -36,7 +36,7 @@ impl RouterBuilder {
     pub(crate) fn new(model: Arc<dyn ChatModel>) -> Self {
         RouterBuilder {
             model,
-            declarations: Vec::new(),
+            tools_files: Vec::new(),
             executor: None,
             types: TypeHierarchy::schema_org(),
             settings: Settings::default(),
@@ -49,7 +49,7 @@ impl RouterBuilder {
 
     /// Lets [`Router::run`](crate::Router::run) run handlers marked
     /// `requires_approval`. The router asks nobody before it runs a handler, so by default a
-    /// router whose declarations name one is not built
+    /// router whose tools file names one is not built
     /// ([`RouterBuildError::RequiresApproval`]); say this only when the query itself is the
     /// person's approval.
     pub fn run_handlers_that_require_approval(mut self) -> Self {
@@ -57,10 +57,10 @@ impl RouterBuilder {
         self
     }
 
-    /// The declared tools (from a file, or built in code). May be given more than once: the
-    /// tools are taken in the order given.
-    pub fn declarations(mut self, declarations: ToolDeclarations) -> Self {
-        self.declarations.push(declarations);
+    /// The tools to route among: a tools file's (read from a file, or built in code). May be
+    /// given more than once: the tools are taken in the order given.
+    pub fn tools_file(mut self, tools_file: ToolsFile) -> Self {
+        self.tools_files.push(tools_file);
         self
     }
 
@@ -134,7 +134,7 @@ impl RouterBuilder {
     }
 
     /// Scores only the `k` candidates this retriever ranks best. It must have been built over
-    /// [`ToolDeclarations::retrieval_specs`] (names `Type/tool`).
+    /// [`ToolsFile::retrieval_specs`] (names `Type/tool`).
     #[cfg(feature = "retrieval")]
     pub fn prefilter_with(mut self, retriever: tool_retrieval::Retriever, k: usize) -> Self {
         self.prefilter = Some(crate::prefilter::PrefilterSetting::Given(
@@ -144,12 +144,12 @@ impl RouterBuilder {
         self
     }
 
-    /// The router. Fails when a declaration breaks the rules, an enabled tool's handler is not
+    /// The router. Fails when a tools file breaks the rules, an enabled tool's handler is not
     /// an executable tool of the executor, or the fallback is not declared.
     pub fn build(self) -> Result<Router, RouterBuildError> {
         let RouterBuilder {
             model,
-            declarations,
+            tools_files,
             executor,
             mut types,
             settings,
@@ -159,9 +159,9 @@ impl RouterBuilder {
             prefilter,
         } = self;
         let mut site = None;
-        let mut warnings: Vec<DeclarationWarning> = Vec::new();
+        let mut warnings: Vec<ToolsFileWarning> = Vec::new();
         let mut all: Vec<DeclaredTool> = Vec::new();
-        for declared in declarations {
+        for declared in tools_files {
             crate::load::check(&declared)?;
             for (child, parent) in &declared.types {
                 types.add(child.clone(), parent.clone());
@@ -170,9 +170,9 @@ impl RouterBuilder {
             warnings.extend(declared.warnings);
             all.extend(declared.tools.into_iter().filter(|t| t.enabled));
         }
-        crate::load::check(&ToolDeclarations {
+        crate::load::check(&ToolsFile {
             tools: all.clone(),
-            ..ToolDeclarations::default()
+            ..ToolsFile::default()
         })?;
         if let Some(exec) = &executor {
             for tool in &all {
@@ -223,7 +223,7 @@ impl RouterBuilder {
         let mut tools = Vec::with_capacity(all.len());
         for (index, tool) in all.into_iter().enumerate() {
             for name in unknown_placeholders(&tool.prompt) {
-                warnings.push(DeclarationWarning {
+                warnings.push(ToolsFileWarning {
                     origin: tool.origin.clone(),
                     message: format!(
                         "unknown placeholder {{{name}}} in the prompt of `{}`, left as written",
@@ -251,7 +251,7 @@ impl RouterBuilder {
             });
         }
         for warning in &warnings {
-            tracing::warn!(%warning, "tool declarations");
+            tracing::warn!(%warning, "tools file");
         }
         #[cfg(feature = "retrieval")]
         let prefilter = prefilter.map(|setting| crate::prefilter::Prefilter::new(setting, &tools));

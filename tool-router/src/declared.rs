@@ -1,4 +1,4 @@
-//! What a declarations file says, in one form whatever its syntax: the tools, each under a
+//! What a tools file says, in one form whatever its syntax: the tools, each under a
 //! schema.org type, and the types it adds to the hierarchy.
 
 use std::collections::BTreeMap;
@@ -10,13 +10,13 @@ use serde_json::{Map, Value};
 /// The site whose tools a request for a site no tool names is offered, as in NLWeb.
 pub const DEFAULT_SITE: &str = "default";
 
-/// The content of a declarations file (`tools.xml`, or the same as TOML or JSON): tools under
+/// The content of a tools file (`tools.xml`, or the same as TOML or JSON): tools under
 /// schema.org types, and the types the file adds to the hierarchy.
 ///
-/// Read one with [`ToolDeclarations::from_path`] or [`ToolDeclarations::parse`]; warnings
-/// (unknown elements, unknown fields) are in [`ToolDeclarations::warnings`], never failures.
+/// Read one with [`ToolsFile::from_path`] or [`ToolsFile::parse`]; warnings
+/// (unknown elements, unknown fields) are in [`ToolsFile::warnings`], never failures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ToolDeclarations {
+pub struct ToolsFile {
     /// The site the tools serve (in XML, the one `<Site>` of a file that has one, unless it
     /// is `default`): it fills `{request.site}` when a request names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,12 +24,12 @@ pub struct ToolDeclarations {
     /// Types the file adds to the schema.org hierarchy: type -> parent.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub types: BTreeMap<String, String>,
-    /// Every tool, in declaration order, disabled ones included.
+    /// Every tool, in file order, disabled ones included.
     #[serde(default)]
     pub tools: Vec<DeclaredTool>,
     /// What was read but not understood (unknown elements, attributes or fields).
     #[serde(skip)]
-    pub warnings: Vec<DeclarationWarning>,
+    pub warnings: Vec<ToolsFileWarning>,
 }
 
 /// One declared tool.
@@ -170,7 +170,7 @@ pub struct ToolArgument {
 /// Where a tool was declared: a file and line, or an entry of a TOML or JSON array.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Origin {
-    /// The file, when the declarations came from one.
+    /// The file, when the tools came from one.
     pub file: Option<String>,
     /// The line (from 1), when known.
     pub line: Option<usize>,
@@ -180,7 +180,7 @@ pub struct Origin {
 
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = self.file.as_deref().unwrap_or("<declarations>");
+        let file = self.file.as_deref().unwrap_or("<tools file>");
         match self.line {
             Some(line) => write!(f, "{file}:{line}: {}", self.element),
             None => write!(f, "{file}: {}", self.element),
@@ -190,14 +190,14 @@ impl fmt::Display for Origin {
 
 /// Something a file says that the reader does not understand: reported, never a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeclarationWarning {
+pub struct ToolsFileWarning {
     /// Where.
     pub origin: Origin,
     /// What.
     pub message: String,
 }
 
-impl fmt::Display for DeclarationWarning {
+impl fmt::Display for ToolsFileWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.origin, self.message)
     }

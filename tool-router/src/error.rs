@@ -1,12 +1,12 @@
-//! Why declarations could not be read, or a router not built.
+//! Why a tools file could not be read, or a router not built.
 
 use crate::declared::Origin;
 
-/// A declarations file that cannot be used: each error names the file, the line when known, and
+/// A tools file that cannot be used: each error names the file, the line when known, and
 /// the element or entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum DeclarationError {
+pub enum ToolsFileError {
     /// The file could not be read.
     #[error("{file}: cannot read: {message}")]
     Read {
@@ -16,7 +16,7 @@ pub enum DeclarationError {
         message: String,
     },
     /// The file's extension names no format the reader knows.
-    #[error("{file}: unknown declarations format: name the file .xml, .toml or .json")]
+    #[error("{file}: unknown tools file format: name the file .xml, .toml or .json")]
     UnknownFormat {
         /// The file.
         file: String,
@@ -35,7 +35,7 @@ pub enum DeclarationError {
         /// What the parser said.
         message: String,
     },
-    /// The file is larger than a [`DeclarationLimits`](crate::DeclarationLimits) cap
+    /// The file is larger than a [`ToolsFileLimits`](crate::ToolsFileLimits) cap
     /// allows.
     #[error("{file}: more than {limit} {what}: refused ({setting} sets the limit)")]
     TooLarge {
@@ -48,7 +48,7 @@ pub enum DeclarationError {
         /// The setting that raises it.
         setting: &'static str,
     },
-    /// Well-formed, but not declarations: a tool without a name, a bad `enabled`, a
+    /// Well-formed, but not a tools file: a tool without a name, a bad `enabled`, a
     /// `returnStruc` that is not a JSON object...
     #[error("{origin}: {message}")]
     Invalid {
@@ -59,9 +59,9 @@ pub enum DeclarationError {
     },
 }
 
-impl DeclarationError {
+impl ToolsFileError {
     pub(crate) fn invalid(origin: &Origin, message: impl Into<String>) -> Self {
-        DeclarationError::Invalid {
+        ToolsFileError::Invalid {
             origin: origin.clone(),
             message: message.into(),
         }
@@ -102,10 +102,10 @@ pub enum RouterBuildError {
         /// Where the tool was declared.
         origin: Box<Origin>,
     },
-    /// The declarations break a rule every file follows (a tool without a prompt, a name
+    /// A tools file breaks a rule every file follows (a tool without a prompt, a name
     /// declared twice in one type...).
     #[error(transparent)]
-    Declarations(#[from] DeclarationError),
+    ToolsFile(#[from] ToolsFileError),
     /// The fallback tool is declared nowhere (enabled).
     #[error("the fallback tool `{0}` is not an enabled declared tool")]
     UnknownFallback(String),

@@ -77,7 +77,7 @@ impl Router {
             .filter(|&i| slots[i].source != ScoreSource::Prefiltered)
             .collect();
         // The type's only tool needs no score; one the prefilter kept out of several is a
-        // guess of the retriever (or of declaration order, when nothing ranked) and is scored
+        // guess of the retriever (or of file order, when nothing ranked) and is scored
         // against the threshold like any other.
         match live[..] {
             [lone] if slots.len() == 1 => self.lone_candidate(&mut slots[lone], &mut usage).await,
@@ -238,7 +238,7 @@ impl Router {
         }
     }
 
-    /// The selection rules: the best score at or above the threshold (ties by declaration
+    /// The selection rules: the best score at or above the threshold (ties by file
     /// order) whose parameters are valid, with one retry each; then the fallback; else no match.
     async fn select(&self, mut slots: Vec<Slot>, mut usage: Usage) -> Route {
         let threshold = self.settings.threshold;
@@ -255,7 +255,7 @@ impl Router {
                 }
             })
             .collect();
-        // Stable: equal scores keep declaration order.
+        // Stable: equal scores keep file order.
         order.sort_by_key(|&i| std::cmp::Reverse(slots[i].score));
         let fallback = self.settings.fallback.as_deref().and_then(|name| {
             (0..slots.len()).find(|&i| self.tools[slots[i].tool].tool.name == name)

@@ -1,6 +1,6 @@
 //! Declarative tools and LLM-scored routing (NLWeb's tool selection).
 //!
-//! Tools are declared in a file ([`ToolDeclarations`]: NLWeb's `tools.xml`, or the same content
+//! Tools are declared in a file ([`ToolsFile`]: NLWeb's `tools.xml`, or the same content
 //! as TOML or JSON) under schema.org types. For a query of some type, the router collects the
 //! tools of that type and of its ancestors ([`TypeHierarchy`]; a subtype's tool overrides the
 //! parent's of the same name), asks the model to score each one's prompt (0..100, plus the
@@ -9,13 +9,13 @@
 //!
 //! ```no_run
 //! use tool_model::ChatModel;
-//! use tool_router::{Route, Router, ToolDeclarations};
+//! use tool_router::{Route, Router, ToolsFile};
 //! use tool_runtime::Executor;
 //!
 //! // `model` is any client: `tool_providers::OpenAiChatModel::new("gpt-4.1-mini")`, say.
 //! # async fn demo(exec: Executor, model: impl ChatModel + 'static) -> Result<(), Box<dyn std::error::Error>> {
 //! let router = Router::builder(model)
-//!     .declarations(ToolDeclarations::from_path("tools.xml")?)
+//!     .tools_file(ToolsFile::from_path("tools.xml")?)
 //!     .executor(exec)
 //!     .fallback("search")
 //!     .build()?;
@@ -60,13 +60,12 @@ use tool_model::ChatModel;
 
 pub use builder::RouterBuilder;
 pub use declared::{
-    DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
-    DEFAULT_SITE,
+    DeclaredTool, Origin, ToolArgument, ToolMethod, ToolsFile, ToolsFileWarning, DEFAULT_SITE,
 };
-pub use error::{DeclarationError, RouterBuildError};
+pub use error::{RouterBuildError, ToolsFileError};
 pub use hierarchy::{TypeHierarchy, THING};
-pub use limits::DeclarationLimits;
-pub use load::DeclarationFormat;
+pub use limits::ToolsFileLimits;
+pub use load::ToolsFileFormat;
 pub use prompt::{RouteRequest, PLACEHOLDERS};
 pub use route::{CandidateScore, NoMatch, Ran, Route, Routed, RouterRunError, ScoreSource};
 
@@ -74,17 +73,17 @@ pub use route::{CandidateScore, NoMatch, Ran, Route, Routed, RouterRunError, Sco
 pub struct Router {
     model: Arc<dyn ChatModel>,
     executor: Option<Executor>,
-    /// Enabled tools, in declaration order.
+    /// Enabled tools, in file order.
     tools: Vec<Prepared>,
     /// Canonical type -> its tools' positions in `tools`.
     by_type: HashMap<String, Vec<usize>>,
     types: TypeHierarchy,
     settings: Settings,
-    /// The site a request naming none is for: the declarations' first.
+    /// The site a request naming none is for: the first the tools files name.
     site: Option<String>,
     /// The sites the enabled tools are declared for.
     sites: HashSet<String>,
-    warnings: Vec<DeclarationWarning>,
+    warnings: Vec<ToolsFileWarning>,
     cache: Option<cache::EvaluationCache>,
     #[cfg(feature = "retrieval")]
     prefilter: Option<prefilter::Prefilter>,
@@ -129,8 +128,8 @@ impl Router {
         RouterBuilder::new(Arc::new(model))
     }
 
-    /// What the declarations said that was not understood (also emitted as `tracing` warnings).
-    pub fn warnings(&self) -> &[DeclarationWarning] {
+    /// What the tools files said that was not understood (also emitted as `tracing` warnings).
+    pub fn warnings(&self) -> &[ToolsFileWarning] {
         &self.warnings
     }
 
@@ -139,13 +138,13 @@ impl Router {
         &self.types
     }
 
-    /// The enabled tools, in declaration order.
+    /// The enabled tools, in file order.
     pub fn tools(&self) -> impl Iterator<Item = &DeclaredTool> {
         self.tools.iter().map(|p| &p.tool)
     }
 
     /// The tools a query of this type is offered: those of the type and its ancestors, a
-    /// subtype's overriding its ancestors' of the same name, in declaration order. For a
+    /// subtype's overriding its ancestors' of the same name, in file order. For a
     /// request naming no site ([`Router::candidates_on`]).
     pub fn candidates(&self, schema_type: &str) -> Vec<&DeclaredTool> {
         self.candidates_on(schema_type, None)
@@ -207,7 +206,7 @@ impl Router {
             schema_type = %request.schema_type,
             gen_ai.request.model = self.model.model_name(),
         );
-        // The tools offered are those of the site the request names; the declarations' site
+        // The tools offered are those of the site the request names; the tools files' site
         // only fills the prompts' `{request.site}`.
         let site = request.site.as_deref();
         if request.site.is_none() && self.site.is_some() {

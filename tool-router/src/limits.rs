@@ -1,21 +1,21 @@
-//! How much a declarations file may hold.
+//! How much a tools file may hold.
 
-/// How much a declarations file may hold. A file is input from outside the program: these
+/// How much a tools file may hold. A file is input from outside the program: these
 /// bound what reading it can cost (docs/reliability.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct DeclarationLimits {
-    /// The most bytes a file may have. Default 4 MiB ([`DeclarationLimits::DEFAULT_BYTES`]).
+pub struct ToolsFileLimits {
+    /// The most bytes a file may have. Default 4 MiB ([`ToolsFileLimits::DEFAULT_BYTES`]).
     pub bytes: usize,
     /// The most XML nodes (elements, text, comments) a `tools.xml` may have. Default 200,000
-    /// ([`DeclarationLimits::DEFAULT_NODES`]).
+    /// ([`ToolsFileLimits::DEFAULT_NODES`]).
     pub nodes: u32,
 }
 
-impl DeclarationLimits {
-    /// The default of [`DeclarationLimits::bytes`]: 4 MiB.
+impl ToolsFileLimits {
+    /// The default of [`ToolsFileLimits::bytes`]: 4 MiB.
     pub const DEFAULT_BYTES: usize = 4 << 20;
-    /// The default of [`DeclarationLimits::nodes`].
+    /// The default of [`ToolsFileLimits::nodes`].
     pub const DEFAULT_NODES: u32 = 200_000;
 
     /// These limits with another byte cap.
@@ -31,9 +31,9 @@ impl DeclarationLimits {
     }
 }
 
-impl Default for DeclarationLimits {
+impl Default for ToolsFileLimits {
     fn default() -> Self {
-        DeclarationLimits {
+        ToolsFileLimits {
             bytes: Self::DEFAULT_BYTES,
             nodes: Self::DEFAULT_NODES,
         }

@@ -1,4 +1,4 @@
-//! Line and column numbers of byte offsets in a declarations file, for its messages: the line
+//! Line and column numbers of byte offsets in a tools file, for its messages: the line
 //! starts are found once, then each position is a binary search, so placing every tool of a
 //! large file stays linear (rescanning the text from its start per tool was quadratic).
 

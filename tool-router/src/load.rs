@@ -1,4 +1,4 @@
-//! Reading declarations: the format from the file's extension, XML by [`super::xml`], TOML and
+//! Reading a tools file: the format from the file's extension, XML by [`super::xml`], TOML and
 //! JSON by one schema (the fields of [`DeclaredTool`]), then the checks every format shares.
 
 use std::collections::HashMap;
@@ -6,29 +6,29 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::declared::{DeclarationWarning, DeclaredTool, Origin, ToolDeclarations};
-use crate::error::DeclarationError;
+use crate::declared::{DeclaredTool, Origin, ToolsFile, ToolsFileWarning};
+use crate::error::ToolsFileError;
 use crate::hierarchy::canonical;
-use crate::limits::DeclarationLimits;
+use crate::limits::ToolsFileLimits;
 use crate::lines::Lines;
 use crate::xml;
 
 /// Refuses `size` bytes past `limits.bytes`.
-fn too_large(file: &str, size: usize, limits: &DeclarationLimits) -> Result<(), DeclarationError> {
+fn too_large(file: &str, size: usize, limits: &ToolsFileLimits) -> Result<(), ToolsFileError> {
     if size > limits.bytes {
-        return Err(DeclarationError::TooLarge {
+        return Err(ToolsFileError::TooLarge {
             file: file.to_owned(),
             what: "bytes",
             limit: limits.bytes,
-            setting: "DeclarationLimits::bytes",
+            setting: "ToolsFileLimits::bytes",
         });
     }
     Ok(())
 }
 
-/// The syntax of a declarations file.
+/// The syntax of a tools file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeclarationFormat {
+pub enum ToolsFileFormat {
     /// NLWeb's `tools.xml`.
     Xml,
     /// The same content as TOML: `site`, `[types]`, `[[tools]]`.
@@ -37,48 +37,48 @@ pub enum DeclarationFormat {
     Json,
 }
 
-impl DeclarationFormat {
+impl ToolsFileFormat {
     /// The format a file's extension names (`.xml`, `.toml`, `.json`).
     pub fn of_path(path: &Path) -> Option<Self> {
         let extension = path.extension()?.to_str()?.to_ascii_lowercase();
         match extension.as_str() {
-            "xml" => Some(DeclarationFormat::Xml),
-            "toml" => Some(DeclarationFormat::Toml),
-            "json" => Some(DeclarationFormat::Json),
+            "xml" => Some(ToolsFileFormat::Xml),
+            "toml" => Some(ToolsFileFormat::Toml),
+            "json" => Some(ToolsFileFormat::Json),
             _ => None,
         }
     }
 }
 
-impl ToolDeclarations {
-    /// Reads a declarations file, in the format its extension names, within the default
-    /// [`DeclarationLimits`].
+impl ToolsFile {
+    /// Reads a tools file, in the format its extension names, within the default
+    /// [`ToolsFileLimits`].
     ///
     /// ```no_run
-    /// use tool_router::ToolDeclarations;
+    /// use tool_router::ToolsFile;
     ///
-    /// let declared = ToolDeclarations::from_path("examples/tools.xml")?;
+    /// let declared = ToolsFile::from_path("examples/tools.xml")?;
     /// for warning in &declared.warnings {
     ///     eprintln!("warning: {warning}");
     /// }
-    /// # Ok::<(), tool_router::DeclarationError>(())
+    /// # Ok::<(), tool_router::ToolsFileError>(())
     /// ```
-    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, DeclarationError> {
-        Self::from_path_within(path, &DeclarationLimits::default())
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ToolsFileError> {
+        Self::from_path_within(path, &ToolsFileLimits::default())
     }
 
-    /// [`ToolDeclarations::from_path`] within other limits. A file larger than
+    /// [`ToolsFile::from_path`] within other limits. A file larger than
     /// `limits.bytes` is refused before it is read whole.
     pub fn from_path_within(
         path: impl AsRef<Path>,
-        limits: &DeclarationLimits,
-    ) -> Result<Self, DeclarationError> {
+        limits: &ToolsFileLimits,
+    ) -> Result<Self, ToolsFileError> {
         use std::io::Read;
         let path = path.as_ref();
         let file = path.display().to_string();
-        let format = DeclarationFormat::of_path(path)
-            .ok_or_else(|| DeclarationError::UnknownFormat { file: file.clone() })?;
-        let read_error = |e: std::io::Error| DeclarationError::Read {
+        let format = ToolsFileFormat::of_path(path)
+            .ok_or_else(|| ToolsFileError::UnknownFormat { file: file.clone() })?;
+        let read_error = |e: std::io::Error| ToolsFileError::Read {
             file: file.clone(),
             message: e.to_string(),
         };
@@ -92,40 +92,36 @@ impl ToolDeclarations {
             .read_to_end(&mut bytes)
             .map_err(read_error)?;
         too_large(&file, bytes.len(), limits)?;
-        let text = String::from_utf8(bytes).map_err(|e| DeclarationError::Read {
+        let text = String::from_utf8(bytes).map_err(|e| ToolsFileError::Read {
             file: file.clone(),
             message: format!("not UTF-8 text: {e}"),
         })?;
         Self::parse_within(&text, format, &file, limits)
     }
 
-    /// Reads declarations from text, within the default [`DeclarationLimits`]; `file` names
+    /// Reads a tools file from text, within the default [`ToolsFileLimits`]; `file` names
     /// it in messages.
-    pub fn parse(
-        text: &str,
-        format: DeclarationFormat,
-        file: &str,
-    ) -> Result<Self, DeclarationError> {
-        Self::parse_within(text, format, file, &DeclarationLimits::default())
+    pub fn parse(text: &str, format: ToolsFileFormat, file: &str) -> Result<Self, ToolsFileError> {
+        Self::parse_within(text, format, file, &ToolsFileLimits::default())
     }
 
-    /// [`ToolDeclarations::parse`] within other limits.
+    /// [`ToolsFile::parse`] within other limits.
     pub fn parse_within(
         text: &str,
-        format: DeclarationFormat,
+        format: ToolsFileFormat,
         file: &str,
-        limits: &DeclarationLimits,
-    ) -> Result<Self, DeclarationError> {
+        limits: &ToolsFileLimits,
+    ) -> Result<Self, ToolsFileError> {
         too_large(file, text.len(), limits)?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let declared = match format {
-            DeclarationFormat::Xml => xml::read(text, file, limits)?,
-            DeclarationFormat::Toml => {
+            ToolsFileFormat::Xml => xml::read(text, file, limits)?,
+            ToolsFileFormat::Toml => {
                 let table: toml::Table = toml::from_str(text).map_err(|e| {
                     let (line, column) = e
                         .span()
                         .map_or((1, 1), |span| Lines::new(text).line_and_column(span.start));
-                    DeclarationError::Syntax {
+                    ToolsFileError::Syntax {
                         file: file.to_owned(),
                         syntax: "TOML",
                         line,
@@ -133,7 +129,7 @@ impl ToolDeclarations {
                         message: e.message().to_owned(),
                     }
                 })?;
-                let value = serde_json::to_value(table).map_err(|e| DeclarationError::Syntax {
+                let value = serde_json::to_value(table).map_err(|e| ToolsFileError::Syntax {
                     file: file.to_owned(),
                     syntax: "TOML",
                     line: 1,
@@ -142,9 +138,9 @@ impl ToolDeclarations {
                 })?;
                 from_value(value, file, &toml_tool_lines(text))?
             }
-            DeclarationFormat::Json => {
+            ToolsFileFormat::Json => {
                 let value: Value =
-                    serde_json::from_str(text).map_err(|e| DeclarationError::Syntax {
+                    serde_json::from_str(text).map_err(|e| ToolsFileError::Syntax {
                         file: file.to_owned(),
                         syntax: "JSON",
                         // serde_json says column 0 for an error at a line's end (a newline
@@ -181,7 +177,7 @@ const TOOL_FIELDS: &[&str] = &[
     "returnStruc",
 ];
 
-/// Declarations from a TOML or JSON document, as a JSON value.
+/// A tools file from a TOML or JSON document, as a JSON value.
 /// The line each entry of `tools` starts on, in a TOML document.
 fn toml_tool_lines(text: &str) -> Vec<usize> {
     #[derive(serde::Deserialize)]
@@ -258,25 +254,21 @@ fn json_tool_lines(text: &str) -> Vec<usize> {
     lines
 }
 
-fn from_value(
-    value: Value,
-    file: &str,
-    lines: &[usize],
-) -> Result<ToolDeclarations, DeclarationError> {
+fn from_value(value: Value, file: &str, lines: &[usize]) -> Result<ToolsFile, ToolsFileError> {
     let at = |element: String| Origin {
         file: Some(file.to_owned()),
         line: None,
         element,
     };
     let Value::Object(mut root) = value else {
-        return Err(DeclarationError::invalid(
+        return Err(ToolsFileError::invalid(
             &at("the document".into()),
             "the document must be an object with `tools` (and optionally `site` and `types`)",
         ));
     };
-    let mut out = ToolDeclarations::default();
+    let mut out = ToolsFile::default();
     for key in root.keys().filter(|k| !FILE_FIELDS.contains(&k.as_str())) {
-        out.warnings.push(DeclarationWarning {
+        out.warnings.push(ToolsFileWarning {
             origin: at(format!("`{key}`")),
             message: format!("unknown field `{key}`, ignored"),
         });
@@ -285,7 +277,7 @@ fn from_value(
         None | Some(Value::Null) => {}
         Some(Value::String(site)) => out.site = Some(site),
         Some(_) => {
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &at("`site`".into()),
                 "`site` must be a string",
             ))
@@ -293,7 +285,7 @@ fn from_value(
     }
     if let Some(types) = root.remove("types") {
         out.types = serde_json::from_value(types).map_err(|e| {
-            DeclarationError::invalid(
+            ToolsFileError::invalid(
                 &at("`types`".into()),
                 format!("`types` must map each type to its parent type's name: {e}"),
             )
@@ -303,7 +295,7 @@ fn from_value(
         None => Vec::new(),
         Some(Value::Array(tools)) => tools,
         Some(_) => {
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &at("`tools`".into()),
                 "`tools` must be an array of tools",
             ))
@@ -318,14 +310,11 @@ fn from_value(
         let mut origin = at(element);
         origin.line = lines.get(index).copied();
         let Value::Object(fields) = entry else {
-            return Err(DeclarationError::invalid(
-                &origin,
-                "a tool must be an object",
-            ));
+            return Err(ToolsFileError::invalid(&origin, "a tool must be an object"));
         };
         warn_unknown(&fields, &origin, &mut out.warnings);
         let mut tool: DeclaredTool = serde_json::from_value(Value::Object(fields))
-            .map_err(|e| DeclarationError::invalid(&origin, e.to_string()))?;
+            .map_err(|e| ToolsFileError::invalid(&origin, e.to_string()))?;
         tool.prompt = xml::dedent(&tool.prompt);
         tool.origin = origin;
         // The file's `site` is each tool's, as a `<Site>` around them all is in XML.
@@ -340,29 +329,26 @@ fn from_value(
 fn warn_unknown(
     fields: &Map<String, Value>,
     origin: &Origin,
-    warnings: &mut Vec<DeclarationWarning>,
+    warnings: &mut Vec<ToolsFileWarning>,
 ) {
     for key in fields.keys().filter(|k| !TOOL_FIELDS.contains(&k.as_str())) {
-        warnings.push(DeclarationWarning {
+        warnings.push(ToolsFileWarning {
             origin: origin.clone(),
             message: format!("unknown field `{key}`, ignored"),
         });
     }
 }
 
-/// The checks every format shares: names, prompts, and one enabled declaration per (site,
+/// The checks every format shares: names, prompts, and one enabled tool per (site,
 /// type, name) (a disabled one may stand beside the one in use).
-pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError> {
+pub(crate) fn check(declared: &ToolsFile) -> Result<(), ToolsFileError> {
     let mut seen: HashMap<(Option<&str>, &str, &str), &Origin> = HashMap::new();
     for tool in &declared.tools {
         if tool.name.trim().is_empty() {
-            return Err(DeclarationError::invalid(
-                &tool.origin,
-                "a tool needs a name",
-            ));
+            return Err(ToolsFileError::invalid(&tool.origin, "a tool needs a name"));
         }
         if tool.schema_type.trim().is_empty() {
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &tool.origin,
                 format!(
                     "tool `{}` needs a `type` (a schema.org type such as Thing or Recipe)",
@@ -371,7 +357,7 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
             ));
         }
         if tool.enabled && tool.prompt.trim().is_empty() {
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &tool.origin,
                 format!(
                     "tool `{}` has no prompt: the router scores a tool with its prompt",
@@ -392,7 +378,7 @@ pub(crate) fn check(declared: &ToolDeclarations) -> Result<(), DeclarationError>
                 Some(site) => format!(" on site `{site}`"),
                 None => String::new(),
             };
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &tool.origin,
                 format!(
                     "tool `{}` of type `{}`{site} is declared twice (first at {first})",
@@ -412,9 +398,9 @@ mod tests {
     #[test]
     fn a_json_syntax_error_at_a_line_end_is_at_column_1_or_more() {
         let text = "{\"tools\": [\n{\"name\": \"a\nb\"}]}";
-        let err = ToolDeclarations::parse(text, DeclarationFormat::Json, "t.json").unwrap_err();
+        let err = ToolsFile::parse(text, ToolsFileFormat::Json, "t.json").unwrap_err();
         match &err {
-            DeclarationError::Syntax { line, column, .. } => {
+            ToolsFileError::Syntax { line, column, .. } => {
                 assert_eq!((*line, *column), (3, 1), "{err}")
             }
             other => panic!("not a syntax error: {other:?}"),
@@ -431,20 +417,20 @@ mod tests {
             .map(|i| format!("<Tool name=\"t{i}\"><prompt>p</prompt></Tool>"))
             .collect();
         let text = format!("<Tools><Thing>{tools}</Thing></Tools>");
-        let limits = DeclarationLimits::default().with_nodes(50);
-        let err = ToolDeclarations::parse_within(&text, DeclarationFormat::Xml, "t.xml", &limits)
-            .unwrap_err();
+        let limits = ToolsFileLimits::default().with_nodes(50);
+        let err =
+            ToolsFile::parse_within(&text, ToolsFileFormat::Xml, "t.xml", &limits).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "t.xml: more than 50 XML nodes: refused (DeclarationLimits::nodes sets the limit)"
+            "t.xml: more than 50 XML nodes: refused (ToolsFileLimits::nodes sets the limit)"
         );
-        let declared = ToolDeclarations::parse(&text, DeclarationFormat::Xml, "t.xml").unwrap();
+        let declared = ToolsFile::parse(&text, ToolsFileFormat::Xml, "t.xml").unwrap();
         assert_eq!(declared.tools.len(), 100);
-        let small = DeclarationLimits::default().with_bytes(10);
-        let err = ToolDeclarations::parse_within("{}", DeclarationFormat::Json, "t.json", &small);
+        let small = ToolsFileLimits::default().with_bytes(10);
+        let err = ToolsFile::parse_within("{}", ToolsFileFormat::Json, "t.json", &small);
         assert!(err.is_ok(), "{err:?}");
-        let err = ToolDeclarations::parse_within(&text, DeclarationFormat::Json, "t.json", &small)
-            .unwrap_err();
+        let err =
+            ToolsFile::parse_within(&text, ToolsFileFormat::Json, "t.json", &small).unwrap_err();
         assert!(err.to_string().contains("more than 10 bytes"), "{err}");
     }
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use tool_core::{ToolMetadata, ToolSpec};
 use tool_retrieval::{Reason, RetrieveOptions, Retriever};
 
-use crate::declared::{DeclaredTool, ToolDeclarations};
+use crate::declared::{DeclaredTool, ToolsFile};
 use crate::Prepared;
 
 pub(crate) enum PrefilterSetting {
@@ -47,7 +47,7 @@ fn retrieval_spec(tool: &DeclaredTool) -> ToolSpec {
     }
 }
 
-impl ToolDeclarations {
+impl ToolsFile {
     /// The enabled tools as retrieval reads them (named `Type/tool`, or `site/Type/tool` for
     /// a site's own tool; the prompt as the
     /// description, the examples), to build a retriever for
@@ -78,7 +78,7 @@ impl Prefilter {
         }
     }
 
-    /// The candidates to score: the best `k` by retrieval, topped up in declaration order when
+    /// The candidates to score: the best `k` by retrieval, topped up in file order when
     /// retrieval ranks fewer (a query that shares no word with any tool). All of them when
     /// retrieval fails. Whichever they are, the model scores them against the threshold: a
     /// top-up never wins unscored.

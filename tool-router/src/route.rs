@@ -26,7 +26,7 @@ impl Route {
         }
     }
 
-    /// Every candidate, in declaration order, with its score.
+    /// Every candidate, in file order, with its score.
     pub fn candidates(&self) -> &[CandidateScore] {
         match self {
             Route::Tool(routed) => &routed.candidates,
@@ -59,7 +59,7 @@ pub struct Routed {
     pub params: Map<String, Value>,
     /// Whether it is the fallback tool, chosen because nothing reached the threshold.
     pub fallback: bool,
-    /// Every candidate, in declaration order.
+    /// Every candidate, in file order.
     pub candidates: Vec<CandidateScore>,
     /// The tokens the route used.
     pub usage: Usage,
@@ -68,7 +68,7 @@ pub struct Routed {
 /// No tool for the query.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NoMatch {
-    /// Every candidate, in declaration order.
+    /// Every candidate, in file order.
     pub candidates: Vec<CandidateScore>,
     /// The tokens the route used.
     pub usage: Usage,

@@ -11,16 +11,15 @@ use roxmltree::{Document, Node};
 use serde_json::{Map, Value};
 
 use crate::declared::{
-    DeclarationWarning, DeclaredTool, Origin, ToolArgument, ToolDeclarations, ToolMethod,
-    DEFAULT_SITE,
+    DeclaredTool, Origin, ToolArgument, ToolMethod, ToolsFile, ToolsFileWarning, DEFAULT_SITE,
 };
-use crate::error::DeclarationError;
-use crate::limits::DeclarationLimits;
+use crate::error::ToolsFileError;
+use crate::limits::ToolsFileLimits;
 use crate::lines::Lines;
 
 /// `text` with its `<!DOCTYPE ..>` blanked out (spaces, line ends kept, so that positions stay)
 /// when it declares nothing; `None` when it has none; an error when it has an internal subset.
-fn without_bare_doctype(text: &str, file: &str) -> Result<Option<String>, DeclarationError> {
+fn without_bare_doctype(text: &str, file: &str) -> Result<Option<String>, ToolsFileError> {
     // A DOCTYPE stands in the prolog, before the root element: one later (in a comment, a
     // prompt's CDATA) is the parser's to read, as text or as an error.
     let prolog_end = text
@@ -61,10 +60,10 @@ fn without_bare_doctype(text: &str, file: &str) -> Result<Option<String>, Declar
 }
 
 /// A DOCTYPE that declares entities, refused at its line.
-fn doctype_refused(text: &str, file: &str, at: usize) -> DeclarationError {
+fn doctype_refused(text: &str, file: &str, at: usize) -> ToolsFileError {
     let at = text[at..].find("<!DOCTYPE").map_or(at, |i| at + i);
     let (line, column) = Lines::new(text).line_and_column(at);
-    DeclarationError::Syntax {
+    ToolsFileError::Syntax {
         file: file.to_owned(),
         syntax: "XML",
         line,
@@ -75,12 +74,12 @@ fn doctype_refused(text: &str, file: &str, at: usize) -> DeclarationError {
     }
 }
 
-/// The declarations in `text`, an XML document; `file` names it in messages.
+/// The tools file in `text`, an XML document; `file` names it in messages.
 pub(crate) fn read(
     text: &str,
     file: &str,
-    limits: &DeclarationLimits,
-) -> Result<ToolDeclarations, DeclarationError> {
+    limits: &ToolsFileLimits,
+) -> Result<ToolsFile, ToolsFileError> {
     // NLWeb's tools.xml starts with `<!DOCTYPE Tools>` and declares nothing in it. A DOCTYPE
     // that declares (an internal subset, `[...]`) could define entities that expand without
     // bound (two nested ones turn 100 KB into gigabytes): it is refused, naming its line. A
@@ -94,15 +93,15 @@ pub(crate) fn read(
     };
     let document = Document::parse_with_options(text, options).map_err(|e| match e {
         roxmltree::Error::DtdDetected => doctype_refused(text, file, 0),
-        roxmltree::Error::NodesLimitReached => DeclarationError::TooLarge {
+        roxmltree::Error::NodesLimitReached => ToolsFileError::TooLarge {
             file: file.to_owned(),
             what: "XML nodes",
             limit: usize::try_from(limits.nodes).unwrap_or(usize::MAX),
-            setting: "DeclarationLimits::nodes",
+            setting: "ToolsFileLimits::nodes",
         },
         e => {
             let pos = e.pos();
-            DeclarationError::Syntax {
+            ToolsFileError::Syntax {
                 file: file.to_owned(),
                 syntax: "XML",
                 line: pos.row as usize,
@@ -114,7 +113,7 @@ pub(crate) fn read(
     let mut reader = Reader {
         lines: Lines::new(text),
         file,
-        out: ToolDeclarations::default(),
+        out: ToolsFile::default(),
         site: None,
         sites: Vec::new(),
     };
@@ -156,7 +155,7 @@ struct Reader<'a> {
     /// Every element's line is looked up here, once per element.
     lines: Lines<'a>,
     file: &'a str,
-    out: ToolDeclarations,
+    out: ToolsFile,
     /// The `<Site>` being read, whose tools are its own.
     site: Option<String>,
     /// Every site the file names, in order.
@@ -189,9 +188,7 @@ impl Reader<'_> {
     fn warn(&mut self, node: Node<'_, '_>, message: String) {
         let origin = self.element_origin(node);
         tracing::warn!(%origin, "{message}");
-        self.out
-            .warnings
-            .push(DeclarationWarning { origin, message });
+        self.out.warnings.push(ToolsFileWarning { origin, message });
     }
 
     fn unknown_attributes(&mut self, node: Node<'_, '_>, known: &[&str]) {
@@ -205,7 +202,7 @@ impl Reader<'_> {
         }
     }
 
-    fn site(&mut self, node: Node<'_, '_>) -> Result<(), DeclarationError> {
+    fn site(&mut self, node: Node<'_, '_>) -> Result<(), ToolsFileError> {
         self.unknown_attributes(node, &["id", "ref", "name"]);
         let site = ["id", "ref", "name"]
             .into_iter()
@@ -225,13 +222,13 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn schema_type(&mut self, node: Node<'_, '_>) -> Result<(), DeclarationError> {
+    fn schema_type(&mut self, node: Node<'_, '_>) -> Result<(), ToolsFileError> {
         let schema_type = node.tag_name().name().to_owned();
         self.unknown_attributes(node, &["parent"]);
         if let Some(parent) = node.attribute("parent") {
             let parent = parent.trim();
             if parent.is_empty() {
-                return Err(DeclarationError::invalid(
+                return Err(ToolsFileError::invalid(
                     &self.element_origin(node),
                     "`parent` is empty: name the schema.org type this one is a kind of",
                 ));
@@ -256,12 +253,12 @@ impl Reader<'_> {
         &mut self,
         node: Node<'_, '_>,
         schema_type: &str,
-    ) -> Result<DeclaredTool, DeclarationError> {
+    ) -> Result<DeclaredTool, ToolsFileError> {
         let origin = self.element_origin(node);
         self.unknown_attributes(node, &["name", "enabled"]);
         let name = node.attribute("name").map(str::trim).unwrap_or_default();
         if name.is_empty() {
-            return Err(DeclarationError::invalid(
+            return Err(ToolsFileError::invalid(
                 &origin,
                 "a <Tool> needs a `name` attribute",
             ));
@@ -269,7 +266,7 @@ impl Reader<'_> {
         let enabled = match node.attribute("enabled") {
             None => true,
             Some(text) => parse_bool(text).ok_or_else(|| {
-                DeclarationError::invalid(
+                ToolsFileError::invalid(
                     &origin,
                     format!("`enabled` is \"{text}\": write \"true\" or \"false\""),
                 )
@@ -286,7 +283,7 @@ impl Reader<'_> {
             let single = ["path", "method", "handler", "prompt", "returnStruc"];
             if single.contains(&element) {
                 if seen.contains(&element) {
-                    return Err(DeclarationError::invalid(
+                    return Err(ToolsFileError::invalid(
                         &at,
                         format!("a second <{element}> in tool `{name}`: a tool has one"),
                     ));
@@ -310,7 +307,7 @@ impl Reader<'_> {
                 "argument" => {
                     let arg = child.attribute("name").map(str::trim).unwrap_or_default();
                     if arg.is_empty() {
-                        return Err(DeclarationError::invalid(
+                        return Err(ToolsFileError::invalid(
                             &at,
                             "an <argument> needs a `name` attribute",
                         ));
@@ -396,10 +393,10 @@ fn return_struc(
     text: &str,
     at: &Origin,
     element_line: usize,
-) -> Result<Map<String, Value>, DeclarationError> {
+) -> Result<Map<String, Value>, ToolsFileError> {
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(Value::Object(fields)) => Ok(fields),
-        Ok(other) => Err(DeclarationError::invalid(
+        Ok(other) => Err(ToolsFileError::invalid(
             at,
             format!(
                 "<returnStruc> must be a JSON object of field -> description, not {}",
@@ -411,7 +408,7 @@ fn return_struc(
             let skipped_lines = text[..leading].matches('\n').count();
             let mut origin = at.clone();
             origin.line = Some(element_line + skipped_lines + e.line().saturating_sub(1));
-            Err(DeclarationError::invalid(
+            Err(ToolsFileError::invalid(
                 &origin,
                 format!("<returnStruc> is not JSON: {e}"),
             ))

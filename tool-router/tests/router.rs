@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use tool_core::ToolOutput;
 use tool_model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, Usage};
 use tool_router::{
-    DeclarationFormat, DeclaredTool, Route, Router, RouterBuildError, RouterRunError, ScoreSource,
-    ToolDeclarations, ToolMethod,
+    DeclaredTool, Route, Router, RouterBuildError, RouterRunError, ScoreSource, ToolMethod,
+    ToolsFile, ToolsFileFormat,
 };
 use tool_runtime::{DynamicTool, Executor};
 
@@ -120,10 +120,10 @@ fn tool(name: &str, schema_type: &str) -> DeclaredTool {
     )
 }
 
-fn declarations(tools: impl IntoIterator<Item = DeclaredTool>) -> ToolDeclarations {
-    ToolDeclarations {
+fn tools_file(tools: impl IntoIterator<Item = DeclaredTool>) -> ToolsFile {
+    ToolsFile {
         tools: tools.into_iter().collect(),
-        ..ToolDeclarations::default()
+        ..ToolsFile::default()
     }
 }
 
@@ -180,7 +180,7 @@ async fn the_best_score_at_or_above_the_threshold_wins() {
         .on("details", [score(80)])
         .on("compare", [score(75)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Thing"),
             tool("details", "Thing"),
             tool("compare", "Thing"),
@@ -198,7 +198,7 @@ async fn the_best_score_at_or_above_the_threshold_wins() {
     assert_eq!(route.usage().input_tokens, 30);
 
     let strict = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Thing"),
             tool("details", "Thing"),
         ]))
@@ -219,7 +219,7 @@ async fn below_the_threshold_the_fallback_takes_the_query() {
         )
         .on("details", [score(30)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Thing"),
             tool("details", "Thing"),
         ]))
@@ -235,7 +235,7 @@ async fn below_the_threshold_the_fallback_takes_the_query() {
     assert_eq!(routed.params["search_query"], "pasta");
 
     let err = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("details", "Thing")]))
+        .tools_file(tools_file([tool("details", "Thing")]))
         .fallback("search")
         .build()
         .unwrap_err();
@@ -250,7 +250,7 @@ async fn a_subtype_tool_overrides_the_parents_tool_of_the_same_name() {
         .on("search", [score(90)])
         .on("details", [score(10)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Item"),
             tool("details", "Thing"),
             recipe_search,
@@ -298,7 +298,7 @@ async fn ties_go_to_the_tool_declared_first() {
         .on("b", [score(90)])
         .on("c", [score(90)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("a", "Thing"),
             tool("b", "Thing"),
             tool("c", "Thing"),
@@ -307,7 +307,7 @@ async fn ties_go_to_the_tool_declared_first() {
         .unwrap();
     assert_eq!(routed_name(&router.route("q", "Thing").await), Some("b"));
     let reversed = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("c", "Thing"),
             tool("b", "Thing"),
             tool("a", "Thing"),
@@ -336,7 +336,7 @@ async fn answers_are_read_tolerantly_and_a_failed_evaluation_never_fails_the_rou
         .on("down", [Answer::Fail]);
     let names = ["fenced", "chatty", "high", "garbage", "noscore", "down"];
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations(names.map(|n| tool(n, "Thing"))))
+        .tools_file(tools_file(names.map(|n| tool(n, "Thing"))))
         .build()
         .unwrap();
     let route = router.route("q", "Thing").await;
@@ -382,9 +382,9 @@ async fn early_stop_takes_the_first_tool_to_reach_the_mark() {
                 )],
             )
     };
-    let tools = || declarations([tool("slow_best", "Thing"), tool("fast_good", "Thing")]);
+    let tools = || tools_file([tool("slow_best", "Thing"), tool("fast_good", "Thing")]);
     let best_of_all = Router::builder(scorer())
-        .declarations(tools())
+        .tools_file(tools())
         .build()
         .unwrap();
     assert_eq!(
@@ -393,7 +393,7 @@ async fn early_stop_takes_the_first_tool_to_reach_the_mark() {
     );
 
     let early = Router::builder(scorer())
-        .declarations(tools())
+        .tools_file(tools())
         .early_stop(90)
         .build()
         .unwrap();
@@ -414,10 +414,7 @@ async fn an_evaluation_past_its_time_limit_scores_zero() {
         )
         .on("quick", [score(80)]);
     let router = Router::builder(scorer)
-        .declarations(declarations([
-            tool("slow", "Thing"),
-            tool("quick", "Thing"),
-        ]))
+        .tools_file(tools_file([tool("slow", "Thing"), tool("quick", "Thing")]))
         .evaluation_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
@@ -441,7 +438,7 @@ async fn evaluations_run_concurrently_up_to_the_cap() {
         .on("c", [late(80)])
         .on("d", [late(30)]);
     let router = Router::builder(scorer)
-        .declarations(declarations(["a", "b", "c", "d"].map(|n| tool(n, "Thing"))))
+        .tools_file(tools_file(["a", "b", "c", "d"].map(|n| tool(n, "Thing"))))
         .max_concurrency(2)
         .build()
         .unwrap();
@@ -471,7 +468,7 @@ async fn invalid_parameters_get_one_retry_with_the_errors() {
             ],
         );
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing"), details]))
+        .tools_file(tools_file([tool("search", "Thing"), details]))
         .executor(executor([
             echo("search", open()),
             echo("details", recipe_details_schema()),
@@ -514,7 +511,7 @@ async fn parameters_still_invalid_after_the_retry_fall_to_the_next_best() {
         "required": ["first", "second"]
     });
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Thing"),
             tool("details", "Thing"),
             tool("compare", "Thing"),
@@ -553,7 +550,7 @@ async fn parameters_still_invalid_after_the_retry_fall_to_the_next_best() {
 async fn a_lone_candidate_without_parameters_skips_the_model() {
     let scorer = Scorer::new();
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing")]))
+        .tools_file(tools_file([tool("search", "Thing")]))
         .executor(executor([echo("search", open())]))
         .build()
         .unwrap();
@@ -570,7 +567,7 @@ async fn a_lone_candidate_without_parameters_skips_the_model() {
 async fn the_cache_reuses_an_evaluation_of_the_same_query_and_tool() {
     let scorer = Scorer::new().on("a", [score(80)]).on("b", [score(20)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("a", "Thing"), tool("b", "Thing")]))
+        .tools_file(tools_file([tool("a", "Thing"), tool("b", "Thing")]))
         .cache(2)
         .build()
         .unwrap();
@@ -598,14 +595,14 @@ async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
         .on("substitution", [score(50)])
         .on("nutrition", [score(50)]);
     let tools = || {
-        declarations([
+        tools_file([
             tool("substitution", "Recipe").with_example("replace eggs in a cake"),
             tool("nutrition", "Recipe").with_example("calories of a pizza"),
             tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
         ])
     };
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(tools())
+        .tools_file(tools())
         .prefilter(2)
         .build()
         .unwrap();
@@ -622,7 +619,7 @@ async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
 
     // Down to one candidate, the prefilter's pick is still scored.
     let one = Router::builder(Arc::clone(&scorer))
-        .declarations(tools())
+        .tools_file(tools())
         .prefilter(1)
         .build()
         .unwrap();
@@ -633,7 +630,7 @@ async fn the_prefilter_scores_only_the_top_k_by_retrieval() {
 }
 
 /// A query that shares no word with any tool ranks nothing, and the prefilter tops up in
-/// declaration order: that pick is a guess, scored and held to the threshold, not a lone
+/// file order: that pick is a guess, scored and held to the threshold, not a lone
 /// candidate chosen at 100.
 #[cfg(feature = "retrieval")]
 #[tokio::test]
@@ -642,7 +639,7 @@ async fn a_lone_candidate_left_by_the_prefilter_is_scored_against_the_threshold(
         .on("substitution", [score(10)])
         .on("pairing", [score(90)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("substitution", "Recipe").with_example("replace eggs in a cake"),
             tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
         ]))
@@ -665,7 +662,7 @@ async fn the_prefilter_ranks_on_the_decontextualized_query() {
         .on("substitution", [score(10)])
         .on("pairing", [score(90)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("substitution", "Recipe").with_example("replace eggs in a cake"),
             tool("pairing", "Recipe").with_example("which wine goes with lasagna"),
         ]))
@@ -697,7 +694,7 @@ fn every_enabled_handler_must_be_an_executor_tool() {
     let mut disabled = tool("ghost", "Recipe");
     disabled.enabled = false;
     let err = Router::builder(scorer)
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Thing"),
             substitution,
             disabled,
@@ -735,7 +732,7 @@ async fn a_disabled_tool_is_never_offered_and_run_without_executor_is_an_error()
     disabled.enabled = false;
     let scorer = Scorer::new().on("search", [score(10)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("search", "Thing"), disabled]))
+        .tools_file(tools_file([tool("search", "Thing"), disabled]))
         .build()
         .unwrap();
     assert_eq!(router.candidates("Thing").len(), 1);
@@ -804,10 +801,10 @@ colour = "blue"
 
 #[test]
 fn xml_toml_and_json_say_the_same_thing() {
-    let xml = ToolDeclarations::parse(XML, DeclarationFormat::Xml, "tools.xml").unwrap();
-    let toml = ToolDeclarations::parse(TOML, DeclarationFormat::Toml, "tools.toml").unwrap();
+    let xml = ToolsFile::parse(XML, ToolsFileFormat::Xml, "tools.xml").unwrap();
+    let toml = ToolsFile::parse(TOML, ToolsFileFormat::Toml, "tools.toml").unwrap();
     let json_text = serde_json::to_string(&xml).unwrap();
-    let json = ToolDeclarations::parse(&json_text, DeclarationFormat::Json, "tools.json").unwrap();
+    let json = ToolsFile::parse(&json_text, ToolsFileFormat::Json, "tools.json").unwrap();
     for other in [&toml, &json] {
         assert_eq!(other.site, xml.site);
         assert_eq!(other.types, xml.types);
@@ -846,7 +843,7 @@ fn xml_toml_and_json_say_the_same_thing() {
 }
 
 fn xml_error(text: &str) -> String {
-    ToolDeclarations::parse(text, DeclarationFormat::Xml, "tools.xml")
+    ToolsFile::parse(text, ToolsFileFormat::Xml, "tools.xml")
         .unwrap_err()
         .to_string()
 }
@@ -877,17 +874,17 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
     );
     assert!(xml_error("<Thing>\n<Tool name=\"a\"><prompt>p</prompt></Tool>\n<Tool name=\"a\"><prompt>q</prompt></Tool>\n</Thing>")
         .starts_with("tools.xml:3: <Tool name=\"a\">: tool `a` of type `Thing` is declared twice (first at tools.xml:2"));
-    let toml = ToolDeclarations::parse(
+    let toml = ToolsFile::parse(
         "[[tools]]\nname = \"a\"\nprompt = \n",
-        DeclarationFormat::Toml,
+        ToolsFileFormat::Toml,
         "t.toml",
     )
     .unwrap_err()
     .to_string();
     assert!(toml.starts_with("t.toml:3:"), "{toml}");
-    let json = ToolDeclarations::parse(
+    let json = ToolsFile::parse(
         "{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\"}]}",
-        DeclarationFormat::Json,
+        ToolsFileFormat::Json,
         "t.json",
     )
     .unwrap_err()
@@ -896,9 +893,9 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
         json,
         "t.json:1: tools[0] (`a`): tool `a` has no prompt: the router scores a tool with its prompt"
     );
-    let json = ToolDeclarations::parse(
+    let json = ToolsFile::parse(
         "{\"tools\": [{\"name\": \"a\", \"type\": \"Thing\", \"enabled\": \"yes\"}]}",
-        DeclarationFormat::Json,
+        ToolsFileFormat::Json,
         "t.json",
     )
     .unwrap_err()
@@ -914,7 +911,7 @@ fn malformed_files_are_errors_naming_the_file_line_and_element() {
 #[test]
 fn the_example_file_reads_without_warnings() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/tools.xml");
-    let declared = ToolDeclarations::from_path(path).unwrap();
+    let declared = ToolsFile::from_path(path).unwrap();
     assert!(declared.warnings.is_empty(), "{:?}", declared.warnings);
     let names: Vec<&str> = declared.enabled().map(|t| t.name.as_str()).collect();
     for name in [
@@ -937,10 +934,10 @@ async fn the_files_site_and_the_conversation_fill_the_prompts() {
     let scorer = Scorer::new()
         .on("search", [score(80)])
         .on("details", [score(10)]);
-    let mut declared = declarations([ask, tool("details", "Thing")]);
+    let mut declared = tools_file([ask, tool("details", "Thing")]);
     declared.site = Some("recipes.example".into());
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declared)
+        .tools_file(declared)
         .build()
         .unwrap();
     let request =
@@ -958,13 +955,13 @@ async fn the_files_site_and_the_conversation_fill_the_prompts() {
 #[test]
 fn toml_and_json_entries_are_named_with_their_line() {
     let toml = "site = \"s\"\n\n[[tools]]\nname = \"a\"\ntype = \"Thing\"\nprompt = \"p\"\n\n[[tools]]\nname = \"b\"\ntype = \"Thing\"\n";
-    let err = ToolDeclarations::parse(toml, DeclarationFormat::Toml, "t.toml").unwrap_err();
+    let err = ToolsFile::parse(toml, ToolsFileFormat::Toml, "t.toml").unwrap_err();
     assert_eq!(
         err.to_string(),
         "t.toml:8: tools[1] (`b`): tool `b` has no prompt: the router scores a tool with its prompt"
     );
     let json = "{\n  \"site\": \"tools\",\n  \"tools\": [\n    { \"name\": \"a\", \"type\": \"Thing\", \"prompt\": \"p [x] {y}, \\\" z\" },\n    {\n      \"name\": \"b\", \"type\": \"Thing\"\n    }\n  ]\n}";
-    let err = ToolDeclarations::parse(json, DeclarationFormat::Json, "t.json").unwrap_err();
+    let err = ToolsFile::parse(json, ToolsFileFormat::Json, "t.json").unwrap_err();
     assert_eq!(
         err.to_string(),
         "t.json:5: tools[1] (`b`): tool `b` has no prompt: the router scores a tool with its prompt"
@@ -978,7 +975,7 @@ fn a_router_is_shared_across_tasks_and_its_futures_are_send() {
     fn send_sync<T: Send + Sync>(_: &T) {}
     fn send<T: Send>(_: T) {}
     let router = Router::builder(Scorer::new())
-        .declarations(declarations([tool("a", "Thing")]))
+        .tools_file(tools_file([tool("a", "Thing")]))
         .build()
         .unwrap();
     send_sync(&router);
@@ -988,10 +985,10 @@ fn a_router_is_shared_across_tasks_and_its_futures_are_send() {
 
 #[test]
 fn types_a_file_or_the_builder_adds_collect_their_parents_tools() {
-    let mut declared = declarations([tool("details", "Recipe"), tool("showtimes", "Movie")]);
+    let mut declared = tools_file([tool("details", "Recipe"), tool("showtimes", "Movie")]);
     declared.types.insert("Dessert".into(), "Recipe".into());
     let router = Router::builder(Scorer::new())
-        .declarations(declared)
+        .tools_file(declared)
         .subtype("Sequel", "Movie")
         .build()
         .unwrap();
@@ -1011,7 +1008,7 @@ fn types_a_file_or_the_builder_adds_collect_their_parents_tools() {
 #[test]
 fn item_and_thing_are_one_type_for_duplicates() {
     let err = Router::builder(Scorer::new())
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("search", "Item"),
             tool("search", "Thing"),
         ]))
@@ -1027,14 +1024,14 @@ fn item_and_thing_are_one_type_for_duplicates() {
 #[test]
 fn the_tools_and_site_wrappers_are_optional() {
     let bare = "<Recipe>\n  <Tool name=\"a\" colour=\"red\"><prompt>p</prompt></Tool>\n</Recipe>";
-    let declared = ToolDeclarations::parse(bare, DeclarationFormat::Xml, "t.xml").unwrap();
+    let declared = ToolsFile::parse(bare, ToolsFileFormat::Xml, "t.xml").unwrap();
     assert_eq!(declared.tools[0].schema_type, "Recipe");
     assert_eq!(
         declared.warnings[0].to_string(),
         "t.xml:2: <Tool name=\"a\">: unknown attribute `colour`, ignored"
     );
     let site = "<Site ref=\"s\"><Thing><Tool name=\"a\"><prompt>p</prompt></Tool></Thing></Site>";
-    let declared = ToolDeclarations::parse(site, DeclarationFormat::Xml, "t.xml").unwrap();
+    let declared = ToolsFile::parse(site, ToolsFileFormat::Xml, "t.xml").unwrap();
     assert_eq!(declared.site.as_deref(), Some("s"));
     assert_eq!(declared.tools[0].schema_type, "Thing");
     assert!(declared.warnings.is_empty());
@@ -1073,7 +1070,7 @@ const SITES_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 
 #[tokio::test]
 async fn each_site_is_offered_its_own_tools_and_an_unknown_site_the_defaults() {
-    let declared = ToolDeclarations::parse(SITES_XML, DeclarationFormat::Xml, "t.xml").unwrap();
+    let declared = ToolsFile::parse(SITES_XML, ToolsFileFormat::Xml, "t.xml").unwrap();
     assert!(declared.warnings.is_empty(), "{:?}", declared.warnings);
     assert_eq!(declared.tools[1].method, Some(ToolMethod::Extension));
     assert_eq!(declared.tools[0].return_struc, None);
@@ -1082,7 +1079,7 @@ async fn each_site_is_offered_its_own_tools_and_an_unknown_site_the_defaults() {
         "`default` is no site to fill prompts with"
     );
     let router = Router::builder(Scorer::new())
-        .declarations(declared)
+        .tools_file(declared)
         .build()
         .unwrap();
     let names = |site: Option<&str>| -> Vec<String> {
@@ -1110,11 +1107,11 @@ fn a_tool_outside_any_site_is_offered_on_every_site_and_a_sites_own_overrides_it
     <Tool name="cart"><prompt>cart</prompt></Tool>
   </Thing></Site>
 </Tools>"#;
-    let declared = ToolDeclarations::parse(xml, DeclarationFormat::Xml, "t.xml").unwrap();
+    let declared = ToolsFile::parse(xml, ToolsFileFormat::Xml, "t.xml").unwrap();
     // The one site is the router's own: a request naming no site is the shop's.
     assert_eq!(declared.site.as_deref(), Some("shop"));
     let router = Router::builder(Scorer::new())
-        .declarations(declared)
+        .tools_file(declared)
         .build()
         .unwrap();
     let prompts = |site: Option<&str>| -> Vec<String> {
@@ -1127,7 +1124,7 @@ fn a_tool_outside_any_site_is_offered_on_every_site_and_a_sites_own_overrides_it
 
 #[test]
 fn an_unknown_method_or_root_is_a_warning_and_a_file_without_tools_says_so() {
-    let read = |xml: &str| ToolDeclarations::parse(xml, DeclarationFormat::Xml, "t.xml").unwrap();
+    let read = |xml: &str| ToolsFile::parse(xml, ToolsFileFormat::Xml, "t.xml").unwrap();
     let shell =
         read("<Thing>\n<Tool name=\"a\"><method>shell</method><prompt>p</prompt></Tool>\n</Thing>");
     assert_eq!(shell.tools[0].method, None);
@@ -1153,7 +1150,7 @@ fn an_unknown_method_or_root_is_a_warning_and_a_file_without_tools_says_so() {
 #[test]
 fn an_early_stop_mark_below_the_threshold_is_refused() {
     let err = Router::builder(Scorer::new())
-        .declarations(declarations([tool("a", "Thing")]))
+        .tools_file(tools_file([tool("a", "Thing")]))
         .threshold(75)
         .early_stop(60)
         .build()
@@ -1166,7 +1163,7 @@ async fn a_failed_evaluation_never_wins_even_alone_or_at_threshold_zero() {
     // The type's only tool, whose parameters the model was asked for and did not give.
     let scorer = Scorer::new().on("details", [Answer::Fail]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("details", "Thing")]))
+        .tools_file(tools_file([tool("details", "Thing")]))
         .executor(executor([echo("details", recipe_details_schema())]))
         .build()
         .unwrap();
@@ -1179,7 +1176,7 @@ async fn a_failed_evaluation_never_wins_even_alone_or_at_threshold_zero() {
         .on("a", [Answer::Fail])
         .on("b", [Answer::Fail]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([tool("a", "Thing"), tool("b", "Thing")]))
+        .tools_file(tools_file([tool("a", "Thing"), tool("b", "Thing")]))
         .threshold(0)
         .build()
         .unwrap();
@@ -1198,7 +1195,7 @@ async fn the_cache_keeps_the_parameters_that_worked() {
         )
         .on("search", [score(10)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             tool("details", "Thing"),
             tool("search", "Thing"),
         ]))
@@ -1219,21 +1216,21 @@ async fn the_cache_keeps_the_parameters_that_worked() {
 
 #[test]
 fn files_of_different_sites_offer_every_tool_to_a_request_naming_none() {
-    let read = |text: &str, format, file| ToolDeclarations::parse(text, format, file).unwrap();
+    let read = |text: &str, format, file| ToolsFile::parse(text, format, file).unwrap();
     let a = read(
         "<Site ref=\"a\"><Thing><Tool name=\"shop\"><prompt>p</prompt></Tool></Thing></Site>",
-        DeclarationFormat::Xml,
+        ToolsFileFormat::Xml,
         "a.xml",
     );
     let b = read(
         "site = \"b\"\n[[tools]]\nname = \"blog\"\ntype = \"Thing\"\nprompt = \"p\"\n",
-        DeclarationFormat::Toml,
+        ToolsFileFormat::Toml,
         "b.toml",
     );
     assert_eq!(b.tools[0].site.as_deref(), Some("b"));
     let router = Router::builder(Scorer::new())
-        .declarations(a)
-        .declarations(b)
+        .tools_file(a)
+        .tools_file(b)
         .build()
         .unwrap();
     let names = |site: Option<&str>| -> Vec<String> {
@@ -1260,7 +1257,7 @@ async fn a_lone_candidates_corrected_parameters_are_not_cached_as_a_score() {
         )
         .on("recipe_search", [score(60)]);
     let router = Router::builder(Arc::clone(&scorer))
-        .declarations(declarations([
+        .tools_file(tools_file([
             DeclaredTool::new("details", "Thing", "Details of {request.query}?"),
             DeclaredTool::new("recipe_search", "Recipe", "Find {request.query}?"),
         ]))
@@ -1288,7 +1285,7 @@ async fn a_lone_candidates_corrected_parameters_are_not_cached_as_a_score() {
 #[test]
 fn a_handler_requiring_approval_is_refused_unless_the_router_is_told() {
     let text = r#"<Tools><Thing><Tool name="refund"><handler>pay</handler><prompt>Refund?</prompt></Tool></Thing></Tools>"#;
-    let declared = || ToolDeclarations::parse(text, DeclarationFormat::Xml, "t.xml").unwrap();
+    let declared = || ToolsFile::parse(text, ToolsFileFormat::Xml, "t.xml").unwrap();
     let pay = tool_runtime::DynamicTool::new(
         "pay",
         "Pays",
@@ -1306,7 +1303,7 @@ fn a_handler_requiring_approval_is_refused_unless_the_router_is_told() {
         .unwrap();
     let model = || std::sync::Arc::new(tool_model::ScriptedModel::new());
     let refused = Router::builder(model())
-        .declarations(declared())
+        .tools_file(declared())
         .executor(exec.clone())
         .build()
         .unwrap_err();
@@ -1321,7 +1318,7 @@ fn a_handler_requiring_approval_is_refused_unless_the_router_is_told() {
         "{refused}"
     );
     Router::builder(model())
-        .declarations(declared())
+        .tools_file(declared())
         .executor(exec)
         .run_handlers_that_require_approval()
         .build()
