@@ -97,7 +97,6 @@ fn tools() -> ExecutorBuilder {
     Executor::builder()
         .service(Arc::new(WeatherService))
         .tool(github())
-        .into()
 }
 
 fn executor() -> Executor {

@@ -6,7 +6,8 @@
 //!   ([`ChatModel::respond_stream`], a stream of [`ModelEvent`]s).
 //! - A request holds the conversation ([`Message`]), the [`OfferedTools`] (declared once in the
 //!   model's format, with the aliases that map calls back), a [`ToolChoice`] and an optional
-//!   [`ResponseFormat`].
+//!   [`ResponseFormat`], and how the answer is generated ([`Generation`]: length, temperature,
+//!   stop sequences), which each client writes in its API's own fields.
 //! - A response holds text, tool calls, [`Usage`] and how it ended ([`Ending`]), which the
 //!   client reads from its API's own words: the loop never sees them.
 //! - [`ModelError`] is why a request failed.
@@ -25,6 +26,7 @@ mod chat;
 mod error;
 mod events;
 mod fallback;
+mod generation;
 pub mod message;
 mod offer;
 mod request;
@@ -37,6 +39,7 @@ pub use chat::{ChatModel, ModelFuture};
 pub use error::ModelError;
 pub use events::{ModelEvent, ModelEventStream};
 pub use fallback::FallbackModel;
+pub use generation::Generation;
 pub use message::{Message, Reasoning, ToolImage, Usage};
 pub use offer::OfferedTools;
 pub use request::{ModelRequest, PromptCache, RenderCache, Rendered, ToolChoice};

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use tool_core::provider::{declare, Declarations, DeclareOptions, Format};
 
+use crate::generation::Generation;
 use crate::message::{called_tools, has_tool_turns, Message};
 use crate::offer::OfferedTools;
 use crate::structured::ResponseFormat;
@@ -53,9 +54,9 @@ pub struct ModelRequest {
     pub tool_choice: ToolChoice,
     /// A JSON Schema the answer's text must follow (structured output), if any.
     pub response_format: Option<ResponseFormat>,
-    /// The sampling temperature, if not the model's default. Anthropic's Messages API has no
-    /// such parameter, and its client sends none.
-    pub temperature: Option<f32>,
+    /// How the answer is generated (its length, temperature...): each setting made here wins
+    /// over the client's own.
+    pub generation: Generation,
     /// Whether the model may call several tools in one answer; `None` leaves it to the API
     /// (each allows it). OpenAI's two APIs send `parallel_tool_calls`, Anthropic's
     /// `tool_choice.disable_parallel_tool_use`; Gemini has no such setting. Sent only with tools.
@@ -110,7 +111,7 @@ impl ModelRequest {
             tools: Arc::new(OfferedTools::none()),
             tool_choice: ToolChoice::Auto,
             response_format: None,
-            temperature: None,
+            generation: Generation::default(),
             parallel_tool_calls: None,
             rendered: RenderCache::default(),
         }

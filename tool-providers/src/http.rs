@@ -501,10 +501,15 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
 /// `x-api-key`, `x-goog-api-key`, AWS's signed headers or a `with_header` value, so a redirect
 /// would carry the key wherever it points. A 3xx answer is an error naming its `Location`.
 pub(crate) fn default_client() -> HttpClient {
+    client_with_timeouts(DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT)
+}
+
+/// The default client, with these timeouts.
+pub(crate) fn client_with_timeouts(connect: Duration, read: Duration) -> HttpClient {
     HttpClient(built(
         reqwest::Client::builder()
-            .connect_timeout(DEFAULT_CONNECT_TIMEOUT)
-            .read_timeout(DEFAULT_READ_TIMEOUT)
+            .connect_timeout(connect)
+            .read_timeout(read)
             .redirect(reqwest::redirect::Policy::none()),
         "the model client",
     ))
@@ -550,48 +555,6 @@ impl HttpClient {
         usable(&self.0)
     }
 }
-
-/// The setters every HTTP model client has, over its `api_key`, `headers`, `retry`, `client`
-/// and `url` fields; `$env` names where the key comes from otherwise.
-macro_rules! client_setters {
-    ($env:literal) => {
-        #[doc = concat!("The API key, instead of ", $env, ".")]
-        pub fn with_api_key(mut self, key: $crate::ApiKey) -> Self {
-            self.api_key = Some(key);
-            self
-        }
-
-        /// A header sent with every request, replacing the client's own of the same name: an
-        /// AI gateway's key, `OpenAI-Organization`, `anthropic-beta`. Its value is never logged,
-        /// and `Debug` shows only its name. A name or value a header cannot carry fails the
-        /// first request with [`ModelError::Setup`](tool_model::ModelError::Setup), naming it.
-        pub fn with_header(mut self, name: &str, value: &str) -> Self {
-            self.headers.insert(name, value);
-            self
-        }
-
-        /// How failed requests are retried (default [`RetryPolicy::default`](crate::RetryPolicy)).
-        pub fn with_retry(mut self, retry: $crate::RetryPolicy) -> Self {
-            self.retry = retry;
-            self
-        }
-
-        /// The `reqwest` client to send with, for its proxy, TLS or timeout settings. The
-        /// default one gives up on a connection after
-        /// [`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT) and on an answer that
-        /// sends nothing for [`DEFAULT_READ_TIMEOUT`](crate::DEFAULT_READ_TIMEOUT).
-        pub fn with_client(mut self, client: reqwest::Client) -> Self {
-            self.client = $crate::http::HttpClient::given(client);
-            self
-        }
-
-        /// The URL requests go to.
-        pub fn url(&self) -> &str {
-            &self.url
-        }
-    };
-}
-pub(crate) use client_setters;
 
 /// The most an answer's body may hold: `ResponseLimits::bytes`' default, 16 MiB. A larger body
 /// is refused as it arrives, before it is all held.

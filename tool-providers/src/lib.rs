@@ -13,10 +13,13 @@
 //! No feature is on by default. HTTPS is the `rustls` feature (the facade `ai-tool` turns it
 //! on by default); without it the clients speak plain HTTP, to local servers.
 //!
-//! Every client shares one HTTP set-up: an API key ([`ApiKey`]) read from the API's variable
-//! and checked before a request is sent, extra headers, a base URL, a [`RetryPolicy`] for 429
-//! and 5xx answers, connect and read timeouts ([`DEFAULT_CONNECT_TIMEOUT`],
-//! [`DEFAULT_READ_TIMEOUT`]), no redirects, and caps on what an answer may hold.
+//! Every client is a [`HttpModel`] of its API (`OpenAiChatModel` is `HttpModel<OpenAiChat>`),
+//! and so shares one HTTP set-up, written once: an API key ([`ApiKey`]) read from the API's
+//! variable and checked before a request is sent, extra headers, a base URL, a [`RetryPolicy`]
+//! for 429 and 5xx answers, connect and read timeouts ([`DEFAULT_CONNECT_TIMEOUT`],
+//! [`DEFAULT_READ_TIMEOUT`]), no redirects, fields added to the body, caps on what an answer
+//! may hold, and how answers are generated ([`Generation`](tool_model::Generation): length,
+//! temperature, stop sequences), each written in the API's own fields.
 
 #![warn(missing_docs)]
 // The shared helpers (HTTP, streams, credentials' files) serve some APIs and not others: with
@@ -49,6 +52,7 @@ mod google;
 #[path = "google/without_vertex.rs"]
 mod google;
 mod http;
+mod model;
 #[cfg(feature = "openai")]
 mod openai_chat;
 #[cfg(feature = "openai")]
@@ -60,17 +64,20 @@ mod sse;
 mod tool_ids;
 
 #[cfg(feature = "anthropic")]
-pub use anthropic::AnthropicModel;
+pub use anthropic::{Anthropic, AnthropicModel};
 #[cfg(feature = "bedrock")]
 pub use aws::{AwsCredentialChain, AwsCredentials};
 #[cfg(feature = "bedrock")]
-pub use bedrock::BedrockModel;
+pub use bedrock::{Bedrock, BedrockModel};
 #[cfg(feature = "gemini")]
-pub use gemini::GeminiModel;
+pub use gemini::{Gemini, GeminiModel};
+#[cfg(feature = "vertex")]
+pub use google::vertex::OnVertex;
 #[cfg(feature = "vertex")]
 pub use google::GoogleCredentials;
 pub use http::{ApiKey, RetryPolicy, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT};
+pub use model::{Api, HttpModel};
 #[cfg(feature = "openai")]
-pub use openai_chat::OpenAiChatModel;
+pub use openai_chat::{OpenAiChat, OpenAiChatModel};
 #[cfg(feature = "openai")]
-pub use openai_responses::OpenAiResponsesModel;
+pub use openai_responses::{OpenAiResponses, OpenAiResponsesModel};

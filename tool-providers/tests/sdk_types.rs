@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tool_agent::{
-    ChatModel, Message, ModelRequest, OfferedTools, PromptCache, ResponseFormat, ToolChoice,
-    ToolImage,
+    ChatModel, Generation, Message, ModelRequest, OfferedTools, PromptCache, ResponseFormat,
+    ToolChoice, ToolImage,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -160,7 +160,7 @@ fn answer_schema() -> ResponseFormat {
 }
 
 /// The requests to send: each tool choice, one call per answer, strict declarations, a
-/// temperature, and structured output with and without tools.
+/// temperature, every generation setting, and structured output with and without tools.
 fn variants(format: Format) -> Vec<(String, ModelRequest)> {
     let tools = |strict: bool| {
         let options = DeclareOptions {
@@ -192,7 +192,15 @@ fn variants(format: Format) -> Vec<(String, ModelRequest)> {
     }
     let (name, mut request) = base("strict-one-call-temperature", true);
     request.parallel_tool_calls = Some(false);
-    request.temperature = Some(0.2);
+    request.generation.temperature = Some(0.2);
+    out.push((name, request));
+    let (name, mut request) = base("generation-settings", false);
+    request.generation = Generation::new()
+        .max_tokens(256)
+        .temperature(0.3)
+        .top_p(0.9)
+        .stop(["END"])
+        .seed(7);
     out.push((name, request));
     let (name, mut request) = base("structured-with-tools", false);
     request.response_format = Some(answer_schema());

@@ -19,7 +19,7 @@ fn request() -> ModelRequest {
             "required": ["score"]
         }),
     ));
-    request.temperature = Some(0.0);
+    request.generation.temperature = Some(0.0);
     request
 }
 

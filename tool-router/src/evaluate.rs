@@ -206,7 +206,7 @@ impl Router {
         let mut request = ModelRequest::new(messages);
         request.instructions = Some(format!("{INSTRUCTIONS}\nThe fields: {fields}"));
         request.response_format = Some(prepared.format.clone());
-        request.temperature = Some(0.0);
+        request.generation.temperature = Some(0.0);
         let limit = self.settings.evaluation_timeout;
         let answer = match tool_model::timer::timeout(limit, self.model.respond(&request)) {
             Ok(timed) => timed.await,

@@ -493,7 +493,7 @@ async fn invalid_parameters_get_one_retry_with_the_errors() {
     let schema = &asked[0].response_format.as_ref().unwrap().schema;
     assert_eq!(schema["properties"]["servings"]["type"], "integer");
     assert_eq!(schema["properties"]["details_requested"]["type"], "string");
-    assert_eq!(asked[0].temperature, Some(0.0));
+    assert_eq!(asked[0].generation.temperature, Some(0.0));
 }
 
 #[tokio::test]

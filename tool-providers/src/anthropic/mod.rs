@@ -17,7 +17,8 @@ pub(crate) use stream::stream_decoder;
 #[cfg(feature = "vertex")]
 use crate::google::vertex::env;
 use crate::google::vertex::Vertex;
-use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost};
+use crate::model::{not_taken, HttpModel};
 use crate::sse;
 #[cfg(feature = "vertex")]
 use crate::GoogleCredentials;
@@ -30,7 +31,7 @@ const PROVIDER: &str = "Anthropic";
 /// A [`ChatModel`] speaking Anthropic Messages (`POST {base_url}/messages`).
 ///
 /// The API key comes from `ANTHROPIC_API_KEY` unless set with
-/// [`AnthropicModel::with_api_key`]; it is sent as `x-api-key`, never logged, and `Debug`
+/// [`AnthropicModel::with_api_key`](HttpModel::with_api_key); it is sent as `x-api-key`, never logged, and `Debug`
 /// shows only whether there is one. `max_tokens`, which the API requires, is 4,096 unless set.
 ///
 /// ```
@@ -55,21 +56,72 @@ const PROVIDER: &str = "Anthropic";
 ///      publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"
 /// );
 /// ```
-#[derive(Clone)]
-pub struct AnthropicModel {
-    client: crate::http::HttpClient,
+pub type AnthropicModel = HttpModel<Anthropic>;
+
+/// Anthropic Messages, the API of [`AnthropicModel`].
+#[derive(Clone, Debug)]
+pub struct Anthropic {
     url: String,
     /// Where a streamed answer is asked for: `url`, but on Vertex AI.
     stream_url: String,
-    model: String,
-    api_key: Option<ApiKey>,
-    headers: ExtraHeaders,
-    retry: RetryPolicy,
-    max_tokens: u32,
     cache: Option<PromptCache>,
-    extra: Map<String, Value>,
     /// Vertex AI's project, location and credentials, for Claude there.
     vertex: Option<Vertex>,
+}
+
+impl crate::model::sealed::Api for Anthropic {
+    const NAME: &'static str = "AnthropicModel";
+
+    /// With its version path (`https://api.anthropic.com/v1`); on Vertex AI too
+    /// (`https://host/v1`, as `AnthropicVertex` takes it), under which the project and
+    /// location go.
+    fn set_base_url(model: &mut HttpModel<Self>, base_url: &str) {
+        match &mut model.api.vertex {
+            Some(vertex) => {
+                vertex.set_base(Some(base_url.to_owned()));
+                Anthropic::point_at_vertex(model);
+            }
+            None => {
+                model.api.url = messages_url(base_url);
+                model.api.stream_url = model.api.url.clone();
+            }
+        }
+    }
+
+    fn url(model: &HttpModel<Self>) -> &str {
+        &model.api.url
+    }
+}
+
+#[cfg(feature = "vertex")]
+impl crate::google::vertex::sealed::OnVertex for Anthropic {
+    fn vertex(model: &mut HttpModel<Self>) -> Option<&mut Vertex> {
+        model.api.vertex.as_mut()
+    }
+
+    fn aim_at_vertex(model: &mut HttpModel<Self>) {
+        Anthropic::point_at_vertex(model);
+    }
+}
+
+impl Anthropic {
+    /// The URLs of the Vertex AI model, from its settings.
+    fn point_at_vertex(model: &mut HttpModel<Self>) {
+        if let Some(vertex) = &model.api.vertex {
+            // A base URL given holds its version, as the SDK's does.
+            let base = match vertex.given_base() {
+                Some(base) => base.trim_end_matches('/').to_owned(),
+                None => format!("{}/v1", vertex.root()),
+            };
+            let at = format!(
+                "{base}/{}/publishers/anthropic/models/{}",
+                vertex.project_location(),
+                model.model
+            );
+            model.api.url = format!("{at}:rawPredict");
+            model.api.stream_url = format!("{at}:streamRawPredict");
+        }
+    }
 }
 
 impl AnthropicModel {
@@ -79,23 +131,19 @@ impl AnthropicModel {
     pub const API_VERSION: &'static str = "2023-06-01";
     /// The API version Vertex AI is sent, in the body's `anthropic_version`.
     pub const VERTEX_API_VERSION: &'static str = "vertex-2023-10-16";
+    /// The `max_tokens` sent when none is set: the API requires one.
+    pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
     /// A client for `model` at [`AnthropicModel::DEFAULT_BASE_URL`], with the key in
     /// `ANTHROPIC_API_KEY` if it is set.
     pub fn new(model: impl Into<String>) -> Self {
-        AnthropicModel {
-            client: crate::http::default_client(),
+        let api = Anthropic {
             url: messages_url(Self::DEFAULT_BASE_URL),
             stream_url: messages_url(Self::DEFAULT_BASE_URL),
-            model: model.into(),
-            api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
-            headers: ExtraHeaders::default(),
-            retry: RetryPolicy::default(),
-            max_tokens: 4096,
             cache: None,
-            extra: Map::new(),
             vertex: None,
-        }
+        };
+        HttpModel::with_api(api, model.into(), ApiKey::from_env("ANTHROPIC_API_KEY"))
     }
 
     /// A client for `model` (such as `claude-sonnet-4-5@20250929`) on Vertex AI, as
@@ -121,62 +169,9 @@ impl AnthropicModel {
         );
         // The SDK's base URL, with its version (`https://host/v1`).
         vertex.set_base(env("ANTHROPIC_VERTEX_BASE_URL"));
-        client.vertex = Some(vertex);
-        client.aim_at_vertex();
+        client.api.vertex = Some(vertex);
+        Anthropic::point_at_vertex(&mut client);
         client
-    }
-
-    #[cfg(feature = "vertex")]
-    crate::google::vertex::vertex_setters!();
-
-    /// The endpoint's base URL, with its version path (`https://api.anthropic.com/v1`); on
-    /// Vertex AI too (`https://host/v1`, as `AnthropicVertex` takes it), under which the
-    /// project and location go.
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        match &mut self.vertex {
-            Some(vertex) => {
-                vertex.set_base(Some(base_url.to_owned()));
-                self.aim_at_vertex();
-            }
-            None => {
-                self.url = messages_url(base_url);
-                self.stream_url = self.url.clone();
-            }
-        }
-        self
-    }
-
-    /// The URLs of the Vertex AI model, from its settings.
-    fn aim_at_vertex(&mut self) {
-        if let Some(vertex) = &self.vertex {
-            // A base URL given holds its version, as the SDK's does.
-            let base = match vertex.given_base() {
-                Some(base) => base.trim_end_matches('/').to_owned(),
-                None => format!("{}/v1", vertex.root()),
-            };
-            let model = format!(
-                "{base}/{}/publishers/anthropic/models/{}",
-                vertex.project_location(),
-                self.model
-            );
-            self.url = format!("{model}:rawPredict");
-            self.stream_url = format!("{model}:streamRawPredict");
-        }
-    }
-
-    crate::http::client_setters!("`ANTHROPIC_API_KEY`");
-
-    /// A field added to every request body (`thinking`, `metadata`, `service_tier`...). A field the client writes itself
-    /// (`model`, `messages`, `system`, `tools`, `tool_choice`, `output_config`, `stream`) is replaced by it: set those through the request instead.
-    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
-        self.extra.insert(name.into(), value);
-        self
-    }
-
-    /// The most tokens an answer may have.
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = max_tokens;
-        self
     }
 
     /// Caches each request's prefix (tools, system prompt, messages so far): the request's
@@ -184,7 +179,7 @@ impl AnthropicModel {
     /// then read the earlier ones from the cache, billed as cached input
     /// ([`Usage::cached_input_tokens`](tool_model::Usage::cached_input_tokens)).
     pub fn with_prompt_cache(mut self, cache: PromptCache) -> Self {
-        self.cache = Some(cache);
+        self.api.cache = Some(cache);
         self
     }
 
@@ -217,12 +212,28 @@ impl AnthropicModel {
         let declarations = request.declarations_for(Format::Anthropic);
         let aliases = &declarations.aliases;
         let mut body = Map::new();
-        match self.vertex {
+        match self.api.vertex {
             // Vertex AI takes the model in the URL, and the version in the body.
             Some(_) => body.insert("anthropic_version".into(), json!(Self::VERTEX_API_VERSION)),
             None => body.insert("model".into(), json!(self.model)),
         };
-        body.insert("max_tokens".into(), json!(self.max_tokens));
+        let generation = self.generation_for(request);
+        // The API requires it.
+        let max_tokens = generation.max_tokens.unwrap_or(Self::DEFAULT_MAX_TOKENS);
+        body.insert("max_tokens".into(), json!(max_tokens));
+        if !generation.stop.is_empty() {
+            body.insert("stop_sequences".into(), json!(generation.stop));
+        }
+        // The Messages API has no sampling parameters, nor a seed.
+        for (setting, set) in [
+            ("temperature", generation.temperature.is_some()),
+            ("top_p", generation.top_p.is_some()),
+            ("seed", generation.seed.is_some()),
+        ] {
+            if set {
+                not_taken(PROVIDER, setting);
+            }
+        }
         let output_config = request.response_format.as_ref().map(|f| (f, f.anthropic()));
         match output_config {
             Some((format, None)) => {
@@ -240,8 +251,7 @@ impl AnthropicModel {
         if let Some((_, Some(config))) = output_config {
             body.insert("output_config".into(), config);
         }
-        // `request.temperature` is not sent: the Messages API has no sampling parameters.
-        match self.cache {
+        match self.api.cache {
             Some(PromptCache::FiveMinutes) => {
                 body.insert("cache_control".into(), json!({ "type": "ephemeral" }));
             }
@@ -275,7 +285,7 @@ impl AnthropicModel {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         // On Vertex AI, Google's credentials authorize a request, never an Anthropic key.
-        let key = match (&self.vertex, &self.api_key) {
+        let key = match (&self.api.vertex, &self.api_key) {
             (Some(_), Some(_)) => {
                 return Err(ModelError::Setup(
                     "Claude on Vertex AI is authorized by Google credentials, not an API key: \
@@ -286,7 +296,7 @@ impl AnthropicModel {
             (Some(_), None) => None,
             (None, key) => key.as_ref(),
         };
-        if self.vertex.is_none() {
+        if self.api.vertex.is_none() {
             crate::http::key_needed(
                 key,
                 &self.headers,
@@ -297,7 +307,7 @@ impl AnthropicModel {
             )?;
         }
         let mut headers = json_headers(key, HeaderName::from_static("x-api-key"), false)?;
-        match &self.vertex {
+        match &self.api.vertex {
             Some(vertex) => vertex.authorize(&mut headers).await?,
             None => {
                 headers.insert(
@@ -327,7 +337,7 @@ impl ChatModel for AnthropicModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self
-                .post(&self.url, self.body(request))
+                .post(&self.api.url, self.body(request))
                 .await?
                 .send()
                 .await?;
@@ -340,10 +350,14 @@ impl ChatModel for AnthropicModel {
         let opening = Box::pin(async move {
             let mut body = self.body(request);
             body["stream"] = json!(true);
-            self.post(&self.stream_url, body).await?.open().await
+            self.post(&self.api.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases_for(Format::Anthropic).into_owned();
-        sse::events(opening, self.stream_url.clone(), stream_decoder(aliases))
+        sse::events(
+            opening,
+            self.api.stream_url.clone(),
+            stream_decoder(aliases),
+        )
     }
 
     fn format(&self) -> Option<Format> {
@@ -352,21 +366,6 @@ impl ChatModel for AnthropicModel {
 
     fn model_name(&self) -> &str {
         &self.model
-    }
-}
-
-impl std::fmt::Debug for AnthropicModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("vertex", &self.vertex)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .field("max_tokens", &self.max_tokens)
-            .field("cache", &self.cache)
-            .finish_non_exhaustive()
     }
 }
 
@@ -550,15 +549,15 @@ mod tests {
             .with_body_field("metadata", json!({ "user_id": "u" }));
         let root = "https://aiplatform.googleapis.com/v1/projects/p/locations/global";
         let models = format!("{root}/publishers/anthropic/models/claude-haiku-4-5@20251001");
-        assert_eq!(model.url, format!("{models}:rawPredict"));
-        assert_eq!(model.stream_url, format!("{models}:streamRawPredict"));
+        assert_eq!(model.api.url, format!("{models}:rawPredict"));
+        assert_eq!(model.api.stream_url, format!("{models}:streamRawPredict"));
         let body = model.body(&ModelRequest::new(vec![Message::user("hi")]));
         assert_eq!(body.get("model"), None);
         assert_eq!(body["anthropic_version"], "vertex-2023-10-16");
         assert_eq!(body["metadata"]["user_id"], "u");
         let moved = model.with_base_url("http://127.0.0.1:9/v1/");
         assert_eq!(
-            moved.url,
+            moved.api.url,
             "http://127.0.0.1:9/v1/projects/p/locations/global/publishers/anthropic/models/\
              claude-haiku-4-5@20251001:rawPredict"
         );

@@ -20,7 +20,8 @@ use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvid
 
 use crate::aws::{dns_suffix, environment_region, signing, AwsCredentialChain, AwsCredentials};
 use crate::aws_frames::FrameReader;
-use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy, Signer};
+use crate::http::{json_headers, ApiKey, JsonPost, Signer};
+use crate::model::{not_taken, HttpModel};
 use crate::sse;
 use tool_model::message::{has_tool_turns, Reasoning, Usage};
 use tool_model::{
@@ -34,7 +35,7 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 /// (`POST https://bedrock-runtime.{region}.amazonaws.com/model/{model}/converse`).
 ///
 /// Requests are authorised with a Bedrock API key when there is one (`AWS_BEARER_TOKEN_BEDROCK`,
-/// or [`BedrockModel::with_api_key`]), sent as a bearer token; otherwise they are signed with
+/// or [`BedrockModel::with_api_key`](HttpModel::with_api_key)), sent as a bearer token; otherwise they are signed with
 /// AWS Signature Version 4 from credentials found as the AWS CLI finds them
 /// ([`AwsCredentialChain`]: the environment's keys; the profile's role, web identity, SSO
 /// role, keys or `credential_process`; a container's or an EC2 instance's role), or given with
@@ -44,7 +45,7 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 /// is ever logged, and `Debug` shows none.
 ///
 /// The model is a model id, an inference profile id or an ARN; it is percent-encoded into the
-/// path. `maxTokens` is sent only when set with [`BedrockModel::with_max_tokens`].
+/// path. `maxTokens` is sent only when set with [`BedrockModel::with_max_tokens`](HttpModel::with_max_tokens) (or `with_generation`).
 ///
 /// ```
 /// use tool_providers::BedrockModel;
@@ -56,14 +57,15 @@ pub(crate) const PROVIDER: &str = "Bedrock";
 ///     "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
 /// );
 /// ```
+pub type BedrockModel = HttpModel<Bedrock>;
+
+/// Amazon Bedrock Converse, the API of [`BedrockModel`].
 #[derive(Clone)]
-pub struct BedrockModel {
-    client: crate::http::HttpClient,
+pub struct Bedrock {
     url: String,
     stream_url: String,
     /// The endpoint set with `with_base_url`, kept when the region changes.
     base_url: Option<String>,
-    model: String,
     region: String,
     /// Whether the region was set with `with_region`, rather than found.
     region_chosen: bool,
@@ -72,28 +74,34 @@ pub struct BedrockModel {
     region_pending: bool,
     /// The profile's region and its URLs, once read.
     found: Arc<tokio::sync::OnceCell<Target>>,
-    api_key: Option<ApiKey>,
-    headers: ExtraHeaders,
     credentials: Credentials,
-    retry: RetryPolicy,
-    max_tokens: Option<u32>,
     cache: Option<PromptCache>,
-    extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for BedrockModel {
+impl std::fmt::Debug for Bedrock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BedrockModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
+        f.debug_struct("Bedrock")
             .field("region", &self.region)
-            .field("api_key", &self.api_key)
-            .field("headers", &self.headers)
             .field("credentials", &self.credentials)
-            .field("retry", &self.retry)
-            .field("max_tokens", &self.max_tokens)
             .field("cache", &self.cache)
             .finish_non_exhaustive()
+    }
+}
+
+impl crate::model::sealed::Api for Bedrock {
+    const NAME: &'static str = "BedrockModel";
+
+    /// Another endpoint (a VPC endpoint, a proxy), such as
+    /// `https://bedrock-runtime.us-east-1.amazonaws.com`; requests are still signed for the
+    /// region.
+    fn set_base_url(model: &mut HttpModel<Self>, base_url: &str) {
+        model.point_at(base_url);
+        model.api.base_url = Some(base_url.to_owned());
+        model.api.region_pending = false;
+    }
+
+    fn url(model: &HttpModel<Self>) -> &str {
+        &model.api.url
     }
 }
 
@@ -107,63 +115,45 @@ impl BedrockModel {
         let region = from_env.unwrap_or_else(|| DEFAULT_REGION.to_owned());
         let model = model.into();
         let endpoint = regional_endpoint(&region);
-        BedrockModel {
-            client: crate::http::default_client(),
+        let api = Bedrock {
             url: converse_url(&endpoint, &model, "converse"),
             stream_url: converse_url(&endpoint, &model, "converse-stream"),
             base_url: None,
-            model,
             region,
             region_chosen: false,
             region_pending,
             found: Arc::default(),
-            api_key: ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"),
-            headers: ExtraHeaders::default(),
             credentials: Credentials::Chain(Arc::new(chain)),
-            retry: RetryPolicy::default(),
-            max_tokens: None,
             cache: None,
-            extra: Map::new(),
-        }
+        };
+        HttpModel::with_api(api, model, ApiKey::from_env("AWS_BEARER_TOKEN_BEDROCK"))
     }
 
     /// The region, such as `eu-west-1`: requests are signed for it, and go to its endpoint
-    /// unless one was set with [`BedrockModel::with_base_url`].
+    /// unless one was set with [`BedrockModel::with_base_url`](HttpModel::with_base_url).
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
         self.set_region(region.into());
-        self.region_chosen = true;
-        self.region_pending = false;
+        self.api.region_chosen = true;
+        self.api.region_pending = false;
         self
     }
 
     fn set_region(&mut self, region: String) {
-        self.region = region;
-        if self.base_url.is_none() {
-            self.point_at(&regional_endpoint(&self.region));
+        self.api.region = region;
+        if self.api.base_url.is_none() {
+            self.point_at(&regional_endpoint(&self.api.region));
         }
     }
 
-    /// Another endpoint (a VPC endpoint, a proxy), such as
-    /// `https://bedrock-runtime.us-east-1.amazonaws.com`; requests are still signed for the
-    /// region.
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.point_at(base_url);
-        self.base_url = Some(base_url.to_owned());
-        self.region_pending = false;
-        self
-    }
-
     fn point_at(&mut self, endpoint: &str) {
-        self.url = converse_url(endpoint, &self.model, "converse");
-        self.stream_url = converse_url(endpoint, &self.model, "converse-stream");
+        self.api.url = converse_url(endpoint, &self.model, "converse");
+        self.api.stream_url = converse_url(endpoint, &self.model, "converse-stream");
     }
-
-    crate::http::client_setters!("`AWS_BEARER_TOKEN_BEDROCK`");
 
     /// AWS credentials to sign requests with, instead of the environment's. An API key, if
     /// there is one, is used instead of them.
     pub fn with_credentials(mut self, credentials: AwsCredentials) -> Self {
-        self.credentials = Credentials::Fixed(credentials);
+        self.api.credentials = Credentials::Fixed(credentials);
         self
     }
 
@@ -172,7 +162,7 @@ impl BedrockModel {
     /// changed: set it with [`BedrockModel::with_region`] (from
     /// [`AwsCredentialChain::region`], say).
     pub fn with_credential_chain(mut self, chain: AwsCredentialChain) -> Self {
-        self.credentials = Credentials::Chain(Arc::new(chain));
+        self.api.credentials = Credentials::Chain(Arc::new(chain));
         self
     }
 
@@ -183,9 +173,9 @@ impl BedrockModel {
     /// `AWS_DEFAULT_REGION`'s, else the profile's, else `us-east-1`.
     pub fn with_profile(mut self, profile: &str) -> Self {
         let chain = AwsCredentialChain::from_env().with_profile(profile);
-        if !self.region_chosen {
+        if !self.api.region_chosen {
             let from_env = environment_region();
-            self.region_pending = from_env.is_none() && self.base_url.is_none();
+            self.api.region_pending = from_env.is_none() && self.api.base_url.is_none();
             self.set_region(from_env.unwrap_or_else(|| DEFAULT_REGION.to_owned()));
         }
         self.with_credential_chain(chain)
@@ -203,16 +193,10 @@ impl BedrockModel {
         mut self,
         provider: impl ProvideCredentials + 'static,
     ) -> Self {
-        self.credentials = Credentials::Provider(Arc::new(Provided {
+        self.api.credentials = Credentials::Provider(Arc::new(Provided {
             provider: SharedCredentialsProvider::new(provider),
             kept: std::sync::Mutex::new(None),
         }));
-        self
-    }
-
-    /// The most tokens an answer may have (`inferenceConfig.maxTokens`).
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
         self
     }
 
@@ -223,15 +207,7 @@ impl BedrockModel {
     /// cache (Anthropic Claude, Amazon Nova); a prefix shorter than the model's minimum is not
     /// cached.
     pub fn with_prompt_cache(mut self, cache: PromptCache) -> Self {
-        self.cache = Some(cache);
-        self
-    }
-
-    /// A field added to every request body (`guardrailConfig`, `additionalModelRequestFields`,
-    /// `performanceConfig`...). A field the client writes itself (`messages`, `system`,
-    /// `inferenceConfig`, `toolConfig`) is replaced by it: set those through the request instead.
-    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
-        self.extra.insert(name.into(), value);
+        self.api.cache = Some(cache);
         self
     }
 
@@ -252,7 +228,7 @@ impl BedrockModel {
         let mut body = Map::new();
         let with_status = takes_result_status(&self.model);
         let mut messages = messages(&request.messages, aliases, with_status);
-        if let Some(cache) = self.cache {
+        if let Some(cache) = self.api.cache {
             let point = match cache {
                 PromptCache::FiveMinutes => json!({ "cachePoint": { "type": "default" } }),
                 PromptCache::OneHour => json!({ "cachePoint": { "type": "default", "ttl": "1h" } }),
@@ -271,12 +247,22 @@ impl BedrockModel {
             body.insert("system".into(), json!([{ "text": instructions }]));
         }
         let mut inference = Map::new();
-        if let Some(max_tokens) = self.max_tokens {
+        let generation = self.generation_for(request);
+        if let Some(max_tokens) = generation.max_tokens {
             inference.insert("maxTokens".into(), json!(max_tokens));
         }
-        if let Some(temperature) = request.temperature.filter(|t| t.is_finite()) {
+        if let Some(temperature) = generation.finite_temperature() {
             // Converse takes 0 to 1.
             inference.insert("temperature".into(), json!(temperature.clamp(0.0, 1.0)));
+        }
+        if let Some(top_p) = generation.finite_top_p() {
+            inference.insert("topP".into(), json!(top_p));
+        }
+        if !generation.stop.is_empty() {
+            inference.insert("stopSequences".into(), json!(generation.stop));
+        }
+        if generation.seed.is_some() {
+            not_taken(PROVIDER, "seed");
         }
         if !inference.is_empty() {
             body.insert("inferenceConfig".into(), Value::Object(inference));
@@ -303,17 +289,18 @@ impl BedrockModel {
     /// was made, or the profile's region's, read at the first request when neither code nor
     /// the environment named a region (else `us-east-1`).
     async fn target(&self) -> (&str, &str, &str) {
-        if !self.region_pending {
-            return (&self.region, &self.url, &self.stream_url);
+        if !self.api.region_pending {
+            return (&self.api.region, &self.api.url, &self.api.stream_url);
         }
         let found = self
+            .api
             .found
             .get_or_init(|| async {
-                let region = match &self.credentials {
+                let region = match &self.api.credentials {
                     Credentials::Chain(chain) => chain.region().await,
                     _ => None,
                 };
-                let region = region.unwrap_or_else(|| self.region.clone());
+                let region = region.unwrap_or_else(|| self.api.region.clone());
                 let endpoint = regional_endpoint(&region);
                 Target {
                     url: converse_url(&endpoint, &self.model, "converse"),
@@ -331,7 +318,7 @@ impl BedrockModel {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         // The region names the host the key or the signature goes to.
-        if self.base_url.is_none() && !crate::aws::is_region(region) {
+        if self.api.base_url.is_none() && !crate::aws::is_region(region) {
             return Err(ModelError::Setup(
                 "the Bedrock region is not a region name (lower-case letters, digits and '-'): \
                  set one with with_region or AWS_REGION"
@@ -344,7 +331,7 @@ impl BedrockModel {
                 .headers
                 .apply(json_headers(Some(key), AUTHORIZATION, true)?)?,
             None => {
-                let credentials = self.credentials.current().await?;
+                let credentials = self.api.credentials.current().await?;
                 // Signed now for the first attempt, and again for each retry: a signature is good
                 // for minutes only.
                 let extra = self.headers.pairs()?;
@@ -546,7 +533,7 @@ impl ChatModel for BedrockModel {
         let decoder = stream::stream_decoder(aliases);
         sse::framed_events(
             opening,
-            self.stream_url.clone(),
+            self.api.stream_url.clone(),
             decoder,
             Box::new(FrameReader::default()),
             PROVIDER,
@@ -631,7 +618,7 @@ mod tests {
             model.url(),
             "https://vpce-1.bedrock-runtime.eu-west-3.vpce.amazonaws.com/model/m/converse"
         );
-        assert_eq!(model.region, "eu-west-3");
+        assert_eq!(model.api.region, "eu-west-3");
         let model = BedrockModel::new("m").with_region("ap-south-1");
         assert_eq!(
             model.url(),
@@ -886,19 +873,19 @@ mod tests {
     fn max_tokens_and_temperature_go_in_the_inference_config() {
         let mut request = request(vec![Message::user("hi")], ToolChoice::Auto);
         assert!(model().body(&request).get("inferenceConfig").is_none());
-        request.temperature = Some(0.5);
+        request.generation.temperature = Some(0.5);
         let body = model().with_max_tokens(512).body(&request);
         assert_eq!(
             body["inferenceConfig"],
             json!({ "maxTokens": 512, "temperature": 0.5 })
         );
         // Converse takes 0 to 1, and a number.
-        request.temperature = Some(1.7);
+        request.generation.temperature = Some(1.7);
         assert_eq!(
             model().body(&request)["inferenceConfig"]["temperature"],
             1.0
         );
-        request.temperature = Some(f32::NAN);
+        request.generation.temperature = Some(f32::NAN);
         assert!(model().body(&request).get("inferenceConfig").is_none());
     }
 
@@ -952,7 +939,8 @@ mod tests {
             ("HOME", home.to_str().unwrap()),
             ("AWS_EC2_METADATA_DISABLED", "true"),
         ];
-        model.credentials = Credentials::Chain(Arc::new(AwsCredentialChain::from_vars(nowhere)));
+        model.api.credentials =
+            Credentials::Chain(Arc::new(AwsCredentialChain::from_vars(nowhere)));
         let Err(ModelError::Setup(message)) = model.post(false, json!({})).await else {
             panic!("a setup error");
         };

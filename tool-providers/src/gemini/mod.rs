@@ -18,7 +18,8 @@ pub(crate) use stream::stream_decoder;
 #[cfg(feature = "vertex")]
 use crate::google::vertex::env;
 use crate::google::vertex::Vertex;
-use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost};
+use crate::model::HttpModel;
 use crate::sse;
 #[cfg(feature = "vertex")]
 use crate::GoogleCredentials;
@@ -34,7 +35,7 @@ const PROVIDER: &str = "Gemini";
 /// (`POST {base_url}/models/{model}:generateContent`).
 ///
 /// The API key comes from `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) unless set with
-/// [`GeminiModel::with_api_key`]; it is sent as `x-goog-api-key`, never in the URL, never
+/// [`GeminiModel::with_api_key`](HttpModel::with_api_key); it is sent as `x-goog-api-key`, never in the URL, never
 /// logged.
 ///
 /// ```
@@ -62,18 +63,73 @@ const PROVIDER: &str = "Gemini";
 ///      europe-west4/publishers/google/models/gemini-2.5-flash:generateContent"
 /// );
 /// ```
-#[derive(Clone)]
-pub struct GeminiModel {
-    client: crate::http::HttpClient,
+pub type GeminiModel = HttpModel<Gemini>;
+
+/// Gemini `generateContent`, the API of [`GeminiModel`].
+#[derive(Clone, Debug)]
+pub struct Gemini {
     url: String,
     stream_url: String,
-    model: String,
-    api_key: Option<ApiKey>,
-    headers: ExtraHeaders,
-    retry: RetryPolicy,
-    extra: Map<String, Value>,
     /// Vertex AI's project, location and credentials, for a model there.
     vertex: Option<Vertex>,
+}
+
+impl crate::model::sealed::Api for Gemini {
+    const NAME: &'static str = "GeminiModel";
+
+    /// With its version path (`.../v1beta`). On Vertex AI, the endpoint's root
+    /// (`https://host`), under which the version, project and location go.
+    fn set_base_url(model: &mut HttpModel<Self>, base_url: &str) {
+        match &mut model.api.vertex {
+            Some(vertex) => {
+                vertex.set_base(Some(base_url.to_owned()));
+                Gemini::point_at_vertex(model);
+            }
+            None => {
+                model.api.url = content_url(base_url, &model.model);
+                model.api.stream_url = stream_url(base_url, &model.model);
+            }
+        }
+    }
+
+    fn url(model: &HttpModel<Self>) -> &str {
+        &model.api.url
+    }
+}
+
+#[cfg(feature = "vertex")]
+impl crate::google::vertex::sealed::OnVertex for Gemini {
+    fn vertex(model: &mut HttpModel<Self>) -> Option<&mut Vertex> {
+        model.api.vertex.as_mut()
+    }
+
+    fn aim_at_vertex(model: &mut HttpModel<Self>) {
+        Gemini::point_at_vertex(model);
+    }
+}
+
+impl Gemini {
+    /// The URLs of the Vertex AI model, from its settings.
+    fn point_at_vertex(model: &mut HttpModel<Self>) {
+        if let Some(vertex) = &model.api.vertex {
+            let base = match vertex.is_express() {
+                true => format!(
+                    "{}/{VERTEX_API_VERSION}/publishers/google",
+                    vertex
+                        .given_base()
+                        .map_or("https://aiplatform.googleapis.com", |r| {
+                            r.trim_end_matches('/')
+                        })
+                ),
+                false => format!(
+                    "{}/publishers/google",
+                    vertex.location_url(VERTEX_API_VERSION)
+                ),
+            };
+            model.api.url = content_url(&base, &model.model);
+            model.api.stream_url = stream_url(&base, &model.model);
+        }
+    }
 }
 
 impl GeminiModel {
@@ -84,18 +140,13 @@ impl GeminiModel {
     /// `GEMINI_API_KEY` or `GOOGLE_API_KEY` if one is set.
     pub fn new(model: impl Into<String>) -> Self {
         let model = model.into();
-        GeminiModel {
-            client: crate::http::default_client(),
+        let api = Gemini {
             url: content_url(Self::DEFAULT_BASE_URL, &model),
             stream_url: stream_url(Self::DEFAULT_BASE_URL, &model),
-            model,
-            api_key: ApiKey::from_env("GEMINI_API_KEY")
-                .or_else(|| ApiKey::from_env("GOOGLE_API_KEY")),
-            headers: ExtraHeaders::default(),
-            retry: RetryPolicy::default(),
-            extra: Map::new(),
             vertex: None,
-        }
+        };
+        let key = ApiKey::from_env("GEMINI_API_KEY").or_else(|| ApiKey::from_env("GOOGLE_API_KEY"));
+        HttpModel::with_api(api, model, key)
     }
 
     /// A client for `model` on Vertex AI, as Google's Gen AI SDK finds it with
@@ -111,34 +162,15 @@ impl GeminiModel {
     pub fn vertex_ai(model: impl Into<String>) -> Self {
         let mut client = GeminiModel::new(model);
         client.api_key = None;
-        client.vertex = Some(Vertex::new(
+        client.api.vertex = Some(Vertex::new(
             // The credentials' project is GOOGLE_CLOUD_PROJECT's first.
             GoogleCredentials::from_env(),
             None,
             Some(env("GOOGLE_CLOUD_LOCATION").unwrap_or_else(|| "global".to_owned())),
             "set GOOGLE_CLOUD_PROJECT, or call GeminiModel::with_vertex_project",
         ));
-        client.aim_at_vertex();
+        Gemini::point_at_vertex(&mut client);
         client
-    }
-
-    #[cfg(feature = "vertex")]
-    crate::google::vertex::vertex_setters!();
-
-    /// The endpoint's base URL, with its version path (`.../v1beta`). On Vertex AI, the
-    /// endpoint's root (`https://host`), under which the version, project and location go.
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        match &mut self.vertex {
-            Some(vertex) => {
-                vertex.set_base(Some(base_url.to_owned()));
-                self.aim_at_vertex();
-            }
-            None => {
-                self.url = content_url(base_url, &self.model);
-                self.stream_url = stream_url(base_url, &self.model);
-            }
-        }
-        self
     }
 
     /// A client for `model` in Vertex AI's express mode: authorized by an API key, sent as
@@ -148,42 +180,11 @@ impl GeminiModel {
     #[cfg(feature = "vertex")]
     pub fn vertex_ai_express(model: impl Into<String>, key: ApiKey) -> Self {
         let mut client = GeminiModel::vertex_ai(model).with_api_key(key);
-        if let Some(vertex) = &mut client.vertex {
+        if let Some(vertex) = &mut client.api.vertex {
             vertex.use_express();
         }
-        client.aim_at_vertex();
+        Gemini::point_at_vertex(&mut client);
         client
-    }
-
-    /// The URLs of the Vertex AI model, from its settings.
-    fn aim_at_vertex(&mut self) {
-        if let Some(vertex) = &self.vertex {
-            let base = match vertex.is_express() {
-                true => format!(
-                    "{}/{VERTEX_API_VERSION}/publishers/google",
-                    vertex
-                        .given_base()
-                        .map_or("https://aiplatform.googleapis.com", |r| {
-                            r.trim_end_matches('/')
-                        })
-                ),
-                false => format!(
-                    "{}/publishers/google",
-                    vertex.location_url(VERTEX_API_VERSION)
-                ),
-            };
-            self.url = content_url(&base, &self.model);
-            self.stream_url = stream_url(&base, &self.model);
-        }
-    }
-
-    crate::http::client_setters!("the environment's");
-
-    /// A field added to every request body (`safetySettings`, `cachedContent`...). A field the client writes itself
-    /// (`contents`, `systemInstruction`, `tools`, `toolConfig`, `generationConfig`) is replaced by it: set those through the request instead.
-    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
-        self.extra.insert(name.into(), value);
-        self
     }
 
     /// The request body for `request`.
@@ -210,7 +211,7 @@ impl GeminiModel {
         let replay = Replay {
             aliases,
             gemini_3: gemini_3_or_later(&self.model),
-            source: &self.url,
+            source: &self.api.url,
         };
         let contents = contents(&request.messages, &replay);
         body.insert("contents".into(), contents);
@@ -218,8 +219,24 @@ impl GeminiModel {
         if let Some(format) = format.filter(|_| !schema_in_instructions) {
             generation.extend(format.gemini().into_iter().map(|(k, v)| (k.to_owned(), v)));
         }
-        if let Some(temperature) = request.temperature {
-            generation.insert("temperature".into(), json!(temperature));
+        let settings = self.generation_for(request);
+        let written = [
+            ("maxOutputTokens", settings.max_tokens.map(Value::from)),
+            (
+                "temperature",
+                settings.finite_temperature().map(Value::from),
+            ),
+            ("topP", settings.finite_top_p().map(Value::from)),
+            ("seed", settings.seed.map(Value::from)),
+            (
+                "stopSequences",
+                (!settings.stop.is_empty()).then(|| json!(settings.stop)),
+            ),
+        ];
+        for (name, value) in written {
+            if let Some(value) = value {
+                generation.insert(name.into(), value);
+            }
         }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
@@ -241,7 +258,11 @@ impl GeminiModel {
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("the request is not JSON: {e}")))?;
         // On Vertex AI, the credentials authorize a request, and a key only in express mode.
-        let authorizing = self.vertex.as_ref().filter(|vertex| !vertex.is_express());
+        let authorizing = self
+            .api
+            .vertex
+            .as_ref()
+            .filter(|vertex| !vertex.is_express());
         let key = match (authorizing, &self.api_key) {
             (Some(_), Some(_)) => {
                 return Err(ModelError::Setup(
@@ -298,23 +319,23 @@ impl ChatModel for GeminiModel {
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
             let answer = self
-                .post_to(&self.url, self.body(request))
+                .post_to(&self.api.url, self.body(request))
                 .await?
                 .send()
                 .await?;
             let aliases = request.tools.aliases_for(Format::Gemini);
-            response(&answer, &aliases, &self.url)
+            response(&answer, &aliases, &self.api.url)
         })
     }
 
     fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
         let opening = Box::pin(async move {
             let body = self.body(request);
-            self.post_to(&self.stream_url, body).await?.open().await
+            self.post_to(&self.api.stream_url, body).await?.open().await
         });
         let aliases = request.tools.aliases_for(Format::Gemini).into_owned();
-        let decoder = stream_decoder(aliases, self.url.clone());
-        sse::events(opening, self.stream_url.clone(), decoder)
+        let decoder = stream_decoder(aliases, self.api.url.clone());
+        sse::events(opening, self.api.stream_url.clone(), decoder)
     }
 
     fn format(&self) -> Option<Format> {
@@ -323,19 +344,6 @@ impl ChatModel for GeminiModel {
 
     fn model_name(&self) -> &str {
         &self.model
-    }
-}
-
-impl std::fmt::Debug for GeminiModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
-            .field("vertex", &self.vertex)
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
     }
 }
 

@@ -8,7 +8,7 @@ use tool_model::ModelError;
 
 /// Where a Vertex AI model is, and how requests to it are authorized.
 #[derive(Clone, Debug)]
-pub(crate) struct Vertex {
+pub struct Vertex {
     credentials: GoogleCredentials,
     /// The credentials' quota project and project, read once.
     quota_project: Option<String>,
@@ -163,40 +163,52 @@ pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The Vertex AI setters of a client with a `vertex: Option<Vertex>` field and an
-/// `aim_at_vertex` method that sets its URLs from it. On a client not made for Vertex AI they
-/// change nothing.
-macro_rules! vertex_setters {
-    () => {
-        /// The Vertex AI project (for a model made with `vertex_ai`; others are unchanged).
-        pub fn with_vertex_project(mut self, project: impl Into<String>) -> Self {
-            if let Some(vertex) = &mut self.vertex {
-                vertex.chosen_project = Some(project.into());
-                self.aim_at_vertex();
-            }
-            self
-        }
+/// An API a model on Vertex AI may speak: [`Anthropic`](crate::Anthropic) (Claude there) and
+/// [`Gemini`](crate::Gemini). Implemented by this crate alone.
+pub trait OnVertex: sealed::OnVertex {}
 
-        /// The Vertex AI location: a region such as `europe-west4`, a multi-region (`us`,
-        /// `eu`) or `global` (for a model made with `vertex_ai`; others are unchanged).
-        pub fn with_vertex_location(mut self, location: impl Into<String>) -> Self {
-            if let Some(vertex) = &mut self.vertex {
-                vertex.location = Some(location.into());
-                self.aim_at_vertex();
-            }
-            self
-        }
+impl<A: sealed::OnVertex> OnVertex for A {}
 
-        /// The Google credentials that authorize Vertex AI requests, instead of the
-        /// environment's; their project serves when none was chosen (for a model made with
-        /// `vertex_ai`; others are unchanged).
-        pub fn with_google_credentials(mut self, credentials: $crate::GoogleCredentials) -> Self {
-            if let Some(vertex) = &mut self.vertex {
-                vertex.use_credentials(credentials);
-                self.aim_at_vertex();
-            }
-            self
-        }
-    };
+pub(crate) mod sealed {
+    use crate::model::HttpModel;
+
+    /// What the Vertex AI settings need of an API.
+    pub trait OnVertex: crate::model::sealed::Api {
+        /// The client's Vertex AI endpoint, for a model made for Vertex AI.
+        fn vertex(model: &mut HttpModel<Self>) -> Option<&mut super::Vertex>;
+
+        /// Sets the client's URLs from its Vertex AI settings.
+        fn aim_at_vertex(model: &mut HttpModel<Self>);
+    }
 }
-pub(crate) use vertex_setters;
+
+/// The Vertex AI settings, for a client made with `vertex_ai`; on another they change nothing.
+impl<A: sealed::OnVertex> crate::model::HttpModel<A> {
+    fn change_vertex(mut self, change: impl FnOnce(&mut Vertex)) -> Self {
+        if let Some(vertex) = A::vertex(&mut self) {
+            change(vertex);
+            A::aim_at_vertex(&mut self);
+        }
+        self
+    }
+
+    /// The Vertex AI project (for a model made with `vertex_ai`; others are unchanged).
+    pub fn with_vertex_project(self, project: impl Into<String>) -> Self {
+        let project = project.into();
+        self.change_vertex(|vertex| vertex.chosen_project = Some(project))
+    }
+
+    /// The Vertex AI location: a region such as `europe-west4`, a multi-region (`us`,
+    /// `eu`) or `global` (for a model made with `vertex_ai`; others are unchanged).
+    pub fn with_vertex_location(self, location: impl Into<String>) -> Self {
+        let location = location.into();
+        self.change_vertex(|vertex| vertex.location = Some(location))
+    }
+
+    /// The Google credentials that authorize Vertex AI requests, instead of the
+    /// environment's; their project serves when none was chosen (for a model made with
+    /// `vertex_ai`; others are unchanged).
+    pub fn with_google_credentials(self, credentials: GoogleCredentials) -> Self {
+        self.change_vertex(|vertex| vertex.use_credentials(credentials))
+    }
+}

@@ -7,7 +7,7 @@ pub(crate) mod vertex {
 
     /// A Vertex AI endpoint, which cannot exist without the `vertex` feature.
     #[derive(Clone, Debug)]
-    pub(crate) enum Vertex {}
+    pub enum Vertex {}
 
     impl Vertex {
         pub fn given_base(&self) -> Option<&str> {

@@ -10,10 +10,11 @@ pub(crate) use stream::stream_decoder;
 use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tool_core::provider::{flagged_error_text, Aliases, Format};
 
-use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost};
+use crate::model::HttpModel;
 use crate::tool_ids::{call_id_at, result_id_at};
 use tool_model::message::{Message, Usage};
 use tool_model::{
@@ -25,7 +26,7 @@ const PROVIDER: &str = "OpenAI Chat";
 
 /// A [`ChatModel`] speaking OpenAI Chat Completions (`POST {base_url}/chat/completions`).
 ///
-/// The API key comes from `OPENAI_API_KEY` unless set with [`OpenAiChatModel::with_api_key`];
+/// The API key comes from `OPENAI_API_KEY` unless set with [`OpenAiChatModel::with_api_key`](HttpModel::with_api_key);
 /// a request without one is sent without `Authorization` (local servers need none). The key is
 /// never logged, and `Debug` shows only whether there is one.
 ///
@@ -36,15 +37,24 @@ const PROVIDER: &str = "OpenAI Chat";
 ///     .with_base_url("http://127.0.0.1:8080/v1");
 /// assert_eq!(model.url(), "http://127.0.0.1:8080/v1/chat/completions");
 /// ```
-#[derive(Clone)]
-pub struct OpenAiChatModel {
-    client: crate::http::HttpClient,
+pub type OpenAiChatModel = HttpModel<OpenAiChat>;
+
+/// OpenAI Chat Completions, the API of [`OpenAiChatModel`].
+#[derive(Clone, Debug)]
+pub struct OpenAiChat {
     url: String,
-    model: String,
-    api_key: Option<ApiKey>,
-    headers: ExtraHeaders,
-    retry: RetryPolicy,
-    extra: Map<String, Value>,
+}
+
+impl crate::model::sealed::Api for OpenAiChat {
+    const NAME: &'static str = "OpenAiChatModel";
+
+    fn set_base_url(model: &mut HttpModel<Self>, base_url: &str) {
+        model.api.url = chat_url(base_url);
+    }
+
+    fn url(model: &HttpModel<Self>) -> &str {
+        &model.api.url
+    }
 }
 
 impl OpenAiChatModel {
@@ -54,37 +64,10 @@ impl OpenAiChatModel {
     /// A client for `model` at [`OpenAiChatModel::DEFAULT_BASE_URL`], with the key in
     /// `OPENAI_API_KEY` if it is set.
     pub fn new(model: impl Into<String>) -> Self {
-        OpenAiChatModel {
-            client: crate::http::default_client(),
+        let api = OpenAiChat {
             url: chat_url(Self::DEFAULT_BASE_URL),
-            model: model.into(),
-            api_key: ApiKey::from_env("OPENAI_API_KEY"),
-            headers: ExtraHeaders::default(),
-            retry: RetryPolicy::default(),
-            extra: Map::new(),
-        }
-    }
-
-    /// The endpoint's base URL, with its version path: `https://api.openai.com/v1`,
-    /// `http://127.0.0.1:8080/v1`. A trailing `/` is ignored.
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = chat_url(base_url);
-        self
-    }
-
-    crate::http::client_setters!("`OPENAI_API_KEY`");
-
-    /// No API key, even if `OPENAI_API_KEY` is set.
-    pub fn without_api_key(mut self) -> Self {
-        self.api_key = None;
-        self
-    }
-
-    /// A field added to every request body (`temperature`, `max_completion_tokens`...), other
-    /// than those the client writes (`model`, `messages`, `tools`, `tool_choice`, `stream`).
-    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
-        self.extra.insert(name.into(), value);
-        self
+        };
+        HttpModel::with_api(api, model.into(), ApiKey::from_env("OPENAI_API_KEY"))
     }
 
     /// The request body for `request`, as JSON. The tools' declarations are written once per
@@ -160,9 +143,31 @@ impl OpenAiChatModel {
             out.extend_from_slice(b",\"response_format\":");
             write(&mut out, &format.openai_chat())?;
         }
-        if let Some(temperature) = request.temperature {
-            out.extend_from_slice(b",\"temperature\":");
-            write(&mut out, &temperature)?;
+        let generation = self.generation_for(request);
+        let settings = [
+            (
+                "max_completion_tokens",
+                generation.max_tokens.map(Value::from),
+            ),
+            (
+                "temperature",
+                generation.finite_temperature().map(Value::from),
+            ),
+            ("top_p", generation.finite_top_p().map(Value::from)),
+            ("seed", generation.seed.map(Value::from)),
+            (
+                "stop",
+                (!generation.stop.is_empty()).then(|| json!(generation.stop)),
+            ),
+        ];
+        for (name, value) in settings {
+            // A body field of the same name replaces it.
+            if let Some(value) = value.filter(|_| !self.extra.contains_key(name)) {
+                out.extend_from_slice(b",\"");
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"\":");
+                write(&mut out, &value)?;
+            }
         }
         for (name, value) in &self.extra {
             out.push(b',');
@@ -188,7 +193,7 @@ impl OpenAiChatModel {
             self.api_key.as_ref(),
             &self.headers,
             "authorization",
-            &self.url,
+            &self.api.url,
             "api.openai.com",
             "OPENAI_API_KEY",
         )?;
@@ -197,7 +202,7 @@ impl OpenAiChatModel {
                 .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;
         Ok(JsonPost {
             client: &self.client,
-            url: &self.url,
+            url: &self.api.url,
             headers,
             body,
             retry: self.retry,
@@ -372,18 +377,6 @@ impl ChatModel for OpenAiChatModel {
 
     fn model_name(&self) -> &str {
         &self.model
-    }
-}
-
-impl std::fmt::Debug for OpenAiChatModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChatModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
     }
 }
 

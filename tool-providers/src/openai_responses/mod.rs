@@ -14,7 +14,8 @@ use tool_core::provider::{Aliases, Format};
 use messages::items;
 pub(crate) use stream::stream_decoder;
 
-use crate::http::{json_headers, ApiKey, ExtraHeaders, JsonPost, RetryPolicy};
+use crate::http::{json_headers, ApiKey, JsonPost};
+use crate::model::{not_taken, HttpModel};
 use crate::sse;
 use tool_model::message::{Reasoning, Usage};
 use tool_model::{ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, ToolChoice};
@@ -34,47 +35,36 @@ const REASONING_API: &str = "openai_responses";
 /// let model = OpenAiResponsesModel::new("gpt-5-mini");
 /// assert_eq!(model.url(), "https://api.openai.com/v1/responses");
 /// ```
-#[derive(Clone)]
-pub struct OpenAiResponsesModel {
-    client: crate::http::HttpClient,
+pub type OpenAiResponsesModel = HttpModel<OpenAiResponses>;
+
+/// OpenAI Responses, the API of [`OpenAiResponsesModel`].
+#[derive(Clone, Debug)]
+pub struct OpenAiResponses {
     url: String,
-    model: String,
-    api_key: Option<ApiKey>,
-    headers: ExtraHeaders,
-    retry: RetryPolicy,
-    extra: Map<String, Value>,
     /// Whether requests ask for the reasoning items' encrypted content.
     encrypted_reasoning: bool,
+}
+
+impl crate::model::sealed::Api for OpenAiResponses {
+    const NAME: &'static str = "OpenAiResponsesModel";
+
+    fn set_base_url(model: &mut HttpModel<Self>, base_url: &str) {
+        model.api.url = responses_url(base_url);
+    }
+
+    fn url(model: &HttpModel<Self>) -> &str {
+        &model.api.url
+    }
 }
 
 impl OpenAiResponsesModel {
     /// A client for `model` at OpenAI's endpoint, with the key in `OPENAI_API_KEY` if set.
     pub fn new(model: impl Into<String>) -> Self {
-        OpenAiResponsesModel {
-            client: crate::http::default_client(),
+        let api = OpenAiResponses {
             url: responses_url("https://api.openai.com/v1"),
-            model: model.into(),
-            api_key: ApiKey::from_env("OPENAI_API_KEY"),
-            headers: ExtraHeaders::default(),
-            retry: RetryPolicy::default(),
-            extra: Map::new(),
             encrypted_reasoning: false,
-        }
-    }
-
-    /// The endpoint's base URL, with its version path (`https://api.openai.com/v1`).
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = responses_url(base_url);
-        self
-    }
-
-    crate::http::client_setters!("`OPENAI_API_KEY`");
-
-    /// A field added to every request body (`reasoning`, `service_tier`, `store`...). A field the client writes itself
-    /// (`model`, `input`, `instructions`, `tools`, `tool_choice`, `text`, `stream`) is replaced by it: set those through the request instead.
-    pub fn with_body_field(mut self, name: impl Into<String>, value: Value) -> Self {
-        self.extra.insert(name.into(), value);
-        self
+        };
+        HttpModel::with_api(api, model.into(), ApiKey::from_env("OPENAI_API_KEY"))
     }
 
     /// Asks for the encrypted content of the model's reasoning (`include:
@@ -87,7 +77,7 @@ impl OpenAiResponsesModel {
     /// With `with_body_field("store", json!(true))` the API keeps the items itself, and they
     /// go back as they came, encrypted or not.
     pub fn with_encrypted_reasoning(mut self) -> Self {
-        self.encrypted_reasoning = true;
+        self.api.encrypted_reasoning = true;
         self
     }
 
@@ -111,14 +101,27 @@ impl OpenAiResponsesModel {
             .collect();
         body.insert("input".into(), Value::Array(input));
         body.insert("store".into(), json!(false));
-        if self.encrypted_reasoning {
+        if self.api.encrypted_reasoning {
             body.insert("include".into(), json!(["reasoning.encrypted_content"]));
         }
         if let Some(format) = &request.response_format {
             body.insert("text".into(), format.openai_responses());
         }
-        if let Some(temperature) = request.temperature {
+        let generation = self.generation_for(request);
+        if let Some(max_tokens) = generation.max_tokens {
+            body.insert("max_output_tokens".into(), json!(max_tokens));
+        }
+        if let Some(temperature) = generation.finite_temperature() {
             body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(top_p) = generation.finite_top_p() {
+            body.insert("top_p".into(), json!(top_p));
+        }
+        if !generation.stop.is_empty() {
+            not_taken(PROVIDER, "stop");
+        }
+        if generation.seed.is_some() {
+            not_taken(PROVIDER, "seed");
         }
         if request.offers_tools() {
             body.insert("tools".into(), declarations.tools.clone());
@@ -139,7 +142,7 @@ impl OpenAiResponsesModel {
             body.insert(name.clone(), value.clone());
         }
         // An `include` of the user's own keeps the encrypted reasoning asked for beside it.
-        if self.encrypted_reasoning {
+        if self.api.encrypted_reasoning {
             if let Some(Value::Array(include)) = body.get_mut("include") {
                 let asked = json!("reasoning.encrypted_content");
                 if !include.contains(&asked) {
@@ -153,7 +156,7 @@ impl OpenAiResponsesModel {
     /// Who reads this client's encrypted reasoning back: its endpoint and model (an
     /// organization's key encrypts it; another endpoint's would refuse it).
     fn reasoning_source(&self) -> String {
-        format!("{} {}", self.url, self.model)
+        format!("{} {}", self.api.url, self.model)
     }
 
     fn post(&self, body: Value) -> Result<JsonPost<'_>, ModelError> {
@@ -161,7 +164,7 @@ impl OpenAiResponsesModel {
             self.api_key.as_ref(),
             &self.headers,
             "authorization",
-            &self.url,
+            &self.api.url,
             "api.openai.com",
             "OPENAI_API_KEY",
         )?;
@@ -172,7 +175,7 @@ impl OpenAiResponsesModel {
                 .apply(json_headers(self.api_key.as_ref(), AUTHORIZATION, true)?)?;
         Ok(JsonPost {
             client: &self.client,
-            url: &self.url,
+            url: &self.api.url,
             headers,
             body,
             retry: self.retry,
@@ -290,7 +293,7 @@ impl ChatModel for OpenAiResponsesModel {
             .aliases_for(Format::OpenAiResponses)
             .into_owned();
         let decoder = stream_decoder(aliases, self.reasoning_source());
-        sse::events(opening, self.url.clone(), decoder)
+        sse::events(opening, self.api.url.clone(), decoder)
     }
 
     fn format(&self) -> Option<Format> {
@@ -299,18 +302,6 @@ impl ChatModel for OpenAiResponsesModel {
 
     fn model_name(&self) -> &str {
         &self.model
-    }
-}
-
-impl std::fmt::Debug for OpenAiResponsesModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponsesModel")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
     }
 }
 
