@@ -204,11 +204,10 @@ async fn a_stream_that_stalls_mid_answer_is_a_transport_error_after_the_read_tim
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{chunk}"
     );
     let (requests, base_url) = raw_server(answer, false).await;
-    let client = reqwest::Client::builder()
-        .read_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
-    let (deltas, failure) = streamed_failure(model(&base_url, client, 2)).await;
+    // The default client's read timeout, shortened.
+    let model = model(&base_url, reqwest::Client::new(), 2)
+        .with_timeouts(Duration::from_secs(5), Duration::from_millis(300));
+    let (deltas, failure) = streamed_failure(model).await;
     assert_eq!(deltas, ["Hel"], "what came before the stall is kept");
     let message = transport_message(failure);
     assert!(message.starts_with("the stream broke"), "{message}");
