@@ -35,7 +35,7 @@ pub mod timer;
 
 pub use chat::{ChatModel, ModelFuture};
 pub use error::ModelError;
-pub use events::{ModelEvent, ModelEventStream};
+pub use events::{CallDelta, ModelEvent, ModelEventStream};
 pub use fallback::FallbackModel;
 pub use message::{Message, Reasoning, ToolImage, Usage};
 pub use offer::OfferedTools;
