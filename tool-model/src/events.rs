@@ -31,7 +31,8 @@ pub enum ModelEvent {
 ///
 /// The pieces of one call share its `index`. Its id and name each come in one piece, the
 /// first that knows them (not necessarily the first of the call). Its `arguments`, joined in
-/// order, are the JSON text the call's arguments in [`ModelEvent::Done`] were read from.
+/// order, are the JSON text the call's arguments in [`ModelEvent::Done`] were read from, as the
+/// model wrote it (where a strict declaration encoded the arguments, `Done` has them decoded).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CallDelta {
