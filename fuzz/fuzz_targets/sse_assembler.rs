@@ -4,8 +4,9 @@
 //! open), with the aliases and strict encodings of real declarations. The first byte picks the
 //! API and the declarations, the second seeds where the body is cut (a Bedrock body is AWS
 //! event stream messages, whose CRCs the seeds from the golden files get right). What must
-//! hold: no panic; text deltas then one last event, the assembled answer (every call named) or
-//! an error with a message; and the same events whether the body comes whole, cut at
+//! hold: no panic; text, tool call and reasoning deltas, then one last event, the assembled
+//! answer (every call named, and its id and name the ones its deltas said, once each) or an
+//! error with a message; and the same events whether the body comes whole, cut at
 //! pseudo-random points, or a byte at a time.
 #![no_main]
 
@@ -51,17 +52,47 @@ fn check(events: &[Result<ModelEvent, ModelError>]) {
     let (last, before) = events
         .split_last()
         .expect("a stream always ends with an event");
+    // Each call's id and name as its deltas said them, by the call's index.
+    let mut streamed: Vec<(Option<String>, Option<String>)> = Vec::new();
     for event in before {
-        assert!(
-            matches!(event, Ok(ModelEvent::TextDelta(_))),
-            "only text deltas come before the last event: {event:?}"
-        );
+        match event {
+            Ok(ModelEvent::TextDelta(_) | ModelEvent::ReasoningDelta(_)) => {}
+            Ok(ModelEvent::ToolCallDelta(delta)) => {
+                if streamed.len() <= delta.index {
+                    streamed.resize(delta.index + 1, (None, None));
+                }
+                let (id, name) = &mut streamed[delta.index];
+                if let Some(said) = &delta.id {
+                    assert!(
+                        id.replace(said.clone()).is_none(),
+                        "an id said twice: {delta:?}"
+                    );
+                }
+                if let Some(said) = &delta.name {
+                    assert!(
+                        name.replace(said.clone()).is_none(),
+                        "a name said twice: {delta:?}"
+                    );
+                }
+            }
+            other => panic!("only deltas come before the last event: {other:?}"),
+        }
     }
     match last {
         Ok(ModelEvent::Done(response)) => {
             for call in &response.calls {
                 assert!(!call.name.is_empty(), "a call without a name: {call:?}");
             }
+            // The answer's calls are the streamed calls that were named, in order.
+            let named: Vec<_> = streamed.iter().filter(|(_, name)| name.is_some()).collect();
+            let answered: Vec<_> = (response.calls.iter())
+                .map(|call| (call.id.clone(), Some(call.name.clone())))
+                .collect();
+            assert_eq!(
+                named,
+                answered.iter().collect::<Vec<_>>(),
+                "the calls streamed are not the answer's"
+            );
         }
         Ok(other) => panic!("the stream ended on something else than its answer: {other:?}"),
         Err(error) => assert!(!error.to_string().is_empty(), "an error without a message"),

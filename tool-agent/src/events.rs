@@ -1,7 +1,7 @@
 //! What a streamed run yields ([`RunEvent`]).
 
 use tool_core::ToolCall;
-use tool_model::Usage;
+use tool_model::{CallDelta, Usage};
 
 use crate::approval::PendingApproval;
 use crate::result::{CallRecord, RunError, RunResult, Step};
@@ -12,6 +12,23 @@ use crate::result::{CallRecord, RunError, RunResult, Step};
 pub enum RunEvent {
     /// More of the model's text in this step.
     TextDelta {
+        /// The step, from 0.
+        step: usize,
+        /// The text.
+        text: String,
+    },
+    /// More of a tool call of this step's answer, as the model writes it: its id and name
+    /// once known, and the next piece of its arguments' JSON text. The step's calls are
+    /// announced afterwards ([`RunEvent::ToolCallStarted`]), assembled; a call whose name never
+    /// came is not among them.
+    ToolCallDelta {
+        /// The step, from 0.
+        step: usize,
+        /// The piece: which call, and what of it.
+        delta: CallDelta,
+    },
+    /// More of what the model thought in this step, as its API shows it, for people to read.
+    ReasoningDelta {
         /// The step, from 0.
         step: usize,
         /// The text.

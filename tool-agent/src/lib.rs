@@ -49,7 +49,7 @@ pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 pub use scope::InvocationScope;
 /// The model contract the loop consumes (the crate `tool-model`).
 pub use tool_model::{
-    ChatModel, Ending, FallbackModel, Generation, Message, ModelError, ModelEvent,
+    CallDelta, ChatModel, Ending, FallbackModel, Generation, Message, ModelError, ModelEvent,
     ModelEventStream, ModelFuture, ModelRequest, ModelResponse, OfferedTools, PromptCache,
     Reasoning, ResponseFormat, ScriptedModel, ToolChoice, ToolImage, Usage,
 };

@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use tool_core::provider::Format;
 
 use crate::error::ModelError;
-use crate::events::{ModelEvent, ModelEventStream};
+use crate::events::{CallDelta, ModelEvent, ModelEventStream};
 use crate::request::ModelRequest;
 use crate::response::ModelResponse;
 
@@ -39,20 +39,16 @@ pub trait ChatModel: Send + Sync {
     /// Sends one request and returns the model's answer.
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a>;
 
-    /// Sends one request and streams the answer: text deltas, then the whole answer
-    /// assembled ([`ModelEvent::Done`]). The agent loop's streamed runs use
-    /// it. By default, `respond`'s answer as one delta and the answer.
+    /// Sends one request and streams the answer: text, tool call and reasoning deltas as they
+    /// come, then the whole answer assembled ([`ModelEvent::Done`]). The agent loop's streamed
+    /// runs use it. By default, `respond`'s answer in one piece: its text as one delta, each
+    /// call as one [`ModelEvent::ToolCallDelta`] (its id, name and arguments as JSON text),
+    /// then the answer.
     fn respond_stream<'a>(&'a self, request: &'a ModelRequest) -> ModelEventStream<'a> {
         let answer = futures_util::stream::once(self.respond(request));
         Box::pin(answer.flat_map(|answer| {
             let events: Vec<Result<ModelEvent, ModelError>> = match answer {
-                Ok(response) => response
-                    .text
-                    .clone()
-                    .map(|text| Ok(ModelEvent::TextDelta(text)))
-                    .into_iter()
-                    .chain([Ok(ModelEvent::Done(response))])
-                    .collect(),
+                Ok(response) => in_one_piece(response).into_iter().map(Ok).collect(),
                 Err(error) => vec![Err(error)],
             };
             futures_util::stream::iter(events)
@@ -70,6 +66,22 @@ pub trait ChatModel: Send + Sync {
     fn model_name(&self) -> &str {
         ""
     }
+}
+
+/// The events of an answer that came whole: its text, each call whole, and the answer.
+fn in_one_piece(response: ModelResponse) -> Vec<ModelEvent> {
+    let text = response.text.clone().map(ModelEvent::TextDelta);
+    let calls = response.calls.iter().enumerate().map(|(index, call)| {
+        ModelEvent::ToolCallDelta(CallDelta::new(
+            index,
+            call.id.clone(),
+            Some(call.name.clone()),
+            call.arguments.to_string(),
+        ))
+    });
+    let mut events: Vec<ModelEvent> = text.into_iter().chain(calls).collect();
+    events.push(ModelEvent::Done(response));
+    events
 }
 
 impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {

@@ -37,7 +37,7 @@ pub mod timer;
 
 pub use chat::{ChatModel, ModelFuture};
 pub use error::ModelError;
-pub use events::{ModelEvent, ModelEventStream};
+pub use events::{CallDelta, ModelEvent, ModelEventStream};
 pub use fallback::FallbackModel;
 pub use generation::Generation;
 pub use message::{Message, Reasoning, ToolImage, Usage};

@@ -140,4 +140,47 @@ mod tests {
         assert_eq!(requests.len(), 3);
         assert_eq!(requests[0].messages, vec![Message::user("hi")]);
     }
+
+    /// A model that does not stream streams its answer in one piece: the text, each call
+    /// whole, then the answer.
+    #[tokio::test]
+    async fn a_whole_answer_streams_its_text_then_each_call_whole() {
+        use crate::{CallDelta, ModelEvent};
+        use futures_util::StreamExt;
+        use serde_json::json;
+        use tool_core::ToolCall;
+
+        let answer = ModelResponse {
+            text: Some("Adding.".into()),
+            ..ModelResponse::calling([
+                ToolCall::new("c1", "add", json!({ "a": 1 })),
+                ToolCall {
+                    id: None,
+                    name: "mul".into(),
+                    arguments: json!({}),
+                },
+            ])
+        };
+        let model = ScriptedModel::new().then(answer.clone());
+        let request = ModelRequest::new(vec![Message::user("hi")]);
+        let events: Vec<ModelEvent> = model
+            .respond_stream(&request)
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(
+            events,
+            [
+                ModelEvent::TextDelta("Adding.".into()),
+                ModelEvent::ToolCallDelta(CallDelta::new(
+                    0,
+                    Some("c1".into()),
+                    Some("add".into()),
+                    r#"{"a":1}"#
+                )),
+                ModelEvent::ToolCallDelta(CallDelta::new(1, None, Some("mul".into()), "{}")),
+                ModelEvent::Done(answer),
+            ]
+        );
+    }
 }

@@ -10,19 +10,20 @@ use tool_core::ToolCall;
 
 use tool_core::provider::Format;
 use tool_model::message::Usage;
-use tool_model::{Ending, ModelError, ModelResponse};
+use tool_model::{CallDelta, Ending, ModelError, ModelEvent, ModelResponse};
 
 /// How an API's finish reason reads as an [`Ending`].
 pub(crate) type EndingOf = fn(Option<&str>) -> Ending;
 
 /// What a streamed answer said so far, as every API's stream decoder keeps it: the text, the
 /// calls as they come, the usage and why it ended; the aliases its tools were declared under.
+/// The calls grow by [`StreamedAnswer::push_call`] alone, which streams what each delta adds.
 #[derive(Debug)]
 pub(crate) struct StreamedAnswer {
     aliases: Aliases,
     ending_of: EndingOf,
     pub text: String,
-    pub calls: CallAssembler,
+    calls: CallAssembler,
     pub usage: Usage,
     pub finish_reason: Option<String>,
     /// What the model thought, to be sent back with the answer.
@@ -50,6 +51,34 @@ impl StreamedAnswer {
             finish_reason: None,
             reasoning: None,
         }
+    }
+
+    /// Adds one delta of a call (see [`CallAssembler::push`]) and streams what it added as a
+    /// [`ModelEvent::ToolCallDelta`] with the tool's real name, if it added anything: every
+    /// decoder's call deltas are streamed here, alike.
+    pub(crate) fn push_call(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+        events: &mut Vec<ModelEvent>,
+    ) {
+        let added = self.calls.push(index, id, name, arguments);
+        if added.is_empty() {
+            return;
+        }
+        events.push(ModelEvent::ToolCallDelta(CallDelta::new(
+            added.at,
+            added.id.map(str::to_owned),
+            added.name.map(|n| self.aliases.real_name(n).to_owned()),
+            added.arguments,
+        )));
+    }
+
+    /// The bytes of the calls held so far ([`CallAssembler::bytes`]).
+    pub(crate) fn call_bytes(&self) -> usize {
+        self.calls.bytes()
     }
 
     /// The whole answer: the text (none when empty) and the calls assembled.
@@ -88,6 +117,27 @@ pub(crate) struct CallAssembler {
     bytes: usize,
 }
 
+/// What one delta added to the calls ([`CallAssembler::push`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Added<'d> {
+    /// The call it belongs to: its position among the calls, in the order they started.
+    pub at: usize,
+    /// The call's id, when this delta was the first to say it.
+    pub id: Option<&'d str>,
+    /// The call's name as the API gave it, when this delta was the first to say it.
+    pub name: Option<&'d str>,
+    /// The piece of the arguments kept (empty when none was, or the piece repeated arguments
+    /// already complete).
+    pub arguments: &'d str,
+}
+
+impl Added<'_> {
+    /// Whether the delta added nothing a reader could see.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.id.is_none() && self.name.is_none() && self.arguments.is_empty()
+    }
+}
+
 #[derive(Debug, Default)]
 struct Partial {
     id: String,
@@ -97,28 +147,40 @@ struct Partial {
 
 impl CallAssembler {
     /// Adds one delta: any of the call's position, id, name and a piece of its arguments.
-    pub(crate) fn push(
+    /// Says what it added: the call's slot, the id and name if they are new to it, and the
+    /// piece of the arguments kept.
+    pub(crate) fn push<'d>(
         &mut self,
         index: Option<u64>,
-        id: Option<&str>,
-        name: Option<&str>,
-        arguments: Option<&str>,
-    ) {
-        let at = self.slot(index, id.filter(|id| !id.is_empty()));
+        id: Option<&'d str>,
+        name: Option<&'d str>,
+        arguments: Option<&'d str>,
+    ) -> Added<'d> {
+        let id = id.filter(|id| !id.is_empty());
+        let (at, new_id) = self.slot(index, id);
+        let mut added = Added {
+            at,
+            id: id.filter(|_| new_id),
+            name: None,
+            arguments: "",
+        };
         let call = &mut self.calls[at];
         if let Some(name) = name.filter(|n| !n.is_empty()) {
             // Some servers repeat the name in every delta; it never grows.
             if call.name.is_empty() {
                 call.name = name.to_owned();
                 self.bytes = self.bytes.saturating_add(name.len());
+                added.name = Some(name);
             }
         }
         if let Some(piece) = arguments.filter(|a| !a.is_empty()) {
             if !is_repeat(&call.arguments, piece) {
                 call.arguments.push_str(piece);
                 self.bytes = self.bytes.saturating_add(piece.len());
+                added.arguments = piece;
             }
         }
+        added
     }
 
     /// The bytes of the calls' ids, names and arguments so far: they count toward the
@@ -127,8 +189,9 @@ impl CallAssembler {
         self.bytes
     }
 
-    /// Which call a delta belongs to, made if new.
-    fn slot(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+    /// Which call a delta belongs to, made if new; and whether the call learned its id
+    /// `id` from it.
+    fn slot(&mut self, index: Option<u64>, id: Option<&str>) -> (usize, bool) {
         if let Some(id) = id {
             // Two calls of one answer may share an id (a server that numbers each answer's
             // calls alike): where the stream numbers its calls, the number tells them apart.
@@ -142,7 +205,7 @@ impl CallAssembler {
                 }
             };
             if let Some(at) = same_call {
-                return at;
+                return (at, false);
             }
             // The id arriving after the first piece of its call.
             let unnamed = index.and_then(|i| self.unnamed_at_index.get_mut(&i)?.pop());
@@ -150,16 +213,17 @@ impl CallAssembler {
                 self.calls[at].id = id.to_owned();
                 self.bytes = self.bytes.saturating_add(id.len());
                 self.index_id(id, index, at);
-                return at;
+                return (at, true);
             }
-            return self.start(index, id);
+            return (self.start(index, id), true);
         }
         let by_index = index.and_then(|i| self.last_at_index.get(&i).copied());
-        match by_index {
+        let at = match by_index {
             Some(at) => at,
             None if index.is_none() && !self.calls.is_empty() => self.calls.len() - 1,
             None => self.start(index, ""),
-        }
+        };
+        (at, false)
     }
 
     fn start(&mut self, index: Option<u64>, id: &str) -> usize {
@@ -247,9 +311,74 @@ pub(crate) fn answer_calls(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What a decoder streams for `payloads`, each given as its text, and its answer.
+    pub(crate) fn decode(
+        mut decoder: Box<dyn crate::sse::Decoder>,
+        payloads: &[Value],
+    ) -> (Vec<ModelEvent>, ModelResponse) {
+        let mut events = Vec::new();
+        for payload in payloads {
+            decoder.data(&payload.to_string(), &mut events).unwrap();
+        }
+        (events, decoder.finish())
+    }
+
+    /// The calls `events` streamed, by index: each one's id and name, which a call says once
+    /// at most, and its arguments' pieces joined.
+    pub(crate) fn streamed_calls(events: &[ModelEvent]) -> Vec<(Option<String>, String, String)> {
+        let mut calls: Vec<(Option<String>, Option<String>, String)> = Vec::new();
+        for event in events {
+            let ModelEvent::ToolCallDelta(delta) = event else {
+                continue;
+            };
+            if calls.len() <= delta.index {
+                calls.resize(delta.index + 1, Default::default());
+            }
+            let (id, name, arguments) = &mut calls[delta.index];
+            if let Some(said) = &delta.id {
+                assert!(
+                    id.replace(said.clone()).is_none(),
+                    "the id again: {delta:?}"
+                );
+            }
+            if let Some(said) = &delta.name {
+                assert!(
+                    name.replace(said.clone()).is_none(),
+                    "the name again: {delta:?}"
+                );
+            }
+            arguments.push_str(&delta.arguments);
+        }
+        (calls.into_iter())
+            .map(|(id, name, arguments)| (id, name.expect("every call named"), arguments))
+            .collect()
+    }
+
+    /// Checks that `events` streamed `answer`'s calls, in order: each one's id and name, and
+    /// the JSON text its arguments were read from. That text, call by call.
+    pub(crate) fn assert_streamed(events: &[ModelEvent], answer: &ModelResponse) -> Vec<String> {
+        let streamed = streamed_calls(events);
+        assert_eq!(streamed.len(), answer.calls.len(), "{events:?}");
+        for ((id, name, arguments), call) in streamed.iter().zip(&answer.calls) {
+            assert_eq!((id, name), (&call.id, &call.name));
+            let read: Value = serde_json::from_str(arguments).unwrap();
+            assert_eq!(read, call.arguments);
+        }
+        streamed.into_iter().map(|(_, _, a)| a).collect()
+    }
+
+    /// The reasoning `events` streamed, piece by piece.
+    pub(crate) fn streamed_reasoning(events: &[ModelEvent]) -> Vec<&str> {
+        let thought = events.iter().filter_map(|event| match event {
+            ModelEvent::ReasoningDelta(thought) => Some(thought.as_str()),
+            _ => None,
+        });
+        thought.collect()
+    }
 
     fn finish(assembler: CallAssembler) -> Vec<(Option<String>, String, Value)> {
         assembler
@@ -328,6 +457,50 @@ mod tests {
             finish(a),
             [(Some("c1".into()), "add".into(), json!({ "a": 1 }))]
         );
+    }
+
+    #[test]
+    fn each_delta_says_what_it_added_once() {
+        let mut a = CallAssembler::default();
+        let added = |at, id, name, arguments| Added {
+            at,
+            id,
+            name,
+            arguments,
+        };
+        let said = a.push(Some(0), None, Some("add"), Some("{\"a\": 1}"));
+        assert_eq!(said, added(0, None, Some("add"), "{\"a\": 1}"));
+        // The id arrives late; the name and the whole arguments, repeated, add nothing.
+        let said = a.push(Some(0), Some("c1"), Some("add"), Some("{\"a\": 1}"));
+        assert_eq!(said, added(0, Some("c1"), None, ""));
+        assert!(a.push(Some(0), Some("c1"), None, None).is_empty());
+        let said = a.push(Some(1), Some("c2"), Some("mul"), Some(""));
+        assert_eq!(said, added(1, Some("c2"), Some("mul"), ""));
+        assert!(!said.is_empty());
+    }
+
+    #[test]
+    fn a_call_delta_streams_with_the_tools_real_name() {
+        let aliases = Aliases::for_names(["math.add"], Format::OpenAiChat);
+        let alias = aliases.provider_name("math.add").to_owned();
+        assert_ne!(alias, "math.add");
+        let mut answer = StreamedAnswer::new(aliases, |_| Ending::Whole);
+        let mut events = Vec::new();
+        answer.push_call(Some(0), Some("c1"), Some(&alias), None, &mut events);
+        answer.push_call(Some(0), None, Some(&alias), None, &mut events);
+        answer.push_call(Some(0), None, None, Some("{}"), &mut events);
+        let delta = |id: Option<&str>, name: Option<&str>, arguments| {
+            let (id, name) = (id.map(str::to_owned), name.map(str::to_owned));
+            ModelEvent::ToolCallDelta(CallDelta::new(0, id, name, arguments))
+        };
+        assert_eq!(
+            events,
+            [
+                delta(Some("c1"), Some("math.add"), ""),
+                delta(None, None, "{}")
+            ]
+        );
+        assert_eq!(answer.finish().calls[0].name, "math.add");
     }
 
     #[test]

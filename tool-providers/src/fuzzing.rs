@@ -59,8 +59,8 @@ impl StreamApi {
 }
 
 /// Every event `api`'s client gives for a response body arriving in `chunks` and then ending,
-/// with the tools declared under `aliases`: text deltas, then the assembled answer or an error,
-/// and nothing after that last one.
+/// with the tools declared under `aliases`: text, tool call and reasoning deltas, then the
+/// assembled answer or an error, and nothing after that last one.
 pub fn stream_events<'c>(
     api: StreamApi,
     aliases: Aliases,
@@ -155,6 +155,13 @@ mod tests {
         assert_eq!(answer.text.as_deref(), Some("Hi"));
         assert_eq!(answer.calls.len(), 1);
         assert_eq!(answer.calls[0].arguments, serde_json::json!({ "a": 1 }));
+        let pieces: Vec<&str> = (whole.iter())
+            .filter_map(|event| match event {
+                Ok(ModelEvent::ToolCallDelta(delta)) => Some(delta.arguments.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pieces, ["{\"a\":", "1}"]);
         let bytes = CHAT.as_bytes();
         for cut in 0..=bytes.len() {
             let (a, b) = bytes.split_at(cut);

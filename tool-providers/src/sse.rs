@@ -15,17 +15,20 @@ use tool_model::{ModelEvent, ModelEventStream};
 
 /// What one API's payloads mean.
 pub(crate) trait Decoder: Send {
-    /// One `data:` payload. Text deltas go to `deltas`. `Ok(true)` when the answer is complete.
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError>;
+    /// One `data:` payload. What it streams (text, tool call and reasoning deltas, never
+    /// [`ModelEvent::Done`]) goes to `events`, in order; a call's through
+    /// [`StreamedAnswer::push_call`](crate::assemble::StreamedAnswer::push_call). `Ok(true)`
+    /// when the answer is complete.
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError>;
 
     /// One payload a [`Framing`] read as JSON already: as [`Decoder::data`] would read its
     /// text. An API whose streams are framed reads the value as it is.
     fn event(
         &mut self,
         event: serde_json::Value,
-        deltas: &mut Vec<String>,
+        events: &mut Vec<ModelEvent>,
     ) -> Result<bool, ModelError> {
-        self.data(&event.to_string(), deltas)
+        self.data(&event.to_string(), events)
     }
 
     /// The whole answer, from what the payloads said.
@@ -361,14 +364,21 @@ impl<'a> EventReader<'a> {
         }
     }
 
-    /// One payload, given to the decoder.
+    /// One payload, given to the decoder; the events it streams are given in order, before
+    /// more of the body is read, and hold no more than the bytes that brought them. The text
+    /// counts toward the answer's cap here, the calls as the decoder holds them
+    /// ([`Decoder::call_bytes`]).
     fn payload(&mut self, payload: Payload<'_>) {
-        let mut deltas = Vec::new();
+        let mut events = Vec::new();
         let complete = match payload {
-            Payload::Text(data) => self.decoder.data(data, &mut deltas),
-            Payload::Json(event) => self.decoder.event(event, &mut deltas),
+            Payload::Text(data) => self.decoder.data(data, &mut events),
+            Payload::Json(event) => self.decoder.event(event, &mut events),
         };
-        self.text = (deltas.iter()).fold(self.text, |sum, d| sum.saturating_add(d.len()));
+        let text = events.iter().map(|event| match event {
+            ModelEvent::TextDelta(text) => text.len(),
+            _ => 0,
+        });
+        self.text = text.fold(self.text, usize::saturating_add);
         if self.text.saturating_add(self.decoder.call_bytes()) > MAX_ANSWER_BYTES {
             let message = format!(
                 "the answer's text and tool calls are longer than {MAX_ANSWER_BYTES} bytes"
@@ -379,11 +389,7 @@ impl<'a> EventReader<'a> {
             });
             return;
         }
-        self.ready.extend(
-            deltas
-                .into_iter()
-                .map(|text| Ok(ModelEvent::TextDelta(text))),
-        );
+        self.ready.extend(events.into_iter().map(Ok));
         match complete {
             Ok(true) => self.finish(),
             Ok(false) => {}
@@ -412,7 +418,7 @@ mod tests {
     struct Recording(Arc<Mutex<Vec<String>>>);
 
     impl Decoder for Recording {
-        fn data(&mut self, data: &str, _: &mut Vec<String>) -> Result<bool, ModelError> {
+        fn data(&mut self, data: &str, _: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
             self.0.lock().unwrap().push(data.to_owned());
             Ok(data == "[END]")
         }

@@ -339,12 +339,18 @@ async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
     let events: Vec<RunEvent> = runner.run_stream("add", &options).collect().await;
 
     let mut deltas = Vec::new();
+    let mut call_deltas = Vec::new();
     let mut started = Vec::new();
     let mut results = Vec::new();
     let mut finished = None;
     for event in events {
         match event {
             RunEvent::TextDelta { text, .. } => deltas.push(text),
+            RunEvent::ToolCallDelta { step, delta } => {
+                // Every piece of the step's calls comes before the first is started.
+                assert!(started.is_empty(), "{delta:?} after a call started");
+                call_deltas.push((step, delta.index, delta.id, delta.name, delta.arguments))
+            }
             RunEvent::ToolCallStarted { call, .. } => started.push(call),
             RunEvent::ToolResult { record, .. } => {
                 results.push(record.result.map(|o| o.to_text()).unwrap_or_default())
@@ -354,6 +360,17 @@ async fn a_streamed_run_assembles_interleaved_call_deltas_and_reads_usage() {
         }
     }
     assert_eq!(deltas, ["Adding", " now.", "3 and ", "10."]);
+    let said = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        call_deltas,
+        [
+            (0, 0, said("call_a"), said("add"), String::new()),
+            (0, 1, said("call_b"), said("add"), "{\"a\": 5,".into()),
+            (0, 0, None, None, "{\"a\": 1, ".into()),
+            (0, 1, None, None, " \"b\": 5}".into()),
+            (0, 0, None, None, "\"b\": 2}".into()),
+        ]
+    );
     assert_eq!(
         started,
         [

@@ -217,17 +217,31 @@ async fn anthropic_streams_text_and_assembles_tool_use_from_json_deltas() {
     let options = RunOptions::default();
     let events: Vec<RunEvent> = runner.run_stream("2 + 3?", &options).collect().await;
     let mut deltas = Vec::new();
+    let mut call_deltas = Vec::new();
     let mut started = Vec::new();
     let mut finished = None;
     for event in events {
         match event {
             RunEvent::TextDelta { text, .. } => deltas.push(text),
+            RunEvent::ToolCallDelta { step, delta } => {
+                assert!(started.is_empty(), "{delta:?} after the call started");
+                call_deltas.push((step, delta.index, delta.id, delta.name, delta.arguments))
+            }
             RunEvent::ToolCallStarted { call, .. } => started.push(call),
             RunEvent::Finished(result) => finished = Some(*result),
             _ => {}
         }
     }
     assert_eq!(deltas, ["Let me ", "add.", "5."]);
+    let said = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        call_deltas,
+        [
+            (0, 0, said("toolu_1"), said("add"), String::new()),
+            (0, 0, None, None, "{\"a\": 2,".into()),
+            (0, 0, None, None, " \"b\": 3}".into()),
+        ]
+    );
     assert_eq!(
         started,
         [tool_core::ToolCall::new(
@@ -316,6 +330,7 @@ async fn openai_responses_streams_text_and_function_call_argument_deltas() {
     };
     let first = events(&[
         json!({ "type": "response.created", "response": { "id": "resp_1", "status": "in_progress" } }),
+        json!({ "type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "Six plus one." }),
         json!({ "type": "response.output_text.delta", "output_index": 0, "delta": "Adding" }),
         json!({ "type": "response.output_item.added", "output_index": 1, "item": { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": "" } }),
         json!({ "type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"a\":6," }),
@@ -335,6 +350,31 @@ async fn openai_responses_streams_text_and_function_call_argument_deltas() {
         .build();
     let options = RunOptions::default();
     let events: Vec<RunEvent> = runner.run_stream("6 + 1?", &options).collect().await;
+    let streamed: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ReasoningDelta { step, text } => Some(format!("thought {step} {text}")),
+            RunEvent::TextDelta { step, text } => Some(format!("text {step} {text}")),
+            RunEvent::ToolCallDelta { step, delta } => Some(format!(
+                "call delta {step} #{} {:?} {:?} {}",
+                delta.index, delta.id, delta.name, delta.arguments
+            )),
+            RunEvent::ToolCallStarted { step, call } => Some(format!("call {step} {}", call.name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        streamed,
+        [
+            "thought 0 Six plus one.",
+            "text 0 Adding",
+            r#"call delta 0 #0 Some("call_1") Some("add") "#,
+            r#"call delta 0 #0 None None {"a":6,"#,
+            r#"call delta 0 #0 None None "b":1}"#,
+            "call 0 add",
+            "text 1 7",
+        ]
+    );
     let Some(RunEvent::Finished(result)) = events.into_iter().last() else {
         panic!("the last event is Finished");
     };

@@ -692,17 +692,24 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The model's answer: streamed when the run is, its text deltas passed on.
+    /// The model's answer: streamed when the run is, its deltas passed on.
     async fn receive(&self, index: usize) -> Result<ModelResponse, ModelError> {
         if self.events.is_none() {
             return self.agent.model.respond(&self.request).await;
         }
         let mut answer = self.agent.model.respond_stream(&self.request);
+        let step = index;
         while let Some(event) = answer.next().await {
             match event? {
-                ModelEvent::TextDelta(text) => self.emit(RunEvent::TextDelta { step: index, text }),
+                ModelEvent::TextDelta(text) => self.emit(RunEvent::TextDelta { step, text }),
+                ModelEvent::ToolCallDelta(delta) => {
+                    self.emit(RunEvent::ToolCallDelta { step, delta })
+                }
+                ModelEvent::ReasoningDelta(text) => {
+                    self.emit(RunEvent::ReasoningDelta { step, text })
+                }
                 ModelEvent::Done(response) => return Ok(response),
-                // What a client may stream besides (none of the built-in ones does yet).
+                // What a client may stream besides.
                 _ => {}
             }
         }

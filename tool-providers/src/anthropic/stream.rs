@@ -10,7 +10,7 @@ use super::PROVIDER;
 use crate::assemble::StreamedAnswer;
 use crate::sse::Decoder;
 use tool_model::message::grow_text;
-use tool_model::{ModelError, ModelResponse};
+use tool_model::{ModelError, ModelEvent, ModelResponse};
 
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
@@ -18,6 +18,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
         answer: StreamedAnswer::new(aliases, ending),
         blocks: Vec::new(),
         stopped: false,
+        other_input: 0,
     })
 }
 
@@ -32,6 +33,9 @@ struct Streamed {
     blocks: Vec<StreamedBlock>,
     /// Whether `message_stop` came: a stream without it was cut short.
     stopped: bool,
+    /// The bytes of the inputs of blocks that are not calls (a server tool's use), held in
+    /// [`StreamedBlock::input`]: they count toward the answer's cap as the calls do.
+    other_input: usize,
 }
 
 /// A content block as its events built it.
@@ -63,10 +67,10 @@ impl Streamed {
 
 impl Decoder for Streamed {
     fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
+        self.answer.call_bytes().saturating_add(self.other_input)
     }
 
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
             message: format!(
@@ -94,17 +98,24 @@ impl Decoder for Streamed {
             Some("content_block_start") => {
                 let block = event.get("content_block");
                 match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
-                    Some("tool_use") => self.answer.calls.push(
+                    Some("tool_use") => self.answer.push_call(
                         index,
                         block.and_then(|b| b.get("id")).and_then(Value::as_str),
                         block.and_then(|b| b.get("name")).and_then(Value::as_str),
                         None,
+                        events,
                     ),
                     Some("text") => {
                         let start = text(block.and_then(|b| b.get("text")));
                         if !start.is_empty() {
                             self.answer.text.push_str(&start);
-                            deltas.push(start);
+                            events.push(ModelEvent::TextDelta(start));
+                        }
+                    }
+                    Some("thinking") => {
+                        let start = text(block.and_then(|b| b.get("thinking")));
+                        if !start.is_empty() {
+                            events.push(ModelEvent::ReasoningDelta(start));
                         }
                     }
                     _ => {}
@@ -124,20 +135,30 @@ impl Decoder for Streamed {
                         let piece = text(delta.and_then(|d| d.get("text")));
                         self.grow(index, "text", &piece);
                         self.answer.text.push_str(&piece);
-                        deltas.push(piece);
+                        events.push(ModelEvent::TextDelta(piece));
                     }
                     Some("input_json_delta") => {
                         let piece = delta
                             .and_then(|d| d.get("partial_json"))
                             .and_then(Value::as_str);
-                        if let Some(block) = self.block(index) {
-                            block.input.push_str(piece.unwrap_or_default());
+                        let Some(block) = self.block(index) else {
+                            return Ok(false);
+                        };
+                        block.input.push_str(piece.unwrap_or_default());
+                        if block.block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                            self.answer.push_call(index, None, None, piece, events);
+                        } else {
+                            // A server tool's input is no call of ours: its block holds it.
+                            let held = piece.map_or(0, str::len);
+                            self.other_input = self.other_input.saturating_add(held);
                         }
-                        self.answer.calls.push(index, None, None, piece);
                     }
                     Some("thinking_delta") => {
                         let piece = text(delta.and_then(|d| d.get("thinking")));
                         self.grow(index, "thinking", &piece);
+                        if !piece.is_empty() {
+                            events.push(ModelEvent::ReasoningDelta(piece));
+                        }
                     }
                     Some("signature_delta") => {
                         let piece = text(delta.and_then(|d| d.get("signature")));
@@ -229,6 +250,56 @@ impl Decoder for Streamed {
 mod tests {
     use super::*;
     use crate::anthropic::tests::kept_whole;
+    use crate::assemble::tests::{assert_streamed, decode, streamed_reasoning};
+
+    #[test]
+    fn thinking_and_a_call_stream_in_pieces_and_the_thinking_is_kept_whole() {
+        let block_delta = |index: u64, delta: Value| json!({ "type": "content_block_delta", "index": index, "delta": delta });
+        let events = [
+            json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } }),
+            json!({ "type": "content_block_start", "index": 0,
+                    "content_block": { "type": "thinking", "thinking": "" } }),
+            block_delta(
+                0,
+                json!({ "type": "thinking_delta", "thinking": "2 and 3: " }),
+            ),
+            block_delta(
+                0,
+                json!({ "type": "thinking_delta", "thinking": "add them." }),
+            ),
+            block_delta(0, json!({ "type": "signature_delta", "signature": "EqQB" })),
+            json!({ "type": "content_block_stop", "index": 0 }),
+            json!({ "type": "content_block_start", "index": 1, "content_block": {
+                "type": "tool_use", "id": "toolu_1", "name": "add", "input": {} } }),
+            block_delta(1, json!({ "type": "input_json_delta", "partial_json": "" })),
+            block_delta(
+                1,
+                json!({ "type": "input_json_delta", "partial_json": "{\"a\": 2," }),
+            ),
+            block_delta(
+                1,
+                json!({ "type": "input_json_delta", "partial_json": " \"b\": 3}" }),
+            ),
+            json!({ "type": "content_block_stop", "index": 1 }),
+            json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" } }),
+            json!({ "type": "message_stop" }),
+        ];
+        let (events, answer) = decode(stream_decoder(Aliases::default()), &events);
+        assert_eq!(streamed_reasoning(&events), ["2 and 3: ", "add them."]);
+        // The call's id and name first, then each piece that is not empty.
+        let pieces: Vec<_> = (events.iter())
+            .filter_map(|event| match event {
+                ModelEvent::ToolCallDelta(delta) => Some(delta.arguments.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pieces, ["", "{\"a\": 2,", " \"b\": 3}"]);
+        assert_eq!(assert_streamed(&events, &answer), ["{\"a\": 2, \"b\": 3}"]);
+        assert_eq!(
+            kept_whole(&answer),
+            json!([{ "type": "thinking", "thinking": "2 and 3: add them.", "signature": "EqQB" }])
+        );
+    }
 
     #[test]
     fn a_streamed_block_gets_its_citations_and_a_server_use_its_input_whatever_its_start_said() {

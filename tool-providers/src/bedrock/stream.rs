@@ -3,6 +3,8 @@
 //! `contentBlockStop`, `messageStop`, `metadata`; others are skipped, as AWS's SDKs skip them),
 //! or an exception.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 use tool_core::provider::Aliases;
 
@@ -11,7 +13,7 @@ use crate::assemble::StreamedAnswer;
 use crate::aws_frames::{FrameReader, EXCEPTION_EVENT};
 use crate::sse::{Decoder, EventReader};
 use tool_model::message::grow_text;
-use tool_model::{ModelError, ModelResponse};
+use tool_model::{ModelError, ModelEvent, ModelResponse};
 
 /// What reads a `ConverseStream` body: AWS event stream messages, given to `decoder`.
 pub(crate) fn event_reader(decoder: Box<dyn Decoder>) -> EventReader<'static> {
@@ -35,6 +37,8 @@ struct Streamed {
     stopped: bool,
     /// The `reasoningContent` blocks so far, by their index in the answer.
     thought: Vec<(Option<u64>, Value)>,
+    /// The indexes of the blocks of tools the service runs itself, whose input is no call.
+    hosted: HashSet<Option<u64>>,
 }
 
 impl Streamed {
@@ -69,10 +73,10 @@ impl Streamed {
 
 impl Decoder for Streamed {
     fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
+        self.answer.call_bytes()
     }
 
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
             message: format!(
@@ -80,10 +84,10 @@ impl Decoder for Streamed {
                 crate::http::body_start(data, 300)
             ),
         })?;
-        self.event(event, deltas)
+        self.event(event, events)
     }
 
-    fn event(&mut self, event: Value, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn event(&mut self, event: Value, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         let Some((name, body)) = event.as_object().and_then(|o| o.iter().next()) else {
             return Ok(false);
         };
@@ -91,30 +95,35 @@ impl Decoder for Streamed {
         match name.as_str() {
             "contentBlockStart" => {
                 let tool_use = body.pointer("/start/toolUse");
-                // A tool the service runs itself is not a call for us.
-                let hosted =
-                    |t: &&Value| t.get("type").and_then(Value::as_str) == Some("server_tool_use");
-                if let Some(tool_use) = tool_use.filter(|t| !hosted(t)) {
+                if let Some(tool_use) = tool_use {
                     let field = |name: &str| tool_use.get(name).and_then(Value::as_str);
-                    self.answer
-                        .calls
-                        .push(index, field("toolUseId"), field("name"), None);
+                    // A tool the service runs itself is not a call for us.
+                    if field("type") == Some("server_tool_use") {
+                        self.hosted.insert(index);
+                    } else {
+                        let (id, name) = (field("toolUseId"), field("name"));
+                        self.answer.push_call(index, id, name, None, events);
+                    }
                 }
             }
             "contentBlockDelta" => {
                 let delta = body.get("delta");
                 if let Some(text) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
                     self.answer.text.push_str(text);
-                    deltas.push(text.to_owned());
+                    events.push(ModelEvent::TextDelta(text.to_owned()));
                 }
                 let input = delta
                     .and_then(|d| d.pointer("/toolUse/input"))
                     .and_then(Value::as_str);
-                if input.is_some() {
-                    self.answer.calls.push(index, None, None, input);
+                if input.is_some() && !self.hosted.contains(&index) {
+                    self.answer.push_call(index, None, None, input, events);
                 }
                 if let Some(thought) = delta.and_then(|d| d.get("reasoningContent")) {
                     self.grow_reasoning(index, thought);
+                    let text = thought.get("text").and_then(Value::as_str);
+                    if let Some(text) = text.filter(|t| !t.is_empty()) {
+                        events.push(ModelEvent::ReasoningDelta(text.to_owned()));
+                    }
                 }
             }
             "messageStop" => {
@@ -235,6 +244,47 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_and_tool_use_stream_in_pieces_and_the_reasoning_is_kept_whole() {
+        use crate::assemble::tests::{assert_streamed, streamed_reasoning};
+        let thought = |delta: Value| {
+            json!({ "contentBlockDelta": { "contentBlockIndex": 0,
+                    "delta": { "reasoningContent": delta } } })
+        };
+        let input = |piece: &str| {
+            json!({ "contentBlockDelta": { "contentBlockIndex": 1,
+                    "delta": { "toolUse": { "input": piece } } } })
+        };
+        let events = [
+            json!({ "messageStart": { "role": "assistant" } }),
+            thought(json!({ "text": "Two numbers: " })),
+            thought(json!({ "text": "add them." })),
+            thought(json!({ "signature": "sig" })),
+            json!({ "contentBlockStop": { "contentBlockIndex": 0 } }),
+            json!({ "contentBlockStart": { "contentBlockIndex": 1, "start": { "toolUse": { "toolUseId": "tooluse_1", "name": "add" } } } }),
+            input("{\"a\": 2,"),
+            input(" \"b\": 40}"),
+            json!({ "contentBlockStop": { "contentBlockIndex": 1 } }),
+            json!({ "messageStop": { "stopReason": "tool_use" } }),
+            json!({ "metadata": { "usage": { "inputTokens": 10, "outputTokens": 5 } } }),
+        ];
+        for cut in [7, 100_000] {
+            let read = read(&events, cut);
+            let Some((Ok(tool_model::ModelEvent::Done(answer)), before)) = read.split_last() else {
+                panic!("the stream ends with the answer: {read:?}");
+            };
+            let before: Vec<_> = before.iter().cloned().map(Result::unwrap).collect();
+            assert_eq!(streamed_reasoning(&before), ["Two numbers: ", "add them."]);
+            assert_eq!(assert_streamed(&before, answer), ["{\"a\": 2, \"b\": 40}"]);
+            let kept = answer.reasoning.as_ref().expect("the reasoning");
+            assert_eq!(
+                kept.blocks,
+                [json!({ "reasoningContent": { "reasoningText": {
+                    "text": "Two numbers: add them.", "signature": "sig" } } })]
+            );
+        }
+    }
+
+    #[test]
     fn an_exception_in_the_stream_ends_it_with_the_providers_message() {
         let bytes = encode(
             &[
@@ -322,5 +372,10 @@ mod tests {
         };
         assert_eq!(response.text.as_deref(), Some("Done."));
         assert!(response.calls.is_empty(), "{:?}", response.calls);
+        // The hosted tool's input streams as no call.
+        let streamed = read
+            .iter()
+            .filter(|e| matches!(e, Ok(tool_model::ModelEvent::ToolCallDelta(_))));
+        assert_eq!(streamed.count(), 0, "{read:?}");
     }
 }

@@ -1,5 +1,6 @@
 //! A streamed `generateContent` answer (`streamGenerateContent` with `alt=sse`): each chunk a
-//! partial answer, whose text continues the text and whose function calls come whole.
+//! partial answer, whose text continues the text (or the thoughts, in parts marked `thought`)
+//! and whose function calls come whole.
 
 use serde_json::Value;
 use tool_core::provider::Aliases;
@@ -8,7 +9,7 @@ use super::response::{ending, finish_reason, usage, Signatures};
 use super::PROVIDER;
 use crate::assemble::StreamedAnswer;
 use crate::sse::Decoder;
-use tool_model::{ModelError, ModelResponse};
+use tool_model::{ModelError, ModelEvent, ModelResponse};
 
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
@@ -34,10 +35,10 @@ struct Streamed {
 
 impl Decoder for Streamed {
     fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
+        self.answer.call_bytes()
     }
 
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
             message: format!(
@@ -68,16 +69,22 @@ impl Decoder for Streamed {
             if let Some(call) = part.get("functionCall") {
                 self.count += 1;
                 let arguments = call.get("args").map(Value::to_string);
-                self.answer.calls.push(
+                self.answer.push_call(
                     Some(self.count),
                     call.get("id").and_then(Value::as_str),
                     call.get("name").and_then(Value::as_str),
                     arguments.as_deref(),
+                    events,
                 );
-            } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
-                if let Some(text) = part.get("text").and_then(Value::as_str) {
+            } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+                // A thought summary is shown, not kept: its signature is what goes back.
+                if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                    if !text.is_empty() {
+                        events.push(ModelEvent::ReasoningDelta(text.to_owned()));
+                    }
+                } else {
                     self.answer.text.push_str(text);
-                    deltas.push(text.to_owned());
+                    events.push(ModelEvent::TextDelta(text.to_owned()));
                 }
             }
         }
@@ -105,8 +112,35 @@ impl Decoder for Streamed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assemble::tests::{assert_streamed, decode, streamed_reasoning};
     use crate::gemini::tests::HERE;
     use serde_json::json;
+
+    #[test]
+    fn thoughts_stream_as_reasoning_and_each_whole_call_as_one_piece() {
+        let chunk = |parts: Value| json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }] });
+        let chunks = [
+            chunk(json!([{ "text": "**Adding** the numbers", "thought": true }])),
+            chunk(json!([{ "text": ", then multiplying.", "thought": true }])),
+            chunk(json!([{ "text": "On it." }, {
+                "functionCall": { "name": "add", "args": { "a": 1, "b": 2 } },
+                "thoughtSignature": "c2ln" }])),
+            chunk(json!([{ "functionCall": { "id": "m1", "name": "mul", "args": { "x": 3 } } }])),
+            json!({ "candidates": [{ "finishReason": "STOP", "content": { "parts": [] } }] }),
+        ];
+        let (events, answer) = decode(stream_decoder(Aliases::default(), HERE.to_owned()), &chunks);
+        assert_eq!(
+            streamed_reasoning(&events),
+            ["**Adding** the numbers", ", then multiplying."]
+        );
+        assert_eq!(answer.text.as_deref(), Some("On it."));
+        assert_eq!(
+            assert_streamed(&events, &answer),
+            ["{\"a\":1,\"b\":2}", "{\"x\":3}"]
+        );
+        // What goes back is the signature, not the thought.
+        assert!(answer.reasoning.is_some());
+    }
 
     #[test]
     fn a_stream_that_closed_before_its_finish_reason_was_cut() {

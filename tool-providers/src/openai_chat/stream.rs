@@ -1,5 +1,5 @@
 //! A streamed Chat Completions answer: `chat.completion.chunk`s as server-sent events; text
-//! deltas passed on, tool calls assembled, usage asked for with
+//! and reasoning deltas passed on, tool calls assembled, usage asked for with
 //! `stream_options.include_usage` and read from the last chunk, `[DONE]` at the end.
 
 use serde_json::Value;
@@ -8,8 +8,8 @@ use tool_core::provider::Aliases;
 use super::{usage, OpenAiChatModel, PROVIDER};
 use crate::assemble::StreamedAnswer;
 use crate::sse::{self, Decoder};
-use tool_model::ModelEventStream;
 use tool_model::{ModelError, ModelRequest, ModelResponse};
+use tool_model::{ModelEvent, ModelEventStream};
 
 /// The answer to `request`, streamed.
 pub(super) fn respond_stream<'a>(
@@ -45,10 +45,10 @@ struct Chunks {
 
 impl Decoder for Chunks {
     fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
+        self.answer.call_bytes()
     }
 
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         if data == "[DONE]" {
             self.done = true;
             return Ok(true);
@@ -90,25 +90,36 @@ impl Decoder for Chunks {
         if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
             if !refusal.is_empty() {
                 self.answer.text.push_str(refusal);
-                deltas.push(refusal.to_owned());
+                events.push(ModelEvent::TextDelta(refusal.to_owned()));
                 self.answer.finish_reason = Some("refusal".to_owned());
             }
+        }
+        // What a compatible server's model thought, shown and not kept (the API takes none
+        // back): `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, vLLM), one
+        // field only where a server sends both.
+        let reasoning = ["reasoning_content", "reasoning"]
+            .into_iter()
+            .filter_map(|field| delta.get(field).and_then(Value::as_str))
+            .find(|thought| !thought.is_empty());
+        if let Some(thought) = reasoning {
+            events.push(ModelEvent::ReasoningDelta(thought.to_owned()));
         }
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
                 self.answer.text.push_str(text);
-                deltas.push(text.to_owned());
+                events.push(ModelEvent::TextDelta(text.to_owned()));
             }
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array);
         for call in calls.into_iter().flatten() {
             let function = call.get("function");
             let field = |name: &str| function.and_then(|f| f.get(name)).and_then(Value::as_str);
-            self.answer.calls.push(
+            self.answer.push_call(
                 call.get("index").and_then(Value::as_u64),
                 call.get("id").and_then(Value::as_str),
                 field("name"),
                 field("arguments"),
+                events,
             );
         }
         Ok(false)
@@ -132,6 +143,74 @@ impl Decoder for Chunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assemble::tests::{assert_streamed, decode, streamed_reasoning};
+    use serde_json::json;
+    use tool_core::provider::Format;
+    use tool_model::CallDelta;
+
+    fn delta(delta: Value) -> Value {
+        json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta }] })
+    }
+
+    #[test]
+    fn interleaved_parallel_calls_stream_in_pieces_by_index_with_their_real_names() {
+        let aliases = Aliases::for_names(["math.add", "mul"], Format::OpenAiChat);
+        let add = aliases.provider_name("math.add").to_owned();
+        let call = |index: u64, id: Option<&str>, name: Option<&str>, arguments: &str| {
+            let function = json!({ "name": name, "arguments": arguments });
+            delta(json!({ "tool_calls": [{ "index": index, "id": id, "function": function }] }))
+        };
+        let chunks = [
+            delta(json!({ "role": "assistant", "content": "Adding." })),
+            call(0, Some("call_a"), Some(&add), ""),
+            call(1, Some("call_b"), Some("mul"), "{\"x\": 5,"),
+            call(0, None, None, "{\"a\": 1, "),
+            call(1, None, None, " \"y\": 5}"),
+            call(0, None, None, "\"b\": 2}"),
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] }),
+        ];
+        let (events, answer) = decode(stream_decoder(aliases), &chunks);
+        let piece = |index, id: Option<&str>, name: Option<&str>, arguments| {
+            let (id, name) = (id.map(str::to_owned), name.map(str::to_owned));
+            ModelEvent::ToolCallDelta(CallDelta::new(index, id, name, arguments))
+        };
+        assert_eq!(
+            events,
+            [
+                ModelEvent::TextDelta("Adding.".into()),
+                piece(0, Some("call_a"), Some("math.add"), ""),
+                piece(1, Some("call_b"), Some("mul"), "{\"x\": 5,"),
+                piece(0, None, None, "{\"a\": 1, "),
+                piece(1, None, None, " \"y\": 5}"),
+                piece(0, None, None, "\"b\": 2}"),
+            ]
+        );
+        assert_eq!(
+            assert_streamed(&events, &answer),
+            ["{\"a\": 1, \"b\": 2}", "{\"x\": 5, \"y\": 5}"]
+        );
+    }
+
+    #[test]
+    fn a_compatible_servers_reasoning_streams_and_is_not_the_answer() {
+        let chunks = [
+            // DeepSeek, vLLM.
+            delta(json!({ "role": "assistant", "reasoning_content": "The user " })),
+            // OpenRouter; a server that sends both fields says it once.
+            delta(json!({ "reasoning": "greets me." })),
+            delta(json!({ "reasoning_content": " Greet", "reasoning": " Greet" })),
+            delta(json!({ "reasoning_content": null, "content": "Hello!" })),
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] }),
+        ];
+        let (events, answer) = decode(stream_decoder(Aliases::default()), &chunks);
+        assert_eq!(
+            streamed_reasoning(&events),
+            ["The user ", "greets me.", " Greet"]
+        );
+        assert_eq!(events.last(), Some(&ModelEvent::TextDelta("Hello!".into())));
+        assert_eq!(answer.text.as_deref(), Some("Hello!"));
+        assert_eq!(answer.reasoning, None);
+    }
 
     #[test]
     fn a_stream_that_closed_before_its_finish_reason_and_done_was_cut() {

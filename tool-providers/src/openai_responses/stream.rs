@@ -1,6 +1,6 @@
 //! A streamed Responses answer: server-sent events (`response.output_text.delta`,
 //! `response.output_item.added`, `response.function_call_arguments.delta`,
-//! `response.completed`...), read into the answer.
+//! `response.reasoning_summary_text.delta`, `response.completed`...), read into the answer.
 
 use serde_json::Value;
 use tool_core::provider::Aliases;
@@ -9,7 +9,7 @@ use super::{ending, finish_reason, is_reasoning, PROVIDER, REASONING_API};
 use crate::assemble::StreamedAnswer;
 use crate::sse::Decoder;
 use tool_model::message::{Reasoning, Usage};
-use tool_model::{ModelError, ModelResponse};
+use tool_model::{ModelError, ModelEvent, ModelResponse};
 
 /// What reads a streamed answer's payloads, with the aliases its tools were declared under.
 pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decoder> {
@@ -24,7 +24,9 @@ pub(crate) fn stream_decoder(aliases: Aliases, source: String) -> Box<dyn Decode
 
 /// What a streamed answer's events said so far: `response.output_text.delta`, function calls
 /// started by `response.output_item.added` and grown by
-/// `response.function_call_arguments.delta`, and the usage of `response.completed`.
+/// `response.function_call_arguments.delta`, the reasoning items `response.output_item.done`
+/// gives whole (their text streamed as it came, by `response.reasoning_summary_text.delta` and
+/// `response.reasoning_text.delta`), and the usage of `response.completed`.
 #[derive(Default)]
 struct Streamed {
     answer: StreamedAnswer,
@@ -41,10 +43,10 @@ struct Streamed {
 
 impl Decoder for Streamed {
     fn call_bytes(&self) -> usize {
-        self.answer.calls.bytes()
+        self.answer.call_bytes()
     }
 
-    fn data(&mut self, data: &str, deltas: &mut Vec<String>) -> Result<bool, ModelError> {
+    fn data(&mut self, data: &str, events: &mut Vec<ModelEvent>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
             provider: PROVIDER,
             message: format!(
@@ -58,22 +60,29 @@ impl Decoder for Streamed {
             Some("response.refusal.delta") => {
                 if let Some(piece) = field("/delta").filter(|p| !p.is_empty()) {
                     self.answer.text.push_str(piece);
-                    deltas.push(piece.to_owned());
+                    events.push(ModelEvent::TextDelta(piece.to_owned()));
                     self.refused = true;
                 }
             }
             Some("response.output_text.delta") => {
                 if let Some(text) = field("/delta").filter(|t| !t.is_empty()) {
                     self.answer.text.push_str(text);
-                    deltas.push(text.to_owned());
+                    events.push(ModelEvent::TextDelta(text.to_owned()));
+                }
+            }
+            // Shown as it comes; what goes back is the item `response.output_item.done` gives.
+            Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
+                if let Some(thought) = field("/delta").filter(|t| !t.is_empty()) {
+                    events.push(ModelEvent::ReasoningDelta(thought.to_owned()));
                 }
             }
             Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
-                self.answer.calls.push(
+                self.answer.push_call(
                     index,
                     field("/item/call_id"),
                     field("/item/name"),
                     field("/item/arguments"),
+                    events,
                 );
             }
             Some("response.output_item.done") => {
@@ -82,7 +91,8 @@ impl Decoder for Streamed {
                 }
             }
             Some("response.function_call_arguments.delta") => {
-                self.answer.calls.push(index, None, None, field("/delta"));
+                self.answer
+                    .push_call(index, None, None, field("/delta"), events);
             }
             Some("response.completed") | Some("response.incomplete") => {
                 let response = event.get("response").unwrap_or(&Value::Null);
@@ -135,5 +145,50 @@ impl Decoder for Streamed {
         let thought = std::mem::take(&mut self.thought);
         self.answer.reasoning = Reasoning::given_by(REASONING_API, &self.source, thought);
         self.answer.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assemble::tests::{assert_streamed, decode, streamed_reasoning};
+    use crate::openai_responses::tests::{rs, HERE};
+    use serde_json::json;
+
+    #[test]
+    fn reasoning_and_a_call_stream_in_pieces_and_the_reasoning_item_is_kept_whole() {
+        let summary = |delta: &str| {
+            json!({ "type": "response.reasoning_summary_text.delta", "item_id": "rs_1",
+                    "output_index": 0, "summary_index": 0, "delta": delta })
+        };
+        let arguments = |delta: &str| {
+            json!({ "type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                    "output_index": 1, "delta": delta })
+        };
+        let events = [
+            json!({ "type": "response.output_item.added", "output_index": 0, "item": rs("rs_1", None) }),
+            summary("**Adding**"),
+            summary(" two numbers."),
+            json!({ "type": "response.reasoning_text.delta", "item_id": "rs_1",
+                    "output_index": 0, "content_index": 0, "delta": " 1 + 2." }),
+            json!({ "type": "response.output_item.done", "output_index": 0, "item": rs("rs_1", Some("gAAA")) }),
+            json!({ "type": "response.output_item.added", "output_index": 1, "item": {
+                "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add",
+                "arguments": "" } }),
+            arguments("{\"a\":"),
+            arguments("1,\"b\":2}"),
+            json!({ "type": "response.function_call_arguments.done", "item_id": "fc_1",
+                    "output_index": 1, "arguments": "{\"a\":1,\"b\":2}" }),
+            json!({ "type": "response.completed", "response": { "status": "completed" } }),
+        ];
+        let (events, answer) = decode(stream_decoder(Aliases::default(), HERE.into()), &events);
+        assert_eq!(
+            streamed_reasoning(&events),
+            ["**Adding**", " two numbers.", " 1 + 2."]
+        );
+        assert_eq!(assert_streamed(&events, &answer), ["{\"a\":1,\"b\":2}"]);
+        assert_eq!(events.len(), 6, "{events:?}");
+        let kept = answer.reasoning.expect("the reasoning item");
+        assert_eq!(kept.blocks, [rs("rs_1", Some("gAAA"))]);
     }
 }
