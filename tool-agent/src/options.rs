@@ -57,6 +57,13 @@ pub struct RunOptions {
     /// [`ModelError::Malformed`](crate::ModelError::Malformed) naming the cap): a model that
     /// answers with 100,000 calls would otherwise run them all and send every result back.
     pub max_calls_per_answer: usize,
+    /// How many bytes of one call's result the model is sent, its images' data included;
+    /// 100,000 by default (some 25,000 tokens). A longer text is cut in the middle, its head
+    /// and tail kept on line ends, with a line that says how many bytes and lines were left
+    /// out and names this setting; images that do not fit are left out and named. The whole
+    /// result stays in the [`CallRecord`](crate::CallRecord), for the program.
+    /// `usize::MAX` sends every result whole.
+    pub max_result_bytes: usize,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
     /// the default, leaves it to the API.
@@ -99,6 +106,7 @@ impl Default for RunOptions {
             max_concurrency: 8,
             max_tool_calls: None,
             max_calls_per_answer: Self::DEFAULT_MAX_CALLS_PER_ANSWER,
+            max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
             parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
@@ -115,6 +123,15 @@ impl Default for RunOptions {
 impl RunOptions {
     /// The default of [`RunOptions::max_calls_per_answer`].
     pub const DEFAULT_MAX_CALLS_PER_ANSWER: usize = 128;
+
+    /// The default of [`RunOptions::max_result_bytes`].
+    pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
+
+    /// Sets [`RunOptions::max_result_bytes`].
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
 
     /// Sets [`RunOptions::max_calls_per_answer`].
     pub fn max_calls_per_answer(mut self, calls: usize) -> Self {

@@ -858,3 +858,58 @@ async fn an_answer_past_the_call_cap_is_refused_before_any_call_runs() {
     assert_eq!(result.text, "done");
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 }
+
+/// A result of 5 MB reaches the model cut to the run's cap, head and tail, with a line naming
+/// the cap; the program's record keeps it whole. With the cap off, it goes whole.
+#[tokio::test]
+async fn a_result_past_the_cap_reaches_the_model_cut_and_the_record_whole() {
+    let huge: String = (0..500_000).map(|i| format!("row {i:06}\n")).collect();
+    let big = huge.clone();
+    let dump = DynamicTool::new(
+        "dump",
+        "Dumps the table",
+        json!({ "type": "object" }),
+        move |_, _| {
+            let big = big.clone();
+            async move { Ok(ToolOutput::text(big)) }
+        },
+    );
+    let script = || {
+        ScriptedModel::new()
+            .then(ModelResponse::calling(vec![call("c1", "dump", json!({}))]))
+            .then(ModelResponse::answer("done"))
+    };
+    let model = Arc::new(script());
+    let runner = agent(&model, executor([dump.clone()])).build();
+    let result = runner.run("dump", &RunOptions::default()).await.unwrap();
+    let sent = model.requests()[1].messages.clone();
+    let Some(Message::Tool { text, .. }) = sent.last() else {
+        panic!("{sent:?}")
+    };
+    assert!(
+        text.len() <= RunOptions::DEFAULT_MAX_RESULT_BYTES,
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with("row 000000\n") && text.ends_with("row 499999\n"));
+    assert!(
+        text.contains("RunOptions::max_result_bytes"),
+        "the model is told why"
+    );
+    let record = &result.steps[0].calls[0];
+    assert_eq!(
+        record.result.as_ref().unwrap().to_text(),
+        huge,
+        "the record is whole"
+    );
+
+    let model = Arc::new(script());
+    let runner = agent(&model, executor([dump])).build();
+    let options = RunOptions::default().max_result_bytes(usize::MAX);
+    runner.run("dump", &options).await.unwrap();
+    let sent = model.requests()[1].messages.clone();
+    let Some(Message::Tool { text, .. }) = sent.last() else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(text.len(), huge.len());
+}

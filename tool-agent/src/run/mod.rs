@@ -3,6 +3,7 @@
 
 mod decide;
 mod output;
+mod result_cap;
 mod resume;
 
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use std::time::Instant;
 use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tool_core::provider::CallResult;
 use tool_core::ToolCall;
 use tool_runtime::CallOptions;
 use tracing::Instrument;
@@ -426,7 +426,7 @@ impl<'a> Run<'a> {
             let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
             let done: Vec<(usize, Message)> = positions
                 .zip(&ran)
-                .map(|(i, record)| (i, result_message(record)))
+                .map(|(i, record)| (i, self.result_message(record)))
                 .collect();
             if self.is_cancelled() {
                 let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
@@ -464,7 +464,8 @@ impl<'a> Run<'a> {
         let terminated = runner.take_terminated();
         step.tools_time = started.elapsed();
         for record in &records {
-            self.request.messages.push(result_message(record));
+            let message = self.result_message(record);
+            self.request.messages.push(message);
         }
         step.calls = records;
         let outcome = self.judge(&step, repeated, terminated, &[]);
@@ -496,7 +497,7 @@ impl<'a> Run<'a> {
                 }),
                 elapsed: Default::default(),
             };
-            results.push((i, result_message(&record)));
+            results.push((i, self.result_message(&record)));
             records.push((i, record));
         }
         results.sort_by_key(|(i, _)| *i);
@@ -817,6 +818,11 @@ impl<'a> Run<'a> {
             .then_some(StopReason::Predicate)
     }
 
+    /// The message answering a call, held to the run's cap on what a result may send.
+    fn result_message(&self, record: &CallRecord) -> Message {
+        result_cap::result_message(record, self.options.max_result_bytes)
+    }
+
     fn is_cancelled(&self) -> bool {
         self.options
             .cancellation
@@ -898,14 +904,6 @@ impl<'a> Run<'a> {
         });
         Ok(result)
     }
-}
-
-/// The message answering a call.
-fn result_message(record: &CallRecord) -> Message {
-    Message::tool_result(&CallResult {
-        call: record.call.clone(),
-        result: record.result.clone(),
-    })
 }
 
 /// A failed call, for the developer.

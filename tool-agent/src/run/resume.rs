@@ -6,7 +6,8 @@ use std::time::Instant;
 use tool_core::{ToolCall, ToolOutput};
 use tracing::Instrument;
 
-use super::{early_failure, result_message, Interrupted, Outcome, Run};
+use super::result_cap::result_message;
+use super::{early_failure, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
 use crate::events::RunEvent;
@@ -280,7 +281,8 @@ fn closed(
             call: pending.call.clone(),
             elapsed: Default::default(),
         };
-        (*index, result_message(&record))
+        // A short note of the project's own: never cut.
+        (*index, result_message(&record, usize::MAX))
     });
     let mut results: Vec<(usize, Message)> = done.iter().cloned().chain(not_run).collect();
     results.sort_by_key(|(index, _)| *index);
@@ -347,7 +349,7 @@ impl Run<'_> {
                 call,
                 elapsed: Default::default(),
             };
-            messages.push((index, result_message(&record)));
+            messages.push((index, self.result_message(&record)));
             records.push((index, record));
         }
         let started = Instant::now();
@@ -358,7 +360,7 @@ impl Run<'_> {
         let ran = runner.run(&calls, &verdicts).await;
         let terminated = interrupted.terminated.or(runner.take_terminated());
         for (index, record) in positions.into_iter().zip(ran) {
-            let mut message = result_message(&record);
+            let mut message = self.result_message(&record);
             if let (Some((_, arguments)), Message::Tool { text, .. }) =
                 (edited.iter().find(|(i, _)| *i == index), &mut message)
             {
