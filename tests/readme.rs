@@ -1,5 +1,5 @@
-//! Every Rust block of the README and of the pages in `docs/` is compiled: each is an excerpt of
-//! a program in `examples/`, which `cargo test --all-targets` builds. A block may leave parts out
+//! Every Rust block of the README, CONTRIBUTING.md and the pages in `docs/` is compiled: each is
+//! an excerpt of a program in `examples/`, which `cargo test --all-targets` builds. A block may leave parts out
 //! with a line `// ...`; the parts must then appear in that order in one example. Indentation may
 //! differ as a whole. The relative links of those files, and their `#anchors`, must lead
 //! somewhere, and the README's contents must list its sections in order.
@@ -71,7 +71,7 @@ fn markdown_files(root: &Path) -> Vec<PathBuf> {
         .filter(|path| path.extension().is_some_and(|e| e == "md"))
         .collect();
     docs.sort();
-    let mut files = vec![root.join("README.md")];
+    let mut files = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
     files.extend(docs);
     files
 }
