@@ -1,8 +1,8 @@
 //! Every Rust block of the README, CONTRIBUTING.md and the pages in `docs/` is compiled: each is
-//! an excerpt of a program in `examples/`, which `cargo test --all-targets` builds. A block may leave parts out
-//! with a line `// ...`; the parts must then appear in that order in one example. Indentation may
-//! differ as a whole. The relative links of those files, and their `#anchors`, must lead
-//! somewhere, and the README's contents must list its sections in order.
+//! an excerpt of a program in `examples/`, which `cargo test --all-targets` builds. A block may
+//! leave parts out with a line `// ...`; the parts must then appear in that order in one example.
+//! Indentation may differ as a whole. The relative links of those files, and their `#anchors`,
+//! must lead somewhere, and the README's contents must list its sections in order.
 
 use std::path::{Path, PathBuf};
 
