@@ -1,8 +1,9 @@
-//! Every Rust block of the README, CONTRIBUTING.md and the pages in `docs/` is compiled: each is
-//! an excerpt of a program in `examples/`, which `cargo test --all-targets` builds. A block may
-//! leave parts out with a line `// ...`; the parts must then appear in that order in one example.
-//! Indentation may differ as a whole. The relative links of those files, and their `#anchors`,
-//! must lead somewhere, and the README's contents must list its sections in order.
+//! Every Rust block of the README, CONTRIBUTING.md and the pages in `docs/` and its folders
+//! (`docs/recipes/`) is compiled: each is an excerpt of a program in `examples/`, which
+//! `cargo test --all-targets` builds. A block may leave parts out with a line `// ...`; the
+//! parts must then appear in that order in one example. Indentation may differ as a whole. The
+//! relative links of those files, and their `#anchors`, must lead somewhere, and the README's
+//! contents must list its sections in order.
 
 use std::path::{Path, PathBuf};
 
@@ -63,16 +64,26 @@ fn excerpt_of(block: &[&str], file: &str) -> bool {
     true
 }
 
-/// The README, then every Markdown page of `docs/`, by name.
+/// The Markdown pages of `dir` and of its folders, by path.
+fn markdown_under(dir: &Path) -> Vec<PathBuf> {
+    let mut pages = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            pages.extend(markdown_under(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    pages.sort();
+    pages
+}
+
+/// The README, CONTRIBUTING.md, then every Markdown page of `docs/` and its folders
+/// (`docs/recipes/`), by path.
 fn markdown_files(root: &Path) -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
     let mut files = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
-    files.extend(docs);
+    files.extend(markdown_under(&root.join("docs")));
     files
 }
 

@@ -308,7 +308,7 @@ fn tls_missing_in(url: &str, tls: bool) -> Option<&'static str> {
         .get(..6)
         .is_some_and(|s| s.eq_ignore_ascii_case("https:"));
     (https && !tls).then_some(
-        "HTTPS needs ai-tool's `tls` feature, on by default (tool-agent's `rustls`): this build \
+        "HTTPS needs ai-tool's `tls` feature, on by default (tool-providers' `rustls`): this build \
          was made with `default-features = false`",
     )
 }
