@@ -195,9 +195,37 @@ fn retrieval(c: &mut Criterion) {
     group.finish();
 }
 
+/// What a process pays at start-up for a hybrid retriever in memory: every tool of a 2,000-tool
+/// catalog embedded by the real model (a `PgVectorStore` pays it once per new or changed tool).
+fn startup(c: &mut Criterion) {
+    // Some 17 s a build: left out of `cargo test`'s one pass over the benches.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        return;
+    }
+    let specs = tools(2_000);
+    let embedder = Arc::new(model());
+    let mut group = c.benchmark_group("startup_2k");
+    group.bench_function("hybrid_build_real_embeddings", |b| {
+        b.iter(|| {
+            ready(Retriever::hybrid(
+                &specs,
+                embedder.clone(),
+                Arc::new(InMemoryStore::new()),
+            ))
+            .expect("builds")
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(4)).warm_up_time(std::time::Duration::from_secs(1));
     targets = retrieval
 }
-criterion_main!(benches);
+criterion_group! {
+    name = startup_benches;
+    config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(1)).warm_up_time(std::time::Duration::from_millis(1));
+    targets = startup
+}
+criterion_main!(benches, startup_benches);

@@ -93,7 +93,7 @@ impl Kv {
     }
 
     /// Lists the keys, in an order when one is given.
-    #[ai_tool]
+    #[ai_tool(max_result_bytes = 20_000)]
     fn keys(&self, order: Option<Order>) -> String {
         format!("{order:?}")
     }
@@ -127,6 +127,14 @@ async fn a_method_with_lifetimes_is_called_as_written() {
 async fn a_borrowed_return_with_a_named_lifetime_is_text() {
     let out = executor().execute("name", json!({})).await;
     assert_eq!(out.unwrap().to_text(), "kv");
+}
+
+#[test]
+fn max_result_bytes_is_the_tools_own_cap() {
+    let exec = executor();
+    let keys = exec.spec("keys").unwrap();
+    assert_eq!(keys.metadata.max_result_bytes, Some(20_000));
+    assert_eq!(exec.spec("get").unwrap().metadata.max_result_bytes, None);
 }
 
 #[test]

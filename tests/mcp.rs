@@ -1454,6 +1454,90 @@ mod limits {
         also_running.abort();
     }
 
+    /// A tool answering with `n` numbered lines and, when `structured`, the same as JSON.
+    fn lines_tool(name: &str, structured: bool) -> DynamicTool {
+        DynamicTool::new(
+            name,
+            "Lists lines",
+            json!({ "type": "object", "properties": { "n": { "type": "integer" } } }),
+            move |args, _| async move {
+                let n = args["n"].as_u64().unwrap_or(0);
+                let lines: Vec<String> = (0..n).map(|i| format!("line {i}")).collect();
+                let output = ToolOutput::text(lines.join("\n"));
+                Ok(match structured {
+                    true => ToolOutput {
+                        structured: Some(json!({ "lines": lines })),
+                        ..output
+                    },
+                    false => output,
+                })
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn a_result_past_the_cap_is_cut_naming_it_and_a_tools_own_cap_narrows_it() {
+        let exec = Executor::builder()
+            .registered_tools(false)
+            .tool(lines_tool("lines", false))
+            .tool(lines_tool("rows", true))
+            .tool_with(lines_tool("few", false), |tool| tool.max_result_bytes(300))
+            .build()
+            .unwrap();
+        let server = McpServer::new(exec).unwrap().with_max_result_bytes(2_000);
+        let client = ().serve(in_process(server)).await.unwrap();
+        let text_of = |result: &rmcp::model::CallToolResult| {
+            serde_json::to_value(result).unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let whole = client
+            .call_tool(call("lines", json!({ "n": 10 })))
+            .await
+            .unwrap();
+        assert_eq!(
+            text_of(&whole),
+            (0..10)
+                .map(|i| format!("line {i}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let cut = client
+            .call_tool(call("lines", json!({ "n": 100_000 })))
+            .await
+            .unwrap();
+        let text = text_of(&cut);
+        assert!(text.len() <= 2_000, "{} bytes", text.len());
+        assert!(
+            text.starts_with("line 0\n") && text.ends_with("line 99999"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(McpServer::with_max_result_bytes)"),
+            "{text}"
+        );
+        assert_ne!(cut.is_error, Some(true));
+        // The structured result cannot be cut: it is left out, and said to be.
+        let rows = client
+            .call_tool(call("rows", json!({ "n": 100_000 })))
+            .await
+            .unwrap();
+        assert_eq!(rows.structured_content, None);
+        assert!(text_of(&rows).contains("the structured result is left out"));
+        // The tool's own cap is smaller, so it applies.
+        let few = client
+            .call_tool(call("few", json!({ "n": 1_000 })))
+            .await
+            .unwrap();
+        let text = text_of(&few);
+        assert!(text.len() <= 300, "{} bytes", text.len());
+        assert!(
+            text.contains("cap of 300 bytes (the tool's max_result_bytes)"),
+            "{text}"
+        );
+    }
+
     fn approval_executor() -> Executor {
         let tool = DynamicTool::new(
             "pay",

@@ -186,6 +186,8 @@ pub(crate) struct Serve {
     pub limits: HttpLimits,
     /// How many calls run at once.
     pub calls: CallLimits,
+    /// Bytes of one result sent, when not the default.
+    pub max_result_bytes: Option<usize>,
 }
 
 /// Serves the executor's tools and the upstream servers' (following their lists) until the
@@ -199,6 +201,9 @@ pub(crate) async fn serve(
     let mut server = McpServer::new(exec)
         .map_err(|e| Failure::input(e.to_string()))?
         .with_call_limits(how.calls);
+    if let Some(bytes) = how.max_result_bytes {
+        server = server.with_max_result_bytes(bytes);
+    }
     if !upstreams.is_empty() {
         server = server
             .following(upstreams)

@@ -236,6 +236,10 @@ enum Command {
         /// Tool calls all clients together may run at once (default 256).
         #[arg(long, value_name = "N")]
         max_calls: Option<usize>,
+        /// Bytes of one tool call's result sent to the client (default 100000): past it, the
+        /// text is cut in the middle with a line that says so.
+        #[arg(long, value_name = "BYTES")]
+        max_result_bytes: Option<usize>,
         /// With --http: accept requests for this host name too (the name other machines use,
         /// such as tools.example.com or tools.example.com:8765); repeatable. Loopback names
         /// and the --http address are accepted without it.
@@ -532,6 +536,7 @@ async fn dispatch(
             idle_timeout,
             max_calls_per_session,
             max_calls,
+            max_result_bytes,
             allowed_hosts,
             catalog,
             upstream,
@@ -574,6 +579,7 @@ async fn dispatch(
                 no_auth,
                 limits,
                 calls,
+                max_result_bytes,
             };
             mcp::serve(tools, upstreams, how, err).await
         }

@@ -10,6 +10,7 @@ use tool_runtime::Executor;
 use crate::approval::{ApprovalPolicy, CallApprovalPolicy};
 use crate::context::RunContext;
 use crate::hooks::RunHooks;
+use crate::kept::{read_result_spec, READ_RESULT};
 use crate::options::RunOptions;
 use crate::result::RunFailure;
 use tool_model::ChatModel;
@@ -106,23 +107,28 @@ impl Agent {
             return Ok(OfferedTools::none());
         };
         let retrieved = self.retrieved(input).await?;
-        let specs: Vec<ToolSpec> = exec
+        let mut specs: Vec<ToolSpec> = exec
             .tools()
             .filter(|spec| self.external || exec.is_executable(&spec.name))
             .filter(|spec| self.offers(spec, options, &retrieved))
             .cloned()
             .collect();
+        specs.extend(read_result(exec, options));
         Ok(OfferedTools::new(specs, self.model.format(), &self.declare))
     }
 
     /// The tools of these names, as an interrupted run offered them.
-    pub(crate) fn offered_by_name(&self, names: &[String]) -> OfferedTools {
+    pub(crate) fn offered_by_name(&self, names: &[String], options: &RunOptions) -> OfferedTools {
         let specs = self.executor.as_ref().map_or_else(Vec::new, |exec| {
-            exec.tools()
+            let mut specs: Vec<ToolSpec> = exec
+                .tools()
                 .filter(|spec| names.contains(&spec.name))
                 .filter(|spec| self.external || exec.is_executable(&spec.name))
                 .cloned()
-                .collect()
+                .collect();
+            let reads = names.iter().any(|name| name == READ_RESULT);
+            specs.extend(read_result(exec, options).filter(|_| reads));
+            specs
         });
         OfferedTools::new(specs, self.model.format(), &self.declare)
     }
@@ -136,7 +142,7 @@ impl Agent {
             return false;
         };
         let Some(spec) = exec.spec(name) else {
-            return false;
+            return name == READ_RESULT && read_result(exec, options).is_some();
         };
         if !(self.external || exec.is_executable(name)) {
             return false;
@@ -358,4 +364,21 @@ impl std::fmt::Debug for Agent {
             .field("gates", &self.gates.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
+}
+
+/// The run's own `read_result` tool, when it keeps cut results
+/// ([`RunOptions::kept_result_bytes`]) and the executor has no tool of that name (which is then
+/// offered as any other, and no result is kept).
+pub(crate) fn read_result(exec: &Executor, options: &RunOptions) -> Option<ToolSpec> {
+    if options.kept_result_bytes == 0 {
+        return None;
+    }
+    if exec.spec(READ_RESULT).is_some() {
+        tracing::warn!(
+            "the executor has a tool named `{READ_RESULT}`: cut results are not kept, and the \
+             run offers no tool of its own to read them (RunOptions::kept_result_bytes)"
+        );
+        return None;
+    }
+    Some(read_result_spec(options.max_result_bytes))
 }

@@ -11,6 +11,7 @@ use tool_runtime::{CallOptions, Executor};
 use tracing::Instrument;
 
 use crate::hooks::{AfterTool, BeforeTool, RunHooks};
+use crate::kept::{KeptResults, READ_RESULT};
 use crate::repeat::Verdict;
 use crate::result::CallRecord;
 use tool_model::OfferedTools;
@@ -26,6 +27,8 @@ pub(crate) struct Calls<'a> {
     pub hooks: Option<&'a dyn RunHooks>,
     /// Why a hook ended the run, if one did.
     pub terminated: Mutex<Option<String>>,
+    /// The run's kept results, when it offers `read_result`, and the most a read returns.
+    pub kept: Option<(&'a KeptResults, usize)>,
 }
 
 impl Calls<'_> {
@@ -154,8 +157,13 @@ impl Calls<'_> {
         result
     }
 
-    /// Runs an offered tool; refuses any other.
+    /// Runs an offered tool (the run's own `read_result` among them); refuses any other.
     async fn execute(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
+        if call.name == READ_RESULT && self.offered.contains(READ_RESULT) {
+            if let Some((kept, max_length)) = self.kept {
+                return kept.read(&call.arguments, max_length);
+            }
+        }
         match self.executor {
             Some(exec) if self.offered.contains(&call.name) => {
                 exec.execute_call(call, &self.options).await

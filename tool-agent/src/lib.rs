@@ -30,6 +30,7 @@ mod context;
 mod delegate;
 mod events;
 mod hooks;
+mod kept;
 mod options;
 mod repeat;
 mod result;
@@ -44,6 +45,7 @@ pub use approval::{
 pub use context::RunContext;
 pub use events::RunEvent;
 pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
+pub use kept::READ_RESULT;
 pub use options::{RunOptions, StopPredicate};
 pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 pub use scope::InvocationScope;

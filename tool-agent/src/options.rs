@@ -64,6 +64,14 @@ pub struct RunOptions {
     /// result stays in the [`CallRecord`](crate::CallRecord), for the program.
     /// `usize::MAX` sends every result whole.
     pub max_result_bytes: usize,
+    /// How many bytes of results cut by [`max_result_bytes`](Self::max_result_bytes) the run
+    /// keeps whole, in all; 0, the default, keeps none. When it is not 0 the run offers a
+    /// tool of its own, [`READ_RESULT`](crate::READ_RESULT) (`read_result(id, offset,
+    /// length)`), and a cut result's note gives its id, so that the model can read any part
+    /// of it, a part at most `max_result_bytes` long. Text only: images left out stay out.
+    /// Kept results live as long as the run (not in a stored [`RunState`](crate::RunState)):
+    /// after [`Agent::resume`](crate::Agent::resume) an id of before is unknown, and said to be.
+    pub kept_result_bytes: usize,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
     /// the default, leaves it to the API.
@@ -107,6 +115,7 @@ impl Default for RunOptions {
             max_tool_calls: None,
             max_calls_per_answer: Self::DEFAULT_MAX_CALLS_PER_ANSWER,
             max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
+            kept_result_bytes: 0,
             parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
@@ -130,6 +139,13 @@ impl RunOptions {
     /// Sets [`RunOptions::max_result_bytes`].
     pub fn max_result_bytes(mut self, bytes: usize) -> Self {
         self.max_result_bytes = bytes;
+        self
+    }
+
+    /// Sets [`RunOptions::kept_result_bytes`]: cut results kept whole, up to `bytes` in all,
+    /// for the model to read through [`READ_RESULT`](crate::READ_RESULT).
+    pub fn kept_result_bytes(mut self, bytes: usize) -> Self {
+        self.kept_result_bytes = bytes;
         self
     }
 

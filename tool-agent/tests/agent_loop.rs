@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tool_agent::{
     Agent, Ending, Message, ModelError, ModelResponse, RunFailure, RunOptions, ScriptedModel,
-    StopReason, ToolChoice, Usage,
+    StopReason, ToolChoice, Usage, READ_RESULT,
 };
 use tool_core::{ToolErrorKind, ToolOutput};
 use tool_runtime::{CancellationToken, DynamicTool, Executor};
@@ -857,6 +857,60 @@ async fn an_answer_past_the_call_cap_is_refused_before_any_call_runs() {
     let result = runner.run("add", &options).await.unwrap();
     assert_eq!(result.text, "done");
     assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+/// With results kept, a cut result's note gives its id, and the run's own `read_result` tool
+/// reads any part of it; without, no such tool is offered.
+#[tokio::test]
+async fn a_kept_result_is_read_back_in_parts_through_the_runs_own_tool() {
+    let huge: String = (0..100_000).map(|i| format!("row {i:06}\n")).collect();
+    let big = huge.clone();
+    let dump = DynamicTool::new(
+        "dump",
+        "Dumps the table",
+        json!({ "type": "object" }),
+        move |_, _| {
+            let big = big.clone();
+            async move { Ok(ToolOutput::text(big)) }
+        },
+    );
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling(vec![call("c1", "dump", json!({}))]))
+            .then(ModelResponse::calling(vec![call(
+                "c2",
+                READ_RESULT,
+                json!({ "id": "r1", "offset": 5_500, "length": 33 }),
+            )]))
+            .then(ModelResponse::answer("row 000500 it is")),
+    );
+    let runner = agent(&model, executor([dump.clone()])).build();
+    let options = RunOptions::default()
+        .max_result_bytes(4_000)
+        .kept_result_bytes(4 << 20);
+    runner.run("dump", &options).await.unwrap();
+    let requests = model.requests();
+    assert!(requests[0].tools.contains(READ_RESULT));
+    let Some(Message::Tool { text, .. }) = requests[1].messages.last() else {
+        panic!("{:?}", requests[1].messages)
+    };
+    assert!(text.len() <= 4_000, "{}", text.len());
+    assert!(
+        text.ends_with("is kept as `r1`: call read_result with id \"r1\", an offset and a length to read any part of it.]"),
+        "{text}"
+    );
+    let Some(Message::Tool { text, .. }) = requests[2].messages.last() else {
+        panic!("{:?}", requests[2].messages)
+    };
+    assert_eq!(
+        text,
+        "[r1: bytes 5500 to 5533 of 1100000; the next part starts at offset 5533]\nrow 000500\nrow 000501\nrow 000502\n"
+    );
+
+    let model = Arc::new(ScriptedModel::new().then(ModelResponse::answer("no")));
+    let runner = agent(&model, executor([dump])).build();
+    runner.run("dump", &RunOptions::default()).await.unwrap();
+    assert!(!model.requests()[0].tools.contains(READ_RESULT));
 }
 
 /// A result of 5 MB reaches the model cut to the run's cap, head and tail, with a line naming

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod call;
+pub mod cap;
 pub mod catalog;
 mod error;
 pub mod name;

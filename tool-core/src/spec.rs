@@ -120,6 +120,11 @@ pub struct ToolMetadata {
     /// The longest a call may run, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The most bytes of one result sent on (to the model by the agent loop, to the client by
+    /// the MCP server), its images' data included. It narrows the run's or the server's cap,
+    /// never widens it: the smaller applies (`#[ai_tool(max_result_bytes = 20_000)]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_result_bytes: Option<usize>,
     /// A person approves each call before it runs: the agent loop stops with the call pending
     /// (`#[ai_tool(requires_approval)]`). The executor itself runs what it is asked to.
     #[serde(skip_serializing_if = "is_false")]

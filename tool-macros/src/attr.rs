@@ -25,6 +25,7 @@ pub(crate) struct ToolAttr {
     pub idempotent: Option<bool>,
     pub open_world: Option<bool>,
     pub timeout: Option<LitStr>,
+    pub max_result_bytes: Option<usize>,
     pub requires_approval: bool,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
@@ -58,6 +59,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "idempotent" => attr.idempotent = Some(flag(&meta)?),
             "open_world" => attr.open_world = Some(flag(&meta)?),
             "timeout" => attr.timeout = Some(meta.value()?.parse()?),
+            "max_result_bytes" => attr.max_result_bytes = Some(positive(&meta)?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "strict" => attr.strict = Some(flag(&meta)?),
             "convert" => {
@@ -68,7 +70,8 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
-                     open_world, timeout, requires_approval, strict, convert, crate",
+                     open_world, timeout, max_result_bytes, requires_approval, strict, convert, \
+                     crate",
             )),
         }
         Ok(())
@@ -240,6 +243,18 @@ fn strings(meta: &ParseNestedMeta) -> syn::Result<Vec<String>> {
     syn::bracketed!(content in value);
     let items = content.parse_terminated(<LitStr as syn::parse::Parse>::parse, Token![,])?;
     Ok(items.iter().map(LitStr::value).collect())
+}
+
+/// `key = N`, a whole number of at least 1 that fits a `usize`.
+fn positive(meta: &ParseNestedMeta) -> syn::Result<usize> {
+    let lit = meta.value()?.parse::<syn::LitInt>()?;
+    match lit.base10_parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(syn::Error::new_spanned(
+            &lit,
+            "expected a number of bytes of at least 1, such as `max_result_bytes = 20_000`",
+        )),
+    }
 }
 
 /// `key` alone means true; `key = true|false` says which.

@@ -458,6 +458,10 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
+    let max_result_bytes = match a.max_result_bytes {
+        Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #p::StaticMetadata {
             title: #title,
@@ -473,6 +477,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
                 open_world: #open_world,
             },
             timeout_ms: #timeout,
+            max_result_bytes: #max_result_bytes,
             requires_approval: #requires_approval,
             strict: #strict,
         }

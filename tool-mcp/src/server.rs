@@ -13,7 +13,8 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use tokio::task::AbortHandle;
-use tool_core::{ToolError, ToolErrorKind};
+use tool_core::cap::ResultCap;
+use tool_core::{ToolError, ToolErrorKind, ToolOutput};
 use tool_runtime::{CallOptions, Executor};
 
 use crate::convert::result_from_output;
@@ -44,6 +45,8 @@ pub struct McpServer {
     /// What it serves besides the executor's ordinary tools.
     serving: Serving,
     limits: CallLimits,
+    /// The most bytes of one `tools/call` result (`with_max_result_bytes`).
+    max_result_bytes: usize,
     /// The calls running now, in every session: at most `limits.total`.
     running: Arc<Semaphore>,
     session: Arc<Session>,
@@ -161,7 +164,24 @@ impl McpServer {
             running: Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS))),
             session: Arc::new(Session::new(&limits)),
             limits,
+            max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
         })
+    }
+
+    /// The default of [`McpServer::with_max_result_bytes`]: 100,000 bytes, some 25,000
+    /// tokens, as the agent loop's.
+    pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
+
+    /// The same server sending at most `bytes` of one `tools/call` result (text, image data
+    /// and structured JSON together; default [`McpServer::DEFAULT_MAX_RESULT_BYTES`]), or the
+    /// tool's own `max_result_bytes` when it is smaller. A longer result keeps the head and
+    /// tail of its text around a line that says what was left out and names the setting;
+    /// images that do not fit and the structured result are left out (a tool with an output
+    /// schema then answers with an error result, which needs none). `usize::MAX` sends every
+    /// result whole.
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
     }
 
     /// The same server for another session (what an HTTP server makes for each client).
@@ -172,6 +192,7 @@ impl McpServer {
             info: self.info.clone(),
             serving: self.serving,
             limits: self.limits,
+            max_result_bytes: self.max_result_bytes,
             running: Arc::clone(&self.running),
             session: Arc::new(Session::new(&self.limits)),
         }
@@ -336,6 +357,27 @@ impl McpServer {
         })
     }
 
+    /// A result within the server's cap, or the tool's own when it is smaller.
+    fn held(&self, exec: &Executor, name: &str, output: ToolOutput) -> ToolOutput {
+        let spec = exec.spec(name);
+        let cap = match spec.and_then(|spec| spec.metadata.max_result_bytes) {
+            Some(max) if max < self.max_result_bytes => ResultCap {
+                max_bytes: max,
+                setting: "the tool's max_result_bytes",
+            },
+            _ => ResultCap {
+                max_bytes: self.max_result_bytes,
+                setting: "McpServer::with_max_result_bytes",
+            },
+        };
+        let (mut held, left_out) = cap.hold_output(output);
+        // A client checks a successful result against the tool's output schema.
+        if left_out.structured && spec.is_some_and(|spec| spec.output_schema.is_some()) {
+            held.is_error = true;
+        }
+        held
+    }
+
     /// Runs one call. Tool errors are results with `isError: true` and the text a model reads;
     /// only an unknown tool is a protocol error.
     async fn call(
@@ -386,7 +428,7 @@ impl McpServer {
         // The reports before the result: none may follow it.
         flush.done().await;
         match outcome {
-            Ok(output) => Ok(result_from_output(output)),
+            Ok(output) => Ok(result_from_output(self.held(exec, name, output))),
             Err(ToolError::UnknownTool { name, suggestions }) => {
                 // With other servers' tools beside the executor's, close names come from all.
                 let suggestions = if listing.has_imports() {

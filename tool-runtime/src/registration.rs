@@ -152,6 +152,8 @@ pub struct StaticMetadata {
     pub hints: SafetyHints,
     /// `timeout = ".."`, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `max_result_bytes = N`.
+    pub max_result_bytes: Option<usize>,
     /// `requires_approval`.
     pub requires_approval: bool,
     /// `strict` or `strict = false`; `None` when not written.

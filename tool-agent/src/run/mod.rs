@@ -21,6 +21,7 @@ use crate::approval::{Interruption, PendingApproval, RunState, StepHead};
 use crate::calls::Calls;
 use crate::events::RunEvent;
 use crate::hooks::StepPlan;
+use crate::kept::{KeptResults, READ_RESULT};
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
@@ -155,6 +156,8 @@ struct Run<'a> {
     tool_calls: usize,
     /// Tools approved for the rest of the run.
     approved_tools: Vec<String>,
+    /// Results cut for the model and kept whole, when the run offers `read_result`.
+    kept: Option<KeptResults>,
 }
 
 /// How a step ended the run, if it did.
@@ -181,8 +184,15 @@ impl<'a> Run<'a> {
         messages: Vec<Message>,
         offered: OfferedTools,
     ) -> Self {
+        let keeps = options.kept_result_bytes > 0
+            && offered.contains(READ_RESULT)
+            && agent
+                .executor
+                .as_ref()
+                .is_some_and(|exec| exec.spec(READ_RESULT).is_none());
         let offered = Arc::new(offered);
         Run {
+            kept: keeps.then(|| KeptResults::new(options.kept_result_bytes)),
             output_check: options.output.as_ref().map(OutputCheck::new).transpose(),
             output_retries: options.output_retries,
             output: None,
@@ -639,6 +649,10 @@ impl<'a> Run<'a> {
             concurrency: self.options.max_concurrency,
             hooks: self.agent.hooks.as_deref(),
             terminated: Default::default(),
+            kept: self
+                .kept
+                .as_ref()
+                .map(|kept| (kept, self.options.max_result_bytes)),
         }
     }
 
@@ -818,9 +832,17 @@ impl<'a> Run<'a> {
             .then_some(StopReason::Predicate)
     }
 
-    /// The message answering a call, held to the run's cap on what a result may send.
+    /// The message answering a call, held to the run's cap on what a result may send, or the
+    /// tool's own when it is smaller.
     fn result_message(&self, record: &CallRecord) -> Message {
-        result_cap::result_message(record, self.options.max_result_bytes)
+        let tool_max = self
+            .agent
+            .executor
+            .as_ref()
+            .and_then(|exec| exec.spec(&record.call.name))
+            .and_then(|spec| spec.metadata.max_result_bytes);
+        let cap = result_cap::cap_for(self.options.max_result_bytes, tool_max);
+        result_cap::result_message(record, cap, self.kept.as_ref())
     }
 
     fn is_cancelled(&self) -> bool {

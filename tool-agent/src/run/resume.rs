@@ -6,7 +6,7 @@ use std::time::Instant;
 use tool_core::{ToolCall, ToolOutput};
 use tracing::Instrument;
 
-use super::result_cap::result_message;
+use super::result_cap::{cap_for, result_message};
 use super::{early_failure, Interrupted, Outcome, Run};
 use crate::agent::Agent;
 use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
@@ -84,7 +84,7 @@ impl Agent {
                 return Err(error);
             }
         };
-        let offered = self.offered_by_name(&state.offered);
+        let offered = self.offered_by_name(&state.offered, options);
         let mut run = Run::new(self, options, state.messages, offered);
         run.events = events;
         run.usage = state.usage;
@@ -282,7 +282,10 @@ fn closed(
             elapsed: Default::default(),
         };
         // A short note of the project's own: never cut.
-        (*index, result_message(&record, usize::MAX))
+        (
+            *index,
+            result_message(&record, cap_for(usize::MAX, None), None),
+        )
     });
     let mut results: Vec<(usize, Message)> = done.iter().cloned().chain(not_run).collect();
     results.sort_by_key(|(index, _)| *index);

@@ -145,6 +145,12 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.timeout_ms = Some(ms))
     }
 
+    /// The most bytes of one of its results sent on (`max_result_bytes = N`): it narrows the
+    /// agent run's cap and the MCP server's, never widens them.
+    pub fn max_result_bytes(self, bytes: usize) -> Self {
+        self.metadata(|spec| spec.metadata.max_result_bytes = Some(bytes))
+    }
+
     /// The tool's spec as it stands (its schema as written or derived, its metadata so far).
     pub fn spec(&self) -> &ToolSpec {
         match &self.tool {

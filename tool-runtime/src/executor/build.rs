@@ -490,6 +490,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             input_examples: Vec::new(),
             hints: m.hints,
             timeout_ms: m.timeout_ms,
+            max_result_bytes: m.max_result_bytes,
             requires_approval: m.requires_approval,
             strict: m.strict,
             source: Some(source_of_location(&reg.location)),
