@@ -56,9 +56,9 @@ pub mod agent {
 pub use tool_router as router;
 
 pub use tool_core::{
-    catalog, name, nesting, profile, provider, schema, CatalogEntry, CatalogError, Content,
-    ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind, ToolMetadata,
-    ToolOutput, ToolSource, ToolSpec, Violation,
+    cap, catalog, name, nesting, profile, provider, repair, schema, CatalogEntry, CatalogError,
+    Content, ModelTextLimits, SafetyHints, SpecError, ToolCall, ToolError, ToolErrorKind,
+    ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

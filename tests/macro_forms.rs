@@ -92,6 +92,18 @@ impl Kv {
         0
     }
 
+    /// Reserves a day, when it is free.
+    #[ai_tool(max_retries = 2)]
+    fn reserve(&self, day: u32) -> Result<String, ai_tool::ToolError> {
+        match day {
+            1 => Ok("reserved".into()),
+            _ => Err(ai_tool::ToolError::retry(
+                "reserve",
+                format!("day {day} is taken"),
+            )),
+        }
+    }
+
     /// Lists the keys, in an order when one is given.
     #[ai_tool(max_result_bytes = 20_000)]
     fn keys(&self, order: Option<Order>) -> String {
@@ -129,6 +141,18 @@ async fn a_borrowed_return_with_a_named_lifetime_is_text() {
     assert_eq!(out.unwrap().to_text(), "kv");
 }
 
+#[tokio::test]
+async fn a_tools_own_tool_error_is_passed_on_as_it_is() {
+    let exec = executor();
+    assert_eq!(exec.spec("reserve").unwrap().metadata.max_retries, Some(2));
+    let err = exec
+        .execute("reserve", json!({ "day": 2 }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ai_tool::ToolErrorKind::Retry, "{err}");
+    assert!(err.to_model_text().contains("day 2 is taken"), "{err}");
+}
+
 #[test]
 fn max_result_bytes_is_the_tools_own_cap() {
     let exec = executor();
@@ -144,7 +168,10 @@ fn a_tool_compiled_out_is_not_registered() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["also", "always", "camel", "get", "indented", "keys", "letters", "name", "spelled"]
+        [
+            "also", "always", "camel", "get", "indented", "keys", "letters", "name", "reserve",
+            "spelled"
+        ]
     );
     // A method the `cfg_attr` did not make a tool is still a method.
     assert_eq!(Kv.never(), 5);

@@ -1,7 +1,7 @@
 //! `execute` with arbitrary text as the arguments: the first byte picks the tool, the rest is
 //! the text. Whatever the text, the call ends in an output or a refusal (never a panic of the
 //! executor), and the text's verdict is the verdict on the same JSON as a value, by `execute`
-//! and by `validate`.
+//! and by `validate`. Text that is not JSON goes through the agent loop's JSON repair too.
 #![no_main]
 
 #[path = "../common/mod.rs"]
@@ -23,6 +23,13 @@ fuzz_target!(|data: &[u8]| {
     let from_text = common::block_on(exec.execute(tool, text));
     common::check_result(tool, &from_text);
     let Ok(value) = serde_json::from_str::<Value>(text) else {
+        // The agent loop's repair mends what it says it mends, into JSON, or gives up.
+        if let Some((mended, fixes)) = ai_tool::repair::repair_json(text) {
+            assert!(
+                !fixes.is_empty(),
+                "{text:?} mended by nothing into {mended}"
+            );
+        }
         // Not JSON: refused, naming the JSON error.
         if let Err(err) = &from_text {
             assert!(

@@ -33,7 +33,7 @@ fn output(u: &mut Unstructured<'_>) -> arbitrary::Result<ToolOutput> {
 
 fn error(u: &mut Unstructured<'_>, tool: &str) -> arbitrary::Result<ToolError> {
     let tool = tool.to_owned();
-    Ok(match u.int_in_range(0..=7)? {
+    Ok(match u.int_in_range(0..=8)? {
         0 => ToolError::UnknownTool {
             name: tool,
             suggestions: u.arbitrary()?,
@@ -64,6 +64,7 @@ fn error(u: &mut Unstructured<'_>, tool: &str) -> arbitrary::Result<ToolError> {
             after: Duration::from_millis(u.arbitrary()?),
         },
         6 => ToolError::Cancelled { tool },
+        7 => ToolError::retry(tool, u.arbitrary::<String>()?),
         _ => ToolError::NotExecutable { tool },
     })
 }

@@ -10,10 +10,11 @@ use tool_core::{ToolCall, ToolError, ToolOutput};
 use tool_runtime::{CallOptions, Executor};
 use tracing::Instrument;
 
-use crate::hooks::{AfterTool, BeforeTool, RunHooks};
+use crate::hooks::{AfterTool, BeforeTool, RepairCall, RunHooks};
 use crate::kept::{KeptResults, READ_RESULT};
 use crate::repeat::Verdict;
-use crate::result::CallRecord;
+use crate::result::{CallRecord, Repaired, RepairedBy};
+use crate::retries::Retries;
 use tool_model::OfferedTools;
 
 /// What the calls of one run are run with.
@@ -29,6 +30,12 @@ pub(crate) struct Calls<'a> {
     pub terminated: Mutex<Option<String>>,
     /// The run's kept results, when it offers `read_result`, and the most a read returns.
     pub kept: Option<(&'a KeptResults, usize)>,
+    /// Each tool's failed attempts in a row, in the run.
+    pub retries: &'a Retries,
+    /// The run's retry budget for a tool without its own.
+    pub max_retries: usize,
+    /// Whether arguments that are not valid JSON are mended first.
+    pub repair_json: bool,
 }
 
 impl Calls<'_> {
@@ -77,16 +84,23 @@ impl Calls<'_> {
 
     async fn one(&self, call: &ToolCall, verdict: Verdict) -> CallRecord {
         let started = Instant::now();
+        let mut repaired = None;
         let result = match verdict {
-            Verdict::Run => {
-                let span = tracing::info_span!(
-                    "gen_ai.execute_tool",
-                    gen_ai.operation.name = "execute_tool",
-                    gen_ai.tool.name = %call.name,
-                    gen_ai.tool.call.id = call.id.as_deref().unwrap_or_default(),
-                );
-                self.hooked(call).instrument(span).await
-            }
+            Verdict::Run => match self.retries.refusal(&call.name, self.max_retries(call)) {
+                Some(refusal) => Ok(ToolOutput::error(refusal)),
+                None => {
+                    let span = tracing::info_span!(
+                        "gen_ai.execute_tool",
+                        gen_ai.operation.name = "execute_tool",
+                        gen_ai.tool.name = %call.name,
+                        gen_ai.tool.call.id = call.id.as_deref().unwrap_or_default(),
+                    );
+                    let (result, mended) = self.hooked(call).instrument(span).await;
+                    self.retries.record(&call.name, &result);
+                    repaired = mended;
+                    result
+                }
+            },
             Verdict::Warn { times } => Ok(ToolOutput::error(format!(
                 "You called `{}` with these arguments {times} times in a row; it was not run \
                  again, and the result would not change. Use the results you have, or change \
@@ -110,6 +124,7 @@ impl Calls<'_> {
             call: call.clone(),
             result,
             elapsed: started.elapsed(),
+            repaired,
         }
     }
 
@@ -129,32 +144,95 @@ impl Calls<'_> {
         terminated.get_or_insert(reason);
     }
 
-    /// Runs a call between the hooks, if there are hooks and the tool was offered.
-    async fn hooked(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
-        let Some(hooks) = self.hooks.filter(|_| self.offered.contains(&call.name)) else {
-            return self.execute(call).await;
+    /// The retry budget of the tool called.
+    fn max_retries(&self, call: &ToolCall) -> usize {
+        self.executor
+            .and_then(|exec| exec.spec(&call.name))
+            .and_then(|spec| spec.metadata.max_retries)
+            .unwrap_or(self.max_retries)
+    }
+
+    /// The call's arguments mended, when they are JSON text that does not parse and the
+    /// loop's repair makes an object of them.
+    fn mended_json(&self, call: &ToolCall) -> Option<Repaired> {
+        let serde_json::Value::String(text) = &call.arguments else {
+            return None;
         };
-        let mut result = match hooks.before_tool(call) {
-            BeforeTool::Run => self.execute(call).await,
+        if !self.repair_json {
+            return None;
+        }
+        let (arguments, fixes) = tool_core::repair::repair_json(text)?;
+        if !arguments.is_object() {
+            return None;
+        }
+        let mends: Vec<String> = fixes.iter().map(ToString::to_string).collect();
+        tracing::info!(tool = %call.name, mends = %mends.join(", "), "a tool call's JSON was mended");
+        Some(Repaired {
+            arguments,
+            by: RepairedBy::Json(fixes),
+        })
+    }
+
+    /// Runs a call: its JSON mended first, between the hooks when there are hooks and the tool
+    /// was offered, and once more with the arguments a repair hook gives. Returns the result
+    /// and the arguments mended, if they were.
+    async fn hooked(&self, made: &ToolCall) -> (Result<ToolOutput, ToolError>, Option<Repaired>) {
+        let mut repaired = self.mended_json(made);
+        let mended;
+        let call = match &repaired {
+            Some(repair) => {
+                mended = ToolCall {
+                    arguments: repair.arguments.clone(),
+                    ..made.clone()
+                };
+                &mended
+            }
+            None => made,
+        };
+        let hooks = self.hooks.filter(|_| self.offered.contains(&call.name));
+        let before = hooks.map_or(BeforeTool::Run, |hooks| hooks.before_tool(call));
+        let rewritten;
+        let call = match before {
+            BeforeTool::Run => call,
             BeforeTool::Rewrite(arguments) => {
-                let rewritten = ToolCall {
+                rewritten = ToolCall {
                     arguments,
                     ..call.clone()
                 };
-                self.execute(&rewritten).await
+                &rewritten
             }
-            BeforeTool::Skip(output) => return Ok(output),
-            BeforeTool::Deny(reason) => return Ok(ToolOutput::error(reason)),
+            BeforeTool::Skip(output) => return (Ok(output), repaired),
+            BeforeTool::Deny(reason) => return (Ok(ToolOutput::error(reason)), repaired),
             BeforeTool::Terminate(reason) => {
                 let text = format!("Not run: {reason}");
                 self.terminate(reason);
-                return Ok(ToolOutput::error(text));
+                return (Ok(ToolOutput::error(text)), repaired);
             }
         };
-        if let AfterTool::Terminate(reason) = hooks.after_tool(call, &mut result) {
-            self.terminate(reason);
+        let mut result = self.execute(call).await;
+        if let (Some(hooks), Err(error @ ToolError::InvalidArguments { .. })) = (hooks, &result) {
+            match hooks.repair_call(call, error) {
+                RepairCall::AskModel => {}
+                RepairCall::Skip(output) => result = Ok(output),
+                RepairCall::Fixed(arguments) => {
+                    let fixed = ToolCall {
+                        arguments: arguments.clone(),
+                        ..call.clone()
+                    };
+                    result = self.execute(&fixed).await;
+                    repaired = Some(Repaired {
+                        arguments,
+                        by: RepairedBy::Hook,
+                    });
+                }
+            }
         }
-        result
+        if let Some(hooks) = hooks {
+            if let AfterTool::Terminate(reason) = hooks.after_tool(call, &mut result) {
+                self.terminate(reason);
+            }
+        }
+        (result, repaired)
     }
 
     /// Runs an offered tool (the run's own `read_result` among them); refuses any other.

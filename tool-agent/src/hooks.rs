@@ -1,5 +1,6 @@
 //! Hooks into a run: before each request ([`RunHooks::prepare_step`]), and before and after
-//! each tool call, which may skip, deny, rewrite or end the run.
+//! each tool call, which may skip, deny, rewrite or end the run, or mend a call whose
+//! arguments were refused ([`RunHooks::repair_call`]).
 
 use serde_json::Value;
 use tool_core::{ToolCall, ToolError, ToolOutput};
@@ -32,6 +33,19 @@ pub enum BeforeTool {
     /// Do not run it, and end the run after this step
     /// ([`StopReason::Terminated`](crate::StopReason::Terminated)).
     Terminate(String),
+}
+
+/// What to do with a call whose arguments the tool's schema refused
+/// ([`RunHooks::repair_call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RepairCall {
+    /// Send the model the errors, for it to call again (what happens without a hook).
+    AskModel,
+    /// Run the call again, once, with these arguments (checked like any call's: errors again
+    /// go to the model). The record keeps them ([`RepairedBy::Hook`](crate::RepairedBy)).
+    Fixed(Value),
+    /// Do not run it; this is its result.
+    Skip(ToolOutput),
 }
 
 /// What to do after a call ran.
@@ -71,6 +85,14 @@ pub trait RunHooks: Send + Sync {
     /// Before each call of an offered tool.
     fn before_tool(&self, _call: &ToolCall) -> BeforeTool {
         BeforeTool::Run
+    }
+
+    /// After a call of an offered tool came back with invalid arguments
+    /// ([`ToolError::InvalidArguments`], whose violations say what is wrong): mend the
+    /// arguments, answer for the tool, or leave it to the model (the default). The call is as
+    /// it ran: after the loop's JSON repair and [`RunHooks::before_tool`]'s rewrite.
+    fn repair_call(&self, _call: &ToolCall, _error: &ToolError) -> RepairCall {
+        RepairCall::AskModel
     }
 
     /// After each call that ran: look at the result, or change it.

@@ -34,6 +34,7 @@ mod kept;
 mod options;
 mod repeat;
 mod result;
+mod retries;
 mod run;
 mod scope;
 
@@ -44,10 +45,12 @@ pub use approval::{
 };
 pub use context::RunContext;
 pub use events::RunEvent;
-pub use hooks::{AfterTool, BeforeTool, RunHooks, StepPlan};
+pub use hooks::{AfterTool, BeforeTool, RepairCall, RunHooks, StepPlan};
 pub use kept::READ_RESULT;
 pub use options::{RunOptions, StopPredicate};
-pub use result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+pub use result::{
+    CallRecord, Repaired, RepairedBy, RunError, RunFailure, RunResult, Step, StopReason,
+};
 pub use scope::InvocationScope;
 /// The model contract the loop consumes (the crate `tool-model`).
 pub use tool_model::{

@@ -72,6 +72,18 @@ pub struct RunOptions {
     /// Kept results live as long as the run (not in a stored [`RunState`](crate::RunState)):
     /// after [`Agent::resume`](crate::Agent::resume) an id of before is unknown, and said to be.
     pub kept_result_bytes: usize,
+    /// How many calls in a row of one tool the model may make again after a call that came
+    /// back with invalid arguments or [`ToolError::Retry`](tool_core::ToolError::Retry); 3 by
+    /// default, and a tool's own `max_retries` (`#[ai_tool(max_retries = N)]`) instead when it
+    /// has one. A call of the tool that succeeds starts the count again; past the budget the
+    /// tool is not run again in the run, and the model is told why. Other failures (`Failed`, time limits) do not count: the run-wide
+    /// [`max_failed_steps`](Self::max_failed_steps) holds for them.
+    pub max_retries: usize,
+    /// Whether arguments that are not valid JSON are mended, for a small set of slips
+    /// ([`tool_core::repair`]: a code fence, trailing commas, single quotes, JSON cut short),
+    /// before the call runs; `true` by default. The call's record says so
+    /// ([`CallRecord::repaired`](crate::CallRecord::repaired)).
+    pub repair_json: bool,
     /// Whether the model may call several tools in one answer (see
     /// [`ModelRequest::parallel_tool_calls`](crate::ModelRequest::parallel_tool_calls)); `None`,
     /// the default, leaves it to the API.
@@ -116,6 +128,8 @@ impl Default for RunOptions {
             max_calls_per_answer: Self::DEFAULT_MAX_CALLS_PER_ANSWER,
             max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
             kept_result_bytes: 0,
+            max_retries: Self::DEFAULT_MAX_RETRIES,
+            repair_json: true,
             parallel_tool_calls: None,
             max_failed_steps: 3,
             repeat_limit: 3,
@@ -146,6 +160,21 @@ impl RunOptions {
     /// for the model to read through [`READ_RESULT`](crate::READ_RESULT).
     pub fn kept_result_bytes(mut self, bytes: usize) -> Self {
         self.kept_result_bytes = bytes;
+        self
+    }
+
+    /// The default of [`RunOptions::max_retries`].
+    pub const DEFAULT_MAX_RETRIES: usize = 3;
+
+    /// Sets [`RunOptions::max_retries`].
+    pub fn max_retries(mut self, retries: usize) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// Sets [`RunOptions::repair_json`].
+    pub fn repair_json(mut self, on: bool) -> Self {
+        self.repair_json = on;
         self
     }
 

@@ -150,6 +150,30 @@ pub struct CallRecord {
     pub result: Result<ToolOutput, ToolError>,
     /// How long it took, from the step's start of calls to its end.
     pub elapsed: Duration,
+    /// The arguments the tool ran with instead of the model's, and what mended them; `None`
+    /// when it ran with the model's (or did not run).
+    pub repaired: Option<Repaired>,
+}
+
+/// Arguments mended before a call ran ([`CallRecord::repaired`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Repaired {
+    /// The arguments the tool ran with.
+    pub arguments: serde_json::Value,
+    /// What mended them.
+    pub by: RepairedBy,
+}
+
+/// What mended a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RepairedBy {
+    /// The loop's JSON repair ([`RunOptions::repair_json`](crate::RunOptions::repair_json)):
+    /// the arguments were not valid JSON, and these mends made them so.
+    Json(Vec<tool_core::repair::JsonFix>),
+    /// [`RunHooks::repair_call`](crate::RunHooks::repair_call).
+    Hook,
 }
 
 impl CallRecord {

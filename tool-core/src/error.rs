@@ -97,6 +97,17 @@ pub enum ToolError {
         #[source]
         source: Option<FailureSource>,
     },
+    /// The tool refused these arguments for a reason its schema cannot say (a date in the
+    /// past, an unknown customer) and asks to be called again with better ones
+    /// ([`ToolError::retry`]). The model reads the reason and is told to call again; the agent
+    /// loop counts it with invalid arguments against the tool's retry budget.
+    #[error("tool `{tool}` asks for other arguments: {message}")]
+    Retry {
+        /// The tool.
+        tool: String,
+        /// What to change, for the model.
+        message: String,
+    },
     /// The tool panicked. The executor goes on serving.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
@@ -158,6 +169,8 @@ pub enum ToolErrorKind {
     ArgumentsTooLarge,
     /// [`ToolError::Failed`].
     Failed,
+    /// [`ToolError::Retry`].
+    Retry,
     /// [`ToolError::Panicked`].
     Panicked,
     /// [`ToolError::TimedOut`].
@@ -199,6 +212,7 @@ impl ToolError {
             | ToolError::InvalidArguments { tool, .. }
             | ToolError::ArgumentsTooLarge { tool, .. }
             | ToolError::Failed { tool, .. }
+            | ToolError::Retry { tool, .. }
             | ToolError::Panicked { tool, .. }
             | ToolError::TimedOut { tool, .. }
             | ToolError::Cancelled { tool }
@@ -215,6 +229,7 @@ impl ToolError {
             ToolError::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
             ToolError::ArgumentsTooLarge { .. } => ToolErrorKind::ArgumentsTooLarge,
             ToolError::Failed { .. } => ToolErrorKind::Failed,
+            ToolError::Retry { .. } => ToolErrorKind::Retry,
             ToolError::Panicked { .. } => ToolErrorKind::Panicked,
             ToolError::TimedOut { .. } => ToolErrorKind::TimedOut,
             ToolError::Cancelled { .. } => ToolErrorKind::Cancelled,
@@ -233,6 +248,22 @@ impl ToolError {
             message: error.to_string(),
             error: Some(Arc::new(error)),
             source: None,
+        }
+    }
+
+    /// A tool's request to be called again with better arguments ([`ToolError::Retry`]):
+    /// return it from a tool, an `#[ai_tool]` function's `Err` included.
+    ///
+    /// ```
+    /// # use tool_core::{ToolError, ToolErrorKind};
+    /// let err = ToolError::retry("book", "the date 2020-01-01 is in the past");
+    /// assert_eq!(err.kind(), ToolErrorKind::Retry);
+    /// assert!(err.to_model_text().ends_with("Fix this and call `book` again."));
+    /// ```
+    pub fn retry(tool: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolError::Retry {
+            tool: tool.into(),
+            message: message.into(),
         }
     }
 
@@ -324,6 +355,9 @@ impl ToolError {
                 "The arguments for `{tool}` are too large (limit {limit} bytes). Send less data."
             ),
             ToolError::Failed { tool, message, .. } => format!("`{tool}` failed: {message}"),
+            ToolError::Retry { tool, message } => format!(
+                "`{tool}` did not run with these arguments: {message}\nFix this and call `{tool}` again."
+            ),
             ToolError::Panicked { tool, .. } => {
                 format!("`{tool}` failed with an internal error. Do not retry the same call.")
             }

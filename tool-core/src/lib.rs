@@ -17,6 +17,7 @@ pub mod nesting;
 mod output;
 pub mod profile;
 pub mod provider;
+pub mod repair;
 pub mod schema;
 mod spec;
 #[doc(hidden)]

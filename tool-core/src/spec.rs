@@ -125,6 +125,11 @@ pub struct ToolMetadata {
     /// never widens it: the smaller applies (`#[ai_tool(max_result_bytes = 20_000)]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_result_bytes: Option<usize>,
+    /// How many calls in a row the agent loop lets the model make again after a call of the
+    /// tool came back with invalid arguments or [`ToolError::Retry`](crate::ToolError::Retry);
+    /// `None` leaves it to the run (`#[ai_tool(max_retries = 2)]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<usize>,
     /// A person approves each call before it runs: the agent loop stops with the call pending
     /// (`#[ai_tool(requires_approval)]`). The executor itself runs what it is asked to.
     #[serde(skip_serializing_if = "is_false")]

@@ -26,6 +26,7 @@ pub(crate) struct ToolAttr {
     pub open_world: Option<bool>,
     pub timeout: Option<LitStr>,
     pub max_result_bytes: Option<usize>,
+    pub max_retries: Option<usize>,
     pub requires_approval: bool,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
@@ -60,6 +61,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "open_world" => attr.open_world = Some(flag(&meta)?),
             "timeout" => attr.timeout = Some(meta.value()?.parse()?),
             "max_result_bytes" => attr.max_result_bytes = Some(positive(&meta)?),
+            "max_retries" => attr.max_retries = Some(count(&meta)?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "strict" => attr.strict = Some(flag(&meta)?),
             "convert" => {
@@ -70,8 +72,8 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
-                     open_world, timeout, max_result_bytes, requires_approval, strict, convert, \
-                     crate",
+                     open_world, timeout, max_result_bytes, max_retries, requires_approval, strict, \
+                     convert, crate",
             )),
         }
         Ok(())
@@ -255,6 +257,14 @@ fn positive(meta: &ParseNestedMeta) -> syn::Result<usize> {
             "expected a number of bytes of at least 1, such as `max_result_bytes = 20_000`",
         )),
     }
+}
+
+/// `key = N`, a whole number that fits a `usize`, 0 included.
+fn count(meta: &ParseNestedMeta) -> syn::Result<usize> {
+    let lit = meta.value()?.parse::<syn::LitInt>()?;
+    lit.base10_parse::<usize>().map_err(|_| {
+        syn::Error::new_spanned(&lit, "expected a whole number, such as `max_retries = 2`")
+    })
 }
 
 /// `key` alone means true; `key = true|false` says which.

@@ -462,6 +462,10 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
         None => quote!(::core::option::Option::None),
     };
+    let max_retries = match a.max_retries {
+        Some(retries) => quote!(::core::option::Option::Some(#retries)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #p::StaticMetadata {
             title: #title,
@@ -478,6 +482,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             },
             timeout_ms: #timeout,
             max_result_bytes: #max_result_bytes,
+            max_retries: #max_retries,
             requires_approval: #requires_approval,
             strict: #strict,
         }

@@ -117,13 +117,28 @@ pub fn fail<E: ToolFailure>(error: E, ctx: &ToolContext<'_>) -> ToolError {
     ToolError::failed(ctx.tool_name(), error)
 }
 
-/// The error a tool returned, kept typed and as the failure's `source()`.
+/// The error a tool returned, kept typed and as the failure's `source()`; a [`ToolError`] of
+/// the tool's own (such as [`ToolError::retry`]) as it is.
 #[inline]
 pub fn fail_with_source<E>(error: E, ctx: &ToolContext<'_>) -> ToolError
 where
     E: std::error::Error + Send + Sync + 'static,
 {
-    ToolError::failed_with_source(ctx.tool_name(), error)
+    let mut slot = Some(error);
+    let own = (&mut slot as &mut dyn Any).downcast_mut::<Option<ToolError>>();
+    if let Some(own) = own.and_then(Option::take) {
+        return own;
+    }
+    match slot {
+        Some(error) => ToolError::failed_with_source(ctx.tool_name(), error),
+        // Taken above only when it was a `ToolError`, which returned.
+        None => ToolError::Failed {
+            tool: ctx.tool_name().to_owned(),
+            message: "the tool's error was lost".to_owned(),
+            error: None,
+            source: None,
+        },
+    }
 }
 
 /// A probe for a tool's error type `E`: `(&Failure::of(&error)).fail()` is [`fail_with_source`]

@@ -154,6 +154,8 @@ pub struct StaticMetadata {
     pub timeout_ms: Option<u64>,
     /// `max_result_bytes = N`.
     pub max_result_bytes: Option<usize>,
+    /// `max_retries = N`.
+    pub max_retries: Option<usize>,
     /// `requires_approval`.
     pub requires_approval: bool,
     /// `strict` or `strict = false`; `None` when not written.

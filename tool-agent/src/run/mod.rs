@@ -25,6 +25,7 @@ use crate::kept::{KeptResults, READ_RESULT};
 use crate::options::RunOptions;
 use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
+use crate::retries::Retries;
 use crate::scope::InvocationScope;
 use decide::{decide, Answer, Standing, StepDecision};
 use output::OutputCheck;
@@ -158,6 +159,8 @@ struct Run<'a> {
     approved_tools: Vec<String>,
     /// Results cut for the model and kept whole, when the run offers `read_result`.
     kept: Option<KeptResults>,
+    /// Each tool's failed attempts in a row.
+    retries: Retries,
 }
 
 /// How a step ended the run, if it did.
@@ -193,6 +196,7 @@ impl<'a> Run<'a> {
         let offered = Arc::new(offered);
         Run {
             kept: keeps.then(|| KeptResults::new(options.kept_result_bytes)),
+            retries: Retries::default(),
             output_check: options.output.as_ref().map(OutputCheck::new).transpose(),
             output_retries: options.output_retries,
             output: None,
@@ -506,6 +510,7 @@ impl<'a> Run<'a> {
                     tool: calls[i].name.clone(),
                 }),
                 elapsed: Default::default(),
+                repaired: None,
             };
             results.push((i, self.result_message(&record)));
             records.push((i, record));
@@ -653,6 +658,9 @@ impl<'a> Run<'a> {
                 .kept
                 .as_ref()
                 .map(|kept| (kept, self.options.max_result_bytes)),
+            retries: &self.retries,
+            max_retries: self.options.max_retries,
+            repair_json: self.options.repair_json,
         }
     }
 

@@ -74,6 +74,7 @@ mod tests {
             call: ToolCall::new("c1", "read", serde_json::json!({})),
             result,
             elapsed: Default::default(),
+            repaired: None,
         }
     }
 

@@ -280,6 +280,7 @@ fn closed(
             result: Ok(ToolOutput::error(format!("The call was not run: {why}"))),
             call: pending.call.clone(),
             elapsed: Default::default(),
+            repaired: None,
         };
         // A short note of the project's own: never cut.
         (
@@ -351,6 +352,7 @@ impl Run<'_> {
                 result: Ok(output),
                 call,
                 elapsed: Default::default(),
+                repaired: None,
             };
             messages.push((index, self.result_message(&record)));
             records.push((index, record));
@@ -440,5 +442,6 @@ fn ran_record(calls: &[ToolCall], index: usize, message: &Message) -> Option<Cal
         call: calls.get(index)?.clone(),
         result: Ok(output),
         elapsed: Default::default(),
+        repaired: None,
     })
 }

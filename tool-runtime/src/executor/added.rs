@@ -151,6 +151,13 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.max_result_bytes = Some(bytes))
     }
 
+    /// How many calls in a row the agent loop lets the model make again after invalid
+    /// arguments or [`ToolError::Retry`](tool_core::ToolError::Retry) (`max_retries = N`),
+    /// instead of the run's default.
+    pub fn max_retries(self, retries: usize) -> Self {
+        self.metadata(|spec| spec.metadata.max_retries = Some(retries))
+    }
+
     /// The tool's spec as it stands (its schema as written or derived, its metadata so far).
     pub fn spec(&self) -> &ToolSpec {
         match &self.tool {

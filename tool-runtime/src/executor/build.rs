@@ -491,6 +491,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             hints: m.hints,
             timeout_ms: m.timeout_ms,
             max_result_bytes: m.max_result_bytes,
+            max_retries: m.max_retries,
             requires_approval: m.requires_approval,
             strict: m.strict,
             source: Some(source_of_location(&reg.location)),
