@@ -29,7 +29,7 @@ pub(crate) struct Sources {
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     headers: Vec<String>,
     /// How long a call of an MCP server's tool may run before it is cancelled (default 60).
-    #[arg(long = "timeout", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long = "timeout", value_name = "SECONDS", value_parser = super::parse_seconds)]
     timeout: Option<Duration>,
     /// The namespace each `stdio` source takes instead of its server's name (`--upstream
     /// NAME=stdio:..`), by position.
@@ -144,20 +144,6 @@ fn renamed(tools: McpTools, name: Option<&Option<String>>) -> McpTools {
         Some(Some(name)) => tools.with_namespace(name.clone()),
         _ => tools,
     }
-}
-
-/// A number of seconds (`1.5` too), at most a day.
-pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
-    if !(seconds > 0.0 && seconds <= 86_400.0) {
-        return Err(format!(
-            "`{text}`: give a number of seconds above 0 and at most 86400"
-        ));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// `NAME: VALUE` as the name and the value, trimmed.

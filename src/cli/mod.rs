@@ -19,9 +19,10 @@
 //! `eval-retrieval --catalog F --queries F [--retriever ..] [--k N] [--json]`; with the `mcp`
 //! feature, `serve --stdio | --http ADDR [--token-env VAR] [--allowed-host HOST ..] [--upstream [NAME=]stdio:CMD|[NAME=]http:URL ..]
 //! [--header 'K: V' ..] [--search]`, and `--mcp-stdio "CMD ARGS"` / `--mcp-http URL
-//! [--header 'K: V' ..]` on `tools` and `call`; with the `agent` feature, `route --tools FILE
-//! [--type T] [--json] "query"` and `tools --tools FILE` for declared tools (NLWeb's
-//! `tools.xml`).
+//! [--header 'K: V' ..]` on `tools`, `call` and `chat`; with the `agent` feature, `chat
+//! [--model API:MODEL] "question"` (the agent loop; its exit codes are its own, see
+//! `docs/cli.md`), `route --tools FILE [--type T] [--json] "query"` and `tools --tools FILE`
+//! for declared tools (NLWeb's `tools.xml`).
 //!
 //! Exit codes: `0` success (for `validate`, whatever the verdicts); `1` the called tool failed
 //! (its error, panic or time limit); `2` unusable input (a missing file, a malformed line, an
@@ -34,6 +35,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "agent")]
+mod chat;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod retrieve;
@@ -211,7 +214,7 @@ enum Command {
         no_auth: bool,
         /// How long a call of an --upstream server's tool may run before it is cancelled
         /// (default 60).
-        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds)]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
         timeout: Option<std::time::Duration>,
         /// With --http: sessions alive at once; past it `initialize` gets 503 (default 1000).
         #[arg(long, value_name = "N", requires = "http")]
@@ -221,14 +224,14 @@ enum Command {
         max_connections: Option<usize>,
         /// With --http: seconds a session may go without a request before it ends (default
         /// 300).
-        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, requires = "http")]
         session_idle_timeout: Option<std::time::Duration>,
         /// With --http: seconds a client may take to send a request's headers (default 30).
-        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, requires = "http")]
         header_read_timeout: Option<std::time::Duration>,
         /// With --http: seconds a connection may carry nothing before it is closed (default
         /// 120).
-        #[arg(long, value_name = "SECONDS", value_parser = mcp::parse_seconds, requires = "http")]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, requires = "http")]
         idle_timeout: Option<std::time::Duration>,
         /// Tool calls one client may run at once (default 32); past it, an error to retry.
         #[arg(long, value_name = "N")]
@@ -260,6 +263,47 @@ enum Command {
         #[arg(long)]
         search: bool,
     },
+    /// Ask a model a question, running its tool calls (the agent loop): the answer streams to
+    /// standard output, the calls and their results to standard error.
+    #[cfg(feature = "agent")]
+    Chat {
+        /// The question.
+        question: String,
+        /// The model, as API:MODEL: openai:gpt-4o-mini, openai-responses:, anthropic:,
+        /// gemini:, vertex: (Gemini, or Claude by its name), bedrock: (default:
+        /// AI_TOOL_CHAT_MODEL, else openai:gpt-4o-mini). Keys come from each API's variable
+        /// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, Google and AWS credentials).
+        #[arg(long, value_name = "API:MODEL")]
+        model: Option<String>,
+        /// The API's base URL, such as a local OpenAI-compatible server's
+        /// http://127.0.0.1:8080/v1 (default: OPENAI_BASE_URL, ANTHROPIC_BASE_URL or
+        /// GEMINI_BASE_URL when set, else the API's own).
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Instructions for the model (the system prompt).
+        #[arg(long, value_name = "TEXT")]
+        system: Option<String>,
+        /// Print one JSON object per event on standard output instead of the text.
+        #[arg(long)]
+        json: bool,
+        /// Requests that may run tools (default 20); one more asks for the answer.
+        #[arg(long, value_name = "N")]
+        max_steps: Option<usize>,
+        /// Seconds the whole run may take; past them it is cancelled (exit code 5).
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+        max_time: Option<std::time::Duration>,
+        /// Which calls are asked about on the terminal before they run: tools marked
+        /// requires_approval (required), those and tools that may destroy data
+        /// (destructive), or every call (all).
+        #[arg(long, value_enum, default_value = "required")]
+        ask: chat::Ask,
+        /// A JSON Lines catalog whose tools are added (offered, but refused as not executable).
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        #[cfg(feature = "mcp")]
+        #[command(flatten)]
+        mcp: mcp::Sources,
+    },
     /// Check calls against the tools' schemas without running them.
     Validate {
         /// A JSON Lines catalog whose tools are added to the compiled-in ones.
@@ -269,6 +313,21 @@ enum Command {
         #[arg(long)]
         calls: PathBuf,
     },
+}
+
+/// A number of seconds (`1.5` too), at most a day.
+#[cfg(any(feature = "mcp", feature = "agent"))]
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds <= 86_400.0) {
+        return Err(format!(
+            "`{text}`: give a number of seconds above 0 and at most 86400"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// A failure of the command itself, with its exit code.
@@ -582,6 +641,35 @@ async fn dispatch(
                 max_result_bytes,
             };
             mcp::serve(tools, upstreams, how, err).await
+        }
+        #[cfg(feature = "agent")]
+        Command::Chat {
+            question,
+            model,
+            base_url,
+            system,
+            json,
+            max_steps,
+            max_time,
+            ask,
+            catalog,
+            #[cfg(feature = "mcp")]
+            mcp,
+        } => {
+            #[cfg(feature = "mcp")]
+            let tools = mcp.add_to(tools).await?;
+            let tools = open(tools, catalog.as_deref())?;
+            let args = chat::ChatArgs {
+                question,
+                model,
+                base_url,
+                system,
+                json,
+                max_steps,
+                max_time,
+                ask,
+            };
+            chat::chat(tools, args, out, err).await
         }
         #[cfg(feature = "agent")]
         Command::Route {
