@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use tool_core::provider::{Aliases, Format};
 
 use messages::{messages, takes_result_status};
+#[cfg(feature = "fuzzing")]
 pub(crate) use stream::{event_reader, stream_decoder};
 
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};

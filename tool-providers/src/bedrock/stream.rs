@@ -10,14 +10,16 @@ use tool_core::provider::Aliases;
 
 use super::{reasoning, usage, PROVIDER};
 use crate::assemble::StreamedAnswer;
-use crate::aws_frames::{FrameReader, EXCEPTION_EVENT};
-use crate::sse::{Decoder, EventReader};
+use crate::aws_frames::EXCEPTION_EVENT;
+use crate::sse::Decoder;
 use tool_model::message::grow_text;
 use tool_model::{ModelError, ModelEvent, ModelResponse};
 
 /// What reads a `ConverseStream` body: AWS event stream messages, given to `decoder`.
-pub(crate) fn event_reader(decoder: Box<dyn Decoder>) -> EventReader<'static> {
-    EventReader::framed(decoder, Box::new(FrameReader::default()), PROVIDER)
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn event_reader(decoder: Box<dyn Decoder>) -> crate::sse::EventReader<'static> {
+    let frames = Box::new(crate::aws_frames::FrameReader::default());
+    crate::sse::EventReader::framed(decoder, frames, PROVIDER)
 }
 
 /// What reads a streamed answer's events, with the aliases its tools were declared under.

@@ -6,6 +6,7 @@ mod credentials;
 mod gcloud;
 mod sources;
 
+#[cfg(feature = "fuzzing")]
 pub(crate) use sources::KeyFile;
 pub(crate) mod vertex;
 

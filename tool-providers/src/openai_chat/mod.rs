@@ -5,6 +5,7 @@
 
 mod stream;
 
+#[cfg(feature = "fuzzing")]
 pub(crate) use stream::stream_decoder;
 
 use std::borrow::Cow;
