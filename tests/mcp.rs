@@ -1538,6 +1538,33 @@ mod limits {
         );
     }
 
+    #[tokio::test]
+    async fn a_call_past_the_servers_time_limit_is_cancelled_and_answered_naming_it() {
+        let (tx, mut started) = mpsc::unbounded_channel();
+        let limits = CallLimits::default()
+            .with_per_session(1)
+            .with_call_timeout(Duration::from_millis(200));
+        let server = McpServer::new(started_then_forever(tx))
+            .unwrap()
+            .with_call_limits(limits);
+        let client = ().serve(in_process(server)).await.unwrap();
+        let result = within(client.call_tool(call("hold", json!({}))))
+            .await
+            .unwrap();
+        within(started.recv()).await.expect("the call started");
+        assert_eq!(result.is_error, Some(true));
+        let text = serde_json::to_value(&result).unwrap()["content"][0]["text"].clone();
+        assert!(
+            text.as_str().unwrap().contains("CallLimits::call_timeout"),
+            "{text}"
+        );
+        // Its slot (one per session here) is free again.
+        let again = within(client.call_tool(call("hold", json!({}))))
+            .await
+            .unwrap();
+        assert_eq!(again.is_error, Some(true));
+    }
+
     fn approval_executor() -> Executor {
         let tool = DynamicTool::new(
             "pay",

@@ -239,6 +239,10 @@ enum Command {
         /// Tool calls all clients together may run at once (default 256).
         #[arg(long, value_name = "N")]
         max_calls: Option<usize>,
+        /// Seconds one tool call may run before it is cancelled and answered with an error
+        /// (default 300).
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+        max_call_time: Option<std::time::Duration>,
         /// Bytes of one tool call's result sent to the client (default 100000): past it, the
         /// text is cut in the middle with a line that says so.
         #[arg(long, value_name = "BYTES")]
@@ -595,6 +599,7 @@ async fn dispatch(
             idle_timeout,
             max_calls_per_session,
             max_calls,
+            max_call_time,
             max_result_bytes,
             allowed_hosts,
             catalog,
@@ -628,6 +633,9 @@ async fn dispatch(
             }
             if let Some(n) = max_calls {
                 calls = calls.with_total(n);
+            }
+            if let Some(limit) = max_call_time {
+                calls = calls.with_call_timeout(limit);
             }
             let how = mcp::Serve {
                 stdio,

@@ -62,6 +62,10 @@ pub struct CallLimits {
     pub per_session: usize,
     /// In all sessions together. Default 256.
     pub total: usize,
+    /// The longest one call may run, its tool's own time limit included: past it the call is
+    /// cancelled and answered with an error result naming this limit, and its slot is free
+    /// again. Default 300 s.
+    pub call_timeout: std::time::Duration,
 }
 
 impl CallLimits {
@@ -69,6 +73,14 @@ impl CallLimits {
     pub const DEFAULT_PER_SESSION: usize = 32;
     /// The default of [`CallLimits::total`].
     pub const DEFAULT_TOTAL: usize = 256;
+    /// The default of [`CallLimits::call_timeout`]: 300 s.
+    pub const DEFAULT_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+    /// These limits with another longest time for one call.
+    pub fn with_call_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.call_timeout = limit;
+        self
+    }
 
     /// These limits with another cap per session.
     pub fn with_per_session(mut self, max: usize) -> Self {
@@ -88,6 +100,7 @@ impl Default for CallLimits {
         CallLimits {
             per_session: Self::DEFAULT_PER_SESSION,
             total: Self::DEFAULT_TOTAL,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
         }
     }
 }
@@ -416,15 +429,34 @@ impl McpServer {
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
+        // The client's cancellation, and the server's time limit, end the call.
+        let cancellation = context.ct.child_token();
         let options = CallOptions {
             call_id: Some(id.into()),
-            cancellation: Some(context.ct),
+            cancellation: Some(cancellation.clone()),
             progress,
             log,
             ..CallOptions::default()
         };
         let exec = listing.executor_for(name);
-        let outcome = exec.execute_with(name, args, &options).await;
+        let limit = self.limits.call_timeout;
+        let outcome =
+            match tokio::time::timeout(limit, exec.execute_with(name, args, &options)).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    cancellation.cancel();
+                    flush.done().await;
+                    let timed_out = ToolError::TimedOut {
+                        tool: name.to_owned(),
+                        after: limit,
+                    };
+                    let text = format!(
+                        "{} (the server's limit, CallLimits::call_timeout)",
+                        timed_out.to_model_text()
+                    );
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
+                }
+            };
         // The reports before the result: none may follow it.
         flush.done().await;
         match outcome {
