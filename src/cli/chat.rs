@@ -1,6 +1,6 @@
 //! `ai-tool chat [--model API:MODEL] "question"`: the agent loop from the terminal, over the
 //! tools the command line has (compiled-in, MCP servers' with `--mcp-stdio`/`--mcp-http`; a
-//! catalog's declared tools are listed to the model but refused as not executable). Features
+//! catalog's tools are declared, not executable, so the model is not offered them). Features
 //! `cli` and `agent`.
 //!
 //! The model's text goes to standard output as it comes; each call (as the model writes it)
@@ -23,9 +23,9 @@ use serde_json::{json, Value};
 
 use super::{write_line, Failure};
 use crate::agent::{
-    Agent, AnthropicModel, ApprovalVerdict, BedrockModel, ChatModel, Decision, GeminiModel,
-    OpenAiChatModel, OpenAiResponsesModel, PendingApproval, RunError, RunEvent, RunOptions,
-    RunResult, StopReason,
+    Agent, AnthropicModel, Api, ApprovalVerdict, BedrockModel, ChatModel, Decision, GeminiModel,
+    HttpModel, OpenAiChatModel, OpenAiResponsesModel, PendingApproval, RunError, RunEvent,
+    RunOptions, RunResult, StopReason,
 };
 use crate::{CancellationToken, Executor};
 
@@ -49,14 +49,37 @@ pub(crate) enum Ask {
 }
 
 /// What `chat` is asked.
+#[derive(clap::Args)]
 pub(crate) struct ChatArgs {
+    /// The question.
     pub question: String,
+    /// The model, as API:MODEL: openai:gpt-4o-mini, openai-responses:, anthropic:,
+    /// gemini:, vertex: (Gemini, or Claude by its name), bedrock: (default:
+    /// AI_TOOL_CHAT_MODEL, else openai:gpt-4o-mini). Keys come from each API's variable
+    /// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, Google and AWS credentials).
+    #[arg(long, value_name = "API:MODEL")]
     pub model: Option<String>,
+    /// The API's base URL, such as a local OpenAI-compatible server's
+    /// http://127.0.0.1:8080/v1 (default: OPENAI_BASE_URL, ANTHROPIC_BASE_URL or
+    /// GEMINI_BASE_URL when set, else the API's own).
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Instructions for the model (the system prompt).
+    #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// Print one JSON object per event on standard output instead of the text.
+    #[arg(long)]
     pub json: bool,
+    /// Requests that may run tools (default 20); one more asks for the answer.
+    #[arg(long, value_name = "N")]
     pub max_steps: Option<usize>,
+    /// Seconds the whole run may take; past them it is cancelled (exit code 5).
+    #[arg(long, value_name = "SECONDS", value_parser = super::parse_seconds)]
     pub max_time: Option<Duration>,
+    /// Which calls are asked about on the terminal before they run: tools marked
+    /// requires_approval (required), those and tools that may destroy data
+    /// (destructive), or every call (all).
+    #[arg(long, value_enum, default_value = "required")]
     pub ask: Ask,
 }
 
@@ -71,44 +94,23 @@ fn model(spec: &str, base_url: Option<&str>) -> Result<Arc<dyn ChatModel>, Failu
     let from_env = |variable: &str| std::env::var(variable).ok().filter(|v| !v.is_empty());
     let base = |variable: &str| base_url.map(str::to_owned).or_else(|| from_env(variable));
     let model: Arc<dyn ChatModel> = match api {
-        "openai" => {
-            let model = OpenAiChatModel::new(name);
-            Arc::new(match base("OPENAI_BASE_URL") {
-                Some(url) => model.with_base_url(&url),
-                None => model,
-            })
-        }
-        "openai-responses" => {
-            let model = OpenAiResponsesModel::new(name);
-            Arc::new(match base("OPENAI_BASE_URL") {
-                Some(url) => model.with_base_url(&url),
-                None => model,
-            })
-        }
-        "anthropic" => {
-            let model = AnthropicModel::new(name);
-            Arc::new(match base("ANTHROPIC_BASE_URL") {
-                Some(url) => model.with_base_url(&url),
-                None => model,
-            })
-        }
-        "gemini" => {
-            let model = GeminiModel::new(name);
-            Arc::new(match base("GEMINI_BASE_URL") {
-                Some(url) => model.with_base_url(&url),
-                None => model,
-            })
-        }
+        "openai" => Arc::new(pointed(OpenAiChatModel::new(name), base("OPENAI_BASE_URL"))),
+        "openai-responses" => Arc::new(pointed(
+            OpenAiResponsesModel::new(name),
+            base("OPENAI_BASE_URL"),
+        )),
+        "anthropic" => Arc::new(pointed(
+            AnthropicModel::new(name),
+            base("ANTHROPIC_BASE_URL"),
+        )),
+        "gemini" => Arc::new(pointed(GeminiModel::new(name), base("GEMINI_BASE_URL"))),
         // Claude on Vertex AI by its name, Gemini otherwise.
         "vertex" if name.starts_with("claude") => Arc::new(AnthropicModel::vertex_ai(name)),
         "vertex" => Arc::new(GeminiModel::vertex_ai(name)),
-        "bedrock" => {
-            let model = BedrockModel::new(name);
-            Arc::new(match base_url {
-                Some(url) => model.with_base_url(url),
-                None => model,
-            })
-        }
+        "bedrock" => Arc::new(pointed(
+            BedrockModel::new(name),
+            base_url.map(str::to_owned),
+        )),
         other => {
             return Err(Failure::input(format!(
                 "--model `{spec}`: unknown API `{other}`; expected one of {apis}"
@@ -116,6 +118,14 @@ fn model(spec: &str, base_url: Option<&str>) -> Result<Arc<dyn ChatModel>, Failu
         }
     };
     Ok(model)
+}
+
+/// `model` sent to `base_url` when one is given.
+fn pointed<A: Api>(model: HttpModel<A>, base_url: Option<String>) -> HttpModel<A> {
+    match base_url {
+        Some(url) => model.with_base_url(&url),
+        None => model,
+    }
 }
 
 /// `chat`: runs the loop on the question until it ends, asking for approvals on the way.

@@ -271,37 +271,10 @@ enum Command {
     /// standard output, the calls and their results to standard error.
     #[cfg(feature = "agent")]
     Chat {
-        /// The question.
-        question: String,
-        /// The model, as API:MODEL: openai:gpt-4o-mini, openai-responses:, anthropic:,
-        /// gemini:, vertex: (Gemini, or Claude by its name), bedrock: (default:
-        /// AI_TOOL_CHAT_MODEL, else openai:gpt-4o-mini). Keys come from each API's variable
-        /// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, Google and AWS credentials).
-        #[arg(long, value_name = "API:MODEL")]
-        model: Option<String>,
-        /// The API's base URL, such as a local OpenAI-compatible server's
-        /// http://127.0.0.1:8080/v1 (default: OPENAI_BASE_URL, ANTHROPIC_BASE_URL or
-        /// GEMINI_BASE_URL when set, else the API's own).
-        #[arg(long, value_name = "URL")]
-        base_url: Option<String>,
-        /// Instructions for the model (the system prompt).
-        #[arg(long, value_name = "TEXT")]
-        system: Option<String>,
-        /// Print one JSON object per event on standard output instead of the text.
-        #[arg(long)]
-        json: bool,
-        /// Requests that may run tools (default 20); one more asks for the answer.
-        #[arg(long, value_name = "N")]
-        max_steps: Option<usize>,
-        /// Seconds the whole run may take; past them it is cancelled (exit code 5).
-        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-        max_time: Option<std::time::Duration>,
-        /// Which calls are asked about on the terminal before they run: tools marked
-        /// requires_approval (required), those and tools that may destroy data
-        /// (destructive), or every call (all).
-        #[arg(long, value_enum, default_value = "required")]
-        ask: chat::Ask,
-        /// A JSON Lines catalog whose tools are added (offered, but refused as not executable).
+        #[command(flatten)]
+        args: chat::ChatArgs,
+        /// A JSON Lines catalog whose tools are added (declared, not executable: the model is not
+        /// offered them).
         #[arg(long)]
         catalog: Option<PathBuf>,
         #[cfg(feature = "mcp")]
@@ -652,14 +625,7 @@ async fn dispatch(
         }
         #[cfg(feature = "agent")]
         Command::Chat {
-            question,
-            model,
-            base_url,
-            system,
-            json,
-            max_steps,
-            max_time,
-            ask,
+            args,
             catalog,
             #[cfg(feature = "mcp")]
             mcp,
@@ -667,16 +633,6 @@ async fn dispatch(
             #[cfg(feature = "mcp")]
             let tools = mcp.add_to(tools).await?;
             let tools = open(tools, catalog.as_deref())?;
-            let args = chat::ChatArgs {
-                question,
-                model,
-                base_url,
-                system,
-                json,
-                max_steps,
-                max_time,
-                ask,
-            };
             chat::chat(tools, args, out, err).await
         }
         #[cfg(feature = "agent")]

@@ -6,6 +6,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::{json, Value};
+use tool_core::cap::{ceil_char, floor_char};
 use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSpec};
 
 /// The name of the tool a run offers to read kept results.
@@ -137,24 +138,6 @@ pub(crate) fn read_result_spec(max_length: usize) -> ToolSpec {
             ..ToolMetadata::default()
         },
     }
-}
-
-/// The largest char boundary at or before `at`.
-fn floor_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The smallest char boundary at or after `at`.
-fn ceil_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -40,7 +40,19 @@ impl LeftOut {
 /// prose and code with the providers' tokenizers (fewer for other scripts).
 pub const BYTES_PER_TOKEN: usize = 4;
 
-impl ResultCap<'_> {
+impl<'a> ResultCap<'a> {
+    /// The cap `max_bytes` that `setting` sets, or a tool's own `tool_max` when it is smaller:
+    /// a tool's cap narrows the run's or the server's, never widens it.
+    pub fn narrowed_by(max_bytes: usize, setting: &'a str, tool_max: Option<usize>) -> Self {
+        match tool_max {
+            Some(max) if max < max_bytes => ResultCap {
+                max_bytes: max,
+                setting: "the tool's max_result_bytes",
+            },
+            _ => ResultCap { max_bytes, setting },
+        }
+    }
+
     /// Holds `text` and `images` (each sized by `size`) to the cap together. Images go first:
     /// each is kept while it fits beside the text, the others are removed and named in a line
     /// at the end of the text; then the text keeps its head and tail around a line that says
@@ -187,8 +199,8 @@ impl ResultCap<'_> {
     }
 }
 
-/// The largest char boundary at or before `at`.
-fn floor_char(text: &str, at: usize) -> usize {
+/// The largest char boundary of `text` at or before `at` (at most its length).
+pub fn floor_char(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -196,8 +208,8 @@ fn floor_char(text: &str, at: usize) -> usize {
     at
 }
 
-/// The smallest char boundary at or after `at`.
-fn ceil_char(text: &str, at: usize) -> usize {
+/// The smallest char boundary of `text` at or after `at` (at most its length).
+pub fn ceil_char(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at += 1;

@@ -373,16 +373,11 @@ impl McpServer {
     /// A result within the server's cap, or the tool's own when it is smaller.
     fn held(&self, exec: &Executor, name: &str, output: ToolOutput) -> ToolOutput {
         let spec = exec.spec(name);
-        let cap = match spec.and_then(|spec| spec.metadata.max_result_bytes) {
-            Some(max) if max < self.max_result_bytes => ResultCap {
-                max_bytes: max,
-                setting: "the tool's max_result_bytes",
-            },
-            _ => ResultCap {
-                max_bytes: self.max_result_bytes,
-                setting: "McpServer::with_max_result_bytes",
-            },
-        };
+        let cap = ResultCap::narrowed_by(
+            self.max_result_bytes,
+            "McpServer::with_max_result_bytes",
+            spec.and_then(|spec| spec.metadata.max_result_bytes),
+        );
         let (mut held, left_out) = cap.hold_output(output);
         // A client checks a successful result against the tool's output schema.
         if left_out.structured && spec.is_some_and(|spec| spec.output_schema.is_some()) {

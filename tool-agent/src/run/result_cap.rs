@@ -52,16 +52,7 @@ pub(super) fn result_message(
 
 /// The cap on a call of `tool`: the run's, or the tool's own when it is smaller.
 pub(super) fn cap_for(run_max: usize, tool_max: Option<usize>) -> ResultCap<'static> {
-    match tool_max {
-        Some(max) if max < run_max => ResultCap {
-            max_bytes: max,
-            setting: "the tool's max_result_bytes",
-        },
-        _ => ResultCap {
-            max_bytes: run_max,
-            setting: "RunOptions::max_result_bytes",
-        },
-    }
+    ResultCap::narrowed_by(run_max, "RunOptions::max_result_bytes", tool_max)
 }
 
 #[cfg(test)]
