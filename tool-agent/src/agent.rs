@@ -88,6 +88,12 @@ impl Agent {
         self.executor.as_ref()
     }
 
+    /// The executor of a run with these options: theirs ([`RunOptions::tools`]), or the
+    /// agent's.
+    pub(crate) fn executor_for<'a>(&'a self, options: &'a RunOptions) -> Option<&'a Executor> {
+        options.tools.as_ref().or(self.executor.as_ref())
+    }
+
     /// The tools a run with these options offers for this input, declared in the model's
     /// format:
     ///
@@ -103,7 +109,7 @@ impl Agent {
         input: &str,
         options: &RunOptions,
     ) -> Result<OfferedTools, RunFailure> {
-        let Some(exec) = &self.executor else {
+        let Some(exec) = self.executor_for(options) else {
             return Ok(OfferedTools::none());
         };
         let retrieved = self.retrieved(input).await?;
@@ -119,7 +125,7 @@ impl Agent {
 
     /// The tools of these names, as an interrupted run offered them.
     pub(crate) fn offered_by_name(&self, names: &[String], options: &RunOptions) -> OfferedTools {
-        let specs = self.executor.as_ref().map_or_else(Vec::new, |exec| {
+        let specs = self.executor_for(options).map_or_else(Vec::new, |exec| {
             let mut specs: Vec<ToolSpec> = exec
                 .tools()
                 .filter(|spec| names.contains(&spec.name))
@@ -138,7 +144,7 @@ impl Agent {
     /// picked when the agent has a retriever (the pick depended on the input). What a stored
     /// state's names are held to.
     pub(crate) fn may_have_offered(&self, name: &str, options: &RunOptions) -> bool {
-        let Some(exec) = &self.executor else {
+        let Some(exec) = self.executor_for(options) else {
             return false;
         };
         let Some(spec) = exec.spec(name) else {

@@ -98,6 +98,12 @@ pub struct RunOptions {
     /// Cancelling this token ends the model request and the running tools; every call left
     /// gets a "cancelled" result, so the transcript stays valid.
     pub cancellation: Option<CancellationToken>,
+    /// The tools of this run instead of the agent's executor: an executor of any
+    /// [`Toolset`](tool_runtime::Toolset) (an imported MCP server's tools, a retriever's pick,
+    /// a filtered or renamed set), built once and given to the runs that use it. `None`, the
+    /// default, runs with the agent's. The agent's rules still choose which of its tools are
+    /// offered; a run resumed from a stored state must be given the same tools.
+    pub tools: Option<tool_runtime::Executor>,
     /// Selectable tools offered in this run, by name.
     pub selected_tools: Vec<String>,
     /// What the purpose gates read.
@@ -134,6 +140,7 @@ impl Default for RunOptions {
             max_failed_steps: 3,
             repeat_limit: 3,
             cancellation: None,
+            tools: None,
             selected_tools: Vec::new(),
             context: RunContext::default(),
             history: Vec::new(),
@@ -271,6 +278,12 @@ impl RunOptions {
         self
     }
 
+    /// Sets [`RunOptions::tools`]: this run's tools instead of the agent's.
+    pub fn tools(mut self, executor: tool_runtime::Executor) -> Self {
+        self.tools = Some(executor);
+        self
+    }
+
     /// Offers a selectable tool in this run.
     pub fn select(mut self, name: impl Into<String>) -> Self {
         self.selected_tools.push(name.into());
@@ -308,6 +321,7 @@ impl std::fmt::Debug for RunOptions {
             .field("max_failed_steps", &self.max_failed_steps)
             .field("repeat_limit", &self.repeat_limit)
             .field("cancellation", &self.cancellation)
+            .field("tools", &self.tools.as_ref().map(|exec| exec.len()))
             .field("selected_tools", &self.selected_tools)
             .field("context", &self.context)
             .field("history", &self.history.len())

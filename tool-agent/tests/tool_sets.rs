@@ -229,3 +229,55 @@ async fn the_retriever_picks_selectable_tools_for_the_input() {
     names.sort();
     assert_eq!(names, ["book_flight", "get_weather"]);
 }
+
+#[tokio::test]
+async fn a_run_given_its_own_toolset_offers_and_runs_that_set_alone() {
+    let searches = Arc::new(AtomicUsize::new(0));
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let exec = executor([
+        counted("search", ToolMetadata::default(), Arc::clone(&searches)),
+        counted("delete_all", ToolMetadata::default(), Arc::clone(&deletes)),
+    ]);
+    // The run's set: the agent's tools without the destructive one, under a prefix.
+    let narrowed = tool_runtime::Toolset::of(&exec)
+        .without(["delete_all"])
+        .prefixed("kb_")
+        .into_executor()
+        .unwrap();
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([
+                call("c1", "kb_search", json!({})),
+                call("c2", "delete_all", json!({})),
+            ]))
+            .then(ModelResponse::answer("Searched.")),
+    );
+    let runner = agent(&model, exec).build();
+    let result = runner
+        .run("find it", &RunOptions::default().tools(narrowed))
+        .await
+        .unwrap();
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .specs()
+        .iter()
+        .map(|spec| spec.name.as_str())
+        .collect();
+    assert_eq!(offered, ["kb_search"]);
+    assert_eq!(searches.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        deletes.load(Ordering::SeqCst),
+        0,
+        "the agent's own tool is not this run's"
+    );
+    let calls = &result.steps[0].calls;
+    assert_eq!(calls[0].result.as_ref().unwrap().to_text(), "ran");
+    assert!(calls[1].result.is_err());
+    // Without the option the run has the agent's tools.
+    let all = runner
+        .offered_tools("x", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(all.specs().len(), 2);
+}

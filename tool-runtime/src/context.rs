@@ -187,6 +187,14 @@ impl<'a> ToolContext<'a> {
         self.own_token.get_or_init(|| token).clone()
     }
 
+    /// What a call this one makes in turn is given: the caller's options, with this call's
+    /// token as its cancellation, so that giving up on this call gives up on that one.
+    pub(crate) fn forwarded_options(&self) -> CallOptions {
+        let mut options = self.parts.refs().options.clone();
+        options.cancellation = Some(self.cancellation_token().clone());
+        options
+    }
+
     /// The caller's token, when the call brought one.
     pub(crate) fn caller_token(&self) -> Option<&CancellationToken> {
         self.parts.refs().options.cancellation.as_ref()

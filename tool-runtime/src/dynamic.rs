@@ -21,7 +21,7 @@ pub(crate) type DynamicInvoke = Arc<
 >;
 
 /// Gives a closure the higher-ranked signature of [`DynamicInvoke`].
-fn invoke<F>(call: F) -> DynamicInvoke
+pub(crate) fn invoke<F>(call: F) -> DynamicInvoke
 where
     F: for<'g> Fn(
             Value,

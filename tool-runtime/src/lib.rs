@@ -22,6 +22,7 @@ mod panics;
 mod registration;
 mod returned;
 mod tool;
+pub mod toolset;
 
 pub use arguments::IntoArguments;
 pub use context::{Progress, ProgressSink, Services, ToolContext};
@@ -42,3 +43,4 @@ pub use tool_core::{
     CatalogEntry, CatalogError, Content, SafetyHints, SpecError, ToolCall, ToolError, ToolMetadata,
     ToolOutput, ToolSource, ToolSpec, Violation,
 };
+pub use toolset::Toolset;

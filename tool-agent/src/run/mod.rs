@@ -190,8 +190,7 @@ impl<'a> Run<'a> {
         let keeps = options.kept_result_bytes > 0
             && offered.contains(READ_RESULT)
             && agent
-                .executor
-                .as_ref()
+                .executor_for(options)
                 .is_some_and(|exec| exec.spec(READ_RESULT).is_none());
         let offered = Arc::new(offered);
         Run {
@@ -625,7 +624,7 @@ impl<'a> Run<'a> {
         if !self.request.tools.contains(&call.name) {
             return None;
         }
-        let exec = self.agent.executor.as_ref()?;
+        let exec = self.agent.executor_for(self.options)?;
         let spec = exec.spec(&call.name)?;
         // Arguments a model sent as JSON text are read as the executor reads them.
         let read = read_arguments(call);
@@ -648,7 +647,7 @@ impl<'a> Run<'a> {
         let mut options = CallOptions::default().with_extension(self.scope.clone());
         options.cancellation = self.options.cancellation.clone();
         Calls {
-            executor: self.agent.executor.as_ref(),
+            executor: self.agent.executor_for(self.options),
             offered: &self.request.tools,
             options,
             concurrency: self.options.max_concurrency,
@@ -845,8 +844,7 @@ impl<'a> Run<'a> {
     fn result_message(&self, record: &CallRecord) -> Message {
         let tool_max = self
             .agent
-            .executor
-            .as_ref()
+            .executor_for(self.options)
             .and_then(|exec| exec.spec(&record.call.name))
             .and_then(|spec| spec.metadata.max_result_bytes);
         let cap = result_cap::cap_for(self.options.max_result_bytes, tool_max);

@@ -73,7 +73,7 @@ impl Agent {
         let decided = self
             .check_state(&state, options)
             .and_then(|()| match_decisions(&state, decisions))
-            .and_then(|decided| self.check_answers(&decided).map(|()| decided));
+            .and_then(|decided| self.check_answers(&decided, options).map(|()| decided));
         let decided = match decided {
             Ok(decided) => decided,
             Err(why) => {
@@ -124,8 +124,9 @@ impl Agent {
     fn check_answers(
         &self,
         decided: &[(usize, PendingApproval, ApprovalVerdict)],
+        options: &RunOptions,
     ) -> Result<(), String> {
-        let Some(exec) = self.executor() else {
+        let Some(exec) = self.executor_for(options) else {
             return Ok(());
         };
         for (_, pending, verdict) in decided {

@@ -128,6 +128,12 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Adds the tools of a [`Toolset`](crate::Toolset): combined, filtered, renamed and
+    /// wrapped as it was shaped.
+    pub fn toolset(self, toolset: crate::Toolset) -> Self {
+        self.tools(toolset.into_tools())
+    }
+
     /// Adds declared tools read from a catalog: they can be listed and validated against, not
     /// executed.
     pub fn catalog(self, entries: impl IntoIterator<Item = CatalogEntry>) -> Self {
