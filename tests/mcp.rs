@@ -545,6 +545,30 @@ async fn imported_tools_are_namespaced_and_called_through_the_server() {
 }
 
 #[tokio::test]
+async fn an_imported_server_is_a_toolset_to_filter_rename_and_cache() {
+    use ai_tool::toolset::{ResultCache, Toolset};
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let tools = shop_tools(executor(tx)).await;
+    let cache = ResultCache::shared(Duration::from_secs(60));
+    let local = Toolset::from_tools(tools.tools())
+        .filter(|spec| spec.metadata.hints.read_only == Some(true))
+        .renamed("shop.add", "sum")
+        .layer(cache.clone())
+        .into_executor()
+        .unwrap();
+    let names: Vec<&str> = local.tools().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["sum", "shop.slow.forever"], "the read-only ones");
+    for _ in 0..2 {
+        let out = local
+            .execute("sum", json!({ "a": 40, "b": 2 }))
+            .await
+            .unwrap();
+        assert_eq!(out.structured, Some(json!({ "total": 42 })));
+    }
+    assert_eq!(cache.len(), 1, "the read-only tool's result was kept");
+}
+
+#[tokio::test]
 async fn imported_arguments_are_validated_before_anything_is_sent() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let (_tools, local) = imported(executor(tx)).await;

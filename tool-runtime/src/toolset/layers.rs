@@ -67,8 +67,8 @@ struct Bucket {
 /// [`ToolError::downcast_ref`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "the rate limit of {calls} calls per {per:?} is reached; try again in {} ms",
-    retry_after.as_millis()
+    "the rate limit of {calls} calls per {per:?} is reached; try again in {:.1} s",
+    retry_after.as_secs_f64()
 )]
 pub struct RateLimited {
     /// The limit's calls.
