@@ -49,6 +49,8 @@ pub struct Agent {
     pub(crate) hooks: Option<Arc<dyn RunHooks>>,
     /// Seals interrupted runs' states; a resumed state must carry its seal.
     pub(crate) state_key: Option<crate::approval::StateKey>,
+    /// Whether tool calls' spans carry their arguments and results.
+    pub(crate) trace_content: bool,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -77,6 +79,7 @@ impl Agent {
                 external: false,
                 hooks: None,
                 state_key: None,
+                trace_content: false,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -328,6 +331,15 @@ impl AgentBuilder {
     /// of the run, say) cannot be told.
     pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
         self.agent.state_key = Some(crate::approval::StateKey(Arc::from(key.as_ref())));
+        self
+    }
+
+    /// Puts each tool call's arguments and result on its span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`); off by default, as
+    /// OpenTelemetry's GenAI conventions have it, because they may hold personal data or
+    /// secrets that would then reach wherever the spans are sent.
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.agent.trace_content = on;
         self
     }
 

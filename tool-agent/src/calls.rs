@@ -15,6 +15,7 @@ use crate::kept::{KeptResults, READ_RESULT};
 use crate::repeat::Verdict;
 use crate::result::{CallRecord, Repaired, RepairedBy};
 use crate::retries::Retries;
+use crate::telemetry;
 use tool_model::OfferedTools;
 
 /// What the calls of one run are run with.
@@ -36,6 +37,8 @@ pub(crate) struct Calls<'a> {
     pub max_retries: usize,
     /// Whether arguments that are not valid JSON are mended first.
     pub repair_json: bool,
+    /// Whether each call's span carries its arguments and result.
+    pub trace_content: bool,
 }
 
 impl Calls<'_> {
@@ -89,13 +92,9 @@ impl Calls<'_> {
             Verdict::Run => match self.retries.refusal(&call.name, self.max_retries(call)) {
                 Some(refusal) => Ok(ToolOutput::error(refusal)),
                 None => {
-                    let span = tracing::info_span!(
-                        "gen_ai.execute_tool",
-                        gen_ai.operation.name = "execute_tool",
-                        gen_ai.tool.name = %call.name,
-                        gen_ai.tool.call.id = call.id.as_deref().unwrap_or_default(),
-                    );
-                    let (result, mended) = self.hooked(call).instrument(span).await;
+                    let span = telemetry::tool_span(call, self.trace_content);
+                    let (result, mended) = self.hooked(call).instrument(span.clone()).await;
+                    telemetry::tool_ended(&span, &result, self.trace_content);
                     self.retries.record(&call.name, &result);
                     repaired = mended;
                     result

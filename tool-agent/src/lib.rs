@@ -37,6 +37,7 @@ mod result;
 mod retries;
 mod run;
 mod scope;
+pub mod telemetry;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use approval::{

@@ -27,6 +27,7 @@ use crate::repeat::{RepeatGuard, Verdict};
 use crate::result::{CallRecord, RunError, RunFailure, RunResult, Step, StopReason};
 use crate::retries::Retries;
 use crate::scope::InvocationScope;
+use crate::telemetry;
 use decide::{decide, Answer, Standing, StepDecision};
 use output::OutputCheck;
 use tool_model::message::{Message, Usage};
@@ -87,7 +88,9 @@ impl Agent {
     fn run_span(&self) -> tracing::Span {
         tracing::info_span!(
             "gen_ai.run",
+            otel.name = "invoke_agent",
             gen_ai.operation.name = "invoke_agent",
+            gen_ai.provider.name = telemetry::provider_name(self.model.format()),
             gen_ai.request.model = self.model.model_name(),
         )
     }
@@ -660,6 +663,7 @@ impl<'a> Run<'a> {
             retries: &self.retries,
             max_retries: self.options.max_retries,
             repair_json: self.options.repair_json,
+            trace_content: self.agent.trace_content,
         }
     }
 
@@ -743,13 +747,9 @@ impl<'a> Run<'a> {
 
     /// Sends the request, ending it when the run is cancelled.
     async fn ask(&self, index: usize) -> Result<ModelResponse, RunFailure> {
-        let span = tracing::info_span!(
-            "gen_ai.chat",
-            gen_ai.operation.name = "chat",
-            gen_ai.request.model = self.agent.model.model_name(),
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-        );
+        let model = &*self.agent.model;
+        let span = telemetry::chat_span(model);
+        let started = std::time::Instant::now();
         let respond = self.receive(index);
         let answer: Result<ModelResponse, ModelError> = match &self.options.cancellation {
             Some(token) => tokio::select! {
@@ -758,14 +758,9 @@ impl<'a> Run<'a> {
             },
             None => respond.instrument(span.clone()).await,
         };
-        match answer {
-            Ok(response) => {
-                span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-                Ok(response)
-            }
-            Err(error) => Err(RunFailure::Model { step: index, error }),
-        }
+        let outcome = answer.as_ref().map(|response| &response.usage);
+        telemetry::chat_ended(&span, model, started.elapsed(), outcome);
+        answer.map_err(|error| RunFailure::Model { step: index, error })
     }
 
     /// Whether the step that ran calls ends the run. The calls at positions `rejected` were
