@@ -50,6 +50,9 @@ pub mod agent {
     pub use tool_providers::*;
 }
 
+#[cfg(feature = "otel")]
+pub mod otel;
+
 /// Declared tools (NLWeb's `tools.xml`) and LLM-scored routing of a query to one of them
 /// (feature `agent-loop`, which `agent` and each model API's feature turn on).
 #[cfg(feature = "agent-loop")]

@@ -29,6 +29,7 @@ mod remote;
 mod search;
 mod serve;
 mod server;
+mod trace_context;
 mod urls;
 
 pub use client::ImportLimits;

@@ -15,6 +15,8 @@ use tool_runtime::ToolContext;
 
 use crate::client::{ClientState, ImportClient};
 use crate::convert::{output_from_result, result_text};
+use crate::trace_context;
+use tracing::Instrument;
 
 /// One tool of a server.
 pub(crate) struct Remote {
@@ -71,6 +73,28 @@ impl Remote {
             Value::Object(map) => Some(map),
             _ => None,
         };
+        let mut meta = rmcp::model::MetaObject::new();
+        let span = trace_context::sent_call(&self.state.server, &self.name, &mut meta);
+        if !meta.0.is_empty() {
+            params.meta = Some(meta.into());
+        }
+        let sent = self.send(params, ctx).instrument(span.clone()).await;
+        match &sent {
+            Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+                trace_context::failed(&span, "tool_error")
+            }
+            Ok(_) => {}
+            Err(_) => trace_context::failed(&span, "mcp_error"),
+        }
+        sent
+    }
+
+    /// Sends a `tools/call` request and waits for its response.
+    async fn send(
+        &self,
+        params: CallToolRequestParams,
+        ctx: &ToolContext<'static>,
+    ) -> Result<ServerResult, rmcp::service::ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer

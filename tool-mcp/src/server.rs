@@ -9,6 +9,9 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use tracing::Instrument;
+
+use crate::trace_context;
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
@@ -579,7 +582,17 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await.map(Into::into)
+        let metas = [Some(&*context.meta), request.meta.as_deref()];
+        let span = trace_context::served_call(&request.name, &context.id.to_string(), &metas);
+        let answer = self.call(request, context).instrument(span.clone()).await;
+        match &answer {
+            Ok(result) if result.is_error == Some(true) => {
+                trace_context::failed(&span, "tool_error")
+            }
+            Ok(_) => {}
+            Err(error) => trace_context::failed(&span, &error.code.0.to_string()),
+        }
+        answer.map(Into::into)
     }
 }
 
