@@ -7,7 +7,7 @@
 //! - spans go through `tracing-opentelemetry` and a batch exporter (`invoke_agent`,
 //!   `chat {model}`, `execute_tool {tool}`, and for MCP `tools/call {tool}` on both sides, the
 //!   served one a child of the caller's across the hop, by `_meta.traceparent`);
-//! - the metric events (target [`METRICS_TARGET`](crate::agent::telemetry::METRICS_TARGET))
+//! - the metric events (target [`METRICS_TARGET`])
 //!   become the conventions' histograms, `gen_ai.client.operation.duration` (seconds) and
 //!   `gen_ai.client.token.usage` (tokens, by `gen_ai.token.type`), with the bucket boundaries
 //!   the conventions advise, exported every [`OtlpHttp::metrics_interval`].
@@ -97,15 +97,19 @@ impl Telemetry {
 
     /// Sends every finished span and the metrics now, and waits for it.
     pub fn flush(&self) -> Result<(), TelemetryError> {
-        self.tracer.force_flush().map_err(failed)?;
-        self.meter.force_flush().map_err(failed)
+        self.tracer.force_flush().map_err(|e| self.unsent(e))?;
+        self.meter.force_flush().map_err(|e| self.unsent(e))
     }
 
     /// Sends what is left and stops the exporters.
     pub fn shutdown(self) -> Result<(), TelemetryError> {
-        let spans = self.tracer.shutdown().map_err(failed);
-        let metrics = self.meter.shutdown().map_err(failed);
+        let spans = self.tracer.shutdown().map_err(|e| self.unsent(e));
+        let metrics = self.meter.shutdown().map_err(|e| self.unsent(e));
         spans.and(metrics)
+    }
+
+    fn unsent(&self, error: impl std::fmt::Display) -> TelemetryError {
+        TelemetryError(format!("sending to {}: {error}", self.endpoint))
     }
 }
 
@@ -114,6 +118,16 @@ impl std::fmt::Debug for Telemetry {
         f.debug_struct("Telemetry")
             .field("endpoint", &self.endpoint)
             .finish_non_exhaustive()
+    }
+}
+
+/// The URL without a user and password before its host, to be shown.
+fn without_userinfo(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 
@@ -200,9 +214,10 @@ impl OtlpHttp {
         Ok(Telemetry {
             tracer,
             meter,
-            endpoint: self
-                .endpoint
-                .unwrap_or_else(|| "(OTEL_EXPORTER_OTLP_ENDPOINT or the default)".into()),
+            endpoint: self.endpoint.as_deref().map_or_else(
+                || "OTEL_EXPORTER_OTLP_ENDPOINT or http://localhost:4318".into(),
+                without_userinfo,
+            ),
         })
     }
 }
@@ -210,7 +225,7 @@ impl OtlpHttp {
 impl std::fmt::Debug for OtlpHttp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OtlpHttp")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.endpoint.as_deref().map(without_userinfo))
             .field("service_name", &self.service_name)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("timeout", &self.timeout)
@@ -303,5 +318,30 @@ impl<S: Subscriber> Layer<S> for GenAiMetrics {
         if let Some(tokens) = seen.tokens {
             self.tokens.record(tokens, &seen.attributes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_endpoint_has_no_user_nor_password() {
+        assert_eq!(
+            without_userinfo("https://user:secret@otel.example/v1"),
+            "https://otel.example/v1"
+        );
+        assert_eq!(
+            without_userinfo("http://127.0.0.1:4318"),
+            "http://127.0.0.1:4318"
+        );
+        assert_eq!(without_userinfo("http://h/a@b"), "http://h/a@b");
+        let debug = format!(
+            "{:?}",
+            Telemetry::otlp_http()
+                .endpoint("https://u:secret@h")
+                .header("authorization", "Bearer secret")
+        );
+        assert!(!debug.contains("secret"), "{debug}");
     }
 }

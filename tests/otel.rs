@@ -295,3 +295,61 @@ async fn an_agent_runs_spans_cross_the_mcp_hop_and_its_metrics_arrive_over_otlp(
     drop(received);
     telemetry.shutdown().unwrap();
 }
+
+#[tokio::test]
+async fn a_malformed_traceparent_is_ignored_and_the_call_served_in_a_trace_of_its_own() {
+    use ai_tool::mcp::rmcp::model::{CallToolRequestParams, MetaObject};
+
+    let (url, received) = receiver();
+    let telemetry = Telemetry::otlp_http().endpoint(&url).build().unwrap();
+    let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+    let guard = tracing::subscriber::set_default(subscriber);
+    let served = Executor::builder().service(Arc::new(Shop)).build().unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(served).unwrap();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_end).await.unwrap();
+    for traceparent in ["00-zz-not-a-trace-01", "01-", &"0".repeat(10_000)] {
+        let mut params = CallToolRequestParams::new("add");
+        params.arguments = json!({"a": 1, "b": 2}).as_object().cloned();
+        let mut meta = MetaObject::new();
+        meta.set_traceparent(traceparent);
+        params.meta = Some(meta.into());
+        let result = client.call_tool(params).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+    }
+    drop(guard);
+    telemetry.flush().unwrap();
+    let received = received.lock().unwrap();
+    let served: Vec<&Span> = received
+        .traces
+        .iter()
+        .flat_map(|r| &r.resource_spans)
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .filter(|s| s.name == "tools/call add")
+        .collect();
+    assert_eq!(served.len(), 3);
+    let all: Vec<(String, Vec<u8>, Vec<u8>)> = received
+        .traces
+        .iter()
+        .flat_map(|r| &r.resource_spans)
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .map(|s| (s.name.clone(), s.span_id.clone(), s.parent_span_id.clone()))
+        .collect();
+    assert!(
+        served.iter().all(|s| s.parent_span_id.is_empty()),
+        "each a root: {all:?}"
+    );
+    assert!(
+        served[0].trace_id != served[1].trace_id,
+        "each a trace of its own"
+    );
+    drop(received);
+    telemetry.shutdown().unwrap();
+}

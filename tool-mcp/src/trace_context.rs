@@ -26,13 +26,11 @@ pub(crate) fn served_call(tool: &str, request_id: &str, meta: &[Option<&MetaObje
         error.r#type = Empty,
     );
     #[cfg(feature = "otel")]
-    if let Some(meta) = meta
+    let carried = meta
         .iter()
         .flatten()
-        .find(|m| m.get_traceparent().is_some())
-    {
-        otel::adopt(&span, meta);
-    }
+        .find(|m| m.get_traceparent().is_some());
+    otel::adopt(&span, carried.copied());
     #[cfg(not(feature = "otel"))]
     let _ = meta;
     span
@@ -69,6 +67,8 @@ mod otel {
     use std::collections::HashMap;
 
     use opentelemetry::propagation::{Extractor, Injector};
+    use opentelemetry::trace::TraceContextExt;
+    use opentelemetry::Context;
     use rmcp::model::MetaObject;
     use tracing::Span;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -101,13 +101,24 @@ mod otel {
         }
     }
 
-    /// Makes the span a child of the context `meta` carries. A malformed `traceparent` is
-    /// ignored by the propagator (the span stays where it is), so a client cannot break the
-    /// server's traces, only fail to join them.
-    pub(super) fn adopt(span: &Span, meta: &MetaObject) {
-        let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
-            propagator.extract(&Reader(meta))
+    /// Makes the span a child of the context `meta` carries, or without one the root of a
+    /// trace of its own (not a child of whatever span the connection's task is in: rmcp's
+    /// span of the whole connection, say, which would make one endless trace of every call).
+    /// A malformed `traceparent` is read as none, so a client cannot break the server's
+    /// traces, only fail to join them.
+    pub(super) fn adopt(span: &Span, meta: Option<&MetaObject>) {
+        // Read against an empty context, not the thread's current one: what a malformed
+        // field leaves is then no context at all.
+        let parent = meta.map_or_else(Context::new, |meta| {
+            opentelemetry::global::get_text_map_propagator(|propagator| {
+                propagator.extract_with_context(&Context::new(), &Reader(meta))
+            })
         });
+        let parent = if parent.span().span_context().is_valid() {
+            parent
+        } else {
+            Context::new()
+        };
         let _ = span.set_parent(parent);
     }
 
