@@ -43,7 +43,7 @@ cargo test --workspace --all-features --all-targets
 cargo test --workspace --all-features --doc
 # The compile errors as a user without the `mcp` feature reads them (see tests/compile_errors.rs).
 cargo test --test compile_errors
-# Every fuzz target for 20 seconds (cargo-fuzz pinned and installed by the script; see
+# Every fuzz target for 10 seconds (cargo-fuzz pinned and installed by the script; see
 # docs/reliability.md, which has the longer campaigns' command). The soak test runs above,
 # bounded, with the other tests.
-bash scripts/fuzz.sh 20
+bash scripts/fuzz.sh 10
