@@ -281,3 +281,58 @@ async fn a_run_given_its_own_toolset_offers_and_runs_that_set_alone() {
         .unwrap();
     assert_eq!(all.specs().len(), 2);
 }
+
+#[cfg(feature = "retrieval")]
+#[tokio::test]
+async fn a_retrievers_pick_is_a_toolset_for_one_run() {
+    use tool_retrieval::{RetrieveOptions, Retriever};
+
+    let forecast = counted(
+        "get_weather",
+        ToolMetadata {
+            keywords: vec!["forecast".into(), "rain".into()],
+            ..selectable()
+        },
+        Arc::default(),
+    );
+    let flights = counted(
+        "book_flight",
+        ToolMetadata {
+            keywords: vec!["plane".into(), "airline".into()],
+            ..selectable()
+        },
+        Arc::default(),
+    );
+    let exec = executor([forecast, flights]);
+    let retriever = Retriever::lexical(exec.tools());
+    let options = RetrieveOptions {
+        match_count: 1,
+        ..RetrieveOptions::default()
+    };
+    let found = retriever
+        .retrieve("will it rain tomorrow?", &options)
+        .await
+        .unwrap();
+    // The pick, every tool of it offered in the run (selectable tools are offered only when
+    // selected or retrieved by the agent's own retriever).
+    let picked = tool_runtime::Toolset::of(&exec)
+        .only(found.iter().map(|r| &r.name))
+        .with_metadata(|metadata| metadata.selectable = false)
+        .into_executor()
+        .unwrap();
+    let runner = agent(&Arc::new(ScriptedModel::new()), exec).build();
+    let offered = runner
+        .offered_tools("will it rain?", &RunOptions::default().tools(picked))
+        .await
+        .unwrap();
+    assert_eq!(offered.names().collect::<Vec<_>>(), ["get_weather"]);
+    let without = runner
+        .offered_tools("will it rain?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        without.names().count(),
+        0,
+        "the agent's own: selectable, none selected"
+    );
+}

@@ -34,7 +34,9 @@ pub use layers::{
 ///   time limits and checks;
 /// - any [`DynamicTool`]s, [`Toolset::from_tools`]: an MCP server's imported tools
 ///   (`McpTools::tools()` in `tool-mcp`), tools built at run time, declared catalog tools;
-/// - a retriever's pick: [`only`](Toolset::only) the names it found.
+/// - a retriever's pick: [`only`](Toolset::only) the names it found (and, for an agent run,
+///   [`with_metadata`](Toolset::with_metadata) making them offered whatever their
+///   `selectable`).
 ///
 /// Names are checked when the executor is built, as any tool's are: two tools of one name in
 /// the combined set are a [`BuildError`] naming both, so a clash never hides a tool.
@@ -138,6 +140,16 @@ impl Toolset {
     pub fn renamed(mut self, from: &str, to: impl Into<String>) -> Self {
         if let Some(tool) = self.tools.iter_mut().find(|t| t.spec.name == from) {
             tool.spec.name = to.into();
+        }
+        self
+    }
+
+    /// Every tool's metadata changed by `change`: a category for the whole set, hints, or
+    /// `selectable = false` so that an agent offers every tool of a set picked for one run.
+    /// The name, description and schemas stay as they are.
+    pub fn with_metadata(mut self, mut change: impl FnMut(&mut tool_core::ToolMetadata)) -> Self {
+        for tool in &mut self.tools {
+            change(&mut tool.spec.metadata);
         }
         self
     }
