@@ -33,13 +33,9 @@ pub(crate) fn provider_name(format: Option<Format>) -> Option<&'static str> {
 /// The span of one request to the model.
 pub(crate) fn chat_span(model: &dyn ChatModel) -> Span {
     let name = model.model_name();
-    let span_name = match name {
-        "" => "chat".to_owned(),
-        name => format!("chat {name}"),
-    };
     tracing::info_span!(
         "gen_ai.chat",
-        otel.name = span_name,
+        otel.name = %ChatName(name),
         otel.kind = "client",
         otel.status_code = Empty,
         gen_ai.operation.name = "chat",
@@ -49,6 +45,19 @@ pub(crate) fn chat_span(model: &dyn ChatModel) -> Span {
         gen_ai.usage.output_tokens = Empty,
         error.r#type = Empty,
     )
+}
+
+/// `chat {model}`, or `chat` for a model without a name; written only if a subscriber
+/// records the span.
+struct ChatName<'a>(&'a str);
+
+impl std::fmt::Display for ChatName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            "" => f.write_str("chat"),
+            name => write!(f, "chat {name}"),
+        }
+    }
 }
 
 /// Records how a request ended on its span, and the conventions' metrics of it: the
