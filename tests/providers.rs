@@ -1019,6 +1019,99 @@ fn profiles_of_generated_schemas_obey_their_rules_and_keep_valid_instances_valid
     );
 }
 
+/// The SDKs `scripts/sdk-tools.sh` installs (`AI_TOOL_SDK_TOOLS`, else `target/sdk-tools`):
+/// `None`, with a note, only when neither is there; when the variable is set they must be.
+fn sdk_python(test: &str) -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("AI_TOOL_SDK_TOOLS") {
+        let python = Path::new(&dir).join("python");
+        assert!(
+            python.is_dir(),
+            "AI_TOOL_SDK_TOOLS has no python/: run scripts/sdk-tools.sh"
+        );
+        return Some(python);
+    }
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sdk-tools/python");
+    if default.is_dir() {
+        return Some(default);
+    }
+    eprintln!("note: {test} skipped: AI_TOOL_SDK_TOOLS is unset and target/sdk-tools is absent");
+    None
+}
+
+/// Anthropic's own SDK, given a schema we declare strict, gives it back unchanged (up to its
+/// edits of form: `type` dropped beside `enum`, `properties: {}` on closed objects): it says
+/// nothing we left out, and refuses nothing we send (a list of type names, which it cannot
+/// read, was how nullable and untyped values were written). Over generated schemas with
+/// untyped values, maps, unions and nullable values, the executor's tools, and a recursive
+/// schema, which must be declared non-strict instead.
+#[test]
+fn anthropics_sdk_gives_our_strict_schemas_back_unchanged() {
+    let Some(python) = sdk_python("anthropics_sdk_gives_our_strict_schemas_back_unchanged") else {
+        return;
+    };
+    let mut rng = Rng(0x5eed_a11c_0ffe_e123);
+    let mut canonical: Vec<Value> = (0..300).map(|_| generated_schema(&mut rng, 2)).collect();
+    canonical.extend(executor().tools().map(|spec| spec.parameters.clone()));
+    canonical.push(json!({
+        "type": "object",
+        "properties": {
+            "either": { "anyOf": [{ "type": "string" }, { "type": "integer", "minimum": 1 }] },
+            "maybe_list": { "type": ["array", "null"], "items": { "type": "string" }, "minItems": 1 },
+            "maybe_object": {
+                "type": ["object", "null"],
+                "properties": { "a": { "type": ["string", "null"], "format": "date" } },
+                "required": ["a"]
+            },
+            "anything": {},
+            "tags": { "type": "object", "additionalProperties": { "type": ["string", "null"] } },
+            "kind": { "type": ["string", "null"], "enum": ["a", "b", null] }
+        },
+        "required": ["either"]
+    }));
+    let strict: Vec<Value> = canonical
+        .iter()
+        .map(|schema| profile::anthropic_strict(schema).unwrap_or_else(|e| panic!("{schema}\n{e}")))
+        .collect();
+    for schema in &strict {
+        profile::check_anthropic_strict(schema).unwrap_or_else(|e| panic!("{schema}\n{e:?}"));
+    }
+    let recursive = json!({
+        "type": "object",
+        "properties": { "next": { "$ref": "#/$defs/Node" } },
+        "$defs": { "Node": { "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } } }
+    });
+    assert!(
+        profile::anthropic_strict(&recursive).is_err(),
+        "a recursive schema is not strict"
+    );
+
+    let file = common::TempFile::new("anthropic-strict.json");
+    std::fs::write(file.path(), serde_json::to_vec(&strict).unwrap()).unwrap();
+    let output = std::process::Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/anthropic_transform.py"))
+        .arg(file.path())
+        .env("PYTHONPATH", &python)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let changed: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    if let Some(first) = changed.first() {
+        let index = first["index"].as_u64().unwrap() as usize;
+        panic!(
+            "{} of {} strict schemas are changed by the SDK; the first:\ncanonical: {}\nours: {}\nthe SDK's: {}",
+            changed.len(),
+            strict.len(),
+            canonical[index],
+            strict[index],
+            first
+        );
+    }
+}
+
 #[test]
 fn the_openai_strict_profile_refuses_a_nullable_root() {
     let err = profile::openai_strict(&json!({ "type": ["object", "null"], "properties": {} }))

@@ -272,7 +272,84 @@ pub fn anthropic_strict_encoded(schema: &Value) -> Result<(Value, Encoding), Pro
     }
     let mut defs = BTreeMap::new();
     let root = transform(&mut out, "", &mut defs)?;
+    single_types(&mut out);
     Ok((out, Encoding::new(root, defs)))
+}
+
+/// Every `type` of several names (`["string", "null"]`, the untyped value's four) written as
+/// an `anyOf` of one branch per type, each with the keywords of its type; and no `type`
+/// beside an `enum` or `const`, which fix the values. Anthropic's SDK (`transform_schema`)
+/// takes only one type name per schema: with these forms it gives our strict schemas back
+/// unchanged. The values a schema admits are the same.
+fn single_types(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            for value in map.values_mut() {
+                single_types(value);
+            }
+            let primitive = |v: &Value| !v.is_array() && !v.is_object();
+            let literals = match (map.get("enum"), map.get("const")) {
+                (Some(Value::Array(values)), _) => {
+                    !values.is_empty() && values.iter().all(primitive)
+                }
+                (_, Some(value)) => primitive(value),
+                _ => false,
+            };
+            if literals {
+                map.shift_remove("type");
+                return;
+            }
+            let Some(Value::Array(types)) = map.get("type") else {
+                return;
+            };
+            let types: Vec<Value> = types.clone();
+            map.shift_remove("type");
+            if let [only] = types.as_slice() {
+                map.insert("type".into(), only.clone());
+                return;
+            }
+            let branches: Vec<Value> = types
+                .iter()
+                .map(|t| {
+                    let mut branch = Map::new();
+                    branch.insert("type".into(), t.clone());
+                    for keyword in keywords_of(t.as_str().unwrap_or_default()) {
+                        if let Some(value) = map.shift_remove(*keyword) {
+                            branch.insert((*keyword).into(), value);
+                        }
+                    }
+                    Value::Object(branch)
+                })
+                .collect();
+            // Keywords of a type not among the names have nothing to apply to.
+            for t in ["object", "array", "string"] {
+                for keyword in keywords_of(t) {
+                    map.shift_remove(*keyword);
+                }
+            }
+            match map.shift_remove("anyOf") {
+                Some(existing) => {
+                    let both = json!([{ "anyOf": branches }, { "anyOf": existing }]);
+                    map.insert("allOf".into(), both);
+                }
+                None => {
+                    map.insert("anyOf".into(), Value::Array(branches));
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(single_types),
+        _ => {}
+    }
+}
+
+/// The keywords the profile keeps that apply to values of one type.
+fn keywords_of(type_name: &str) -> &'static [&'static str] {
+    match type_name {
+        "object" => &["properties", "required", "additionalProperties"],
+        "array" => &["items", "minItems"],
+        "string" => &["format"],
+        _ => &[],
+    }
 }
 
 fn inexpressible(at: &str, why: &str) -> ProfileError {
@@ -445,6 +522,12 @@ pub fn check_anthropic_strict(schema: &Value) -> Result<(), Vec<Finding>> {
         if is_object && map.get("additionalProperties") != Some(&Value::Bool(false)) {
             found(Problem::OpenObject);
         }
+        // The SDK's `transform_schema` takes one type name, not a list.
+        if let Some(found_type @ Value::Array(_)) = map.get("type") {
+            found(Problem::TypeNotSingle {
+                found: found_type.clone(),
+            });
+        }
     });
     if let Some((at, reference)) = super::refs::recursive_ref(schema) {
         findings.push(Finding::new(&at, Problem::Recursive { reference }));
@@ -493,6 +576,55 @@ mod tests {
             json!("At least 0. At most 255.")
         );
         check_anthropic_strict(&strict).unwrap();
+    }
+
+    #[test]
+    fn several_type_names_become_an_any_of_with_each_types_keywords() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "when": {
+                    "type": ["object", "null"],
+                    "description": "When, if known",
+                    "properties": { "day": { "type": ["string", "null"], "format": "date" } },
+                    "required": ["day"]
+                },
+                "anything": {},
+                "unit": { "type": ["string", "null"], "enum": ["c", "f", null] }
+            },
+            "required": ["when"]
+        });
+        let strict = anthropic_strict(&schema).unwrap();
+        check_anthropic_strict(&strict).unwrap();
+        let when = &strict["properties"]["when"];
+        assert_eq!(when["description"], "When, if known");
+        assert_eq!(when["anyOf"][1], json!({ "type": "null" }));
+        let object = &when["anyOf"][0];
+        assert_eq!(object["type"], "object");
+        assert_eq!(object["additionalProperties"], false);
+        assert_eq!(
+            object["properties"]["day"]["anyOf"],
+            json!([{ "type": "string", "format": "date" }, { "type": "null" }])
+        );
+        let types: Vec<&Value> = strict["properties"]["anything"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|branch| &branch["type"])
+            .collect();
+        assert_eq!(
+            types,
+            [
+                &json!("string"),
+                &json!("number"),
+                &json!("boolean"),
+                &json!("null")
+            ]
+        );
+        assert_eq!(strict["properties"]["unit"].get("type"), None);
+        // A list of type names is what the SDK cannot read: the checker says so.
+        let listed = json!({ "type": "object", "properties": { "a": { "type": ["string", "null"] } }, "required": ["a"], "additionalProperties": false });
+        assert!(check_anthropic_strict(&listed).is_err());
     }
 
     #[test]
