@@ -22,6 +22,9 @@ use tool_model::OfferedTools;
 pub(crate) struct Calls<'a> {
     pub executor: Option<&'a Executor>,
     pub offered: &'a OfferedTools,
+    /// The tools the request's [`ToolChoice::Allowed`](tool_model::ToolChoice::Allowed) lets
+    /// the model call, when it has one: the others are declared, and refused.
+    pub allowed: Option<&'a [String]>,
     /// The run's cancellation token and its invocation scope (an extension), for every call.
     pub options: CallOptions,
     /// Calls run at once, at least 1.
@@ -242,13 +245,30 @@ impl Calls<'_> {
             }
         }
         match self.executor {
-            Some(exec) if self.offered.contains(&call.name) => {
+            Some(exec) if self.offered.contains(&call.name) && self.allows(&call.name) => {
                 exec.execute_call(call, &self.options).await
+            }
+            Some(_) if self.offered.contains(&call.name) => {
+                let allowed = self.allowed.unwrap_or_default();
+                Err(ToolError::NotOffered {
+                    name: call.name.clone(),
+                    suggestions: tool_core::suggest::closest_names(
+                        &call.name,
+                        allowed.iter().map(String::as_str),
+                        3,
+                    ),
+                })
             }
             executor => {
                 let exists = executor.is_some_and(|exec| exec.spec(&call.name).is_some());
                 Err(self.offered.refusal(&call.name, exists))
             }
         }
+    }
+
+    /// Whether the request's tool choice lets the model call `name`.
+    fn allows(&self, name: &str) -> bool {
+        self.allowed
+            .is_none_or(|allowed| allowed.iter().any(|n| n == name))
     }
 }

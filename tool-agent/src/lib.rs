@@ -55,7 +55,7 @@ pub use result::{
 pub use scope::InvocationScope;
 /// The model contract the loop consumes (the crate `tool-model`).
 pub use tool_model::{
-    CallDelta, ChatModel, Ending, FallbackModel, Generation, Message, ModelError, ModelEvent,
-    ModelEventStream, ModelFuture, ModelRequest, ModelResponse, OfferedTools, PromptCache,
-    Reasoning, ResponseFormat, ScriptedModel, ToolChoice, ToolImage, Usage,
+    AllowedMode, CallDelta, ChatModel, Ending, FallbackModel, Generation, Message, ModelError,
+    ModelEvent, ModelEventStream, ModelFuture, ModelRequest, ModelResponse, OfferedTools,
+    PromptCache, Reasoning, ResponseFormat, ScriptedModel, ToolChoice, ToolImage, Usage,
 };

@@ -336,3 +336,55 @@ async fn a_retrievers_pick_is_a_toolset_for_one_run() {
         "the agent's own: selectable, none selected"
     );
 }
+
+#[tokio::test]
+async fn an_allowed_tool_choice_keeps_every_declaration_and_refuses_calls_outside_it() {
+    use tool_agent::{AllowedMode, ToolChoice};
+
+    let searches = Arc::new(AtomicUsize::new(0));
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let exec = executor([
+        counted("search", ToolMetadata::default(), Arc::clone(&searches)),
+        counted("delete_all", ToolMetadata::default(), Arc::clone(&deletes)),
+    ]);
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([
+                call("c1", "search", json!({})),
+                call("c2", "delete_all", json!({})),
+            ]))
+            .then(ModelResponse::calling([call("c3", "search", json!({}))]))
+            .then(ModelResponse::answer("Found.")),
+    );
+    let runner = agent(&model, exec).build();
+    let choice = ToolChoice::Allowed(vec!["search".into()], AllowedMode::Required);
+    let result = runner
+        .run(
+            "find it",
+            &RunOptions::default().tool_choice(choice.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(searches.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        deletes.load(Ordering::SeqCst),
+        0,
+        "offered, but not allowed"
+    );
+    let refused = result.steps[0].calls[1].result.as_ref().unwrap_err();
+    assert_eq!(refused.kind(), ToolErrorKind::NotOffered);
+
+    let requests = model.requests();
+    // The same declarations at every step, so the provider's prompt cache holds.
+    let declared: Vec<Vec<&str>> = requests
+        .iter()
+        .map(|r| r.tools.specs().iter().map(|s| s.name.as_str()).collect())
+        .collect();
+    assert_eq!(declared[0], ["search", "delete_all"]);
+    assert!(declared.iter().all(|names| *names == declared[0]));
+    assert_eq!(requests[0].tool_choice, choice);
+    // A restriction holds for the whole run; the call it required, for the first step.
+    let later = ToolChoice::Allowed(vec!["search".into()], AllowedMode::Auto);
+    assert_eq!(requests[1].tool_choice, later);
+    assert_eq!(requests[2].tool_choice, later);
+}

@@ -42,7 +42,7 @@ pub use fallback::FallbackModel;
 pub use generation::Generation;
 pub use message::{Message, Reasoning, ToolImage, Usage};
 pub use offer::OfferedTools;
-pub use request::{ModelRequest, PromptCache, RenderCache, Rendered, ToolChoice};
+pub use request::{AllowedMode, ModelRequest, PromptCache, RenderCache, Rendered, ToolChoice};
 pub use response::{Ending, ModelResponse};
 pub use scripted::ScriptedModel;
 pub use structured::ResponseFormat;

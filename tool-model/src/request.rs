@@ -35,6 +35,48 @@ pub enum ToolChoice {
     None,
     /// The model must call this tool.
     Tool(String),
+    /// The model may call only the tools of these names (and must call one of them with
+    /// [`AllowedMode::Required`]), the others staying declared: the request's tools, and with
+    /// them the provider's prompt cache, stay the same from one request to the next.
+    ///
+    /// OpenAI (Chat and Responses) send it as `allowed_tools`, Gemini as
+    /// `allowedFunctionNames` with mode `ANY` (required) or `VALIDATED` (auto). Anthropic and
+    /// Bedrock have no such choice: they are sent the declarations of these tools alone, with
+    /// `any` or `auto`.
+    Allowed(Vec<String>, AllowedMode),
+}
+
+/// Whether a model given [`ToolChoice::Allowed`] must call one of the tools, or may answer in
+/// text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllowedMode {
+    /// The model may call one of the tools, or answer.
+    #[default]
+    Auto,
+    /// The model must call one of the tools.
+    Required,
+}
+
+impl ToolChoice {
+    /// [`ToolChoice::Allowed`] with [`AllowedMode::Auto`]: these tools only, or an answer.
+    pub fn allowed<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        ToolChoice::Allowed(
+            names.into_iter().map(Into::into).collect(),
+            AllowedMode::Auto,
+        )
+    }
+
+    /// Whether this choice leaves the tool `name` (of those offered) callable: any under
+    /// `Auto`, `Required` and `Tool` (which forces one call, not the others away), none under
+    /// `None`, and only the names of `Allowed`.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            ToolChoice::None => false,
+            ToolChoice::Allowed(names, _) => names.iter().any(|n| n == name),
+            ToolChoice::Auto | ToolChoice::Required | ToolChoice::Tool(_) => true,
+        }
+    }
 }
 
 /// One request to a model, in no provider's format.

@@ -29,6 +29,7 @@
     allow(dead_code, unused_imports, unused_macros)
 )]
 
+mod allowed;
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod assemble;

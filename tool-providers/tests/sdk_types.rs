@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tool_agent::{
-    ChatModel, Generation, Message, ModelRequest, OfferedTools, PromptCache, ResponseFormat,
-    ToolChoice, ToolImage,
+    AllowedMode, ChatModel, Generation, Message, ModelRequest, OfferedTools, PromptCache,
+    ResponseFormat, ToolChoice, ToolImage,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -185,6 +185,11 @@ fn variants(format: Format) -> Vec<(String, ModelRequest)> {
         ("required", ToolChoice::Required),
         ("none", ToolChoice::None),
         ("named", ToolChoice::Tool("get_weather".into())),
+        ("allowed", ToolChoice::allowed(["get_weather"])),
+        (
+            "allowed-required",
+            ToolChoice::Allowed(vec!["get_weather".into()], AllowedMode::Required),
+        ),
     ] {
         let (name, mut request) = base(name, false);
         request.tool_choice = choice;

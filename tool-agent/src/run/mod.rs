@@ -33,7 +33,7 @@ use output::OutputCheck;
 use tool_model::message::{Message, Usage};
 use tool_model::ModelEvent;
 use tool_model::OfferedTools;
-use tool_model::{Ending, ModelError, ModelRequest, ModelResponse, ToolChoice};
+use tool_model::{AllowedMode, Ending, ModelError, ModelRequest, ModelResponse, ToolChoice};
 
 impl Agent {
     /// Runs the model on `input` until it answers without calling tools or a stop condition
@@ -624,7 +624,8 @@ impl<'a> Run<'a> {
     /// `requires_approval` or named by the agent's policy, unless approved for the run; or a
     /// call the policy on arguments names, asked every time).
     fn waits(&self, call: &ToolCall) -> Option<bool> {
-        if !self.request.tools.contains(&call.name) {
+        if !self.request.tools.contains(&call.name) || !self.request.tool_choice.allows(&call.name)
+        {
             return None;
         }
         let exec = self.agent.executor_for(self.options)?;
@@ -652,6 +653,10 @@ impl<'a> Run<'a> {
         Calls {
             executor: self.agent.executor_for(self.options),
             offered: &self.request.tools,
+            allowed: match &self.request.tool_choice {
+                ToolChoice::Allowed(names, _) => Some(names.as_slice()),
+                _ => None,
+            },
             options,
             concurrency: self.options.max_concurrency,
             hooks: self.agent.hooks.as_deref(),
@@ -674,6 +679,8 @@ impl<'a> Run<'a> {
             _ if at_limit => ToolChoice::None,
             choice if index == 0 => choice.clone(),
             ToolChoice::None => ToolChoice::None,
+            // A restriction holds for the whole run; a call it forced, for the first step.
+            ToolChoice::Allowed(names, _) => ToolChoice::Allowed(names.clone(), AllowedMode::Auto),
             _ => ToolChoice::Auto,
         }
     }

@@ -8,7 +8,7 @@ use tool_core::provider::{anthropic_tool_result_content, Aliases};
 use super::response::{is_blank_text, is_call, is_neutral, REASONING_API};
 use crate::tool_ids::ToolUseIds;
 use tool_model::message::{reasoning_before, Message, ToolImage};
-use tool_model::ToolChoice;
+use tool_model::{AllowedMode, ToolChoice};
 
 /// The characters of Anthropic's tool use ids (`^[a-zA-Z0-9_-]+$`).
 fn anthropic_id_char(c: char) -> bool {
@@ -107,6 +107,9 @@ pub(super) fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
         ToolChoice::Required => json!({ "type": "any" }),
         ToolChoice::None => json!({ "type": "none" }),
         ToolChoice::Tool(name) => json!({ "type": "tool", "name": aliases.provider_name(name) }),
+        // No choice among some tools: the body declares those alone (`allowed::only_named`).
+        ToolChoice::Allowed(_, AllowedMode::Auto) => json!({ "type": "auto" }),
+        ToolChoice::Allowed(_, AllowedMode::Required) => json!({ "type": "any" }),
     }
 }
 

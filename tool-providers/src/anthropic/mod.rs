@@ -193,7 +193,7 @@ impl AnthropicModel {
             .and_then(Value::as_str)
             .is_some_and(|kind| kind != "disabled");
         match choice {
-            ToolChoice::Required | ToolChoice::Tool(_) if thinking => {
+            ToolChoice::Required | ToolChoice::Tool(_) | ToolChoice::Allowed(_, _) if thinking => {
                 tracing::warn!(
                     choice = ?choice,
                     "Anthropic takes no forced tool choice with extended thinking: asked as auto"
@@ -263,7 +263,13 @@ impl AnthropicModel {
         }
         body.insert("messages".into(), messages(&request.messages, aliases));
         if request.offers_tools() {
-            body.insert("tools".into(), declarations.tools.clone());
+            let tools = crate::allowed::only_named(
+                &declarations.tools,
+                &request.tool_choice,
+                aliases,
+                "/name",
+            );
+            body.insert("tools".into(), tools);
             let mut choice = tool_choice(self.choice_taken(&request.tool_choice), aliases);
             if let (Some(parallel), Some(choice)) =
                 (request.parallel_tool_calls, choice.as_object_mut())

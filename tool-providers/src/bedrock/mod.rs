@@ -26,7 +26,8 @@ use crate::model::{not_taken, HttpModel};
 use crate::sse;
 use tool_model::message::{has_tool_turns, Reasoning, Usage};
 use tool_model::{
-    ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache, ToolChoice,
+    AllowedMode, ChatModel, ModelError, ModelFuture, ModelRequest, ModelResponse, PromptCache,
+    ToolChoice,
 };
 use tool_model::{Ending, ModelEventStream};
 
@@ -270,7 +271,13 @@ impl BedrockModel {
         }
         if request.offers_tools() {
             let mut config = Map::new();
-            config.insert("tools".into(), declarations.tools.clone());
+            let tools = crate::allowed::only_named(
+                &declarations.tools,
+                &request.tool_choice,
+                aliases,
+                "/toolSpec/name",
+            );
+            config.insert("tools".into(), tools);
             config.insert(
                 "toolChoice".into(),
                 tool_choice(&request.tool_choice, aliases),
@@ -447,6 +454,9 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
         ToolChoice::Auto | ToolChoice::None => json!({ "auto": {} }),
         ToolChoice::Required => json!({ "any": {} }),
         ToolChoice::Tool(name) => json!({ "tool": { "name": aliases.provider_name(name) } }),
+        // No choice among some tools: the body declares those alone (`allowed::only_named`).
+        ToolChoice::Allowed(_, AllowedMode::Auto) => json!({ "auto": {} }),
+        ToolChoice::Allowed(_, AllowedMode::Required) => json!({ "any": {} }),
     }
 }
 

@@ -7,7 +7,7 @@ use tool_core::provider::{gemini_inline_image, Aliases};
 
 use super::response::{signature_of, REASONING_API};
 use tool_model::message::{reasoning_before, Message, ToolImage};
-use tool_model::ToolChoice;
+use tool_model::{AllowedMode, ToolChoice};
 
 /// Whether the model is Gemini 3 or later, which reads images in a function response (the
 /// 1.x and 2.x models are sent the text alone) and refuses a call of the current turn sent
@@ -130,6 +130,14 @@ pub(super) fn calling_config(choice: &ToolChoice, aliases: &Aliases) -> Value {
         ToolChoice::Tool(name) => json!({
             "mode": "ANY",
             "allowedFunctionNames": [aliases.provider_name(name)]
+        }),
+        // `VALIDATED`: a call of one of these, or text; `ANY`: a call of one of these.
+        ToolChoice::Allowed(names, mode) => json!({
+            "mode": match mode {
+                AllowedMode::Auto => "VALIDATED",
+                AllowedMode::Required => "ANY",
+            },
+            "allowedFunctionNames": names.iter().map(|n| aliases.provider_name(n)).collect::<Vec<_>>()
         }),
     }
 }

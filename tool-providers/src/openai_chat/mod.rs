@@ -301,6 +301,16 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
             "type": "function",
             "function": { "name": aliases.provider_name(name) }
         }),
+        ToolChoice::Allowed(names, mode) => {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|name| json!({ "type": "function", "function": { "name": aliases.provider_name(name) } }))
+                .collect();
+            json!({
+                "type": "allowed_tools",
+                "allowed_tools": { "mode": crate::allowed::mode(*mode), "tools": tools }
+            })
+        }
     }
 }
 

@@ -132,6 +132,17 @@ impl OpenAiResponsesModel {
                 ToolChoice::Tool(name) => {
                     json!({ "type": "function", "name": aliases.provider_name(name) })
                 }
+                ToolChoice::Allowed(names, mode) => {
+                    let tools: Vec<Value> = names
+                        .iter()
+                        .map(|name| json!({ "type": "function", "name": aliases.provider_name(name) }))
+                        .collect();
+                    json!({
+                        "type": "allowed_tools",
+                        "mode": crate::allowed::mode(*mode),
+                        "tools": tools
+                    })
+                }
             };
             body.insert("tool_choice".into(), choice);
             if let Some(parallel) = request.parallel_tool_calls {
