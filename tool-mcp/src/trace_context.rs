@@ -26,11 +26,13 @@ pub(crate) fn served_call(tool: &str, request_id: &str, meta: &[Option<&MetaObje
         error.r#type = Empty,
     );
     #[cfg(feature = "otel")]
-    let carried = meta
-        .iter()
-        .flatten()
-        .find(|m| m.get_traceparent().is_some());
-    otel::adopt(&span, carried.copied());
+    {
+        let carried = meta
+            .iter()
+            .flatten()
+            .find(|m| m.get_traceparent().is_some());
+        otel::adopt(&span, carried.copied());
+    }
     #[cfg(not(feature = "otel"))]
     let _ = meta;
     span
