@@ -108,6 +108,7 @@ impl<'a> ResultCap<'a> {
         let sizes = output.content.iter().map(|block| match block {
             Content::Text { text } => text.len(),
             Content::Image { data, .. } => data.len(),
+            Content::ToolReference { tool_name } => tool_name.len(),
         });
         let structured_bytes = match &output.structured {
             Some(value) => serde_json::to_vec(value).map_or(usize::MAX, |json| json.len()),
@@ -130,11 +131,12 @@ impl<'a> ResultCap<'a> {
         let mut images: Vec<Content> = output
             .content
             .into_iter()
-            .filter(|block| matches!(block, Content::Image { .. }))
+            .filter(|block| matches!(block, Content::Image { .. } | Content::ToolReference { .. }))
             .collect();
         let mut left_out = self.hold(&mut text, &mut images, |block| match block {
             Content::Image { data, .. } => data.len(),
             Content::Text { text } => text.len(),
+            Content::ToolReference { tool_name } => tool_name.len(),
         });
         left_out.structured = structured;
         let mut content = vec![Content::Text { text }];

@@ -4,7 +4,8 @@
 //! `{"type":"function","function":{...}}`. Blank lines are skipped. Optional fields that
 //! retrieval uses (`title`, `keywords`, `examples`, `category`, `selectable`) are read when
 //! present; catalog tools are selectable unless the line says `"selectable": false`.
-//! `"requires_approval": true` marks a tool whose calls a person approves (in the agent loop).
+//! `"requires_approval": true` marks a tool whose calls a person approves (in the agent loop);
+//! `"defer_loading": true` one declared for loading on demand where the API has tool search.
 //! `"strict": true` (OpenAI's own field) asks strict mode for the tool whatever the declaring
 //! options say; `false`, which OpenAI's declarations write for every tool that is not strict,
 //! leaves it to the options.
@@ -100,6 +101,8 @@ struct Declaration {
     selectable: Option<bool>,
     #[serde(default)]
     requires_approval: bool,
+    #[serde(default)]
+    defer_loading: bool,
     #[serde(default)]
     strict: Option<bool>,
 }
@@ -274,6 +277,7 @@ fn declaration_to_spec(
             // A catalog is there to be selected from.
             selectable: d.selectable.unwrap_or(true),
             requires_approval: d.requires_approval,
+            defer_loading: d.defer_loading,
             // OpenAI's declarations write `"strict": false` for every tool that is not strict,
             // so a catalog made from them would pin them all: only `true` is read.
             strict: d.strict.filter(|strict| *strict),

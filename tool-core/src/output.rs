@@ -34,6 +34,14 @@ pub enum Content {
         /// The media type, such as `image/png`.
         mime_type: String,
     },
+    /// A deferred tool a tool search found, for the model to load
+    /// ([`ToolMetadata::defer_loading`](crate::ToolMetadata::defer_loading)). Anthropic takes
+    /// it as a `tool_reference` block, OpenAI Responses as the tool's declaration in a
+    /// `tool_search_output`; elsewhere it reads as the tool's name.
+    ToolReference {
+        /// The tool's name.
+        tool_name: String,
+    },
 }
 
 impl ToolOutput {
@@ -69,6 +77,28 @@ impl ToolOutput {
         ToolOutput::default()
     }
 
+    /// Output naming deferred tools a tool search found, for the model to load
+    /// ([`Content::ToolReference`]).
+    pub fn tool_references<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        ToolOutput {
+            content: names
+                .into_iter()
+                .map(|name| Content::ToolReference {
+                    tool_name: name.into(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The names of the deferred tools this output loads ([`Content::ToolReference`]).
+    pub fn referenced_tools(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|c| match c {
+            Content::ToolReference { tool_name } => Some(tool_name.as_str()),
+            _ => None,
+        })
+    }
+
     /// Adds a content block.
     pub fn with_content(mut self, content: Content) -> Self {
         self.content.push(content);
@@ -83,11 +113,15 @@ impl ToolOutput {
             .iter()
             .filter_map(|c| match c {
                 Content::Text { text } => Some(text.as_str()),
-                Content::Image { .. } => None,
+                Content::Image { .. } | Content::ToolReference { .. } => None,
             })
             .collect();
         if !texts.is_empty() {
             return texts.join("\n");
+        }
+        let found: Vec<&str> = self.referenced_tools().collect();
+        if !found.is_empty() {
+            return format!("Tools found: {}", found.join(", "));
         }
         match &self.structured {
             Some(Value::String(s)) => s.clone(),
@@ -122,5 +156,11 @@ mod tests {
         assert_eq!(ToolOutput::empty().to_text(), "");
         let both = ToolOutput::json(json!(1)).with_content(Content::Text { text: "one".into() });
         assert_eq!(both.to_text(), "one");
+        let found = ToolOutput::tool_references(["get_weather", "get_time"]);
+        assert_eq!(found.to_text(), "Tools found: get_weather, get_time");
+        assert_eq!(
+            found.referenced_tools().collect::<Vec<_>>(),
+            ["get_weather", "get_time"]
+        );
     }
 }

@@ -143,6 +143,19 @@ pub struct ToolMetadata {
     /// Where the tool was defined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<ToolSource>,
+    /// Declared for loading on demand where the API has tool search (Anthropic and OpenAI
+    /// Responses declare it with `defer_loading: true`): the model sees it only once a tool
+    /// search has found it, and the request's tools stay the same from step to step. Other
+    /// APIs declare it as usual.
+    #[serde(skip_serializing_if = "is_false")]
+    pub defer_loading: bool,
+    /// The tool is a client-side tool search: its results name the deferred tools it found
+    /// ([`Content::ToolReference`](crate::Content::ToolReference)). OpenAI Responses declares
+    /// it as a `tool_search` tool executed by the client and answers it with a
+    /// `tool_search_output` of the found tools' declarations; Anthropic declares it as a tool
+    /// and answers with `tool_reference` blocks.
+    #[serde(skip_serializing_if = "is_false")]
+    pub searches_tools: bool,
 }
 
 fn is_false(b: &bool) -> bool {

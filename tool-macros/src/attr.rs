@@ -28,6 +28,7 @@ pub(crate) struct ToolAttr {
     pub max_result_bytes: Option<usize>,
     pub max_retries: Option<usize>,
     pub requires_approval: bool,
+    pub defer_loading: bool,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
     pub krate: Option<Path>,
@@ -63,6 +64,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "max_result_bytes" => attr.max_result_bytes = Some(positive(&meta)?),
             "max_retries" => attr.max_retries = Some(count(&meta)?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
+            "defer_loading" => attr.defer_loading = flag(&meta)?,
             "strict" => attr.strict = Some(flag(&meta)?),
             "convert" => {
                 attr.convert
@@ -72,8 +74,8 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             _ => return Err(meta.error(
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
-                     open_world, timeout, max_result_bytes, max_retries, requires_approval, strict, \
-                     convert, crate",
+                     open_world, timeout, max_result_bytes, max_retries, requires_approval, \
+                     defer_loading, strict, convert, crate",
             )),
         }
         Ok(())

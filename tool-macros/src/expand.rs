@@ -451,6 +451,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let category = opt_str(&a.category);
     let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
+    let defer_loading = a.defer_loading;
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
     let strict = opt_bool(a.strict);
@@ -484,6 +485,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             max_result_bytes: #max_result_bytes,
             max_retries: #max_retries,
             requires_approval: #requires_approval,
+            defer_loading: #defer_loading,
             strict: #strict,
         }
     }

@@ -27,6 +27,10 @@ pub(crate) fn result_from_output(output: ToolOutput) -> CallToolResult {
         .map(|c| match c {
             Content::Text { text } => ContentBlock::text(text),
             Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+            // MCP has no reference to a tool: the name, in words.
+            Content::ToolReference { tool_name } => {
+                ContentBlock::text(format!("Tool found: {tool_name}"))
+            }
         })
         .collect();
     content.extend(text.map(ContentBlock::text));

@@ -158,6 +158,8 @@ pub struct StaticMetadata {
     pub max_retries: Option<usize>,
     /// `requires_approval`.
     pub requires_approval: bool,
+    /// `defer_loading`.
+    pub defer_loading: bool,
     /// `strict` or `strict = false`; `None` when not written.
     pub strict: Option<bool>,
 }

@@ -54,6 +54,9 @@ impl Api for Anthropic {
         if !spec.metadata.input_examples.is_empty() {
             map.insert("input_examples".into(), json!(spec.metadata.input_examples));
         }
+        if spec.metadata.defer_loading {
+            map.insert("defer_loading".into(), json!(true));
+        }
         Declared {
             value: Value::Object(map),
             note: strictness.note,
@@ -128,14 +131,14 @@ impl Api for Anthropic {
         found
     }
 
-    fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
+    fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value {
         let blocks: Vec<Value> = results
             .iter()
             .map(|r| {
                 let mut block = Map::new();
                 block.insert("type".into(), json!("tool_result"));
                 block.insert("tool_use_id".into(), json!(r.id()));
-                block.insert("content".into(), result_content(r));
+                block.insert("content".into(), result_content(r, aliases));
                 if r.is_error() {
                     block.insert("is_error".into(), json!(true));
                 }
@@ -186,7 +189,12 @@ fn server_result_text(content: Option<&Value>) -> (String, bool) {
 }
 
 /// A result's content: its text, or with images, blocks of text and images.
-fn result_content(r: &CallResult) -> Value {
+/// A result's content: the tools it found as `tool_reference` blocks (a tool search's), else
+/// its text and images.
+fn result_content(r: &CallResult, aliases: &Aliases) -> Value {
+    if r.tool_references().next().is_some() {
+        return super::tool_search::anthropic_tool_references(r.tool_references(), aliases);
+    }
     tool_result_content(&r.text(), r.images())
 }
 

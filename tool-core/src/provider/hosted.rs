@@ -11,6 +11,8 @@
 //! | bash (you run it) | — | `bash_20250124` | — |
 //! | image generation | `image_generation` | — | — |
 //! | URL context | — | — | `urlContext` |
+//! | tool search, by words | `tool_search` | `tool_search_tool_bm25_20251119` | — |
+//! | tool search, by pattern | — | `tool_search_tool_regex_20251119` | — |
 //!
 //! Chat Completions, Bedrock Converse and MCP have none. A [`HostedTool::Raw`] tool passes the
 //! provider's JSON through unchanged, for anything newer than this table and for the kinds none
@@ -76,6 +78,11 @@ pub enum HostedTool {
     /// Reads the pages at the URLs in the prompt; which pages were read comes back in the
     /// response (see [`parse_hosted_results`]).
     UrlContext,
+    /// Searches the request's deferred tools (those declared with
+    /// [`defer_loading`](crate::ToolMetadata::defer_loading)) and loads the ones it finds; the
+    /// model then calls them like any other. See [`tool_search`](super::tool_search) for a
+    /// search run by your own retriever instead.
+    ToolSearch(SearchBy),
     /// Provider-specific JSON, passed through unchanged to the one format it is for.
     Raw {
         /// The format it is for.
@@ -83,6 +90,16 @@ pub enum HostedTool {
         /// The declaration.
         declaration: Value,
     },
+}
+
+/// How a hosted [`HostedTool::ToolSearch`] matches the deferred tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchBy {
+    /// By words of a query, ranked (Anthropic's BM25 search; OpenAI's only search).
+    #[default]
+    Words,
+    /// By a regular expression the model writes (Anthropic only).
+    Pattern,
 }
 
 /// The kind of computer a [`HostedTool::ComputerUse`] controls.
@@ -137,6 +154,8 @@ impl HostedTool {
             HostedTool::Bash => "bash".into(),
             HostedTool::ImageGeneration => "image generation".into(),
             HostedTool::UrlContext => "URL context".into(),
+            HostedTool::ToolSearch(SearchBy::Words) => "tool search by words".into(),
+            HostedTool::ToolSearch(SearchBy::Pattern) => "tool search by pattern".into(),
             HostedTool::Raw { format, .. } => format!("a raw {format} tool"),
         }
     }
@@ -247,6 +266,15 @@ impl HostedTool {
                 json!({ "type": "image_generation" })
             }
             (HostedTool::UrlContext, Format::Gemini) => json!({ "urlContext": {} }),
+            (HostedTool::ToolSearch(SearchBy::Words), Format::OpenAiResponses) => {
+                json!({ "type": "tool_search" })
+            }
+            (HostedTool::ToolSearch(SearchBy::Words), Format::Anthropic) => {
+                json!({ "type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25" })
+            }
+            (HostedTool::ToolSearch(SearchBy::Pattern), Format::Anthropic) => {
+                json!({ "type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex" })
+            }
             _ => return None,
         })
     }
@@ -305,6 +333,30 @@ mod tests {
         );
         assert_eq!(
             computer.declaration(Format::Gemini).unwrap_err().hosted_by,
+            ["openai-responses", "anthropic"]
+        );
+    }
+
+    #[test]
+    fn tool_search_is_hosted_by_anthropic_both_ways_and_by_openai_by_words() {
+        let words = HostedTool::ToolSearch(SearchBy::Words);
+        assert_eq!(
+            words.declaration(Format::Anthropic).unwrap(),
+            json!({ "type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25" })
+        );
+        assert_eq!(
+            words.declaration(Format::OpenAiResponses).unwrap(),
+            json!({ "type": "tool_search" })
+        );
+        let pattern = HostedTool::ToolSearch(SearchBy::Pattern);
+        assert_eq!(
+            pattern.declaration(Format::Anthropic).unwrap()["name"],
+            "tool_search_tool_regex"
+        );
+        let err = pattern.declaration(Format::OpenAiResponses).unwrap_err();
+        assert_eq!(err.hosted_by, ["anthropic"]);
+        assert_eq!(
+            words.declaration(Format::Gemini).unwrap_err().hosted_by,
             ["openai-responses", "anthropic"]
         );
     }

@@ -114,6 +114,10 @@ fn result(r: &CallResult) -> Value {
                     Content::Image { data, mime_type } => {
                         json!({ "type": "image", "data": data, "mimeType": mime_type })
                     }
+                    // MCP has no reference to a tool: the name, in words.
+                    Content::ToolReference { tool_name } => {
+                        json!({ "type": "text", "text": format!("Tool found: {tool_name}") })
+                    }
                 })
                 .collect();
             if content.is_empty() && output.structured.is_some() {

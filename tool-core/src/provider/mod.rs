@@ -28,6 +28,7 @@ mod openai_strict;
 mod profile;
 mod refs;
 mod results;
+pub mod tool_search;
 
 use std::fmt;
 use std::str::FromStr;

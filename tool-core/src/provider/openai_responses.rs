@@ -4,7 +4,8 @@
 //!
 //! Computer use calls are `computer_call` items, parsed as calls named `computer` and answered
 //! with a `computer_call_output` screenshot (and the safety checks the tool acknowledged). The hosted tools' other items (`web_search_call`,
-//! `code_interpreter_call`, `image_generation_call`, ...) are read as hosted results.
+//! `code_interpreter_call`, `image_generation_call`, ...) are read as hosted results. A
+//! client-executed `tool_search_call` is a call of the search tool ([`tool_search`]).
 
 use serde_json::{json, Map, Value};
 
@@ -12,8 +13,9 @@ use super::calls::Calls;
 use super::declare::{DeclareOptions, Declared};
 use super::hosted::COMPUTER;
 use super::hosted_results::{fields, plain, source, HostedResult};
-use super::json::{array, text_arguments};
+use super::json::{array, object_arguments, text_arguments};
 use super::results::text_or_blocks;
+use super::tool_search::{self, TOOL_SEARCH};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Content, ToolCall, ToolSpec};
@@ -34,10 +36,16 @@ impl Api for OpenAiResponses {
     }
 
     fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> Declared {
+        if spec.metadata.searches_tools {
+            return Declared::plain(tool_search::responses_declaration(spec));
+        }
         let (function, declared) = openai_chat::function(spec, name, options);
         let mut map = Map::new();
         map.insert("type".into(), json!("function"));
         map.extend(function);
+        if spec.metadata.defer_loading {
+            map.insert("defer_loading".into(), json!(true));
+        }
         Declared {
             value: Value::Object(map),
             ..declared
@@ -60,6 +68,17 @@ impl Api for OpenAiResponses {
                     item.get("name"),
                     text_arguments(item.get("arguments")),
                 )?,
+                // A search the client runs is a call of its search tool; the server's own
+                // is a hosted result.
+                Some("tool_search_call")
+                    if item.get("execution").and_then(Value::as_str) == Some("client") =>
+                {
+                    calls.push(
+                        item.get("call_id"),
+                        Some(&json!(TOOL_SEARCH)),
+                        object_arguments(item.get("arguments")),
+                    )?
+                }
                 Some("computer_call") => {
                     let mut arguments = item.as_object().cloned().unwrap_or_default();
                     for key in ["type", "id", "call_id", "status"] {
@@ -81,10 +100,12 @@ impl Api for OpenAiResponses {
         array(response.get("output"))
             .filter_map(|item| {
                 let kind = item.get("type").and_then(Value::as_str)?;
+                let by_client = item.get("execution").and_then(Value::as_str) == Some("client");
                 if matches!(
                     kind,
                     "message" | "reasoning" | "function_call" | "computer_call"
-                ) {
+                ) || (kind == "tool_search_call" && by_client)
+                {
                     return None;
                 }
                 Some(hosted_result(kind, item))
@@ -150,7 +171,7 @@ fn screenshot(r: &CallResult) -> Option<String> {
         .iter()
         .find_map(|c| match c {
             Content::Image { data, mime_type } => Some(format!("data:{mime_type};base64,{data}")),
-            Content::Text { .. } => None,
+            Content::Text { .. } | Content::ToolReference { .. } => None,
         })
 }
 

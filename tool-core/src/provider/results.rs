@@ -45,6 +45,16 @@ impl CallResult {
     }
 
     /// The images of the output, each `(base64 data, media type)`; none for a failure.
+    /// The deferred tools the output loads ([`Content::ToolReference`]); none for a failure.
+    pub(crate) fn tool_references(&self) -> impl Iterator<Item = &str> {
+        self.result
+            .as_ref()
+            .ok()
+            .filter(|output| !output.is_error)
+            .into_iter()
+            .flat_map(|output| output.referenced_tools())
+    }
+
     pub(crate) fn images(&self) -> impl Iterator<Item = (&str, &str)> {
         let content = match &self.result {
             Ok(output) => output.content.as_slice(),
@@ -52,7 +62,7 @@ impl CallResult {
         };
         content.iter().filter_map(|c| match c {
             Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
-            Content::Text { .. } => None,
+            Content::Text { .. } | Content::ToolReference { .. } => None,
         })
     }
 }

@@ -112,6 +112,12 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.requires_approval = true)
     }
 
+    /// The tool is declared for loading on demand where the API has tool search
+    /// (`defer_loading`): see [`ToolMetadata::defer_loading`](tool_core::ToolMetadata).
+    pub fn defer_loading(self) -> Self {
+        self.metadata(|spec| spec.metadata.defer_loading = true)
+    }
+
     /// Strict mode for this tool alone, where the API has one (`strict`): `true` asks for it
     /// whatever the declaration's options say, `false` never.
     pub fn strict(self, strict: bool) -> Self {

@@ -501,6 +501,8 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             requires_approval: m.requires_approval,
             strict: m.strict,
             source: Some(source_of_location(&reg.location)),
+            defer_loading: m.defer_loading,
+            searches_tools: false,
         },
     }
 }

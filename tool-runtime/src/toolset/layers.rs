@@ -381,6 +381,7 @@ fn size_of_output(out: &ToolOutput) -> usize {
         .map(|c| match c {
             Content::Text { text } => text.len(),
             Content::Image { data, .. } => data.len(),
+            Content::ToolReference { tool_name } => tool_name.len(),
         })
         .sum();
     let structured = out
