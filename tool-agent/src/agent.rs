@@ -13,6 +13,8 @@ use crate::hooks::RunHooks;
 use crate::kept::{read_result_spec, READ_RESULT};
 use crate::options::RunOptions;
 use crate::result::RunFailure;
+use crate::search::ToolSearch;
+use tool_core::provider::tool_search::TOOL_SEARCH;
 use tool_model::ChatModel;
 use tool_model::OfferedTools;
 
@@ -51,6 +53,8 @@ pub struct Agent {
     pub(crate) state_key: Option<crate::approval::StateKey>,
     /// Whether tool calls' spans carry their arguments and results.
     pub(crate) trace_content: bool,
+    /// How the model finds the selectable tools, when they are searched.
+    pub(crate) tool_search: Option<ToolSearch>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -80,6 +84,7 @@ impl Agent {
                 hooks: None,
                 state_key: None,
                 trace_content: false,
+                tool_search: None,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -106,7 +111,10 @@ impl Agent {
     /// - a selectable tool is offered when the options select it by name, or when the
     ///   retriever picks it for the input (feature `retrieval`);
     /// - a tool that is only declared (a catalog line with no implementation) is offered only
-    ///   with [`AgentBuilder::external_tools`], under the same rules.
+    ///   with [`AgentBuilder::external_tools`], under the same rules;
+    /// - with a [`tool search`](AgentBuilder::tool_search) the model's API has, every
+    ///   selectable tool is offered, declared deferred (those the options select by name are
+    ///   loaded from the start), beside the search.
     pub async fn offered_tools(
         &self,
         input: &str,
@@ -115,31 +123,79 @@ impl Agent {
         let Some(exec) = self.executor_for(options) else {
             return Ok(OfferedTools::none());
         };
-        let retrieved = self.retrieved(input).await?;
+        let search = self.native_search();
+        let retrieved = match search {
+            Some(_) => Vec::new(),
+            None => self.retrieved(input).await?,
+        };
         let mut specs: Vec<ToolSpec> = exec
             .tools()
             .filter(|spec| self.external || exec.is_executable(&spec.name))
-            .filter(|spec| self.offers(spec, options, &retrieved))
+            .filter(|spec| {
+                (search.is_some() && spec.metadata.selectable)
+                    || self.offers(spec, options, &retrieved)
+            })
             .cloned()
             .collect();
         specs.extend(read_result(exec, options));
-        Ok(OfferedTools::new(specs, self.model.format(), &self.declare))
+        Ok(self.searchable(specs, exec, options))
     }
 
     /// The tools of these names, as an interrupted run offered them.
     pub(crate) fn offered_by_name(&self, names: &[String], options: &RunOptions) -> OfferedTools {
-        let specs = self.executor_for(options).map_or_else(Vec::new, |exec| {
-            let mut specs: Vec<ToolSpec> = exec
-                .tools()
-                .filter(|spec| names.contains(&spec.name))
-                .filter(|spec| self.external || exec.is_executable(&spec.name))
-                .cloned()
-                .collect();
-            let reads = names.iter().any(|name| name == READ_RESULT);
-            specs.extend(read_result(exec, options).filter(|_| reads));
-            specs
-        });
-        OfferedTools::new(specs, self.model.format(), &self.declare)
+        let Some(exec) = self.executor_for(options) else {
+            return OfferedTools::new(Vec::new(), self.model.format(), &self.declare);
+        };
+        let mut specs: Vec<ToolSpec> = exec
+            .tools()
+            .filter(|spec| names.contains(&spec.name))
+            .filter(|spec| self.external || exec.is_executable(&spec.name))
+            .cloned()
+            .collect();
+        let reads = names.iter().any(|name| name == READ_RESULT);
+        specs.extend(read_result(exec, options).filter(|_| reads));
+        self.searchable(specs, exec, options)
+    }
+
+    /// The agent's tool search, when the model's API has deferred loading.
+    fn native_search(&self) -> Option<&ToolSearch> {
+        self.tool_search
+            .as_ref()
+            .filter(|search| search.native_in(self.model.format()))
+    }
+
+    /// The offered tools declared for the model: with a search its API has, the selectable
+    /// ones not selected by name deferred, and the search declared beside them; without one,
+    /// none deferred (a deferred tool no search can find could never be called).
+    fn searchable(
+        &self,
+        mut specs: Vec<ToolSpec>,
+        exec: &Executor,
+        options: &RunOptions,
+    ) -> OfferedTools {
+        let format = self.model.format();
+        let Some(search) = self.native_search() else {
+            for spec in &mut specs {
+                spec.metadata.defer_loading = false;
+            }
+            return OfferedTools::new(specs, format, &self.declare);
+        };
+        for spec in &mut specs {
+            if spec.metadata.selectable && !options.selected_tools.contains(&spec.name) {
+                spec.metadata.defer_loading = true;
+            }
+        }
+        if let Some(tool) = search.spec() {
+            if exec.spec(TOOL_SEARCH).is_some() {
+                tracing::warn!(
+                    "the executor has a tool named `{TOOL_SEARCH}`: the agent's tool search is \
+                     not offered beside it"
+                );
+            } else {
+                specs.push(tool);
+            }
+        }
+        OfferedTools::new(specs, format, &self.declare).with_hosted(search.hosted())
     }
 
     /// Whether a run with these options may have offered the tool called `name`: a tool of the
@@ -151,15 +207,17 @@ impl Agent {
             return false;
         };
         let Some(spec) = exec.spec(name) else {
-            return name == READ_RESULT && read_result(exec, options).is_some();
+            let searches = self.native_search().and_then(ToolSearch::spec).is_some();
+            return (name == READ_RESULT && read_result(exec, options).is_some())
+                || (name == TOOL_SEARCH && searches);
         };
         if !(self.external || exec.is_executable(name)) {
             return false;
         }
         #[cfg(feature = "retrieval")]
-        let retrieves = self.retriever.is_some();
+        let retrieves = self.retriever.is_some() || self.tool_search.is_some();
         #[cfg(not(feature = "retrieval"))]
-        let retrieves = false;
+        let retrieves = self.tool_search.is_some();
         let picked = if retrieves && spec.metadata.selectable {
             vec![spec.name.clone()]
         } else {
@@ -177,6 +235,7 @@ impl Agent {
             .cloned()
             .collect();
         OfferedTools::new(specs, self.model.format(), &self.declare)
+            .with_hosted(offered.hosted().to_vec())
     }
 
     fn offers(&self, spec: &ToolSpec, options: &RunOptions, retrieved: &[String]) -> bool {
@@ -193,10 +252,17 @@ impl Agent {
             })
     }
 
-    /// The selectable tools the retriever picks for the input.
+    /// The selectable tools the retriever picks for the input: the agent's, else its tool
+    /// search's (a model whose API has no deferred loading).
     #[cfg(feature = "retrieval")]
     async fn retrieved(&self, input: &str) -> Result<Vec<String>, RunFailure> {
-        let Some((retriever, options)) = &self.retriever else {
+        let search = self.tool_search.as_ref().and_then(ToolSearch::retriever);
+        let Some((retriever, options)) = self
+            .retriever
+            .as_ref()
+            .map(|(retriever, options)| (retriever, options))
+            .or(search)
+        else {
             return Ok(Vec::new());
         };
         let found = retriever
@@ -364,6 +430,17 @@ impl AgentBuilder {
         options: tool_retrieval::RetrieveOptions,
     ) -> Self {
         self.agent.retriever = Some((retriever, options));
+        self
+    }
+
+    /// Lets the model search the selectable tools instead of being offered a pick of them up
+    /// front ([`ToolSearch`]). Where the model's API has deferred loading (Anthropic, OpenAI
+    /// Responses), every selectable tool is declared deferred beside the search, and the
+    /// request's tools stay byte for byte the same from step to step, which keeps the
+    /// provider's prompt cache. Elsewhere the run chooses its tools up front as without it:
+    /// by the agent's retriever, else the search's own, else by name only.
+    pub fn tool_search(mut self, search: ToolSearch) -> Self {
+        self.agent.tool_search = Some(search);
         self
     }
 

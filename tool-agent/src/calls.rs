@@ -15,7 +15,9 @@ use crate::kept::{KeptResults, READ_RESULT};
 use crate::repeat::Verdict;
 use crate::result::{CallRecord, Repaired, RepairedBy};
 use crate::retries::Retries;
+use crate::search::ToolSearch;
 use crate::telemetry;
+use tool_core::provider::tool_search::TOOL_SEARCH;
 use tool_model::OfferedTools;
 
 /// What the calls of one run are run with.
@@ -42,6 +44,8 @@ pub(crate) struct Calls<'a> {
     pub repair_json: bool,
     /// Whether each call's span carries its arguments and result.
     pub trace_content: bool,
+    /// The agent's tool search, which answers calls of the run's own `tool_search`.
+    pub search: Option<&'a ToolSearch>,
 }
 
 impl Calls<'_> {
@@ -242,6 +246,13 @@ impl Calls<'_> {
         if call.name == READ_RESULT && self.offered.contains(READ_RESULT) {
             if let Some((kept, max_length)) = self.kept {
                 return kept.read(&call.arguments, max_length);
+            }
+        }
+        let searches =
+            |spec: &tool_core::ToolSpec| spec.name == TOOL_SEARCH && spec.metadata.searches_tools;
+        if let Some(search) = self.search {
+            if call.name == TOOL_SEARCH && self.offered.specs().iter().any(searches) {
+                return search.answer(call, self.offered).await;
             }
         }
         match self.executor {

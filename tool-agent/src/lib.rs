@@ -37,6 +37,7 @@ mod result;
 mod retries;
 mod run;
 mod scope;
+mod search;
 pub mod telemetry;
 
 pub use agent::{Agent, AgentBuilder, PurposeGate};
@@ -53,6 +54,9 @@ pub use result::{
     CallRecord, Repaired, RepairedBy, RunError, RunFailure, RunResult, Step, StopReason,
 };
 pub use scope::InvocationScope;
+pub use search::ToolSearch;
+pub use tool_core::provider::hosted::SearchBy;
+pub use tool_core::provider::tool_search::TOOL_SEARCH;
 /// The model contract the loop consumes (the crate `tool-model`).
 pub use tool_model::{
     AllowedMode, CallDelta, ChatModel, Ending, FallbackModel, Generation, Message, ModelError,

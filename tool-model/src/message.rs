@@ -48,6 +48,11 @@ pub enum Message {
         /// result (Anthropic, OpenAI Responses, Gemini); Chat Completions gets the text alone.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
+        /// The deferred tools a tool search found, for the model to load
+        /// ([`Content::ToolReference`]): Anthropic gets `tool_reference` blocks, OpenAI
+        /// Responses a `tool_search_output` of their declarations, the other APIs the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        found_tools: Vec<String>,
     },
 }
 
@@ -155,6 +160,12 @@ impl Message {
     /// The message answering a call with its result: the output's text, or the error's text
     /// for the model ([`ToolError::to_model_text`](tool_core::ToolError::to_model_text)).
     pub fn tool_result(result: &CallResult) -> Self {
+        let found_tools = match &result.result {
+            Ok(output) if !output.is_error => {
+                output.referenced_tools().map(str::to_owned).collect()
+            }
+            _ => Vec::new(),
+        };
         let (text, is_error, images) = match &result.result {
             Ok(output) => {
                 let images = output
@@ -178,6 +189,7 @@ impl Message {
             text,
             is_error,
             images,
+            found_tools,
         }
     }
 }
@@ -307,6 +319,7 @@ mod tests {
                 text: "There is no tool named `ad`. Did you mean `add`?".into(),
                 is_error: true,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             }
         );
         let shown = CallResult {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
+use tool_core::provider::hosted::HostedTool;
 use tool_core::provider::{declare, Aliases, Declarations, DeclareOptions, Format};
 use tool_core::{ToolError, ToolSpec};
 
@@ -20,6 +21,8 @@ pub struct OfferedTools {
     declarations: Option<(Format, Declarations)>,
     /// How they are declared, in that format or another.
     options: DeclareOptions,
+    /// Tools the provider runs, declared after these in the formats that host them.
+    hosted: Vec<HostedTool>,
     /// The tools declared in one other format, the first asked for (a fallback model's).
     other: OnceLock<(Format, Declarations)>,
     /// The declarations' tools as JSON text, written on first use and sent by every request.
@@ -41,9 +44,28 @@ impl OfferedTools {
             names,
             declarations,
             options: *options,
+            hosted: Vec::new(),
             other: OnceLock::new(),
             tools_json: OnceLock::new(),
         }
+    }
+
+    /// These tools, and tools the provider runs declared after them (a hosted tool search,
+    /// say). A format that does not host one of them is sent the others, with a note in the
+    /// declarations saying so.
+    pub fn with_hosted(mut self, hosted: Vec<HostedTool>) -> Self {
+        self.hosted = hosted;
+        if let Some((format, declared)) = &mut self.declarations {
+            *declared = declare_all(&self.specs, &self.hosted, *format, &self.options);
+        }
+        self.other = OnceLock::new();
+        self.tools_json = OnceLock::new();
+        self
+    }
+
+    /// The tools the provider runs, declared after the offered ones.
+    pub fn hosted(&self) -> &[HostedTool] {
+        &self.hosted
     }
 
     /// The offered tools' specs, in the executor's order.
@@ -66,13 +88,12 @@ impl OfferedTools {
                 return Cow::Borrowed(declared);
             }
         }
-        let (other, declared) = self
-            .other
-            .get_or_init(|| (format, declare(&self.specs, format, &self.options)));
+        let declare = || declare_all(&self.specs, &self.hosted, format, &self.options);
+        let (other, declared) = self.other.get_or_init(|| (format, declare()));
         if *other == format {
             return Cow::Borrowed(declared);
         }
-        Cow::Owned(declare(&self.specs, format, &self.options))
+        Cow::Owned(declare())
     }
 
     /// The aliases that map the model's tool names back to the tools', for the run's format
@@ -151,4 +172,24 @@ impl OfferedTools {
             }
         }
     }
+}
+
+/// The tools declared in `format`, then the hosted tools that format has.
+fn declare_all(
+    specs: &[ToolSpec],
+    hosted: &[HostedTool],
+    format: Format,
+    options: &DeclareOptions,
+) -> Declarations {
+    let mut declared = declare(specs, format, options);
+    for tool in hosted {
+        match (tool.declaration(format), declared.tools.as_array_mut()) {
+            (Ok(value), Some(tools)) => tools.push(value),
+            (Ok(_), None) => declared.notes.push(format!(
+                "{format} takes no hosted tool beside its own tools"
+            )),
+            (Err(e), _) => declared.notes.push(e.to_string()),
+        }
+    }
+    declared
 }

@@ -197,6 +197,7 @@ mod tests {
             text: "1".into(),
             is_error: false,
             images: Vec::new(),
+            found_tools: Vec::new(),
         }
     }
 

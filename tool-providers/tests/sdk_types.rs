@@ -133,6 +133,7 @@ fn conversation() -> Vec<Message> {
                 data: "iVBORw0KGgo=".into(),
                 mime_type: "image/png".into(),
             }],
+            found_tools: Vec::new(),
         },
         Message::Tool {
             call_id: Some("call_2".into()),
@@ -140,6 +141,7 @@ fn conversation() -> Vec<Message> {
             text: "the weather service timed out".into(),
             is_error: true,
             images: Vec::new(),
+            found_tools: Vec::new(),
         },
     ]
 }

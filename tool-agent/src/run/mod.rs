@@ -669,6 +669,7 @@ impl<'a> Run<'a> {
             max_retries: self.options.max_retries,
             repair_json: self.options.repair_json,
             trace_content: self.agent.trace_content,
+            search: self.agent.tool_search.as_ref(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! thinking and a turn kept whole sent back as they came), and the tool choice.
 
 use serde_json::{json, Value};
+use tool_core::provider::tool_search::anthropic_tool_references;
 use tool_core::provider::{anthropic_tool_result_content, Aliases};
 
 use super::response::{is_blank_text, is_call, is_neutral, REASONING_API};
@@ -34,6 +35,7 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 text,
                 is_error,
                 images,
+                found_tools,
                 ..
             } => {
                 // Anthropic refuses a failed result without content.
@@ -42,7 +44,12 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                     text => text,
                 };
                 let images = images.iter().map(ToolImage::parts);
-                let content = anthropic_tool_result_content(text, images);
+                let content = if found_tools.is_empty() || *is_error {
+                    anthropic_tool_result_content(text, images)
+                } else {
+                    // A tool search's: the tools it found, for Anthropic to load.
+                    anthropic_tool_references(found_tools.iter().map(String::as_str), aliases)
+                };
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": ids.of_result(call_id.as_deref()),
@@ -127,6 +134,7 @@ mod tests {
             text: text.into(),
             is_error,
             images: Vec::new(),
+            found_tools: Vec::new(),
         }
     }
 
@@ -173,6 +181,7 @@ mod tests {
                 text: "1".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
             Message::Tool {
                 call_id: Some("t2".into()),
@@ -180,6 +189,7 @@ mod tests {
                 text: "bad".into(),
                 is_error: true,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         assert_eq!(
@@ -266,6 +276,7 @@ mod tests {
                 data: "iVBORw0KGgo=".into(),
                 mime_type: "image/png".into(),
             }],
+            found_tools: Vec::new(),
         };
         assert_eq!(
             messages(&[result], &Aliases::default()),

@@ -409,6 +409,7 @@ mod tests {
                 text: "1".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         let mut request = ModelRequest::new(history);

@@ -616,6 +616,7 @@ mod tests {
                 text: "1".into(),
                 is_error: true,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ]
     }
@@ -710,6 +711,7 @@ mod tests {
                 text: "1".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
             Message::Tool {
                 call_id: Some("fc/1 é".into()),
@@ -717,6 +719,7 @@ mod tests {
                 text: "2".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         let body = model().body(&request(messages, ToolChoice::Auto));
@@ -741,6 +744,7 @@ mod tests {
             text: "1".into(),
             is_error: false,
             images: Vec::new(),
+            found_tools: Vec::new(),
         };
         let messages = vec![
             Message::user("go"),
@@ -799,6 +803,7 @@ mod tests {
                 text: "3".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         let body = model().body(&request(messages, ToolChoice::Auto));
@@ -826,6 +831,7 @@ mod tests {
                 text: "#12".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         let mut request = request(messages, ToolChoice::Auto);

@@ -55,6 +55,7 @@ pub(super) fn contents(messages: &[Message], replay: &Replay<'_>) -> Value {
                 text,
                 is_error,
                 images,
+                ..
             } => {
                 let mut response = Map::new();
                 if let Some(id) = call_id {
@@ -252,6 +253,7 @@ mod tests {
                 data: "iVBORw0KGgo=".into(),
                 mime_type: "image/png".into(),
             }],
+            found_tools: Vec::new(),
         };
         let contents = replayed(std::slice::from_ref(&result), true);
         assert_eq!(
@@ -283,6 +285,7 @@ mod tests {
                 text: "1".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         assert_eq!(

@@ -425,6 +425,7 @@ mod tests {
                 text: "file not found".into(),
                 is_error: true,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ]);
         let body: Value = serde_json::from_slice(&model.body(&request).unwrap()).unwrap();
@@ -477,6 +478,7 @@ mod tests {
                 text: "3".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ]);
         request.instructions = Some("Be brief.".into());
@@ -512,6 +514,7 @@ mod tests {
             text: "ok".into(),
             is_error: false,
             images: Vec::new(),
+            found_tools: Vec::new(),
         };
         let mut request = ModelRequest::new(vec![
             Message::user("both"),

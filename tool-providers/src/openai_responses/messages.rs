@@ -2,7 +2,12 @@
 //! `function_call`, `function_call_output`), an answer with the reasoning items it came with.
 
 use serde_json::{json, Value};
-use tool_core::provider::{flagged_error_text, responses_function_call_output, Aliases};
+use tool_core::provider::tool_search::{
+    responses_tool_search_call, responses_tool_search_output, TOOL_SEARCH,
+};
+use tool_core::provider::{
+    flagged_error_text, responses_function_call_output, Aliases, Declarations,
+};
 
 use super::REASONING_API;
 use crate::tool_ids::{call_id_at, result_id_at};
@@ -10,10 +15,14 @@ use tool_model::message::{reasoning_before, Message, ToolImage};
 
 /// Message `index` of `messages` as Responses input items. `stored` says whether the API
 /// keeps reasoning items itself (`store: true`); reasoning goes back to its `source` only.
+/// `search` is the request's declarations when they declare a tool search the client runs:
+/// calls of [`TOOL_SEARCH`] and their results then go as `tool_search_call` and
+/// `tool_search_output` items.
 pub(super) fn items(
     messages: &[Message],
     index: usize,
     aliases: &Aliases,
+    search: Option<&Declarations>,
     stored: bool,
     source: &str,
 ) -> Vec<Value> {
@@ -30,13 +39,17 @@ pub(super) fn items(
                 .filter(|t| !t.is_empty())
                 .map(|t| json!({ "role": "assistant", "content": t }));
             let calls = calls.iter().enumerate().map(|(position, call)| {
+                let call_id = call_id_at(messages, index, position);
+                if search.is_some() && call.name == TOOL_SEARCH {
+                    return responses_tool_search_call(&call_id, &call.arguments);
+                }
                 let arguments = match &call.arguments {
                     Value::String(text) => text.clone(),
                     other => other.to_string(),
                 };
                 json!({
                     "type": "function_call",
-                    "call_id": call_id_at(messages, index, position),
+                    "call_id": call_id,
                     "name": aliases.provider_name(&call.name),
                     "arguments": arguments,
                 })
@@ -49,17 +62,26 @@ pub(super) fn items(
             let reasoning = reasoning_before(messages, index, REASONING_API, Some(source))
                 .iter()
                 .filter(|item| {
-                    stored || item.get("encrypted_content").is_some_and(Value::is_string)
+                    stored
+                        || item.get("type").and_then(Value::as_str) != Some("reasoning")
+                        || item.get("encrypted_content").is_some_and(Value::is_string)
                 })
                 .cloned();
             reasoning.chain(answer).collect()
         }
         Message::Tool {
+            name,
             text,
             images,
             is_error,
+            found_tools,
             ..
         } => {
+            if let Some(declarations) = search.filter(|_| name == TOOL_SEARCH && !*is_error) {
+                let call_id = result_id_at(messages, index);
+                let found = found_tools.iter().map(String::as_str);
+                return vec![responses_tool_search_output(&call_id, declarations, found)];
+            }
             let images = images.iter().map(ToolImage::parts);
             let text = flagged_error_text(text, *is_error);
             let output = responses_function_call_output(&text, images);
@@ -86,7 +108,7 @@ mod tests {
             calls: vec![ToolCall::new("fc_1", "add", json!({ "a": 1 }))],
         };
         assert_eq!(
-            items(&[call], 0, &Aliases::default(), false, HERE),
+            items(&[call], 0, &Aliases::default(), None, false, HERE),
             [
                 json!({ "role": "assistant", "content": "Adding." }),
                 json!({ "type": "function_call", "call_id": "fc_1", "name": "add", "arguments": "{\"a\":1}" }),
@@ -98,12 +120,14 @@ mod tests {
             text: "1".into(),
             is_error: false,
             images: Vec::new(),
+            found_tools: Vec::new(),
         };
         assert_eq!(
             items(
                 std::slice::from_ref(&result),
                 0,
                 &Aliases::default(),
+                None,
                 false,
                 HERE
             ),
@@ -129,11 +153,12 @@ mod tests {
                 text: "1".into(),
                 is_error: false,
                 images: Vec::new(),
+                found_tools: Vec::new(),
             },
         ];
         let aliases = Aliases::default();
-        let call = items(&messages, 0, &aliases, false, HERE);
-        let result = items(&messages, 1, &aliases, false, HERE);
+        let call = items(&messages, 0, &aliases, None, false, HERE);
+        let result = items(&messages, 1, &aliases, None, false, HERE);
         let id = &call[0]["call_id"];
         assert!(id.as_str().is_some_and(|id| !id.is_empty()), "{call:?}");
         assert_eq!(&result[0]["call_id"], id);
@@ -150,12 +175,14 @@ mod tests {
                 data: "iVBORw0KGgo=".into(),
                 mime_type: "image/png".into(),
             }],
+            found_tools: Vec::new(),
         };
         assert_eq!(
             items(
                 std::slice::from_ref(&result),
                 0,
                 &Aliases::default(),
+                None,
                 false,
                 HERE
             ),
@@ -189,7 +216,7 @@ mod tests {
         let messages = [ours.clone(), answer.clone()];
         let sent = |messages: &[Message], stored: bool| -> Vec<Value> {
             (0..messages.len())
-                .flat_map(|i| items(messages, i, &Aliases::default(), stored, HERE))
+                .flat_map(|i| items(messages, i, &Aliases::default(), None, stored, HERE))
                 .collect()
         };
         // Not stored: the item the API can read back, with its encrypted content, as it came.

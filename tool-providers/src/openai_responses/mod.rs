@@ -9,7 +9,7 @@ mod stream;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Map, Value};
-use tool_core::provider::{Aliases, Format};
+use tool_core::provider::{Aliases, Declarations, Format};
 
 use messages::items;
 pub(crate) use stream::stream_decoder;
@@ -96,8 +96,9 @@ impl OpenAiResponsesModel {
         // goes back with its encrypted content, or not at all.
         let stored = self.extra.get("store") == Some(&Value::Bool(true));
         let source = self.reasoning_source();
+        let search = declares_client_search(&declarations).then_some(&*declarations);
         let input: Vec<Value> = (0..request.messages.len())
-            .flat_map(|i| items(&request.messages, i, aliases, stored, &source))
+            .flat_map(|i| items(&request.messages, i, aliases, search, stored, &source))
             .collect();
         body.insert("input".into(), Value::Array(input));
         body.insert("store".into(), json!(false));
@@ -227,7 +228,7 @@ fn response(answer: &Value, aliases: &Aliases, source: &str) -> Result<ModelResp
     let text = if text.is_empty() { refusal } else { text };
     let thought: Vec<Value> = output
         .iter()
-        .filter(|item| is_reasoning(item))
+        .filter(|item| is_kept(item))
         .cloned()
         .collect();
     let count = |pointer: &str| answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
@@ -266,9 +267,29 @@ pub(crate) fn ending(reason: Option<&str>) -> Ending {
     }
 }
 
+/// Whether the declarations hold a tool search the client runs.
+fn declares_client_search(declarations: &Declarations) -> bool {
+    declarations.tools.as_array().is_some_and(|tools| {
+        tools.iter().any(|tool| {
+            tool.get("type").and_then(Value::as_str) == Some("tool_search")
+                && tool.get("execution").and_then(Value::as_str) == Some("client")
+        })
+    })
+}
+
 /// Whether an output item is a reasoning item.
 fn is_reasoning(item: &Value) -> bool {
     item.get("type").and_then(Value::as_str) == Some("reasoning")
+}
+
+/// Whether an output item goes back with the answer as it came: a reasoning item, or an item
+/// of a search the server ran (`tool_search_call`, `tool_search_output`), which holds the
+/// tools it loaded.
+fn is_kept(item: &Value) -> bool {
+    let kind = item.get("type").and_then(Value::as_str);
+    is_reasoning(item)
+        || (matches!(kind, Some("tool_search_call" | "tool_search_output"))
+            && item.get("execution").and_then(Value::as_str) != Some("client"))
 }
 
 /// A Responses answer's finish reason: its `status`, or for an `incomplete` one the reason

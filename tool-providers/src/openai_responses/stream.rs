@@ -5,9 +5,10 @@
 use serde_json::Value;
 use tool_core::provider::Aliases;
 
-use super::{ending, finish_reason, is_reasoning, PROVIDER, REASONING_API};
+use super::{ending, finish_reason, is_kept, PROVIDER, REASONING_API};
 use crate::assemble::StreamedAnswer;
 use crate::sse::Decoder;
+use tool_core::provider::tool_search::TOOL_SEARCH;
 use tool_model::message::{Reasoning, Usage};
 use tool_model::{ModelError, ModelEvent, ModelResponse};
 
@@ -86,8 +87,19 @@ impl Decoder for Streamed {
                 );
             }
             Some("response.output_item.done") => {
-                if let Some(item) = event.get("item").filter(|item| is_reasoning(item)) {
+                let item = event.get("item").unwrap_or(&Value::Null);
+                if is_kept(item) {
                     self.thought.push(item.clone());
+                } else if field("/item/type") == Some("tool_search_call") {
+                    // A search the client runs: a call of its search tool, whole.
+                    let arguments = item.get("arguments").map(Value::to_string);
+                    self.answer.push_call(
+                        index,
+                        field("/item/call_id"),
+                        Some(TOOL_SEARCH),
+                        arguments.as_deref(),
+                        events,
+                    );
                 }
             }
             Some("response.function_call_arguments.delta") => {
