@@ -387,3 +387,32 @@ async fn without_deferred_loading_the_retriever_picks_the_tools_up_front() {
     assert!(!offered.contains(&TOOL_SEARCH), "{offered:?}");
     assert!(!sent[0].to_string().contains("defer_loading"));
 }
+
+#[tokio::test]
+async fn a_tool_marked_deferred_is_declared_loaded_when_no_search_can_find_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let marked = tool("get_weather", "The weather.", &[], &runs).with_metadata(ToolMetadata {
+        defer_loading: true,
+        ..ToolMetadata::default()
+    });
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(marked)
+        .build()
+        .unwrap();
+    let (mock, url) = serve(vec![anthropic_answer(
+        json!([{ "type": "text", "text": "Sunny." }]),
+        "end_turn",
+    )])
+    .await;
+    let model = AnthropicModel::new("claude-sonnet-4-5").with_base_url(&url);
+    let agent = Agent::builder(model).executor(exec).build();
+    agent.run("Weather?", &RunOptions::default()).await.unwrap();
+    let sent = bodies(&mock);
+    assert_eq!(names(&sent[0]["tools"]), ["get_weather"]);
+    assert!(
+        deferred(&sent[0]["tools"]).is_empty(),
+        "{}",
+        sent[0]["tools"]
+    );
+}

@@ -421,6 +421,42 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_search_goes_back_with_the_answer_it_led_to() {
+        let search = json!({ "type": "tool_search_call", "id": "ts_1", "execution": "server",
+            "status": "completed", "arguments": { "query": "weather" } });
+        let loaded = json!({ "type": "tool_search_output", "id": "to_1", "execution": "server",
+            "status": "completed", "tools": [] });
+        let call = json!({ "type": "function_call", "call_id": "fc_1", "name": "get_weather",
+            "arguments": "{}" });
+        let answer = json!({ "status": "completed",
+            "output": [search.clone(), loaded.clone(), call.clone()] });
+        let model = OpenAiResponsesModel::new("gpt-5.4");
+        let parsed = response(&answer, &Aliases::default(), &model.reasoning_source()).unwrap();
+        let kept = parsed.reasoning.clone().expect("the search's items");
+        assert_eq!(kept.blocks, [search.clone(), loaded.clone()]);
+        // Not stored (`store: false`): they go back all the same, before the call.
+        let messages = vec![
+            Message::user("Weather?"),
+            Message::Reasoning(kept),
+            Message::Assistant {
+                text: None,
+                calls: parsed.calls,
+            },
+        ];
+        let mut request = ModelRequest::new(messages);
+        request.messages.push(Message::user("And tomorrow?"));
+        let body = model.body(&request);
+        assert_eq!(
+            body["input"].as_array().unwrap()[1..4],
+            [
+                search,
+                loaded,
+                json!({ "type": "function_call", "call_id": "fc_1", "name": "get_weather", "arguments": "{}" })
+            ]
+        );
+    }
+
+    #[test]
     fn text_calls_and_usage_are_read_from_the_answer() {
         let answer = json!({
             "id": "resp_1", "object": "response", "status": "completed",

@@ -203,4 +203,30 @@ mod tests {
         let kept = answer.reasoning.expect("the reasoning item");
         assert_eq!(kept.blocks, [rs("rs_1", Some("gAAA"))]);
     }
+
+    #[test]
+    fn a_client_search_is_a_call_and_the_servers_search_goes_back_whole() {
+        let server_search = json!({ "type": "tool_search_call", "id": "ts_1",
+            "execution": "server", "status": "completed", "arguments": { "query": "time" } });
+        let server_output = json!({ "type": "tool_search_output", "id": "to_1",
+            "execution": "server", "status": "completed", "tools": [] });
+        let client_search = json!({ "type": "tool_search_call", "id": "ts_2", "call_id": "call_1",
+            "execution": "client", "status": "completed", "arguments": { "query": "weather" } });
+        let events = [
+            json!({ "type": "response.output_item.done", "output_index": 0, "item": server_search }),
+            json!({ "type": "response.output_item.done", "output_index": 1, "item": server_output }),
+            json!({ "type": "response.output_item.added", "output_index": 2, "item": client_search }),
+            json!({ "type": "response.output_item.done", "output_index": 2, "item": client_search }),
+            json!({ "type": "response.completed", "response": { "status": "completed" } }),
+        ];
+        let (events, answer) = decode(stream_decoder(Aliases::default(), HERE.into()), &events);
+        assert_eq!(
+            assert_streamed(&events, &answer),
+            ["{\"query\":\"weather\"}"]
+        );
+        assert_eq!(answer.calls[0].name, TOOL_SEARCH);
+        assert_eq!(answer.calls[0].id.as_deref(), Some("call_1"));
+        let kept = answer.reasoning.expect("the server's search items");
+        assert_eq!(kept.blocks, [server_search, server_output]);
+    }
 }
