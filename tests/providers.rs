@@ -8,7 +8,7 @@ mod common;
 
 use ai_tool::prelude::*;
 use ai_tool::profile::{self, ProfileError};
-use ai_tool::provider::hosted::{ComputerEnvironment, HostedTool};
+use ai_tool::provider::hosted::{ComputerEnvironment, HostedTool, SearchBy};
 use ai_tool::provider::{self, CallResult};
 use ai_tool::{Content, ExecutorBuilder};
 use schemars::JsonSchema;
@@ -549,6 +549,8 @@ fn hosted_kinds() -> Vec<HostedTool> {
         HostedTool::Bash,
         HostedTool::ImageGeneration,
         HostedTool::UrlContext,
+        HostedTool::ToolSearch(SearchBy::Words),
+        HostedTool::ToolSearch(SearchBy::Pattern),
     ]
 }
 
