@@ -7,6 +7,7 @@ use crate::chat::{ChatModel, ModelFuture};
 use crate::error::ModelError;
 use crate::request::ModelRequest;
 use crate::response::ModelResponse;
+use tool_core::provider::Format;
 
 /// A [`ChatModel`] that gives its scripted answers in order and records every request.
 ///
@@ -29,6 +30,8 @@ use crate::response::ModelResponse;
 pub struct ScriptedModel {
     script: Mutex<VecDeque<Scripted>>,
     requests: Mutex<Vec<ModelRequest>>,
+    /// The API it stands in for, if any.
+    format: Option<Format>,
 }
 
 /// One scripted answer.
@@ -44,6 +47,14 @@ impl ScriptedModel {
     /// A model with an empty script.
     pub fn new() -> Self {
         ScriptedModel::default()
+    }
+
+    /// A model that stands in for one of `format`'s API: the requests it receives declare
+    /// their tools in that format, as a client of that API would have them (deferred tools and
+    /// the search where the API has them, say). It answers from its script all the same.
+    pub fn speaking(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
     }
 
     /// Adds an answer to the script.
@@ -91,6 +102,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ChatModel for ScriptedModel {
+    fn format(&self) -> Option<Format> {
+        self.format
+    }
+
     fn respond<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         let number = {
             let mut requests = lock(&self.requests);
