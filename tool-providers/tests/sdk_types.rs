@@ -109,7 +109,9 @@ fn weather_spec() -> ToolSpec {
         "properties": { "summary": { "type": "string" } },
         "required": ["summary"]
     }));
-    tool.spec().clone()
+    let mut spec = tool.spec().clone();
+    spec.metadata.input_examples = vec![json!({ "location": "Paris, France", "days": 2 })];
+    spec
 }
 
 /// The conversation every request variant carries: a call answered with text and an image,
@@ -208,6 +210,17 @@ fn variants(format: Format) -> Vec<(String, ModelRequest)> {
         .top_p(0.9)
         .stop(["END"])
         .seed(7);
+    out.push((name, request));
+    // Example arguments in the description, for the APIs without a field for them.
+    let (name, mut request) = base("examples-in-description", false);
+    request.tools = Arc::new(OfferedTools::new(
+        vec![weather_spec()],
+        Some(format),
+        &DeclareOptions {
+            examples_in_description: true,
+            ..DeclareOptions::default()
+        },
+    ));
     out.push((name, request));
     let (name, mut request) = base("structured-with-tools", false);
     request.response_format = Some(answer_schema());

@@ -17,6 +17,35 @@ pub struct DeclareOptions {
     /// For Gemini: send the full JSON Schema as `parametersJsonSchema` instead of `parameters`
     /// in Gemini's OpenAPI subset.
     pub gemini_json_schema: bool,
+    /// Write a tool's example arguments ([`ToolMetadata::input_examples`]) at the end of its
+    /// description for the APIs that have no field for them (all but Anthropic, which is sent
+    /// them as `input_examples` either way), after a line saying what they are.
+    ///
+    /// [`ToolMetadata::input_examples`]: crate::ToolMetadata::input_examples
+    pub examples_in_description: bool,
+}
+
+/// The line before the example arguments written into a description
+/// ([`DeclareOptions::examples_in_description`]).
+pub const EXAMPLES_HEADING: &str = "Example arguments:";
+
+/// The spec with its example arguments at the end of its description, when asked and the API
+/// has no field for them.
+fn with_examples<'a>(
+    spec: &'a ToolSpec,
+    format: Format,
+    options: &DeclareOptions,
+) -> std::borrow::Cow<'a, ToolSpec> {
+    let examples = &spec.metadata.input_examples;
+    if !options.examples_in_description || examples.is_empty() || format == Format::Anthropic {
+        return std::borrow::Cow::Borrowed(spec);
+    }
+    let mut spec = spec.clone();
+    let lines: Vec<String> = examples.iter().map(Value::to_string).collect();
+    let description = spec.description.trim_end();
+    let gap = if description.is_empty() { "" } else { "\n\n" };
+    spec.description = format!("{description}{gap}{EXAMPLES_HEADING}\n{}", lines.join("\n"));
+    std::borrow::Cow::Owned(spec)
 }
 
 /// The tools of one request, in one API's format.
@@ -44,9 +73,11 @@ pub fn declare<'a>(
     let declared: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let declared = api(format).declare(spec, aliases.provider_name(&spec.name), options);
+            let name = spec.name.as_str();
+            let spec = with_examples(spec, format, options);
+            let declared = api(format).declare(&spec, aliases.provider_name(name), options);
             notes.extend(declared.note);
-            encodings.push((spec.name.as_str(), declared.encoding));
+            encodings.push((name, declared.encoding));
             declared.value
         })
         .collect();
@@ -72,7 +103,8 @@ pub fn declaration(
     format: Format,
     options: &DeclareOptions,
 ) -> (Value, Option<String>) {
-    let declared = api(format).declare(spec, name, options);
+    let spec = with_examples(spec, format, options);
+    let declared = api(format).declare(&spec, name, options);
     (declared.value, declared.note)
 }
 
@@ -139,5 +171,62 @@ pub(crate) fn strict_or_not(spec: &ToolSpec, strict: bool, transform: StrictProf
             tracing::warn!(tool = %spec.name, "{note}");
             canonical(Some(note))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> ToolSpec {
+        let mut spec = ToolSpec {
+            name: "get_weather".into(),
+            description: "The weather in a city.".into(),
+            parameters: json!({ "type": "object", "properties": { "city": { "type": "string" } } }),
+            output_schema: Some(
+                json!({ "type": "object", "properties": { "celsius": { "type": "integer" } } }),
+            ),
+            metadata: Default::default(),
+        };
+        spec.metadata.input_examples = vec![json!({ "city": "Paris" }), json!({ "city": "Oslo" })];
+        spec
+    }
+
+    #[test]
+    fn example_arguments_go_into_the_description_only_where_asked_and_no_field_holds_them() {
+        let asked = DeclareOptions {
+            examples_in_description: true,
+            ..DeclareOptions::default()
+        };
+        let (chat, _) = declaration(&spec(), "get_weather", Format::OpenAiChat, &asked);
+        assert_eq!(
+            chat["function"]["description"],
+            "The weather in a city.\n\nExample arguments:\n{\"city\":\"Paris\"}\n{\"city\":\"Oslo\"}"
+        );
+        let declared = declare([&spec()], Format::Gemini, &asked);
+        let gemini = &declared.tools[0]["functionDeclarations"][0]["description"];
+        assert!(gemini.as_str().unwrap().ends_with("{\"city\":\"Oslo\"}"));
+        // Anthropic has a field for them, and gets them there alone.
+        let (anthropic, _) = declaration(&spec(), "get_weather", Format::Anthropic, &asked);
+        assert_eq!(anthropic["description"], "The weather in a city.");
+        assert_eq!(anthropic["input_examples"][1], json!({ "city": "Oslo" }));
+        // Not asked: the description as written.
+        let (plain, _) = declaration(
+            &spec(),
+            "get_weather",
+            Format::OpenAiChat,
+            &DeclareOptions::default(),
+        );
+        assert_eq!(plain["function"]["description"], "The weather in a city.");
+    }
+
+    #[test]
+    fn openai_responses_declares_the_output_schema() {
+        let options = DeclareOptions::default();
+        let (responses, _) = declaration(&spec(), "get_weather", Format::OpenAiResponses, &options);
+        assert_eq!(responses["output_schema"], spec().output_schema.unwrap());
+        let (chat, _) = declaration(&spec(), "get_weather", Format::OpenAiChat, &options);
+        assert!(chat.to_string().find("celsius").is_none(), "{chat}");
     }
 }

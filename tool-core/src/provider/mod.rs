@@ -42,7 +42,7 @@ pub use aliases::Aliases;
 pub use anthropic::tool_result_content as anthropic_tool_result_content;
 pub use bedrock::tool_result_content as bedrock_tool_result_content;
 pub use calls::{parse_calls, parse_calls_within, ParseError, Provider};
-pub use declare::{declaration, declare, Declarations, DeclareOptions};
+pub use declare::{declaration, declare, Declarations, DeclareOptions, EXAMPLES_HEADING};
 pub use gemini::inline_image as gemini_inline_image;
 pub use hosted_results::{parse_hosted_results, HostedResult};
 pub use limits::{read_response, ResponseLimits, DEFAULT_RESPONSE_BYTES};

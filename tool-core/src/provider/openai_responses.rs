@@ -46,6 +46,11 @@ impl Api for OpenAiResponses {
         if spec.metadata.defer_loading {
             map.insert("defer_loading".into(), json!(true));
         }
+        // What the output's text holds: a tool has an output schema only when its result is
+        // structured data, which its text is the JSON of.
+        if let Some(schema) = &spec.output_schema {
+            map.insert("output_schema".into(), schema.clone());
+        }
         Declared {
             value: Value::Object(map),
             ..declared
