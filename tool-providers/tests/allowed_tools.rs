@@ -112,6 +112,29 @@ fn gemini_names_the_allowed_functions_validated_or_any() {
 }
 
 #[test]
+fn gemini_asks_for_validated_calls_request_wide_when_told() {
+    let mut request = request(Format::Gemini, AllowedMode::Auto);
+    request.tool_choice = ToolChoice::Auto;
+    let plain = GeminiModel::new("gemini-3-flash").body(&request);
+    assert_eq!(
+        plain["toolConfig"]["functionCallingConfig"],
+        json!({ "mode": "AUTO" })
+    );
+    let validated = GeminiModel::new("gemini-3-flash").with_validated_calls();
+    let body = validated.body(&request);
+    assert_eq!(
+        body["toolConfig"]["functionCallingConfig"],
+        json!({ "mode": "VALIDATED" })
+    );
+    // The other choices are as always.
+    request.tool_choice = ToolChoice::Required;
+    assert_eq!(
+        validated.body(&request)["toolConfig"]["functionCallingConfig"],
+        json!({ "mode": "ANY" })
+    );
+}
+
+#[test]
 fn anthropic_is_sent_the_allowed_tools_alone() {
     let model = AnthropicModel::new("m");
     let body = model.body(&request(Format::Anthropic, AllowedMode::Required));

@@ -123,8 +123,10 @@ pub(super) fn contents(messages: &[Message], replay: &Replay<'_>) -> Value {
     Value::Array(out)
 }
 
-pub(super) fn calling_config(choice: &ToolChoice, aliases: &Aliases) -> Value {
+/// The `functionCallingConfig` of a tool choice; `validated` sends `Auto` as `VALIDATED`.
+pub(super) fn calling_config(choice: &ToolChoice, aliases: &Aliases, validated: bool) -> Value {
     match choice {
+        ToolChoice::Auto if validated => json!({ "mode": "VALIDATED" }),
         ToolChoice::Auto => json!({ "mode": "AUTO" }),
         ToolChoice::Required => json!({ "mode": "ANY" }),
         ToolChoice::None => json!({ "mode": "NONE" }),

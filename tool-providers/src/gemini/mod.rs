@@ -72,6 +72,8 @@ pub struct Gemini {
     stream_url: String,
     /// Vertex AI's project, location and credentials, for a model there.
     vertex: Option<Vertex>,
+    /// Whether `ToolChoice::Auto` asks for the `VALIDATED` mode.
+    validated: bool,
 }
 
 impl crate::model::sealed::Api for Gemini {
@@ -144,6 +146,7 @@ impl GeminiModel {
             url: content_url(Self::DEFAULT_BASE_URL, &model),
             stream_url: stream_url(Self::DEFAULT_BASE_URL, &model),
             vertex: None,
+            validated: false,
         };
         let key = ApiKey::from_env("GEMINI_API_KEY").or_else(|| ApiKey::from_env("GOOGLE_API_KEY"));
         HttpModel::with_api(api, model, key)
@@ -185,6 +188,16 @@ impl GeminiModel {
         }
         Gemini::point_at_vertex(&mut client);
         client
+    }
+
+    /// Asks for Gemini's `VALIDATED` function calling mode wherever the tool choice is
+    /// [`ToolChoice::Auto`](tool_model::ToolChoice::Auto): the model answers in text or with
+    /// calls that Gemini holds to their declared schemas, instead of `AUTO`'s unchecked calls.
+    /// The other choices are sent as always (`ToolChoice::Allowed` with `AllowedMode::Auto` is
+    /// `VALIDATED` already).
+    pub fn with_validated_calls(mut self) -> Self {
+        self.api.validated = true;
+        self
     }
 
     /// The request body for `request`.
@@ -245,7 +258,7 @@ impl GeminiModel {
             body.insert("tools".into(), declarations.tools.clone());
             body.insert(
                 "toolConfig".into(),
-                json!({ "functionCallingConfig": calling_config(&request.tool_choice, aliases) }),
+                json!({ "functionCallingConfig": calling_config(&request.tool_choice, aliases, self.api.validated) }),
             );
         }
         for (name, value) in &self.extra {
