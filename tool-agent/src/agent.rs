@@ -55,6 +55,9 @@ pub struct Agent {
     pub(crate) trace_content: bool,
     /// How the model finds the selectable tools, when they are searched.
     pub(crate) tool_search: Option<ToolSearch>,
+    /// Whether a gated tool whose gates all fail stays declared, and only its calls are
+    /// refused, where the API restricts calls without changing the declarations.
+    gated_declared: bool,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -85,6 +88,7 @@ impl Agent {
                 state_key: None,
                 trace_content: false,
                 tool_search: None,
+                gated_declared: false,
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -133,7 +137,7 @@ impl Agent {
             .filter(|spec| self.external || exec.is_executable(&spec.name))
             .filter(|spec| {
                 (search.is_some() && spec.metadata.selectable)
-                    || self.offers(spec, options, &retrieved)
+                    || self.offers(spec, options, &retrieved, !self.keeps_gated_declared())
             })
             .cloned()
             .collect();
@@ -174,11 +178,17 @@ impl Agent {
         options: &RunOptions,
     ) -> OfferedTools {
         let format = self.model.format();
+        let callable: Vec<String> = specs
+            .iter()
+            .filter(|spec| self.passes_gates(spec, options))
+            .map(|spec| spec.name.clone())
+            .chain([TOOL_SEARCH.to_owned()])
+            .collect();
         let Some(search) = self.native_search() else {
             for spec in &mut specs {
                 spec.metadata.defer_loading = false;
             }
-            return OfferedTools::new(specs, format, &self.declare);
+            return OfferedTools::new(specs, format, &self.declare).with_callable(callable);
         };
         for spec in &mut specs {
             if spec.metadata.selectable && !options.selected_tools.contains(&spec.name) {
@@ -195,7 +205,9 @@ impl Agent {
                 specs.push(tool);
             }
         }
-        OfferedTools::new(specs, format, &self.declare).with_hosted(search.hosted())
+        OfferedTools::new(specs, format, &self.declare)
+            .with_hosted(search.hosted())
+            .with_callable(callable)
     }
 
     /// Whether a run with these options may have offered the tool called `name`: a tool of the
@@ -223,7 +235,17 @@ impl Agent {
         } else {
             Vec::new()
         };
-        self.offers(spec, options, &picked)
+        self.offers(spec, options, &picked, !self.keeps_gated_declared())
+    }
+
+    /// Whether gated tools stay declared, their calls restricted instead: asked for, and the
+    /// model's API restricts calls without changing the declarations.
+    fn keeps_gated_declared(&self) -> bool {
+        self.gated_declared
+            && self
+                .model
+                .format()
+                .is_some_and(tool_model::ToolChoice::keeps_declarations_in)
     }
 
     /// The run's offered tools narrowed to these names, for one request.
@@ -238,13 +260,28 @@ impl Agent {
             .with_hosted(offered.hosted().to_vec())
     }
 
-    fn offers(&self, spec: &ToolSpec, options: &RunOptions, retrieved: &[String]) -> bool {
+    /// Whether the rules offer the tool; with `gates` false, a system tool with purposes is
+    /// offered whatever its gates say ([`Agent::passes_gates`] says whether it is callable).
+    fn offers(
+        &self,
+        spec: &ToolSpec,
+        options: &RunOptions,
+        retrieved: &[String],
+        gates: bool,
+    ) -> bool {
         let name = &spec.name;
         if spec.metadata.selectable {
             return options.selected_tools.contains(name) || retrieved.contains(name);
         }
+        !gates || self.passes_gates(spec, options)
+    }
+
+    /// Whether a system tool's gates let it be called in a run with these options: it has no
+    /// purpose, or one of its purposes has no gate or a gate that passes.
+    fn passes_gates(&self, spec: &ToolSpec, options: &RunOptions) -> bool {
         let purposes = &spec.metadata.purposes;
-        purposes.is_empty()
+        spec.metadata.selectable
+            || purposes.is_empty()
             || purposes.iter().any(|purpose| {
                 self.gates
                     .get(purpose)
@@ -430,6 +467,18 @@ impl AgentBuilder {
         options: tool_retrieval::RetrieveOptions,
     ) -> Self {
         self.agent.retriever = Some((retriever, options));
+        self
+    }
+
+    /// Keeps a gated tool declared when its gates fail, and refuses its calls instead, where
+    /// the model's API restricts calls without changing the declarations (OpenAI Chat and
+    /// Responses, Gemini): the run sends the tools it may call as an allowed-tools choice
+    /// ([`ToolChoice::Allowed`](tool_model::ToolChoice::Allowed)), and runs of different
+    /// contexts send the same tools, which keeps the provider's prompt cache. The model then
+    /// sees the declarations of tools it may not call: leave this off when a gate hides a tool
+    /// the model must not know of. Elsewhere the gated tool is not declared, as without it.
+    pub fn keep_gated_tools_declared(mut self, keep: bool) -> Self {
+        self.agent.gated_declared = keep;
         self
     }
 

@@ -131,6 +131,46 @@ async fn prepare_step_narrows_the_tools_and_a_call_outside_them_is_refused() {
     );
 }
 
+#[tokio::test]
+async fn where_the_api_has_allowed_tools_a_narrowing_keeps_the_declarations_and_restricts_the_calls(
+) {
+    use tool_agent::AllowedMode;
+    use tool_core::provider::Format;
+
+    let clock =
+        tool_runtime::DynamicTool::new("clock", "Tells the time", no_arguments(), |_, _| async {
+            Ok(ToolOutput::text("noon"))
+        });
+    let model = Arc::new(
+        ScriptedModel::new()
+            .speaking(Format::OpenAiChat)
+            .then(ModelResponse::calling([call("c1", "clock", json!({}))]))
+            .then(ModelResponse::calling([call("c2", "clock", json!({}))]))
+            .then(ModelResponse::answer("done")),
+    );
+    let runner = agent(&model, executor([add(Arc::default()), clock]))
+        .hooks(Policy)
+        .build();
+    let result = runner.run("go", &RunOptions::default()).await.unwrap();
+    let requests = model.requests();
+    // The same tools at every step: the narrowing is the tool choice.
+    let declared: Vec<&str> = requests.iter().map(|r| r.tools.tools_json()).collect();
+    assert!(
+        declared.iter().all(|json| *json == declared[0]),
+        "{declared:?}"
+    );
+    assert_eq!(
+        requests[1].tool_choice,
+        ToolChoice::Allowed(vec!["add".into()], AllowedMode::Required)
+    );
+    assert_eq!(requests[2].tool_choice, ToolChoice::Auto);
+    assert!(result.steps[0].calls[0].result.is_ok());
+    assert_eq!(
+        result.steps[1].calls[0].result.as_ref().unwrap_err().kind(),
+        ToolErrorKind::NotOffered
+    );
+}
+
 /// A hook that asks for tools at every step.
 struct AlwaysRequired;
 

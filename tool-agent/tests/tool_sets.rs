@@ -388,3 +388,81 @@ async fn an_allowed_tool_choice_keeps_every_declaration_and_refuses_calls_outsid
     assert_eq!(requests[1].tool_choice, later);
     assert_eq!(requests[2].tool_choice, later);
 }
+
+#[tokio::test]
+async fn gated_tools_kept_declared_are_refused_and_runs_of_any_context_send_the_same_tools() {
+    use tool_agent::{AllowedMode, ToolChoice};
+    use tool_core::provider::Format;
+
+    let summaries = Arc::new(AtomicUsize::new(0));
+    let exec = executor([
+        counted(
+            "summarize",
+            purpose("document_processing"),
+            Arc::clone(&summaries),
+        ),
+        counted("clock", ToolMetadata::default(), Arc::default()),
+    ]);
+    let model = Arc::new(
+        ScriptedModel::new()
+            .speaking(Format::OpenAiResponses)
+            .then(ModelResponse::calling([call("c1", "summarize", json!({}))]))
+            .then(ModelResponse::answer("No documents."))
+            .then(ModelResponse::answer("Hello.")),
+    );
+    let runner = agent(&model, exec)
+        .purpose_gate("document_processing", |context: &RunContext| {
+            context.get::<Documents>().is_some()
+        })
+        .keep_gated_tools_declared(true)
+        .build();
+    let result = runner
+        .run("summarize", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        summaries.load(Ordering::SeqCst),
+        0,
+        "gated: declared, not callable"
+    );
+    let refused = result.steps[0].calls[0].result.as_ref().unwrap_err();
+    assert_eq!(refused.kind(), ToolErrorKind::NotOffered);
+
+    let with_documents =
+        RunOptions::default().context(RunContext::new().with(Documents(vec!["a.pdf".into()])));
+    runner.run("hi", &with_documents).await.unwrap();
+    let requests = model.requests();
+    assert_eq!(
+        requests[0].tools.names().collect::<Vec<_>>(),
+        ["summarize", "clock"]
+    );
+    assert_eq!(
+        requests[0].tool_choice,
+        ToolChoice::Allowed(vec!["clock".into()], AllowedMode::Auto)
+    );
+    assert_eq!(requests[2].tool_choice, ToolChoice::Auto, "the gate passes");
+    // Both runs, whatever their context, send the same tools: one prompt cache.
+    assert_eq!(
+        requests[0].tools.tools_json(),
+        requests[2].tools.tools_json()
+    );
+
+    // Where the API has no allowed-tools choice, the gated tool is not declared.
+    let anthropic = Arc::new(
+        ScriptedModel::new()
+            .speaking(Format::Anthropic)
+            .then(ModelResponse::answer("Hello.")),
+    );
+    let exec = executor([
+        counted("summarize", purpose("document_processing"), Arc::default()),
+        counted("clock", ToolMetadata::default(), Arc::default()),
+    ]);
+    let runner = agent(&anthropic, exec)
+        .purpose_gate("document_processing", |_: &RunContext| false)
+        .keep_gated_tools_declared(true)
+        .build();
+    runner.run("hi", &RunOptions::default()).await.unwrap();
+    let sent = &anthropic.requests()[0];
+    assert_eq!(sent.tools.names().collect::<Vec<_>>(), ["clock"]);
+    assert_eq!(sent.tool_choice, ToolChoice::Auto);
+}

@@ -23,6 +23,9 @@ pub struct OfferedTools {
     options: DeclareOptions,
     /// Tools the provider runs, declared after these in the formats that host them.
     hosted: Vec<HostedTool>,
+    /// The offered tools that may be called, when not all of them may: the others are
+    /// declared (to keep the request's tools the same), and refused.
+    callable: Option<Vec<String>>,
     /// The tools declared in one other format, the first asked for (a fallback model's).
     other: OnceLock<(Format, Declarations)>,
     /// The declarations' tools as JSON text, written on first use and sent by every request.
@@ -45,6 +48,7 @@ impl OfferedTools {
             declarations,
             options: *options,
             hosted: Vec::new(),
+            callable: None,
             other: OnceLock::new(),
             tools_json: OnceLock::new(),
         }
@@ -61,6 +65,34 @@ impl OfferedTools {
         self.other = OnceLock::new();
         self.tools_json = OnceLock::new();
         self
+    }
+
+    /// These tools, of which only the ones named in `callable` may be called: the others stay
+    /// declared, so that the request's tools are the same as a run's that may call them all,
+    /// and their calls are refused with [`ToolError::NotOffered`]. A run sends the
+    /// restriction as [`ToolChoice::Allowed`](crate::ToolChoice::Allowed) where the API has it
+    /// ([`ToolChoice::keeps_declarations_in`](crate::ToolChoice::keeps_declarations_in)).
+    pub fn with_callable(mut self, callable: Vec<String>) -> Self {
+        let callable: Vec<String> = callable
+            .into_iter()
+            .filter(|name| self.names.contains(name))
+            .collect();
+        self.callable = (callable.len() < self.specs.len()).then_some(callable);
+        self
+    }
+
+    /// The offered tools that may be called, when not all of them may.
+    pub fn callable(&self) -> Option<&[String]> {
+        self.callable.as_deref()
+    }
+
+    /// Whether the offered tool `name` may be called (an offered tool not restricted away).
+    pub fn is_callable(&self, name: &str) -> bool {
+        self.contains(name)
+            && self
+                .callable
+                .as_ref()
+                .is_none_or(|callable| callable.iter().any(|n| n == name))
     }
 
     /// The tools the provider runs, declared after the offered ones.

@@ -67,6 +67,41 @@ impl ToolChoice {
         )
     }
 
+    /// Whether `format`'s API restricts the calls without changing the declarations
+    /// (OpenAI Chat and Responses' `allowed_tools`, Gemini's `allowedFunctionNames`), so that
+    /// [`ToolChoice::Allowed`] keeps the request's tools, and the prompt cache, the same.
+    pub fn keeps_declarations_in(format: Format) -> bool {
+        matches!(
+            format,
+            Format::OpenAiChat | Format::OpenAiResponses | Format::Gemini
+        )
+    }
+
+    /// This choice with the calls restricted to `names` as well: `Auto` and `Required` become
+    /// [`ToolChoice::Allowed`] of those names, an `Allowed` keeps the names in both, a named
+    /// tool stays named when it is among them (else any of them is required), and no name
+    /// left means no tools ([`ToolChoice::None`]).
+    pub fn within(self, names: &[String]) -> ToolChoice {
+        let keep = |mode: AllowedMode, of: Vec<String>| {
+            if of.is_empty() {
+                ToolChoice::None
+            } else {
+                ToolChoice::Allowed(of, mode)
+            }
+        };
+        match self {
+            ToolChoice::None => ToolChoice::None,
+            ToolChoice::Auto => keep(AllowedMode::Auto, names.to_vec()),
+            ToolChoice::Required => keep(AllowedMode::Required, names.to_vec()),
+            ToolChoice::Tool(name) if names.contains(&name) => ToolChoice::Tool(name),
+            ToolChoice::Tool(_) => keep(AllowedMode::Required, names.to_vec()),
+            ToolChoice::Allowed(allowed, mode) => {
+                let both = allowed.into_iter().filter(|n| names.contains(n)).collect();
+                keep(mode, both)
+            }
+        }
+    }
+
     /// Whether this choice leaves the tool `name` (of those offered) callable: any under
     /// `Auto`, `Required` and `Tool` (which forces one call, not the others away), none under
     /// `None`, and only the names of `Allowed`.
@@ -179,5 +214,38 @@ impl ModelRequest {
             return Cow::Owned(declare(&called, format, &DeclareOptions::default()));
         }
         self.tools.declarations_or_declare(format)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_within_names_restricts_the_calls_and_never_widens_them() {
+        let names = vec!["a".to_owned(), "b".to_owned()];
+        assert_eq!(
+            ToolChoice::Auto.within(&names),
+            ToolChoice::Allowed(names.clone(), AllowedMode::Auto)
+        );
+        assert_eq!(
+            ToolChoice::Required.within(&names),
+            ToolChoice::Allowed(names.clone(), AllowedMode::Required)
+        );
+        assert_eq!(
+            ToolChoice::Tool("a".into()).within(&names),
+            ToolChoice::Tool("a".into())
+        );
+        assert_eq!(
+            ToolChoice::Tool("z".into()).within(&names),
+            ToolChoice::Allowed(names.clone(), AllowedMode::Required)
+        );
+        assert_eq!(
+            ToolChoice::allowed(["b", "z"]).within(&names),
+            ToolChoice::allowed(["b"])
+        );
+        assert_eq!(ToolChoice::allowed(["z"]).within(&names), ToolChoice::None);
+        assert_eq!(ToolChoice::Auto.within(&[]), ToolChoice::None);
+        assert_eq!(ToolChoice::None.within(&names), ToolChoice::None);
     }
 }

@@ -164,6 +164,9 @@ struct Run<'a> {
     kept: Option<KeptResults>,
     /// Each tool's failed attempts in a row.
     retries: Retries,
+    /// The offered tools the current step may call, when not all of them: the run's gates and
+    /// a hook's narrowing, enforced whatever the tool choice sent says.
+    step_callable: Option<Vec<String>>,
 }
 
 /// How a step ended the run, if it did.
@@ -199,6 +202,7 @@ impl<'a> Run<'a> {
         Run {
             kept: keeps.then(|| KeptResults::new(options.kept_result_bytes)),
             retries: Retries::default(),
+            step_callable: None,
             output_check: options.output.as_ref().map(OutputCheck::new).transpose(),
             output_retries: options.output_retries,
             output: None,
@@ -577,22 +581,52 @@ impl<'a> Run<'a> {
         self.request.messages.push(Message::user(told));
     }
 
-    /// Lets the hooks change the next request's tool choice and narrow its tools.
+    /// Lets the hooks change the next request's tool choice and narrow its tools, then
+    /// restricts the calls to what the step may call. Where the API restricts calls without
+    /// changing the declarations, a narrowing is sent as an allowed-tools choice and the tools
+    /// stay the run's; elsewhere the request declares the narrowed tools alone.
     fn plan_step(&mut self, index: usize) {
-        let Some(hooks) = &self.agent.hooks else {
-            return;
-        };
         let mut plan = StepPlan {
             index,
             tool_choice: self.request.tool_choice.clone(),
             tools: None,
         };
-        hooks.prepare_step(&mut plan);
-        self.request.tool_choice = plan.tool_choice;
-        self.request.tools = match plan.tools {
-            Some(names) => Arc::new(self.agent.narrowed(&self.offered, &names)),
-            None => Arc::clone(&self.offered),
+        if let Some(hooks) = &self.agent.hooks {
+            hooks.prepare_step(&mut plan);
+        }
+        let in_place = self
+            .agent
+            .model
+            .format()
+            .is_some_and(ToolChoice::keeps_declarations_in);
+        let narrowed = match plan.tools {
+            Some(names) if !in_place => {
+                self.request.tools = Arc::new(self.agent.narrowed(&self.offered, &names));
+                None
+            }
+            names => {
+                self.request.tools = Arc::clone(&self.offered);
+                names
+            }
         };
+        let callable: Option<Vec<String>> = match (self.request.tools.callable(), narrowed) {
+            (None, None) => None,
+            (Some(callable), None) => Some(callable.to_vec()),
+            (None, Some(names)) => Some(
+                names
+                    .into_iter()
+                    .filter(|n| self.request.tools.contains(n))
+                    .collect(),
+            ),
+            (Some(callable), Some(names)) => {
+                Some(names.into_iter().filter(|n| callable.contains(n)).collect())
+            }
+        };
+        self.request.tool_choice = match &callable {
+            Some(names) if in_place => plan.tool_choice.within(names),
+            _ => plan.tool_choice,
+        };
+        self.step_callable = callable;
     }
 
     /// The limit the run has reached before step `index`, if any: its steps, or its tool calls.
@@ -624,8 +658,7 @@ impl<'a> Run<'a> {
     /// `requires_approval` or named by the agent's policy, unless approved for the run; or a
     /// call the policy on arguments names, asked every time).
     fn waits(&self, call: &ToolCall) -> Option<bool> {
-        if !self.request.tools.contains(&call.name) || !self.request.tool_choice.allows(&call.name)
-        {
+        if !self.callable(&call.name) {
             return None;
         }
         let exec = self.agent.executor_for(self.options)?;
@@ -646,6 +679,17 @@ impl<'a> Run<'a> {
         (tool_waits || call_waits).then_some(false)
     }
 
+    /// Whether the current step may call the tool: offered, allowed by the tool choice, and
+    /// not restricted away.
+    fn callable(&self, name: &str) -> bool {
+        self.request.tools.contains(name)
+            && self.request.tool_choice.allows(name)
+            && self
+                .step_callable
+                .as_ref()
+                .is_none_or(|callable| callable.iter().any(|n| n == name))
+    }
+
     /// What runs the calls of this run.
     fn calls(&self) -> Calls<'_> {
         let mut options = CallOptions::default().with_extension(self.scope.clone());
@@ -655,7 +699,7 @@ impl<'a> Run<'a> {
             offered: &self.request.tools,
             allowed: match &self.request.tool_choice {
                 ToolChoice::Allowed(names, _) => Some(names.as_slice()),
-                _ => None,
+                _ => self.step_callable.as_deref(),
             },
             options,
             concurrency: self.options.max_concurrency,
