@@ -22,6 +22,7 @@ pub mod schema;
 mod spec;
 #[doc(hidden)]
 pub mod suggest;
+pub mod text_input;
 #[doc(hidden)]
 pub mod words;
 
@@ -30,3 +31,4 @@ pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
 pub use spec::{SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
+pub use text_input::TextInput;

@@ -156,6 +156,11 @@ pub struct ToolMetadata {
     /// and answers with `tool_reference` blocks.
     #[serde(skip_serializing_if = "is_false")]
     pub searches_tools: bool,
+    /// The tool takes plain text, not JSON arguments ([`TextInput`](crate::TextInput)): OpenAI
+    /// Chat and Responses declare it as a custom tool (with its grammar), the other APIs as a
+    /// function of one string. Its `parameters` are [`TextInput::schema`](crate::TextInput::schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_input: Option<crate::TextInput>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -263,7 +263,10 @@ impl CallAssembler {
             .filter(|c| !c.name.is_empty())
             .map(|c| {
                 let name = aliases.real_name(&c.name).to_owned();
-                let arguments = if c.arguments.trim().is_empty() {
+                // A custom tool's pieces are its text, not JSON.
+                let arguments = if aliases.takes_text(&name) {
+                    tool_core::text_input::text_arguments(&c.arguments)
+                } else if c.arguments.trim().is_empty() {
                     Value::Object(Default::default())
                 } else {
                     serde_json::from_str(&c.arguments).unwrap_or(Value::String(c.arguments))

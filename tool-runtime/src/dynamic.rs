@@ -2,7 +2,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tool_core::{ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
+use tool_core::{TextInput, ToolError, ToolMetadata, ToolOutput, ToolSource, ToolSpec};
 
 use crate::boxed::BoxFuture;
 use crate::guard::Guard;
@@ -83,6 +83,30 @@ impl DynamicTool {
         }
     }
 
+    /// A tool that takes plain text, not JSON arguments ([`TextInput`]): free text, or text a
+    /// grammar accepts. OpenAI Chat and Responses declare it as a custom tool (with the
+    /// grammar), the other APIs as a function of one string, [`TEXT_INPUT`]; a regular
+    /// expression is checked before `call` runs, like any schema. `call` gets the text.
+    ///
+    /// [`TEXT_INPUT`]: tool_core::text_input::TEXT_INPUT
+    pub fn taking_text<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input: TextInput,
+        call: F,
+    ) -> Self
+    where
+        F: Fn(String, ToolContext<'static>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let schema = input.schema();
+        let mut tool = DynamicTool::new(name, description, schema, move |args, ctx| {
+            call(tool_core::text_input::input_text(&args).to_owned(), ctx)
+        });
+        tool.spec.metadata.text_input = Some(input);
+        tool
+    }
+
     /// A declared tool with no implementation: it can be listed and validated against, and
     /// executing it is `ToolError::NotExecutable`.
     pub fn declared(spec: ToolSpec) -> Self {
@@ -92,8 +116,10 @@ impl DynamicTool {
     /// Replaces the metadata (keywords, hints, examples...).
     pub fn with_metadata(mut self, metadata: ToolMetadata) -> Self {
         let source = self.spec.metadata.source.take();
+        let text_input = self.spec.metadata.text_input.take();
         self.spec.metadata = ToolMetadata {
             source: metadata.source.clone().or(source),
+            text_input: metadata.text_input.clone().or(text_input),
             ..metadata
         };
         self

@@ -21,6 +21,8 @@ pub struct Aliases {
     to_provider: HashMap<String, String>,
     /// By real name, for tools whose declared schema encodes their arguments.
     encodings: HashMap<String, Encoding>,
+    /// The real names of the tools declared as custom tools taking text (OpenAI).
+    text_tools: std::collections::BTreeSet<String>,
 }
 
 impl Aliases {
@@ -86,6 +88,17 @@ impl Aliases {
     /// How `real_name`'s declared schema encodes its arguments, if it does.
     pub fn encoding(&self, real_name: &str) -> Option<&Encoding> {
         self.encodings.get(real_name)
+    }
+
+    /// Records that `real_name` is declared as a custom tool taking text: its calls and results
+    /// go as the API's `custom` ones.
+    pub fn set_takes_text(&mut self, real_name: &str) {
+        self.text_tools.insert(real_name.to_owned());
+    }
+
+    /// Whether `real_name` is declared as a custom tool taking text.
+    pub fn takes_text(&self, real_name: &str) -> bool {
+        self.text_tools.contains(real_name)
     }
 
     /// A call's arguments as the tool takes them: decoded when its declaration encoded them.

@@ -84,6 +84,11 @@ pub fn declare<'a>(
     for (name, encoding) in encodings {
         aliases.set_encoding(name, encoding);
     }
+    if matches!(format, Format::OpenAiChat | Format::OpenAiResponses) {
+        for spec in specs.iter().filter(|s| s.metadata.text_input.is_some()) {
+            aliases.set_takes_text(&spec.name);
+        }
+    }
     let tools = api(format).tools(declared);
     Declarations {
         tools,

@@ -47,6 +47,7 @@ pub use gemini::inline_image as gemini_inline_image;
 pub use hosted_results::{parse_hosted_results, HostedResult};
 pub use limits::{read_response, ResponseLimits, DEFAULT_RESPONSE_BYTES};
 pub use openai_responses::function_call_output as responses_function_call_output;
+pub use openai_responses::output_kind as responses_output_kind;
 pub use results::{flagged_error_text, render_results, CallResult};
 
 /// What [`crate::profile`] shows: the strict profiles live with their APIs.

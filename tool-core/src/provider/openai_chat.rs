@@ -9,7 +9,7 @@ use super::declare::{strict_or_not, DeclareOptions, Declared};
 use super::json::{array, text_arguments};
 use super::{openai_strict, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::ToolSpec;
+use crate::{text_input, ToolSpec};
 
 pub(crate) struct OpenAiChat;
 
@@ -48,6 +48,16 @@ impl Api for OpenAiChat {
     }
 
     fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> Declared {
+        if let Some(input) = &spec.metadata.text_input {
+            return Declared::plain(json!({
+                "type": "custom",
+                "custom": {
+                    "name": name,
+                    "description": spec.description,
+                    "format": input.chat_format(),
+                }
+            }));
+        }
         let (function, declared) = function(spec, name, options);
         Declared {
             value: json!({ "type": "function", "function": function }),
@@ -69,6 +79,22 @@ impl Api for OpenAiChat {
         for choice in array(response.get("choices")).take(1) {
             let tool_calls = choice.get("message").and_then(|m| m.get("tool_calls"));
             for call in array(tool_calls) {
+                // A custom tool's call: its text is the one argument.
+                if let Some(custom) = call
+                    .get("custom")
+                    .filter(|_| call.get("type").and_then(Value::as_str) == Some("custom"))
+                {
+                    let input = custom
+                        .get("input")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    calls.push(
+                        call.get("id"),
+                        custom.get("name"),
+                        text_input::text_arguments(input),
+                    )?;
+                    continue;
+                }
                 let function = call
                     .get("function")
                     .ok_or_else(|| calls.malformed("a tool call has no `function`"))?;

@@ -18,7 +18,7 @@ use super::results::text_or_blocks;
 use super::tool_search::{self, TOOL_SEARCH};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{Content, ToolCall, ToolSpec};
+use crate::{text_input, Content, ToolCall, ToolSpec};
 
 pub(crate) struct OpenAiResponses;
 
@@ -38,6 +38,18 @@ impl Api for OpenAiResponses {
     fn declare(&self, spec: &ToolSpec, name: &str, options: &DeclareOptions) -> Declared {
         if spec.metadata.searches_tools {
             return Declared::plain(tool_search::responses_declaration(spec));
+        }
+        if let Some(input) = &spec.metadata.text_input {
+            let mut custom = json!({
+                "type": "custom",
+                "name": name,
+                "description": spec.description,
+                "format": input.responses_format(),
+            });
+            if spec.metadata.defer_loading {
+                custom["defer_loading"] = json!(true);
+            }
+            return Declared::plain(custom);
         }
         let (function, declared) = openai_chat::function(spec, name, options);
         let mut map = Map::new();
@@ -84,6 +96,18 @@ impl Api for OpenAiResponses {
                         object_arguments(item.get("arguments")),
                     )?
                 }
+                // A custom tool's call: its text is the one argument.
+                Some("custom_tool_call") => {
+                    let input = item
+                        .get("input")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    calls.push(
+                        item.get("call_id"),
+                        item.get("name"),
+                        text_input::text_arguments(input),
+                    )?
+                }
                 Some("computer_call") => {
                     let mut arguments = item.as_object().cloned().unwrap_or_default();
                     for key in ["type", "id", "call_id", "status"] {
@@ -108,7 +132,11 @@ impl Api for OpenAiResponses {
                 let by_client = item.get("execution").and_then(Value::as_str) == Some("client");
                 if matches!(
                     kind,
-                    "message" | "reasoning" | "function_call" | "computer_call"
+                    "message"
+                        | "reasoning"
+                        | "function_call"
+                        | "computer_call"
+                        | "custom_tool_call"
                 ) || (kind == "tool_search_call" && by_client)
                 {
                     return None;
@@ -118,16 +146,29 @@ impl Api for OpenAiResponses {
             .collect()
     }
 
-    fn render(&self, results: &[CallResult], _: &Aliases) -> Value {
+    fn render(&self, results: &[CallResult], aliases: &Aliases) -> Value {
         Value::Array(
             results
                 .iter()
                 .map(|r| match screenshot(r) {
                     Some(image_url) => computer_call_output(r, image_url),
-                    None => json!({ "type": "function_call_output", "call_id": r.id(), "output": function_output(r) }),
+                    None => {
+                        let kind = output_kind(aliases.takes_text(&r.call.name));
+                        json!({ "type": kind, "call_id": r.id(), "output": function_output(r) })
+                    }
                 })
                 .collect(),
         )
+    }
+}
+
+/// The type of the item answering a call: `custom_tool_call_output` for a custom tool's,
+/// `function_call_output` for a function's.
+pub fn output_kind(takes_text: bool) -> &'static str {
+    if takes_text {
+        "custom_tool_call_output"
+    } else {
+        "function_call_output"
     }
 }
 

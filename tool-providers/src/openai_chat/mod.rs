@@ -238,11 +238,24 @@ enum ChatMessage<'a> {
     },
 }
 
+/// A call as Chat Completions takes it back: a function's, or a custom tool's with its text.
 #[derive(serde::Serialize)]
-struct ChatCall<'a> {
-    id: Cow<'a, str>,
-    r#type: &'static str,
-    function: ChatFunction<'a>,
+#[serde(tag = "type", rename_all = "lowercase")]
+enum ChatCall<'a> {
+    Function {
+        id: Cow<'a, str>,
+        function: ChatFunction<'a>,
+    },
+    Custom {
+        id: Cow<'a, str>,
+        custom: ChatCustom<'a>,
+    },
+}
+
+#[derive(serde::Serialize)]
+struct ChatCustom<'a> {
+    name: &'a str,
+    input: &'a str,
 }
 
 #[derive(serde::Serialize)]
@@ -272,16 +285,26 @@ fn message<'a>(
             tool_calls: calls
                 .iter()
                 .enumerate()
-                .map(|(position, call)| ChatCall {
-                    id: call_id_at(messages, index, position),
-                    r#type: "function",
-                    function: ChatFunction {
-                        name: aliases.provider_name(&call.name),
-                        arguments: match &call.arguments {
-                            Value::String(text) => Cow::Borrowed(text.as_str()),
-                            other => Cow::Owned(other.to_string()),
+                .map(|(position, call)| {
+                    let id = call_id_at(messages, index, position);
+                    let name = aliases.provider_name(&call.name);
+                    if aliases.takes_text(&call.name) {
+                        let input = tool_core::text_input::input_text(&call.arguments);
+                        return ChatCall::Custom {
+                            id,
+                            custom: ChatCustom { name, input },
+                        };
+                    }
+                    ChatCall::Function {
+                        id,
+                        function: ChatFunction {
+                            name,
+                            arguments: match &call.arguments {
+                                Value::String(text) => Cow::Borrowed(text.as_str()),
+                                other => Cow::Owned(other.to_string()),
+                            },
                         },
-                    },
+                    }
                 })
                 .collect(),
         },
@@ -297,21 +320,25 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::Required => json!("required"),
         ToolChoice::None => json!("none"),
-        ToolChoice::Tool(name) => json!({
-            "type": "function",
-            "function": { "name": aliases.provider_name(name) }
-        }),
+        ToolChoice::Tool(name) => named(name, aliases),
         ToolChoice::Allowed(names, mode) => {
-            let tools: Vec<Value> = names
-                .iter()
-                .map(|name| json!({ "type": "function", "function": { "name": aliases.provider_name(name) } }))
-                .collect();
+            let tools: Vec<Value> = names.iter().map(|name| named(name, aliases)).collect();
             json!({
                 "type": "allowed_tools",
                 "allowed_tools": { "mode": crate::allowed::mode(*mode), "tools": tools }
             })
         }
     }
+}
+
+/// A tool by name, as a choice names it: a function, or a custom tool.
+fn named(name: &str, aliases: &Aliases) -> Value {
+    let kind = if aliases.takes_text(name) {
+        "custom"
+    } else {
+        "function"
+    };
+    json!({ "type": kind, kind: { "name": aliases.provider_name(name) } })
 }
 
 /// The usage of a Chat Completions answer (or of a stream's last chunk).

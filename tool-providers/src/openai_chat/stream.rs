@@ -112,13 +112,14 @@ impl Decoder for Chunks {
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array);
         for call in calls.into_iter().flatten() {
-            let function = call.get("function");
+            // A custom tool's pieces are its text (`custom.input`), read whole at the end.
+            let function = call.get("function").or_else(|| call.get("custom"));
             let field = |name: &str| function.and_then(|f| f.get(name)).and_then(Value::as_str);
             self.answer.push_call(
                 call.get("index").and_then(Value::as_u64),
                 call.get("id").and_then(Value::as_str),
                 field("name"),
-                field("arguments"),
+                field("arguments").or_else(|| field("input")),
                 events,
             );
         }
@@ -227,5 +228,22 @@ mod tests {
         done.data(&text, &mut Vec::new()).unwrap();
         done.data("[DONE]", &mut Vec::new()).unwrap();
         assert!(done.cut_short().is_none());
+    }
+
+    #[test]
+    fn a_custom_tools_text_streams_in_pieces_and_is_its_one_argument() {
+        let mut aliases = Aliases::default();
+        aliases.set_takes_text("agenda");
+        let piece =
+            |call: Value| json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [call] } }] });
+        let chunks = [
+            piece(json!({ "index": 0, "id": "c1", "type": "custom",
+                          "custom": { "name": "agenda", "input": "2026-" } })),
+            piece(json!({ "index": 0, "custom": { "input": "12-01" } })),
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] }),
+        ];
+        let (_, answer) = decode(stream_decoder(aliases), &chunks);
+        assert_eq!(answer.calls[0].name, "agenda");
+        assert_eq!(answer.calls[0].arguments, json!({ "input": "2026-12-01" }));
     }
 }

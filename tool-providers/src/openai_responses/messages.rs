@@ -6,7 +6,8 @@ use tool_core::provider::tool_search::{
     responses_tool_search_call, responses_tool_search_output, TOOL_SEARCH,
 };
 use tool_core::provider::{
-    flagged_error_text, responses_function_call_output, Aliases, Declarations,
+    flagged_error_text, responses_function_call_output, responses_output_kind, Aliases,
+    Declarations,
 };
 
 use super::REASONING_API;
@@ -42,6 +43,14 @@ pub(super) fn items(
                 let call_id = call_id_at(messages, index, position);
                 if search.is_some() && call.name == TOOL_SEARCH {
                     return responses_tool_search_call(&call_id, &call.arguments);
+                }
+                if aliases.takes_text(&call.name) {
+                    return json!({
+                        "type": "custom_tool_call",
+                        "call_id": call_id,
+                        "name": aliases.provider_name(&call.name),
+                        "input": tool_core::text_input::input_text(&call.arguments),
+                    });
                 }
                 let arguments = match &call.arguments {
                     Value::String(text) => text.clone(),
@@ -86,7 +95,7 @@ pub(super) fn items(
             let text = flagged_error_text(text, *is_error);
             let output = responses_function_call_output(&text, images);
             vec![json!({
-                "type": "function_call_output",
+                "type": responses_output_kind(aliases.takes_text(name)),
                 "call_id": result_id_at(messages, index),
                 "output": output,
             })]

@@ -130,14 +130,9 @@ impl OpenAiResponsesModel {
                 ToolChoice::Auto => json!("auto"),
                 ToolChoice::Required => json!("required"),
                 ToolChoice::None => json!("none"),
-                ToolChoice::Tool(name) => {
-                    json!({ "type": "function", "name": aliases.provider_name(name) })
-                }
+                ToolChoice::Tool(name) => named(name, aliases),
                 ToolChoice::Allowed(names, mode) => {
-                    let tools: Vec<Value> = names
-                        .iter()
-                        .map(|name| json!({ "type": "function", "name": aliases.provider_name(name) }))
-                        .collect();
+                    let tools: Vec<Value> = names.iter().map(|name| named(name, aliases)).collect();
                     json!({
                         "type": "allowed_tools",
                         "mode": crate::allowed::mode(*mode),
@@ -265,6 +260,16 @@ pub(crate) fn ending(reason: Option<&str>) -> Ending {
         Some("content_filter" | "refusal") => Ending::Declined,
         _ => Ending::Whole,
     }
+}
+
+/// A tool by name, as a choice names it: a function, or a custom tool.
+fn named(name: &str, aliases: &Aliases) -> Value {
+    let kind = if aliases.takes_text(name) {
+        "custom"
+    } else {
+        "function"
+    };
+    json!({ "type": kind, "name": aliases.provider_name(name) })
 }
 
 /// Whether the declarations hold a tool search the client runs.

@@ -77,6 +77,22 @@ impl Decoder for Streamed {
                     events.push(ModelEvent::ReasoningDelta(thought.to_owned()));
                 }
             }
+            // A custom tool's text comes in pieces, read whole at the end.
+            Some("response.output_item.added")
+                if field("/item/type") == Some("custom_tool_call") =>
+            {
+                self.answer.push_call(
+                    index,
+                    field("/item/call_id"),
+                    field("/item/name"),
+                    field("/item/input"),
+                    events,
+                );
+            }
+            Some("response.custom_tool_call_input.delta") => {
+                self.answer
+                    .push_call(index, None, None, field("/delta"), events);
+            }
             Some("response.output_item.added") if field("/item/type") == Some("function_call") => {
                 self.answer.push_call(
                     index,
@@ -228,5 +244,24 @@ mod tests {
         assert_eq!(answer.calls[0].id.as_deref(), Some("call_1"));
         let kept = answer.reasoning.expect("the server's search items");
         assert_eq!(kept.blocks, [server_search, server_output]);
+    }
+
+    #[test]
+    fn a_custom_tools_text_streams_in_pieces_and_is_its_one_argument() {
+        let mut aliases = Aliases::default();
+        aliases.set_takes_text("agenda");
+        let events = [
+            json!({ "type": "response.output_item.added", "output_index": 0, "item": {
+                "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "agenda",
+                "input": "" } }),
+            json!({ "type": "response.custom_tool_call_input.delta", "output_index": 0,
+                    "item_id": "ctc_1", "delta": "2026-" }),
+            json!({ "type": "response.custom_tool_call_input.delta", "output_index": 0,
+                    "item_id": "ctc_1", "delta": "12-01" }),
+            json!({ "type": "response.completed", "response": { "status": "completed" } }),
+        ];
+        let (_, answer) = decode(stream_decoder(aliases, HERE.into()), &events);
+        assert_eq!(answer.calls[0].name, "agenda");
+        assert_eq!(answer.calls[0].arguments, json!({ "input": "2026-12-01" }));
     }
 }

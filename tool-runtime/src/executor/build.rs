@@ -503,6 +503,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             source: Some(source_of_location(&reg.location)),
             defer_loading: m.defer_loading,
             searches_tools: false,
+            text_input: None,
         },
     }
 }
