@@ -109,6 +109,12 @@ impl Kv {
     fn keys(&self, order: Option<Order>) -> String {
         format!("{order:?}")
     }
+
+    /// Counts the keys, for code the model runs; loaded when a search finds it.
+    #[ai_tool(defer_loading, callers = "code")]
+    fn count(&self) -> usize {
+        2
+    }
 }
 
 /// A parameter type as argument types usually are: read, never written (not `Serialize`).
@@ -154,6 +160,17 @@ async fn a_tools_own_tool_error_is_passed_on_as_it_is() {
 }
 
 #[test]
+fn defer_loading_and_callers_are_the_tools_own() {
+    let exec = executor();
+    let count = exec.spec("count").unwrap();
+    assert!(count.metadata.defer_loading);
+    assert_eq!(count.metadata.callers, ai_tool::Callers::Code);
+    let get = exec.spec("get").unwrap();
+    assert!(!get.metadata.defer_loading);
+    assert_eq!(get.metadata.callers, ai_tool::Callers::Model);
+}
+
+#[test]
 fn max_result_bytes_is_the_tools_own_cap() {
     let exec = executor();
     let keys = exec.spec("keys").unwrap();
@@ -169,8 +186,8 @@ fn a_tool_compiled_out_is_not_registered() {
     assert_eq!(
         names,
         [
-            "also", "always", "camel", "get", "indented", "keys", "letters", "name", "reserve",
-            "spelled"
+            "also", "always", "camel", "count", "get", "indented", "keys", "letters", "name",
+            "reserve", "spelled"
         ]
     );
     // A method the `cfg_attr` did not make a tool is still a method.

@@ -551,6 +551,7 @@ fn hosted_kinds() -> Vec<HostedTool> {
         HostedTool::UrlContext,
         HostedTool::ToolSearch(SearchBy::Words),
         HostedTool::ToolSearch(SearchBy::Pattern),
+        HostedTool::ProgrammaticCalling,
     ]
 }
 

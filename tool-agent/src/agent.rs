@@ -58,6 +58,8 @@ pub struct Agent {
     /// Whether a gated tool whose gates all fail stays declared, and only its calls are
     /// refused, where the API restricts calls without changing the declarations.
     gated_declared: bool,
+    /// Tools the provider runs, declared beside the offered ones.
+    hosted: Vec<tool_core::provider::hosted::HostedTool>,
     #[cfg(feature = "retrieval")]
     retriever: Option<(
         Arc<tool_retrieval::Retriever>,
@@ -89,6 +91,7 @@ impl Agent {
                 trace_content: false,
                 tool_search: None,
                 gated_declared: false,
+                hosted: Vec::new(),
                 #[cfg(feature = "retrieval")]
                 retriever: None,
             },
@@ -188,7 +191,9 @@ impl Agent {
             for spec in &mut specs {
                 spec.metadata.defer_loading = false;
             }
-            return OfferedTools::new(specs, format, &self.declare).with_callable(callable);
+            return OfferedTools::new(specs, format, &self.declare)
+                .with_hosted(self.hosted.clone())
+                .with_callable(callable);
         };
         for spec in &mut specs {
             if spec.metadata.selectable && !options.selected_tools.contains(&spec.name) {
@@ -205,8 +210,9 @@ impl Agent {
                 specs.push(tool);
             }
         }
+        let hosted = self.hosted.iter().cloned().chain(search.hosted()).collect();
         OfferedTools::new(specs, format, &self.declare)
-            .with_hosted(search.hosted())
+            .with_hosted(hosted)
             .with_callable(callable)
     }
 
@@ -467,6 +473,16 @@ impl AgentBuilder {
         options: tool_retrieval::RetrieveOptions,
     ) -> Self {
         self.agent.retriever = Some((retriever, options));
+        self
+    }
+
+    /// Declares a tool the provider runs beside the offered ones in every request
+    /// ([`HostedTool`](tool_core::provider::hosted::HostedTool): web search, code execution,
+    /// programmatic tool calling...). A model whose API does not host it is sent the others,
+    /// with a note in the declarations. The calls of those you run (computer use, bash, the
+    /// text editor) need a tool of that name in the executor, like any call.
+    pub fn hosted_tool(mut self, tool: tool_core::provider::hosted::HostedTool) -> Self {
+        self.agent.hosted.push(tool);
         self
     }
 

@@ -161,6 +161,31 @@ pub struct ToolMetadata {
     /// function of one string. Its `parameters` are [`TextInput::schema`](crate::TextInput::schema).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text_input: Option<crate::TextInput>,
+    /// Who may call the tool where the API asks: the model directly (the default), code the
+    /// model runs in the provider's sandbox (Anthropic's programmatic tool calling, beside
+    /// [`HostedTool::ProgrammaticCalling`](crate::provider::hosted::HostedTool)), or both.
+    #[serde(skip_serializing_if = "Callers::is_model")]
+    pub callers: Callers,
+}
+
+/// Who may call a tool ([`ToolMetadata::callers`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Callers {
+    /// The model, directly.
+    #[default]
+    Model,
+    /// Code the model runs in the provider's sandbox, and not the model directly: the calls
+    /// happen inside the code, and their results reach the code, not the model's context.
+    Code,
+    /// Both.
+    ModelAndCode,
+}
+
+impl Callers {
+    fn is_model(&self) -> bool {
+        *self == Callers::Model
+    }
 }
 
 fn is_false(b: &bool) -> bool {

@@ -29,6 +29,7 @@ pub(crate) struct ToolAttr {
     pub max_retries: Option<usize>,
     pub requires_approval: bool,
     pub defer_loading: bool,
+    pub callers: Option<LitStr>,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
     pub krate: Option<Path>,
@@ -65,6 +66,16 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "max_retries" => attr.max_retries = Some(count(&meta)?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "defer_loading" => attr.defer_loading = flag(&meta)?,
+            "callers" => {
+                let value: LitStr = meta.value()?.parse()?;
+                if !matches!(value.value().as_str(), "model" | "code" | "model_and_code") {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        "`callers` is one of \"model\", \"code\" or \"model_and_code\"",
+                    ));
+                }
+                attr.callers = Some(value);
+            }
             "strict" => attr.strict = Some(flag(&meta)?),
             "convert" => {
                 attr.convert
@@ -75,7 +86,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
                      open_world, timeout, max_result_bytes, max_retries, requires_approval, \
-                     defer_loading, strict, convert, crate",
+                     defer_loading, callers, strict, convert, crate",
             )),
         }
         Ok(())

@@ -452,6 +452,11 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let defer_loading = a.defer_loading;
+    let callers = match a.callers.as_ref().map(syn::LitStr::value).as_deref() {
+        Some("code") => quote!(#p::Callers::Code),
+        Some("model_and_code") => quote!(#p::Callers::ModelAndCode),
+        _ => quote!(#p::Callers::Model),
+    };
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
     let strict = opt_bool(a.strict);
@@ -486,6 +491,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             max_retries: #max_retries,
             requires_approval: #requires_approval,
             defer_loading: #defer_loading,
+            callers: #callers,
             strict: #strict,
         }
     }

@@ -160,6 +160,8 @@ pub struct StaticMetadata {
     pub requires_approval: bool,
     /// `defer_loading`.
     pub defer_loading: bool,
+    /// `callers = "code"` or `"model_and_code"`.
+    pub callers: tool_core::Callers,
     /// `strict` or `strict = false`; `None` when not written.
     pub strict: Option<bool>,
 }

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::calls::Calls;
 use super::declare::{strict_or_not, DeclareOptions, Declared};
 use super::encoding::{self, Encoding, Place};
+use super::hosted::CODE_CALLER;
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments};
 use super::profile::{
@@ -25,7 +26,7 @@ use super::profile::{
 use super::results::text_or_blocks;
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{Content, ToolSpec};
+use crate::{Callers, Content, ToolSpec};
 
 pub(crate) struct Anthropic;
 
@@ -56,6 +57,15 @@ impl Api for Anthropic {
         }
         if spec.metadata.defer_loading {
             map.insert("defer_loading".into(), json!(true));
+        }
+        match spec.metadata.callers {
+            Callers::Model => {}
+            Callers::Code => {
+                map.insert("allowed_callers".into(), json!([CODE_CALLER]));
+            }
+            Callers::ModelAndCode => {
+                map.insert("allowed_callers".into(), json!(["direct", CODE_CALLER]));
+            }
         }
         Declared {
             value: Value::Object(map),

@@ -13,6 +13,7 @@
 //! | URL context | — | — | `urlContext` |
 //! | tool search, by words | `tool_search` | `tool_search_tool_bm25_20251119` | — |
 //! | tool search, by pattern | — | `tool_search_tool_regex_20251119` | — |
+//! | code calling your tools | — | `code_execution_20260120` | — |
 //!
 //! Chat Completions, Bedrock Converse and MCP have none. A [`HostedTool::Raw`] tool passes the
 //! provider's JSON through unchanged, for anything newer than this table and for the kinds none
@@ -83,6 +84,11 @@ pub enum HostedTool {
     /// model then calls them like any other. See [`tool_search`](super::tool_search) for a
     /// search run by your own retriever instead.
     ToolSearch(SearchBy),
+    /// Runs code the model writes in a sandbox, code that may call your tools marked
+    /// [`Callers::Code`](crate::Callers) or [`Callers::ModelAndCode`](crate::Callers)
+    /// (Anthropic's programmatic tool calling, `code_execution_20260120`). Those calls come back
+    /// as any call, and are answered as any call; only their results go back to the code.
+    ProgrammaticCalling,
     /// Provider-specific JSON, passed through unchanged to the one format it is for.
     Raw {
         /// The format it is for.
@@ -154,6 +160,7 @@ impl HostedTool {
             HostedTool::Bash => "bash".into(),
             HostedTool::ImageGeneration => "image generation".into(),
             HostedTool::UrlContext => "URL context".into(),
+            HostedTool::ProgrammaticCalling => "programmatic tool calling".into(),
             HostedTool::ToolSearch(SearchBy::Words) => "tool search by words".into(),
             HostedTool::ToolSearch(SearchBy::Pattern) => "tool search by pattern".into(),
             HostedTool::Raw { format, .. } => format!("a raw {format} tool"),
@@ -266,6 +273,9 @@ impl HostedTool {
                 json!({ "type": "image_generation" })
             }
             (HostedTool::UrlContext, Format::Gemini) => json!({ "urlContext": {} }),
+            (HostedTool::ProgrammaticCalling, Format::Anthropic) => {
+                json!({ "type": CODE_CALLER, "name": "code_execution" })
+            }
             (HostedTool::ToolSearch(SearchBy::Words), Format::OpenAiResponses) => {
                 json!({ "type": "tool_search" })
             }
@@ -279,6 +289,10 @@ impl HostedTool {
         })
     }
 }
+
+/// The version of Anthropic's code execution tool that calls tools, as tools name it in
+/// `allowed_callers`.
+pub(crate) const CODE_CALLER: &str = "code_execution_20260120";
 
 /// The name computer use calls come back under, on every API that has it.
 pub(crate) const COMPUTER: &str = "computer";

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use tool_core::provider::tool_search::anthropic_tool_references;
 use tool_core::provider::{anthropic_tool_result_content, Aliases};
 
-use super::response::{is_blank_text, is_call, is_neutral, REASONING_API};
+use super::response::{container_of, is_blank_text, is_call, is_neutral, REASONING_API};
 use crate::tool_ids::ToolUseIds;
 use tool_model::message::{reasoning_before, Message, ToolImage};
 use tool_model::{AllowedMode, ToolChoice};
@@ -81,6 +81,7 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 let mut content: Vec<Value> = kept
                     .iter()
                     .filter(|block| !is_call(block) && !is_blank_text(block))
+                    .filter(|block| container_of(block).is_none())
                     .cloned()
                     .collect();
                 // Anthropic refuses a text block of white space alone.
@@ -93,12 +94,17 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                         Value::Object(_) => call.arguments.clone(),
                         _ => json!({}),
                     };
-                    content.push(json!({
+                    let mut block = json!({
                         "type": "tool_use",
                         "id": ids.of_call(call.id.as_deref()),
                         "name": aliases.provider_name(&call.name),
                         "input": input,
-                    }));
+                    });
+                    // A call made by code the model ran goes back naming that code.
+                    if let Some(caller) = caller_of(kept, call.id.as_deref()) {
+                        block["caller"] = caller.clone();
+                    }
+                    content.push(block);
                 }
                 out.push(json!({ "role": "assistant", "content": content }));
             }
@@ -106,6 +112,26 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
     }
     flush(&mut results, &mut out);
     Value::Array(out)
+}
+
+/// The `caller` of the kept `tool_use` block of this id, if code made the call.
+fn caller_of<'a>(kept: &'a [Value], id: Option<&str>) -> Option<&'a Value> {
+    let id = id?;
+    kept.iter()
+        .filter(|block| is_call(block))
+        .find(|block| block.get("id").and_then(Value::as_str) == Some(id))
+        .and_then(|block| block.get("caller"))
+        .filter(|caller| caller.get("type").and_then(Value::as_str) != Some("direct"))
+}
+
+/// The container the conversation's last answer that ran code named, for the next request.
+pub(super) fn last_container(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev().find_map(|message| match message {
+        Message::Reasoning(reasoning) if reasoning.api == REASONING_API => {
+            reasoning.blocks.iter().find_map(container_of)
+        }
+        _ => None,
+    })
 }
 
 pub(super) fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {

@@ -10,7 +10,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use tool_core::provider::Format;
 
-use messages::{messages, tool_choice};
+use messages::{last_container, messages, tool_choice};
 use response::response;
 pub(crate) use stream::stream_decoder;
 
@@ -262,6 +262,10 @@ impl AnthropicModel {
             None => {}
         }
         body.insert("messages".into(), messages(&request.messages, aliases));
+        // Code that called tools goes on in its container.
+        if let Some(container) = last_container(&request.messages) {
+            body.insert("container".into(), json!(container));
+        }
         if request.offers_tools() {
             let tools = crate::allowed::only_named(
                 &declarations.tools,

@@ -48,7 +48,10 @@ pub(super) fn response(answer: &Value, aliases: &Aliases) -> Result<ModelRespons
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        reasoning: kept(blocks),
+        reasoning: kept(
+            blocks,
+            answer.pointer("/container/id").and_then(Value::as_str),
+        ),
     })
 }
 
@@ -81,7 +84,19 @@ fn is_thinking(block: &Value) -> bool {
 /// [`Message::Assistant`]: tool_model::message::Message::Assistant
 pub(super) fn is_neutral(block: &Value) -> bool {
     let kind = block.get("type").and_then(Value::as_str);
-    matches!(kind, Some("text" | "tool_use")) || is_thinking(block)
+    matches!(kind, Some("text" | "tool_use" | CONTAINER)) || is_thinking(block)
+}
+
+/// The kept block naming the answer's container (`{"type": "container", "id"}`): not content,
+/// but the sandbox the next request must name (`container`) for the code that called tools
+/// to go on.
+pub(super) const CONTAINER: &str = "container";
+
+/// The container a kept block names, if it is one.
+pub(super) fn container_of(block: &Value) -> Option<&str> {
+    (block.get("type").and_then(Value::as_str) == Some(CONTAINER))
+        .then(|| block.get("id").and_then(Value::as_str))
+        .flatten()
 }
 
 /// Whether a content block is a call of one of the request's tools.
@@ -104,12 +119,15 @@ pub(super) fn is_blank_text(block: &Value) -> bool {
 /// be sent back as, and which Anthropic reads back in later turns.
 ///
 /// [`Message::Reasoning`]: tool_model::message::Message::Reasoning
-pub(super) fn kept(blocks: Vec<Value>) -> Option<Reasoning> {
-    let blocks = if blocks.iter().all(is_neutral) {
+pub(super) fn kept(blocks: Vec<Value>, container: Option<&str>) -> Option<Reasoning> {
+    let mut blocks: Vec<Value> = if blocks.iter().all(is_neutral) {
         blocks.into_iter().filter(is_thinking).collect()
     } else {
         blocks
     };
+    if let Some(id) = container {
+        blocks.push(serde_json::json!({ "type": CONTAINER, "id": id }));
+    }
     Reasoning::given(REASONING_API, blocks)
 }
 

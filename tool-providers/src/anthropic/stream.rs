@@ -19,6 +19,7 @@ pub(crate) fn stream_decoder(aliases: Aliases) -> Box<dyn Decoder> {
         blocks: Vec::new(),
         stopped: false,
         other_input: 0,
+        container: None,
     })
 }
 
@@ -36,6 +37,8 @@ struct Streamed {
     /// The bytes of the inputs of blocks that are not calls (a server tool's use), held in
     /// [`StreamedBlock::input`]: they count toward the answer's cap as the calls do.
     other_input: usize,
+    /// The container the answer ran code in, from `message_delta`.
+    container: Option<String>,
 }
 
 /// A content block as its events built it.
@@ -185,6 +188,9 @@ impl Decoder for Streamed {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.answer.finish_reason = Some(reason.to_owned());
                 }
+                if let Some(id) = event.pointer("/delta/container/id").and_then(Value::as_str) {
+                    self.container = Some(id.to_owned());
+                }
                 if let Some(output) = event
                     .pointer("/usage/output_tokens")
                     .and_then(Value::as_u64)
@@ -241,7 +247,7 @@ impl Decoder for Streamed {
             }
             b.block
         });
-        self.answer.reasoning = kept(blocks.collect());
+        self.answer.reasoning = kept(blocks.collect(), self.container.as_deref());
         self.answer.finish()
     }
 }

@@ -118,6 +118,12 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.defer_loading = true)
     }
 
+    /// Who may call the tool where the API asks (`callers = ".."`): the model, code the model
+    /// runs in the provider's sandbox, or both ([`Callers`](tool_core::Callers)).
+    pub fn callers(self, callers: tool_core::Callers) -> Self {
+        self.metadata(|spec| spec.metadata.callers = callers)
+    }
+
     /// Strict mode for this tool alone, where the API has one (`strict`): `true` asks for it
     /// whatever the declaration's options say, `false` never.
     pub fn strict(self, strict: bool) -> Self {

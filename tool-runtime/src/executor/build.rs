@@ -504,6 +504,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             defer_loading: m.defer_loading,
             searches_tools: false,
             text_input: None,
+            callers: m.callers,
         },
     }
 }
