@@ -166,6 +166,20 @@ pub struct ToolMetadata {
     /// [`HostedTool::ProgrammaticCalling`](crate::provider::hosted::HostedTool)), or both.
     #[serde(skip_serializing_if = "Callers::is_model")]
     pub callers: Callers,
+    /// The group the tool is declared in where the API groups tools (OpenAI Responses'
+    /// `namespace` tools, which tool search finds by their description): a service's tools,
+    /// or an MCP server's. The other APIs declare the tool alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<Namespace>,
+}
+
+/// A group of tools declared together ([`ToolMetadata::namespace`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Namespace {
+    /// Its name, as the calls name it (`crm`).
+    pub name: String,
+    /// What its tools are for, for the model (and its tool search) to know the group by.
+    pub description: String,
 }
 
 /// Who may call a tool ([`ToolMetadata::callers`]).

@@ -416,3 +416,88 @@ async fn a_tool_marked_deferred_is_declared_loaded_when_no_search_can_find_it() 
         sent[0]["tools"]
     );
 }
+
+#[tokio::test]
+async fn openai_responses_groups_a_services_tools_in_a_namespace_and_loads_them_in_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let none = Arc::new(AtomicUsize::new(0));
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool_with(
+            tool(
+                "get_weather",
+                "The weather forecast for a city.",
+                &["rain", "forecast"],
+                &runs,
+            ),
+            |t| t.namespace("travel", "Weather, flights and hotels."),
+        )
+        .tool_with(
+            tool("book_flight", "Books a flight.", &["plane"], &none),
+            |t| t.namespace("travel", "Weather, flights and hotels."),
+        )
+        .tool(tool("find_hotel", "Finds a hotel.", &["room"], &none))
+        .build()
+        .unwrap();
+    let search = local_search(&exec);
+    let answer = |output: Value| {
+        Canned::Answer(
+            200,
+            Vec::new(),
+            json!({ "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4",
+                    "status": "completed", "output": output, "parallel_tool_calls": true,
+                    "tool_choice": "auto", "tools": [] }),
+        )
+    };
+    let (mock, url) = serve(vec![
+        answer(
+            json!([{ "type": "tool_search_call", "id": "tsc_1", "call_id": "call_1",
+            "execution": "client", "status": "completed",
+            "arguments": { "query": "weather forecast" } }]),
+        ),
+        answer(
+            json!([{ "type": "function_call", "id": "fc_1", "call_id": "call_2",
+            "namespace": "travel", "name": "get_weather",
+            "arguments": "{\"city\":\"Paris\"}", "status": "completed" }]),
+        ),
+        answer(
+            json!([{ "type": "message", "id": "msg_1", "role": "assistant",
+            "status": "completed",
+            "content": [{ "type": "output_text", "text": "Rain.", "annotations": [] }] }]),
+        ),
+    ])
+    .await;
+    let agent = Agent::builder(OpenAiResponsesModel::new("gpt-5.4").with_base_url(&url))
+        .executor(exec)
+        .tool_search(search)
+        .build();
+    let result = agent
+        .run("Will it rain in Paris?", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Rain.");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let tools = assert_same_tools_every_step(&mock);
+    assert_eq!(tools[0]["type"], "namespace");
+    assert_eq!(tools[0]["name"], "travel");
+    assert_eq!(names(&tools[0]["tools"]), ["get_weather", "book_flight"]);
+    assert_eq!(deferred(&tools[0]["tools"]), ["get_weather", "book_flight"]);
+    let sent = bodies(&mock);
+    let loaded = &sent[1]["input"][2];
+    assert_eq!(loaded["type"], "tool_search_output");
+    assert_eq!(
+        loaded["tools"],
+        json!([{ "type": "namespace", "name": "travel",
+                 "description": "Weather, flights and hotels.",
+                 "tools": [tools[0]["tools"][0].clone()] }])
+    );
+    let called = &sent[2]["input"][3];
+    assert_eq!(called["type"], "function_call");
+    assert_eq!(called["namespace"], "travel");
+    assert_eq!(called["name"], "get_weather");
+    golden(
+        "openai-responses-namespace",
+        "openai-responses.request",
+        &sent,
+    );
+}

@@ -23,6 +23,8 @@ pub struct Aliases {
     encodings: HashMap<String, Encoding>,
     /// The real names of the tools declared as custom tools taking text (OpenAI).
     text_tools: std::collections::BTreeSet<String>,
+    /// The namespace each tool declared in one is in (OpenAI Responses), by real name.
+    namespaces: HashMap<String, String>,
 }
 
 impl Aliases {
@@ -99,6 +101,17 @@ impl Aliases {
     /// Whether `real_name` is declared as a custom tool taking text.
     pub fn takes_text(&self, real_name: &str) -> bool {
         self.text_tools.contains(real_name)
+    }
+
+    /// Records that `real_name` is declared in the namespace `namespace`.
+    pub fn set_namespace(&mut self, real_name: &str, namespace: &str) {
+        self.namespaces
+            .insert(real_name.to_owned(), namespace.to_owned());
+    }
+
+    /// The namespace `real_name` is declared in, if any.
+    pub fn namespace(&self, real_name: &str) -> Option<&str> {
+        self.namespaces.get(real_name).map(String::as_str)
     }
 
     /// A call's arguments as the tool takes them: decoded when its declaration encoded them.

@@ -89,12 +89,48 @@ pub fn declare<'a>(
             aliases.set_takes_text(&spec.name);
         }
     }
+    let declared = if format == Format::OpenAiResponses {
+        in_namespaces(&specs, declared, &mut aliases)
+    } else {
+        declared
+    };
     let tools = api(format).tools(declared);
     Declarations {
         tools,
         aliases,
         notes,
     }
+}
+
+/// OpenAI Responses' declarations with the tools of a namespace in one `namespace` object,
+/// where its first tool is (its description the first tool's), the others in place.
+fn in_namespaces(specs: &[&ToolSpec], declared: Vec<Value>, aliases: &mut Aliases) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(declared.len());
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (spec, value) in specs.iter().zip(declared) {
+        let Some(namespace) = &spec.metadata.namespace else {
+            out.push(value);
+            continue;
+        };
+        aliases.set_namespace(&spec.name, &namespace.name);
+        match at.get(namespace.name.as_str()) {
+            Some(&i) => {
+                if let Some(Value::Array(tools)) = out[i].get_mut("tools") {
+                    tools.push(value);
+                }
+            }
+            None => {
+                at.insert(&namespace.name, out.len());
+                out.push(serde_json::json!({
+                    "type": "namespace",
+                    "name": namespace.name,
+                    "description": namespace.description,
+                    "tools": [value],
+                }));
+            }
+        }
+    }
+    out
 }
 
 /// One tool's declaration under `name`, and a note when it could not be declared as asked.

@@ -99,26 +99,59 @@ pub fn responses_tool_search_call(call_id: &str, arguments: &Value) -> Value {
 }
 
 /// A search's result as OpenAI Responses takes it: a `tool_search_output` item holding the
-/// declarations of the tools found, as the request declares them. A name the request does not
-/// declare is left out.
+/// declarations of the tools found, as the request declares them (those of a namespace in
+/// their `namespace` object, with the others found in it). A name the request does not declare
+/// is left out.
 pub fn responses_tool_search_output<'a>(
     call_id: &str,
     declarations: &Declarations,
     found: impl IntoIterator<Item = &'a str>,
 ) -> Value {
     let declared = declarations.tools.as_array().map_or(&[][..], Vec::as_slice);
-    let tools: Vec<Value> = found
-        .into_iter()
-        .filter_map(|name| {
-            let name = declarations.aliases.provider_name(name);
-            declared
-                .iter()
-                .find(|d| {
-                    d.get("type") == Some(&json!("function")) && d.get("name") == Some(&json!(name))
-                })
-                .cloned()
-        })
-        .collect();
+    let is_tool = |d: &Value, name: &str| {
+        matches!(
+            d.get("type").and_then(Value::as_str),
+            Some("function" | "custom")
+        ) && d.get("name").and_then(Value::as_str) == Some(name)
+    };
+    let is_group = |d: &Value, name: &str| {
+        d.get("type").and_then(Value::as_str) == Some("namespace")
+            && d.get("name").and_then(Value::as_str) == Some(name)
+    };
+    let mut tools: Vec<Value> = Vec::new();
+    for name in found {
+        let provider_name = declarations.aliases.provider_name(name);
+        if let Some(tool) = declared.iter().find(|d| is_tool(d, provider_name)) {
+            tools.push(tool.clone());
+            continue;
+        }
+        let Some(namespace) = declarations.aliases.namespace(name) else {
+            continue;
+        };
+        let Some(group) = declared.iter().find(|d| is_group(d, namespace)) else {
+            continue;
+        };
+        let member = group
+            .get("tools")
+            .and_then(Value::as_array)
+            .and_then(|members| members.iter().find(|d| is_tool(d, provider_name)));
+        let Some(member) = member else {
+            continue;
+        };
+        match tools.iter_mut().find(|t| is_group(t, namespace)) {
+            Some(loaded) => {
+                if let Some(Value::Array(members)) = loaded.get_mut("tools") {
+                    members.push(member.clone());
+                }
+            }
+            None => tools.push(json!({
+                "type": "namespace",
+                "name": namespace,
+                "description": group.get("description").cloned().unwrap_or(json!("")),
+                "tools": [member.clone()],
+            })),
+        }
+    }
     json!({
         "type": "tool_search_output",
         "call_id": call_id,

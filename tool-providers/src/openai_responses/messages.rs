@@ -44,24 +44,30 @@ pub(super) fn items(
                 if search.is_some() && call.name == TOOL_SEARCH {
                     return responses_tool_search_call(&call_id, &call.arguments);
                 }
-                if aliases.takes_text(&call.name) {
-                    return json!({
+                let mut item = if aliases.takes_text(&call.name) {
+                    json!({
                         "type": "custom_tool_call",
                         "call_id": call_id,
                         "name": aliases.provider_name(&call.name),
                         "input": tool_core::text_input::input_text(&call.arguments),
-                    });
-                }
-                let arguments = match &call.arguments {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
+                    })
+                } else {
+                    let arguments = match &call.arguments {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    json!({
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": aliases.provider_name(&call.name),
+                        "arguments": arguments,
+                    })
                 };
-                json!({
-                    "type": "function_call",
-                    "call_id": call_id,
-                    "name": aliases.provider_name(&call.name),
-                    "arguments": arguments,
-                })
+                // A tool of a namespace is called in it.
+                if let Some(namespace) = aliases.namespace(&call.name) {
+                    item["namespace"] = json!(namespace);
+                }
+                item
             });
             let answer: Vec<Value> = text.into_iter().chain(calls).collect();
             if answer.is_empty() {

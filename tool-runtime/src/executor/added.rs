@@ -124,6 +124,17 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.callers = callers)
     }
 
+    /// Declares the tool in a namespace where the API groups tools (OpenAI Responses):
+    /// `name` as the calls name it, `description` saying what its tools are for
+    /// ([`Namespace`](tool_core::Namespace)).
+    pub fn namespace(self, name: impl Into<String>, description: impl Into<String>) -> Self {
+        let namespace = tool_core::Namespace {
+            name: name.into(),
+            description: description.into(),
+        };
+        self.metadata(|spec| spec.metadata.namespace = Some(namespace))
+    }
+
     /// Strict mode for this tool alone, where the API has one (`strict`): `true` asks for it
     /// whatever the declaration's options say, `false` never.
     pub fn strict(self, strict: bool) -> Self {

@@ -505,6 +505,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             searches_tools: false,
             text_input: None,
             callers: m.callers,
+            namespace: None,
         },
     }
 }
