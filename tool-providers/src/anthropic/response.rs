@@ -84,7 +84,12 @@ fn is_thinking(block: &Value) -> bool {
 /// [`Message::Assistant`]: tool_model::message::Message::Assistant
 pub(super) fn is_neutral(block: &Value) -> bool {
     let kind = block.get("type").and_then(Value::as_str);
-    matches!(kind, Some("text" | "tool_use" | CONTAINER)) || is_thinking(block)
+    // A call made by code the model ran names its caller, which must go back with it.
+    let by_code = block
+        .pointer("/caller/type")
+        .and_then(Value::as_str)
+        .is_some_and(|caller| caller != "direct");
+    (matches!(kind, Some("text" | "tool_use" | CONTAINER)) && !by_code) || is_thinking(block)
 }
 
 /// The kept block naming the answer's container (`{"type": "container", "id"}`): not content,

@@ -339,4 +339,43 @@ mod tests {
             ])
         );
     }
+
+    #[test]
+    fn the_container_of_code_that_called_tools_is_kept_for_the_next_request() {
+        let events = [
+            json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } }),
+            json!({ "type": "content_block_start", "index": 0, "content_block": {
+                "type": "tool_use", "id": "toolu_1", "name": "query", "input": {},
+                "caller": { "type": "code_execution_20260120", "tool_id": "srvtoolu_1" } } }),
+            json!({ "type": "content_block_stop", "index": 0 }),
+            json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use",
+                "container": { "id": "container_011", "expires_at": "2026-11-29T07:00:00Z" } } }),
+            json!({ "type": "message_stop" }),
+        ];
+        let (_, answer) = decode(stream_decoder(Aliases::default()), &events);
+        let kept = answer
+            .reasoning
+            .clone()
+            .expect("the call and the container");
+        assert_eq!(
+            kept.blocks.last(),
+            Some(&json!({ "type": "container", "id": "container_011" }))
+        );
+        // The call made by code is kept whole, its caller with it.
+        assert_eq!(kept.blocks[0]["caller"]["tool_id"], "srvtoolu_1");
+        let messages = [
+            tool_model::Message::user("Count"),
+            tool_model::Message::Reasoning(kept),
+            tool_model::Message::Assistant {
+                text: None,
+                calls: answer.calls,
+            },
+        ];
+        assert_eq!(
+            crate::anthropic::messages::last_container(&messages),
+            Some("container_011")
+        );
+        let sent = crate::anthropic::messages::messages(&messages, &Aliases::default());
+        assert_eq!(sent[1]["content"][0]["caller"]["tool_id"], "srvtoolu_1");
+    }
 }
