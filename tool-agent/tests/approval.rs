@@ -1185,3 +1185,56 @@ async fn an_edited_state_is_refused_and_nothing_runs() {
     assert_eq!(result.text, "done");
     assert_eq!(paid.lock().unwrap().len(), 1);
 }
+
+#[cfg(feature = "retrieval")]
+#[tokio::test]
+async fn a_run_with_tool_search_resumes_with_the_same_deferred_tools_and_its_search() {
+    use tool_agent::{ToolSearch, TOOL_SEARCH};
+    use tool_core::provider::Format;
+
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let payment = pay(Arc::clone(&paid)).with_metadata(ToolMetadata {
+        selectable: true,
+        keywords: vec!["money".into(), "transfer".into()],
+        hints: SafetyHints {
+            destructive: Some(true),
+            ..SafetyHints::default()
+        },
+        ..ToolMetadata::default()
+    });
+    let exec = executor([payment]);
+    let retriever = Arc::new(tool_retrieval::Retriever::lexical(exec.tools()));
+    let model = Arc::new(
+        ScriptedModel::new()
+            .speaking(Format::Anthropic)
+            .then(ModelResponse::calling([call(
+                "c1",
+                TOOL_SEARCH,
+                json!({ "query": "pay money" }),
+            )]))
+            .then(ModelResponse::calling([call(
+                "c2",
+                "pay",
+                json!({ "to": "bob", "amount": 5 }),
+            )]))
+            .then(ModelResponse::answer("Paid.")),
+    );
+    let agent = Agent::builder(Arc::clone(&model))
+        .executor(exec)
+        .tool_search(ToolSearch::local(retriever))
+        .require_approval_for_destructive()
+        .build();
+    let (state, pending) = interrupted(&agent, "pay bob 5").await;
+    assert_eq!(pending.call.name, "pay");
+    let result = agent
+        .resume(state, &[pending.approve()], &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Paid.");
+    assert_eq!(paid.lock().unwrap().len(), 1);
+    // The resumed request declares what the first did: the deferred tool and the search.
+    let requests = model.requests();
+    let first = requests[0].tools.tools_json();
+    assert!(first.contains("\"defer_loading\":true"), "{first}");
+    assert!(requests.iter().all(|r| r.tools.tools_json() == first));
+}
