@@ -117,6 +117,41 @@ impl Kv {
     }
 }
 
+/// A service whose tools are declared as one namespace.
+pub struct Trips;
+
+/// Plans trips: the weather and the flights.
+#[ai_tools(namespace = "trips")]
+impl Trips {
+    /// Tomorrow's weather in a city.
+    #[ai_tool]
+    fn forecast(&self, city: String) -> String {
+        format!("rain in {city}")
+    }
+}
+
+#[test]
+fn an_impls_namespace_is_described_by_its_doc_comment() {
+    let exec = serving(Trips);
+    let forecast = exec.spec("forecast").unwrap();
+    assert_eq!(
+        forecast.metadata.namespace,
+        Some(ai_tool::Namespace {
+            name: "trips".into(),
+            description: "Plans trips: the weather and the flights.".into(),
+        })
+    );
+    assert_eq!(exec.spec("letters").unwrap().metadata.namespace, None);
+    let declared = exec.declarations(Format::OpenAiResponses, &DeclareOptions::default());
+    let group = declared
+        .tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "namespace");
+    assert_eq!(group.unwrap()["tools"][0]["name"], "forecast");
+}
+
 /// A parameter type as argument types usually are: read, never written (not `Serialize`).
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -28,6 +28,17 @@ impl ToolImpl {
     /// attributes off their parameters), so that the impl can be emitted as it stands.
     pub(crate) fn from_impl(impl_attr: ImplAttr, item: &mut ItemImpl, cx: &mut Ctxt) -> Self {
         let mut tools = Vec::new();
+        let namespace = impl_attr.namespace.as_ref().and_then(|lit| {
+            let description = doc_text(&item.attrs);
+            if description.is_none() {
+                cx.error(
+                    lit,
+                    "a namespace needs a description: write a doc comment on the impl block \
+                     saying what its tools are for",
+                );
+            }
+            Some((lit.value(), description?))
+        });
         for impl_item in &mut item.items {
             let ImplItem::Fn(method) = impl_item else {
                 continue;
@@ -58,6 +69,7 @@ impl ToolImpl {
             if let Some(predicate) = only_when {
                 tool.cfgs.push(syn::parse_quote!(#[cfg(#predicate)]));
             }
+            tool.namespace = namespace.clone();
             tools.push(tool);
         }
         ToolImpl {
@@ -118,6 +130,9 @@ pub(crate) struct ToolFn {
     pub ident: Ident,
     /// The impl's `prefix`, for a method of an `#[ai_tools(prefix = "..")]` impl.
     pub prefix: Option<String>,
+    /// The impl's namespace and its description (the impl's doc comment), for a method of an
+    /// `#[ai_tools(namespace = "..")]` impl.
+    pub namespace: Option<(String, String)>,
     /// The name before the prefix: `name = ".."`, or the function's name without `r#`.
     pub base_name: String,
     /// `description = ".."`, or the doc comment; empty when there is neither.
@@ -253,6 +268,7 @@ impl ToolFn {
         ToolFn {
             ident: sig.ident.clone(),
             prefix: prefix.map(LitStr::value),
+            namespace: None,
             base_name,
             description,
             timeout,

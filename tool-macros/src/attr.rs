@@ -103,6 +103,9 @@ pub(crate) struct ImplAttr {
     pub krate: Option<Path>,
     /// `prefix = "users"`: the impl's tools are named `users_<name>`.
     pub prefix: Option<LitStr>,
+    /// `namespace = "crm"`: the impl's tools are declared in that namespace, described by the
+    /// impl's doc comment.
+    pub namespace: Option<LitStr>,
 }
 
 pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> ImplAttr {
@@ -116,9 +119,11 @@ pub(crate) fn parse_impl_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             attr.krate = Some(krate(&meta)?);
         } else if meta.path.is_ident("prefix") {
             attr.prefix = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("namespace") {
+            attr.namespace = Some(meta.value()?.parse()?);
         } else {
             return Err(meta.error(
-                "`#[ai_tools]` takes `prefix = \"..\"` and `crate = path`; put tool settings on `#[ai_tool(..)]`",
+                "`#[ai_tools]` takes `prefix = \"..\"`, `namespace = \"..\"` and `crate = path`; put tool settings on `#[ai_tool(..)]`",
             ));
         }
         Ok(())

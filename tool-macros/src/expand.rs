@@ -452,6 +452,12 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let defer_loading = a.defer_loading;
+    let namespace = match &tool.namespace {
+        Some((name, description)) => {
+            quote!(::core::option::Option::Some((#name, #description)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let callers = match a.callers.as_ref().map(syn::LitStr::value).as_deref() {
         Some("code") => quote!(#p::Callers::Code),
         Some("model_and_code") => quote!(#p::Callers::ModelAndCode),
@@ -492,6 +498,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             requires_approval: #requires_approval,
             defer_loading: #defer_loading,
             callers: #callers,
+            namespace: #namespace,
             strict: #strict,
         }
     }

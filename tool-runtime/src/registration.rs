@@ -162,6 +162,8 @@ pub struct StaticMetadata {
     pub defer_loading: bool,
     /// `callers = "code"` or `"model_and_code"`.
     pub callers: tool_core::Callers,
+    /// The impl's `#[ai_tools(namespace = "..")]` and its doc comment.
+    pub namespace: Option<(&'static str, &'static str)>,
     /// `strict` or `strict = false`; `None` when not written.
     pub strict: Option<bool>,
 }

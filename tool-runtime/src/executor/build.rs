@@ -505,7 +505,10 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             searches_tools: false,
             text_input: None,
             callers: m.callers,
-            namespace: None,
+            namespace: m.namespace.map(|(name, description)| tool_core::Namespace {
+                name: name.into(),
+                description: description.into(),
+            }),
         },
     }
 }
