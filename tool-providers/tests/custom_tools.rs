@@ -11,7 +11,7 @@ use tool_core::provider::{declare, DeclareOptions, Format};
 use tool_core::{TextInput, ToolErrorKind, ToolOutput};
 use tool_providers::{OpenAiChatModel, OpenAiResponsesModel};
 use tool_runtime::{DynamicTool, Executor};
-use tool_test_support::mock::{serve, Canned, Mock};
+use tool_test_support::mock::{ok, responses_answer, serve, Canned, Mock};
 use tool_test_support::sdk::{run_script, sdk_tools, temp_dir};
 
 const DAY: &str = r"\d{4}-\d{2}-\d{2}";
@@ -67,6 +67,10 @@ fn check_sdk(name: &str, kind: &str, bodies: &[Value]) {
     assert!(passed, "the SDK types refuse what we send:\n{printed}");
 }
 
+fn responses(output: Value) -> Canned {
+    ok(responses_answer(output))
+}
+
 #[test]
 fn each_api_declares_a_text_tool_its_way() {
     let days = Arc::default();
@@ -103,23 +107,14 @@ fn each_api_declares_a_text_tool_its_way() {
 #[tokio::test]
 async fn responses_custom_calls_run_with_their_text_and_a_text_off_the_grammar_is_refused() {
     let days = Arc::default();
-    let answer = |output: Value| {
-        Canned::Answer(
-            200,
-            Vec::new(),
-            json!({ "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4",
-                    "status": "completed", "output": output, "parallel_tool_calls": true,
-                    "tool_choice": "auto", "tools": [] }),
-        )
-    };
     let call = |id: &str, input: &str| {
         json!([{ "type": "custom_tool_call", "id": format!("ctc_{id}"), "call_id": id,
                  "name": "agenda", "input": input }])
     };
     let (mock, url) = serve(vec![
-        answer(call("call_1", "2026-12-01")),
-        answer(call("call_2", "tomorrow")),
-        answer(
+        responses(call("call_1", "2026-12-01")),
+        responses(call("call_2", "tomorrow")),
+        responses(
             json!([{ "type": "message", "id": "msg_1", "role": "assistant",
             "status": "completed",
             "content": [{ "type": "output_text", "text": "A standup.", "annotations": [] }] }]),

@@ -16,7 +16,7 @@ use tool_core::{ToolMetadata, ToolOutput};
 use tool_providers::{AnthropicModel, GeminiModel, OpenAiResponsesModel};
 use tool_retrieval::Retriever;
 use tool_runtime::{DynamicTool, Executor};
-use tool_test_support::mock::{serve, Canned, Mock};
+use tool_test_support::mock::{anthropic_answer, ok, responses_answer, serve, Canned, Mock};
 use tool_test_support::sdk::{run_script, sdk_tools, temp_dir};
 
 /// A selectable tool that counts its runs.
@@ -156,16 +156,12 @@ fn golden(name: &str, kind: &str, bodies: &[Value]) {
     assert!(passed, "the SDK types refuse what we send:\n{printed}");
 }
 
-fn anthropic_answer(content: Value, stop: &str) -> Canned {
-    Canned::Answer(
-        200,
-        Vec::new(),
-        json!({
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": content, "stop_reason": stop, "stop_sequence": null,
-            "usage": { "input_tokens": 10, "output_tokens": 5 }
-        }),
-    )
+fn anthropic(content: Value, stop: &str) -> Canned {
+    ok(anthropic_answer(content, stop))
+}
+
+fn responses(output: Value) -> Canned {
+    ok(responses_answer(output))
 }
 
 #[tokio::test]
@@ -174,17 +170,17 @@ async fn anthropic_loads_what_our_retriever_finds_with_the_same_tools_at_every_s
     let exec = executor(&runs);
     let search = local_search(&exec);
     let (mock, url) = serve(vec![
-        anthropic_answer(
+        anthropic(
             json!([{ "type": "tool_use", "id": "toolu_1", "name": TOOL_SEARCH,
                      "input": { "query": "weather forecast" } }]),
             "tool_use",
         ),
-        anthropic_answer(
+        anthropic(
             json!([{ "type": "tool_use", "id": "toolu_2", "name": "get_weather",
                      "input": { "city": "Paris" } }]),
             "tool_use",
         ),
-        anthropic_answer(
+        anthropic(
             json!([{ "type": "text", "text": "Rain in Paris." }]),
             "end_turn",
         ),
@@ -237,31 +233,17 @@ async fn openai_responses_gets_the_found_declarations_in_a_tool_search_output() 
     let runs = Arc::new(AtomicUsize::new(0));
     let exec = executor(&runs);
     let search = local_search(&exec);
-    let answer = |output: Value| {
-        Canned::Answer(
-            200,
-            Vec::new(),
-            json!({
-                "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4",
-                "status": "completed", "output": output, "parallel_tool_calls": true,
-                "tool_choice": "auto", "tools": [],
-                "usage": { "input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                           "input_tokens_details": { "cached_tokens": 0 },
-                           "output_tokens_details": { "reasoning_tokens": 0 } }
-            }),
-        )
-    };
     let (mock, url) = serve(vec![
-        answer(json!([{
+        responses(json!([{
             "type": "tool_search_call", "id": "tsc_1", "call_id": "call_1",
             "execution": "client", "status": "completed",
             "arguments": { "query": "weather forecast" }
         }])),
-        answer(json!([{
+        responses(json!([{
             "type": "function_call", "id": "fc_1", "call_id": "call_2", "name": "get_weather",
             "arguments": "{\"city\":\"Paris\"}", "status": "completed"
         }])),
-        answer(json!([{
+        responses(json!([{
             "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
             "content": [{ "type": "output_text", "text": "Rain in Paris.", "annotations": [] }]
         }])),
@@ -315,8 +297,8 @@ async fn anthropics_own_search_is_declared_and_its_blocks_go_back_as_they_came()
         { "type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": { "city": "Paris" } }
     ]);
     let (mock, url) = serve(vec![
-        anthropic_answer(searched.clone(), "tool_use"),
-        anthropic_answer(
+        anthropic(searched.clone(), "tool_use"),
+        anthropic(
             json!([{ "type": "text", "text": "Rain in Paris." }]),
             "end_turn",
         ),
@@ -400,7 +382,7 @@ async fn a_tool_marked_deferred_is_declared_loaded_when_no_search_can_find_it() 
         .tool(marked)
         .build()
         .unwrap();
-    let (mock, url) = serve(vec![anthropic_answer(
+    let (mock, url) = serve(vec![anthropic(
         json!([{ "type": "text", "text": "Sunny." }]),
         "end_turn",
     )])
@@ -440,27 +422,18 @@ async fn openai_responses_groups_a_services_tools_in_a_namespace_and_loads_them_
         .build()
         .unwrap();
     let search = local_search(&exec);
-    let answer = |output: Value| {
-        Canned::Answer(
-            200,
-            Vec::new(),
-            json!({ "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4",
-                    "status": "completed", "output": output, "parallel_tool_calls": true,
-                    "tool_choice": "auto", "tools": [] }),
-        )
-    };
     let (mock, url) = serve(vec![
-        answer(
+        responses(
             json!([{ "type": "tool_search_call", "id": "tsc_1", "call_id": "call_1",
             "execution": "client", "status": "completed",
             "arguments": { "query": "weather forecast" } }]),
         ),
-        answer(
+        responses(
             json!([{ "type": "function_call", "id": "fc_1", "call_id": "call_2",
             "namespace": "travel", "name": "get_weather",
             "arguments": "{\"city\":\"Paris\"}", "status": "completed" }]),
         ),
-        answer(
+        responses(
             json!([{ "type": "message", "id": "msg_1", "role": "assistant",
             "status": "completed",
             "content": [{ "type": "output_text", "text": "Rain.", "annotations": [] }] }]),

@@ -105,3 +105,26 @@ pub async fn serve(answers: Vec<Canned>) -> (Arc<Mock>, String) {
     tokio::spawn(async move { axum::serve(listener, app).await });
     (mock, format!("http://{address}/v1"))
 }
+
+/// A whole Anthropic Messages answer of this content, ended by `stop`.
+pub fn anthropic_answer(content: Value, stop: &str) -> Value {
+    serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": { "input_tokens": 10, "output_tokens": 5 }
+    })
+}
+
+/// A whole OpenAI Responses answer of these output items.
+pub fn responses_answer(output: Value) -> Value {
+    serde_json::json!({
+        "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4",
+        "status": "completed", "output": output, "parallel_tool_calls": true,
+        "tool_choice": "auto", "tools": []
+    })
+}
+
+/// A canned `200` of this JSON.
+pub fn ok(body: Value) -> Canned {
+    Canned::Answer(200, Vec::new(), body)
+}
