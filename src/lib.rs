@@ -60,7 +60,7 @@ pub use tool_router as router;
 
 pub use tool_core::{
     cap, catalog, name, nesting, profile, provider, repair, schema, text_input, Callers,
-    CatalogEntry, CatalogError, Content, ModelTextLimits, Namespace, SafetyHints, SpecError,
+    CatalogEntry, CatalogError, Content, Icon, ModelTextLimits, Namespace, SafetyHints, SpecError,
     TextInput, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput, ToolSource, ToolSpec,
     Violation,
 };

@@ -111,7 +111,11 @@ impl Kv {
     }
 
     /// Counts the keys, for code the model runs; loaded when a search finds it.
-    #[ai_tool(defer_loading, callers = "code")]
+    #[ai_tool(
+        defer_loading,
+        callers = "code",
+        icon = "https://example.com/count.svg"
+    )]
     fn count(&self) -> usize {
         2
     }
@@ -200,6 +204,10 @@ fn defer_loading_and_callers_are_the_tools_own() {
     let count = exec.spec("count").unwrap();
     assert!(count.metadata.defer_loading);
     assert_eq!(count.metadata.callers, ai_tool::Callers::Code);
+    assert_eq!(
+        count.metadata.icons,
+        [ai_tool::Icon::new("https://example.com/count.svg")]
+    );
     let get = exec.spec("get").unwrap();
     assert!(!get.metadata.defer_loading);
     assert_eq!(get.metadata.callers, ai_tool::Callers::Model);

@@ -30,5 +30,7 @@ pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, ToolOutput};
-pub use spec::{Callers, Namespace, SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec};
+pub use spec::{
+    Callers, Icon, Namespace, SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec,
+};
 pub use text_input::TextInput;

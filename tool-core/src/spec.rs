@@ -171,6 +171,35 @@ pub struct ToolMetadata {
     /// or an MCP server's. The other APIs declare the tool alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<Namespace>,
+    /// Images a client may show for the tool (MCP's `icons`): served in `tools/list`, read
+    /// from an imported server's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// An image for a tool ([`ToolMetadata::icons`]), as MCP describes one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// Where it is: an `https:` URL or a `data:` URI.
+    pub src: String,
+    /// Its media type, where the URL's is missing or generic (`image/png`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its sizes, `WxH` (`48x48`) or `any` for a scalable image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+}
+
+impl Icon {
+    /// An icon at `src`.
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+        }
+    }
 }
 
 /// A group of tools declared together ([`ToolMetadata::namespace`]).

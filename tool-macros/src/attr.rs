@@ -30,6 +30,7 @@ pub(crate) struct ToolAttr {
     pub requires_approval: bool,
     pub defer_loading: bool,
     pub callers: Option<LitStr>,
+    pub icon: Option<String>,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
     pub krate: Option<Path>,
@@ -66,6 +67,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "max_retries" => attr.max_retries = Some(count(&meta)?),
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "defer_loading" => attr.defer_loading = flag(&meta)?,
+            "icon" => attr.icon = Some(string(&meta)?),
             "callers" => {
                 let value: LitStr = meta.value()?.parse()?;
                 if !matches!(value.value().as_str(), "model" | "code" | "model_and_code") {
@@ -86,7 +88,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
                      open_world, timeout, max_result_bytes, max_retries, requires_approval, \
-                     defer_loading, callers, strict, convert, crate",
+                     defer_loading, callers, icon, strict, convert, crate",
             )),
         }
         Ok(())

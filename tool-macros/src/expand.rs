@@ -452,6 +452,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let (purposes, keywords, examples) = (&a.purposes, &a.keywords, &a.examples);
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let defer_loading = a.defer_loading;
+    let icon = opt_str(&a.icon);
     let namespace = match &tool.namespace {
         Some((name, description)) => {
             quote!(::core::option::Option::Some((#name, #description)))
@@ -499,6 +500,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             defer_loading: #defer_loading,
             callers: #callers,
             namespace: #namespace,
+            icon: #icon,
             strict: #strict,
         }
     }

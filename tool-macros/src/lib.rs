@@ -51,7 +51,8 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Keys: `name`, `description` (default: the doc comment), `title`, `category`, `purpose`
 /// (repeatable), `selectable`, `keywords = [..]`, `examples = [..]`, `read_only`, `destructive`,
 /// `idempotent`, `open_world`, `timeout = "5s"`, `max_result_bytes = 20_000`, `max_retries = 2`,
-/// `requires_approval`, `defer_loading`, `callers = "code"` (or `"model_and_code"`), `strict`,
+/// `requires_approval`, `defer_loading`, `callers = "code"` (or `"model_and_code"`),
+/// `icon = "https://.."`, `strict`,
 /// `convert = path`, `crate = path`.
 /// Parameters take `#[arg(description = "..", default = expr, flatten)]`.
 #[proc_macro_attribute]

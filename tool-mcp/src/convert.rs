@@ -84,7 +84,31 @@ pub(crate) fn output_from_result(result: CallToolResult) -> ToolOutput {
     }
 }
 
-/// A server's tool as a spec: its schema as written, its title and hints as metadata.
+/// The most icons kept of an imported tool.
+pub const MAX_IMPORTED_ICONS: usize = 8;
+
+/// An imported tool's icons a client may be shown: those at an `https:` URL or in a `data:`
+/// URI (no `http:`, `file:` or `javascript:` source passes through a gateway), at most
+/// [`MAX_IMPORTED_ICONS`]; their bytes count in the list's (`ImportLimits::max_list_bytes`).
+fn imported_icons(tool: &Tool) -> Vec<tool_core::Icon> {
+    let safe = |src: &str| {
+        let scheme = src.split(':').next().unwrap_or_default();
+        scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("data")
+    };
+    tool.icons
+        .iter()
+        .flatten()
+        .filter(|icon| safe(&icon.src))
+        .take(MAX_IMPORTED_ICONS)
+        .map(|icon| tool_core::Icon {
+            src: icon.src.clone(),
+            mime_type: icon.mime_type.clone(),
+            sizes: icon.sizes.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// A server's tool as a spec: its schema as written, its title, icons and hints as metadata.
 pub(crate) fn spec_from_tool(name: String, tool: &Tool) -> ToolSpec {
     let mut spec = ToolSpec {
         name,
@@ -101,6 +125,7 @@ pub(crate) fn spec_from_tool(name: String, tool: &Tool) -> ToolSpec {
         .title
         .clone()
         .or_else(|| annotations.and_then(|a| a.title.clone()));
+    spec.metadata.icons = imported_icons(tool);
     if let Some(a) = annotations {
         spec.metadata.hints = SafetyHints {
             read_only: a.read_only_hint,
@@ -110,4 +135,50 @@ pub(crate) fn spec_from_tool(name: String, tool: &Tool) -> ToolSpec {
         };
     }
     spec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tool_core::Icon;
+
+    #[test]
+    fn icons_are_served_and_imported_and_only_safe_sources_pass() {
+        let mut spec = ToolSpec {
+            name: "forecast".into(),
+            description: "The weather.".into(),
+            parameters: json!({ "type": "object", "properties": {} }),
+            output_schema: None,
+            metadata: Default::default(),
+        };
+        spec.metadata.icons = vec![Icon {
+            src: "https://example.com/sun.png".into(),
+            mime_type: Some("image/png".into()),
+            sizes: vec!["48x48".into()],
+        }];
+        let mut served = tool_from_spec(&spec).unwrap();
+        let icons = served.icons.clone().unwrap();
+        assert_eq!(icons[0].src, "https://example.com/sun.png");
+        assert_eq!(icons[0].sizes.as_deref(), Some(&["48x48".to_owned()][..]));
+        assert_eq!(
+            spec_from_tool("forecast".into(), &served).metadata.icons,
+            spec.metadata.icons
+        );
+
+        // A server's other sources stay out, and at most 8 icons come in.
+        let mut many: Vec<rmcp::model::Icon> = [
+            "http://x/a.png",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+        ]
+        .into_iter()
+        .map(rmcp::model::Icon::new)
+        .collect();
+        many.extend((0..20).map(|i| rmcp::model::Icon::new(format!("data:image/png;base64,{i}"))));
+        served.icons = Some(many);
+        let imported = spec_from_tool("forecast".into(), &served).metadata.icons;
+        assert_eq!(imported.len(), MAX_IMPORTED_ICONS);
+        assert!(imported.iter().all(|icon| icon.src.starts_with("data:")));
+    }
 }

@@ -33,6 +33,7 @@ mod trace_context;
 mod urls;
 
 pub use client::ImportLimits;
+pub use convert::MAX_IMPORTED_ICONS;
 pub use error::McpError;
 pub use http_options::{HttpLimits, HttpOptions};
 pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};

@@ -164,6 +164,8 @@ pub struct StaticMetadata {
     pub callers: tool_core::Callers,
     /// The impl's `#[ai_tools(namespace = "..")]` and its doc comment.
     pub namespace: Option<(&'static str, &'static str)>,
+    /// `icon = ".."`.
+    pub icon: Option<&'static str>,
     /// `strict` or `strict = false`; `None` when not written.
     pub strict: Option<bool>,
 }

@@ -72,6 +72,9 @@ fn tool(spec: &ToolSpec, name: &str) -> Value {
         map.insert("title".into(), json!(title));
     }
     map.insert("description".into(), json!(spec.description));
+    if !spec.metadata.icons.is_empty() {
+        map.insert("icons".into(), json!(spec.metadata.icons));
+    }
     map.insert("inputSchema".into(), spec.parameters.clone());
     // MCP's `outputSchema` describes `structuredContent`, which is an object: a result of
     // another shape travels as text, and its schema is left out.

@@ -135,6 +135,11 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.namespace = Some(namespace))
     }
 
+    /// Adds an image a client may show for the tool (`icon = ".."`; MCP's `icons`).
+    pub fn icon(self, icon: tool_core::Icon) -> Self {
+        self.metadata(|spec| spec.metadata.icons.push(icon))
+    }
+
     /// Strict mode for this tool alone, where the API has one (`strict`): `true` asks for it
     /// whatever the declaration's options say, `false` never.
     pub fn strict(self, strict: bool) -> Self {

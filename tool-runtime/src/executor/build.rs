@@ -509,6 +509,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
                 name: name.into(),
                 description: description.into(),
             }),
+            icons: m.icon.map(tool_core::Icon::new).into_iter().collect(),
         },
     }
 }
