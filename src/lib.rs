@@ -60,9 +60,9 @@ pub use tool_router as router;
 
 pub use tool_core::{
     cap, catalog, name, nesting, profile, provider, repair, schema, text_input, Callers,
-    CatalogEntry, CatalogError, Content, Icon, ModelTextLimits, Namespace, SafetyHints, SpecError,
-    TextInput, ToolCall, ToolError, ToolErrorKind, ToolMetadata, ToolOutput, ToolSource, ToolSpec,
-    Violation,
+    CatalogEntry, CatalogError, Content, FileSource, Icon, ModelTextLimits, Namespace,
+    ResourceContents, SafetyHints, SpecError, TextInput, ToolCall, ToolError, ToolErrorKind,
+    ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

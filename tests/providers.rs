@@ -79,6 +79,87 @@ impl WeatherService {
     }
 }
 
+pub struct Reports;
+
+/// A quarterly report: a summary, the PDF, where the data lives, and a spoken digest.
+pub struct Report {
+    summary: String,
+    pdf_base64: String,
+    data_uri: String,
+    digest_wav_base64: String,
+}
+
+#[ai_tools]
+impl Reports {
+    /// Writes the quarterly report of a region.
+    #[ai_tool(convert = report_output)]
+    fn quarterly_report(&self, region: String) -> Report {
+        Report {
+            summary: format!("Sales in {region} rose 4%."),
+            pdf_base64: "JVBERi0xLjQK".into(),
+            data_uri: format!("reports://{}/q3.csv", region.to_lowercase()),
+            digest_wav_base64: "UklGRg==".into(),
+        }
+    }
+}
+
+/// A converter that returns attachments: the PDF, a link to the data, the audio digest.
+fn report_output(report: Report) -> ToolOutput {
+    ToolOutput::text(report.summary)
+        .with_content(Content::file(
+            report.pdf_base64,
+            "application/pdf",
+            "q3 report.pdf",
+        ))
+        .with_content(Content::ResourceLink {
+            uri: report.data_uri,
+            name: "q3.csv".into(),
+            title: Some("Q3 sales data".into()),
+            description: None,
+            mime_type: Some("text/csv".into()),
+        })
+        .with_content(Content::audio(report.digest_wav_base64, "audio/wav"))
+}
+
+/// A converter's attachments reach every API as it takes them (golden files checked by the
+/// SDKs' types: `tests/sdk/check_wire.py`): Anthropic a `document`, Responses an `input_file`,
+/// Gemini an `inlineData` part, Bedrock a `document`, MCP a resource, link and audio; what an
+/// API has no place for is told in words after the text.
+#[tokio::test]
+async fn a_converters_attachments_are_rendered_for_each_api() {
+    let exec = Executor::builder()
+        .service(Arc::new(Reports))
+        .build()
+        .unwrap();
+    let call = ToolCall::new("call_1", "quarterly_report", json!({ "region": "Nordics" }));
+    let results = exec.execute_calls(std::slice::from_ref(&call)).await;
+    let output = results[0].result.as_ref().unwrap();
+    assert_eq!(output.attachments().count(), 3);
+    for format in Format::ALL {
+        let declared = exec.declarations(format, &DeclareOptions::default());
+        let rendered = provider::render_results(format, &results, &declared.aliases);
+        golden(
+            &format!("{}/rich-results.json", format.name()),
+            &pretty(&rendered),
+        );
+        let text = rendered.to_string();
+        // Chat Completions takes text alone: the PDF is named there.
+        let pdf = match format {
+            Format::OpenAiChat => "[file q3 report.pdf (application/pdf, 9 bytes) not shown]",
+            _ => "JVBERi0xLjQK",
+        };
+        assert!(text.contains(pdf), "{format}: the PDF goes: {text}");
+        assert!(
+            text.contains("reports://nordics/q3.csv"),
+            "{format}: the link is given: {text}"
+        );
+        assert!(
+            text.contains("audio"),
+            "{format}: the audio is named: {text}"
+        );
+    }
+}
+
 fn github() -> DynamicTool {
     DynamicTool::new(
         "github.repos.list",

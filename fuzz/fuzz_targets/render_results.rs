@@ -1,4 +1,4 @@
-//! `render_results` over arbitrary calls and outcomes (text, JSON, images, marked errors, every
+//! `render_results` over arbitrary calls and outcomes (text, JSON, attachments of every kind, marked errors, every
 //! kind of `ToolError`), with aliases from real declarations: every format renders JSON that
 //! serializes, and never panics.
 #![no_main]
@@ -22,13 +22,36 @@ fn output(u: &mut Unstructured<'_>) -> arbitrary::Result<ToolOutput> {
         2 => ToolOutput::error(u.arbitrary::<String>()?),
         _ => ToolOutput::empty(),
     };
-    if u.ratio(1, 4)? {
-        out = out.with_content(Content::Image {
-            data: u.arbitrary()?,
-            mime_type: u.arbitrary()?,
-        });
+    for _ in 0..u.int_in_range(0..=3)? {
+        out = out.with_content(attachment(u)?);
     }
     Ok(out)
+}
+
+/// An attachment of any kind, with arbitrary data, media types, names and URIs (base64 that
+/// does not decode, media types with parameters, names of any characters).
+fn attachment(u: &mut Unstructured<'_>) -> arbitrary::Result<Content> {
+    let mime_type: String = match u.int_in_range(0..=3)? {
+        0 => "application/pdf".into(),
+        1 => "text/plain; charset=utf-8".into(),
+        2 => "image/png".into(),
+        _ => u.arbitrary()?,
+    };
+    Ok(match u.int_in_range(0..=6)? {
+        0 => Content::image(u.arbitrary::<String>()?, mime_type),
+        1 => Content::audio(u.arbitrary::<String>()?, mime_type),
+        2 => Content::file(u.arbitrary::<String>()?, mime_type, u.arbitrary::<String>()?),
+        3 => Content::file_url(u.arbitrary::<String>()?, mime_type),
+        4 => Content::ResourceLink {
+            uri: u.arbitrary()?,
+            name: u.arbitrary()?,
+            title: u.arbitrary()?,
+            description: u.arbitrary()?,
+            mime_type: u.arbitrary()?,
+        },
+        5 => Content::text_resource(u.arbitrary::<String>()?, u.arbitrary::<String>()?),
+        _ => Content::blob_resource(u.arbitrary::<String>()?, mime_type, u.arbitrary::<String>()?),
+    })
 }
 
 fn error(u: &mut Unstructured<'_>, tool: &str) -> arbitrary::Result<ToolError> {

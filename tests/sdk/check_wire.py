@@ -561,6 +561,7 @@ GOLDEN = [
     ("tests/golden/{api}/declarations*.json", "{api}.tools"),
     ("tests/golden/{api}/hosted/declarations.json", "{api}.tools"),
     ("tests/golden/{api}/results.json", "{api}.results"),
+    ("tests/golden/{api}/rich-results.json", "{api}.results"),
     ("tests/golden/{api}/hosted/results-rendered.json", "{api}.results"),
     ("tests/golden/{api}/response.json", "{api}.response"),
     ("tests/golden/{api}/hosted/response.json", "{api}.response"),

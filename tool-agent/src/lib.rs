@@ -61,5 +61,5 @@ pub use tool_core::provider::tool_search::TOOL_SEARCH;
 pub use tool_model::{
     AllowedMode, CallDelta, ChatModel, Ending, FallbackModel, Generation, Message, ModelError,
     ModelEvent, ModelEventStream, ModelFuture, ModelRequest, ModelResponse, OfferedTools,
-    PromptCache, Reasoning, ResponseFormat, ScriptedModel, ToolChoice, ToolImage, Usage,
+    PromptCache, Reasoning, ResponseFormat, ScriptedModel, ToolChoice, Usage,
 };

@@ -57,10 +57,10 @@ pub struct RunOptions {
     /// [`ModelError::Malformed`](crate::ModelError::Malformed) naming the cap): a model that
     /// answers with 100,000 calls would otherwise run them all and send every result back.
     pub max_calls_per_answer: usize,
-    /// How many bytes of one call's result the model is sent, its images' data included;
+    /// How many bytes of one call's result the model is sent, its attachments' data (images, audio, files) included;
     /// 100,000 by default (some 25,000 tokens). A longer text is cut in the middle, its head
     /// and tail kept on line ends, with a line that says how many bytes and lines were left
-    /// out and names this setting; images that do not fit are left out and named. The whole
+    /// out and names this setting; attachments that do not fit are left out and named. The whole
     /// result stays in the [`CallRecord`](crate::CallRecord), for the program.
     /// `usize::MAX` sends every result whole.
     pub max_result_bytes: usize,
@@ -68,7 +68,7 @@ pub struct RunOptions {
     /// keeps whole, in all; 0, the default, keeps none. When it is not 0 the run offers a
     /// tool of its own, [`READ_RESULT`](crate::READ_RESULT) (`read_result(id, offset,
     /// length)`), and a cut result's note gives its id, so that the model can read any part
-    /// of it, a part at most `max_result_bytes` long. Text only: images left out stay out.
+    /// of it, a part at most `max_result_bytes` long. Text only: attachments left out stay out.
     /// Kept results live as long as the run (not in a stored [`RunState`](crate::RunState)):
     /// after [`Agent::resume`](crate::Agent::resume) an id of before is unknown, and said to be.
     pub kept_result_bytes: usize,

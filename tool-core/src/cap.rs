@@ -1,5 +1,5 @@
 //! Results held to a size: the text cut in the middle with a line that says what was left out,
-//! images kept while they fit and the others named. The agent loop and the MCP server both
+//! attachments (attachments, audio, files, resources) kept while they fit and the others named. The agent loop and the MCP server both
 //! hold results this way, each naming its own setting.
 
 use crate::{Content, ToolOutput};
@@ -8,7 +8,7 @@ use crate::{Content, ToolOutput};
 /// reader knows what to raise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResultCap<'a> {
-    /// The most bytes of text and image data together.
+    /// The most bytes of text and attachments together.
     pub max_bytes: usize,
     /// Where the cap is set, such as `RunOptions::max_result_bytes`.
     pub setting: &'a str,
@@ -21,10 +21,10 @@ pub struct LeftOut {
     pub text_bytes: usize,
     /// Lines of text cut from the middle (line ends counted).
     pub text_lines: usize,
-    /// Images left out.
-    pub images: usize,
+    /// Attachments (attachments, audio, files, resources) left out.
+    pub attachments: usize,
     /// Their bytes.
-    pub image_bytes: usize,
+    pub attachment_bytes: usize,
     /// Whether the structured result was left out ([`ResultCap::hold_output`]).
     pub structured: bool,
 }
@@ -53,45 +53,45 @@ impl<'a> ResultCap<'a> {
         }
     }
 
-    /// Holds `text` and `images` (each sized by `size`) to the cap together. Images go first:
+    /// Holds `text` and `attachments` (each sized by `size`) to the cap together. Attachments go first:
     /// each is kept while it fits beside the text, the others are removed and named in a line
     /// at the end of the text; then the text keeps its head and tail around a line that says
     /// how much was left out. When even that line does not fit, the text is the line alone.
     pub fn hold<T>(
         &self,
         text: &mut String,
-        images: &mut Vec<T>,
+        attachments: &mut Vec<T>,
         size: impl Fn(&T) -> usize,
     ) -> LeftOut {
         let max_bytes = self.max_bytes;
-        let image_bytes: usize = images.iter().map(&size).sum();
-        if text.len().saturating_add(image_bytes) <= max_bytes {
+        let attachment_bytes: usize = attachments.iter().map(&size).sum();
+        if text.len().saturating_add(attachment_bytes) <= max_bytes {
             return LeftOut::default();
         }
         let mut left_out = LeftOut::default();
         let mut room = max_bytes.saturating_sub(text.len().min(max_bytes));
-        images.retain(|image| {
-            let bytes = size(image);
+        attachments.retain(|attachment| {
+            let bytes = size(attachment);
             let fits = bytes <= room;
             if fits {
                 room -= bytes;
             } else {
-                left_out.images += 1;
-                left_out.image_bytes += bytes;
+                left_out.attachments += 1;
+                left_out.attachment_bytes += bytes;
             }
             fits
         });
         let mut note = String::new();
-        if left_out.images > 0 {
+        if left_out.attachments > 0 {
             note = format!(
-                "\n[{} image(s) of {} bytes left out: the result is over the cap of {max_bytes} \
+                "\n[{} attachment(s) of {} bytes left out: the result is over the cap of {max_bytes} \
                  bytes ({})]",
-                left_out.images, left_out.image_bytes, self.setting
+                left_out.attachments, left_out.attachment_bytes, self.setting
             );
         }
-        let kept_images: usize = images.iter().map(&size).sum();
+        let kept_attachments: usize = attachments.iter().map(&size).sum();
         let room = max_bytes
-            .saturating_sub(kept_images)
+            .saturating_sub(kept_attachments)
             .saturating_sub(note.len());
         let (cut, bytes, lines) = self.cut_middle(text, room);
         left_out.text_bytes = bytes;
@@ -100,16 +100,12 @@ impl<'a> ResultCap<'a> {
         left_out
     }
 
-    /// A tool's output within the cap, counting its text, its images and its structured
+    /// A tool's output within the cap, counting its text, its attachments and its structured
     /// result as JSON. Over it, the structured result is left out (JSON cut short is not JSON)
     /// and its text stands for it when there is no other; the text blocks become one, held
-    /// with the images by [`ResultCap::hold`].
+    /// with the attachments by [`ResultCap::hold`].
     pub fn hold_output(&self, output: ToolOutput) -> (ToolOutput, LeftOut) {
-        let sizes = output.content.iter().map(|block| match block {
-            Content::Text { text } => text.len(),
-            Content::Image { data, .. } => data.len(),
-            Content::ToolReference { tool_name } => tool_name.len(),
-        });
+        let sizes = output.content.iter().map(Content::byte_len);
         let structured_bytes = match &output.structured {
             Some(value) => serde_json::to_vec(value).map_or(usize::MAX, |json| json.len()),
             None => 0,
@@ -128,19 +124,15 @@ impl<'a> ResultCap<'a> {
         {
             text.push_str("\n[the structured result is left out: it is over the cap]");
         }
-        let mut images: Vec<Content> = output
+        let mut attachments: Vec<Content> = output
             .content
             .into_iter()
-            .filter(|block| matches!(block, Content::Image { .. } | Content::ToolReference { .. }))
+            .filter(|block| !matches!(block, Content::Text { .. }))
             .collect();
-        let mut left_out = self.hold(&mut text, &mut images, |block| match block {
-            Content::Image { data, .. } => data.len(),
-            Content::Text { text } => text.len(),
-            Content::ToolReference { tool_name } => tool_name.len(),
-        });
+        let mut left_out = self.hold(&mut text, &mut attachments, Content::byte_len);
         left_out.structured = structured;
         let mut content = vec![Content::Text { text }];
-        content.extend(images);
+        content.extend(attachments);
         let held = ToolOutput {
             content,
             structured: None,
@@ -227,12 +219,12 @@ mod tests {
 
     fn held(text: &str, max_bytes: usize) -> (String, LeftOut) {
         let mut text = text.to_owned();
-        let mut images: Vec<usize> = Vec::new();
+        let mut attachments: Vec<usize> = Vec::new();
         let cap = ResultCap {
             max_bytes,
             setting: CAP,
         };
-        let left_out = cap.hold(&mut text, &mut images, |n| *n);
+        let left_out = cap.hold(&mut text, &mut attachments, |n| *n);
         (text, left_out)
     }
 
@@ -316,15 +308,21 @@ mod tests {
     #[test]
     fn images_over_the_cap_are_left_out_and_named() {
         let mut text = "a chart and a photo".to_owned();
-        let mut images = vec![300usize, 3_000];
+        let mut attachments = vec![300usize, 3_000];
         let cap = ResultCap {
             max_bytes: 1_000,
             setting: CAP,
         };
-        let left_out = cap.hold(&mut text, &mut images, |n| *n);
-        assert_eq!(images, vec![300], "the small image is kept");
+        let left_out = cap.hold(&mut text, &mut attachments, |n| *n);
+        assert_eq!(attachments, vec![300], "the small image is kept");
         assert!(text.starts_with("a chart and a photo"), "{text}");
-        assert!(text.contains("1 image(s) of 3000 bytes left out"), "{text}");
-        assert_eq!((left_out.images, left_out.image_bytes), (1, 3_000));
+        assert!(
+            text.contains("1 attachment(s) of 3000 bytes left out"),
+            "{text}"
+        );
+        assert_eq!(
+            (left_out.attachments, left_out.attachment_bytes),
+            (1, 3_000)
+        );
     }
 }

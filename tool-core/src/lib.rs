@@ -29,7 +29,7 @@ pub mod words;
 pub use call::ToolCall;
 pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
-pub use output::{Content, ToolOutput};
+pub use output::{Content, FileSource, ResourceContents, ToolOutput};
 pub use spec::{
     Callers, Icon, Namespace, SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec,
 };

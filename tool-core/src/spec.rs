@@ -121,7 +121,7 @@ pub struct ToolMetadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// The most bytes of one result sent on (to the model by the agent loop, to the client by
-    /// the MCP server), its images' data included. It narrows the run's or the server's cap,
+    /// the MCP server), its attachments' data included. It narrows the run's or the server's cap,
     /// never widens it: the smaller applies (`#[ai_tool(max_result_bytes = 20_000)]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_result_bytes: Option<usize>,

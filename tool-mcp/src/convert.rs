@@ -1,9 +1,9 @@
 //! Translations between the neutral types of `tool-core` and rmcp's wire types, both ways: a
 //! [`ToolSpec`] as an MCP `Tool` and back, a [`ToolOutput`] as a `CallToolResult` and back.
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, Tool};
 use serde_json::Value;
-use tool_core::provider::{declaration, DeclareOptions, Format};
+use tool_core::provider::{declaration, mcp_content_block, DeclareOptions, Format};
 use tool_core::{Content, SafetyHints, ToolOutput, ToolSpec};
 
 /// A spec as an MCP `tools/list` entry, through the `Format::Mcp` declaration, so that the
@@ -21,18 +21,7 @@ pub(crate) fn result_from_output(output: ToolOutput) -> CallToolResult {
     } else {
         None
     };
-    let mut content: Vec<ContentBlock> = output
-        .content
-        .into_iter()
-        .map(|c| match c {
-            Content::Text { text } => ContentBlock::text(text),
-            Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
-            // MCP has no reference to a tool: the name, in words.
-            Content::ToolReference { tool_name } => {
-                ContentBlock::text(format!("Tool found: {tool_name}"))
-            }
-        })
-        .collect();
+    let mut content: Vec<ContentBlock> = output.content.iter().map(content_block).collect();
     content.extend(text.map(ContentBlock::text));
     let mut result = if output.is_error {
         CallToolResult::error(content)
@@ -44,6 +33,14 @@ pub(crate) fn result_from_output(output: ToolOutput) -> CallToolResult {
         result.structured_content = Some(structured);
     }
     result
+}
+
+/// A content block as rmcp's type, through `tool-core`'s MCP rendering ([`mcp_content_block`]),
+/// so that a served result and `render_results(Format::Mcp, ..)` are the same JSON. That JSON
+/// is MCP's own; should rmcp ever refuse it, the block's words stand for it.
+fn content_block(content: &Content) -> ContentBlock {
+    serde_json::from_value(mcp_content_block(content))
+        .unwrap_or_else(|_| ContentBlock::text(content.described()))
 }
 
 /// The text of a result's text blocks, one per line.
@@ -60,27 +57,60 @@ pub(crate) fn result_text(result: &CallToolResult) -> String {
     text
 }
 
-/// A server's result as a tool's output: text and images as content, `structuredContent` as
-/// the structured value. Other blocks (audio, resources) are kept as their JSON text.
+/// A server's result as a tool's output: text, images, audio, resource links and embedded
+/// resources as the content they are, `structuredContent` as the structured value. A block of a
+/// kind this crate does not know is kept as its JSON text.
 pub(crate) fn output_from_result(result: CallToolResult) -> ToolOutput {
-    let content = result
-        .content
-        .into_iter()
-        .map(|block| match block {
-            ContentBlock::Text(t) => Content::Text { text: t.text },
-            ContentBlock::Image(i) => Content::Image {
-                data: i.data,
-                mime_type: i.mime_type,
-            },
-            other => Content::Text {
-                text: serde_json::to_string(&other).unwrap_or_default(),
-            },
-        })
-        .collect();
+    let content = result.content.into_iter().map(imported_block).collect();
     ToolOutput {
         content,
         structured: result.structured_content,
         is_error: result.is_error.unwrap_or(false),
+    }
+}
+
+/// A server's content block as a tool's content.
+fn imported_block(block: ContentBlock) -> Content {
+    match block {
+        ContentBlock::Text(t) => Content::Text { text: t.text },
+        ContentBlock::Image(i) => Content::image(i.data, i.mime_type),
+        ContentBlock::Audio(a) => Content::audio(a.data, a.mime_type),
+        ContentBlock::ResourceLink(link) => Content::ResourceLink {
+            uri: link.uri,
+            name: link.name,
+            title: link.title,
+            description: link.description,
+            mime_type: link.mime_type,
+        },
+        ContentBlock::Resource(embedded) => match embedded.resource.clone() {
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => Content::Resource {
+                uri,
+                mime_type,
+                contents: tool_core::ResourceContents::Text(text),
+            },
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => Content::Resource {
+                uri,
+                mime_type,
+                contents: tool_core::ResourceContents::Blob(blob),
+            },
+            _ => Content::Text {
+                text: serde_json::to_string(&embedded).unwrap_or_default(),
+            },
+        },
+        #[allow(unreachable_patterns)]
+        other => Content::Text {
+            text: serde_json::to_string(&other).unwrap_or_default(),
+        },
     }
 }
 
@@ -142,6 +172,76 @@ mod tests {
     use super::*;
     use serde_json::json;
     use tool_core::Icon;
+
+    #[test]
+    fn every_kind_of_content_is_served_as_mcps_and_imported_back() {
+        let link = Content::ResourceLink {
+            uri: "https://example.com/stations/paris".into(),
+            name: "paris".into(),
+            title: Some("Paris station".into()),
+            description: Some("Readings every hour".into()),
+            mime_type: Some("application/json".into()),
+        };
+        let kept = vec![
+            Content::text("the radar"),
+            Content::image("iVBORw0KGgo=", "image/png"),
+            Content::audio("UklGRg==", "audio/wav"),
+            link,
+            Content::text_resource("weather://paris", "18°C"),
+            Content::blob_resource("weather://paris.pdf", "application/pdf", "JVBERi0="),
+        ];
+        let files = [
+            Content::file("JVBERi0=", "application/pdf", "report.pdf"),
+            Content::file_url("https://example.com/a.pdf", "application/pdf"),
+        ];
+        let output = ToolOutput {
+            content: [kept.clone(), files.to_vec()].concat(),
+            ..ToolOutput::default()
+        };
+        let served = result_from_output(output);
+        let wire = serde_json::to_value(&served).unwrap();
+        let kinds: Vec<&str> = wire["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|block| block["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "text",
+                "image",
+                "audio",
+                "resource_link",
+                "resource",
+                "resource",
+                "resource",
+                "resource_link"
+            ]
+        );
+        assert_eq!(wire["content"][6]["resource"]["uri"], "file:///report.pdf");
+        assert_eq!(wire["content"][7]["name"], "a.pdf");
+        // Back again: the kinds MCP has come back as themselves; a file is a resource or a link.
+        let imported = output_from_result(served);
+        assert_eq!(imported.content[..kept.len()], kept[..]);
+        assert_eq!(
+            imported.content[kept.len()..],
+            [
+                Content::Resource {
+                    uri: "file:///report.pdf".into(),
+                    mime_type: Some("application/pdf".into()),
+                    contents: tool_core::ResourceContents::Blob("JVBERi0=".into()),
+                },
+                Content::ResourceLink {
+                    uri: "https://example.com/a.pdf".into(),
+                    name: "a.pdf".into(),
+                    title: None,
+                    description: None,
+                    mime_type: Some("application/pdf".into()),
+                },
+            ]
+        );
+    }
 
     #[test]
     fn icons_are_served_and_imported_and_only_safe_sources_pass() {

@@ -192,7 +192,7 @@ impl McpServer {
     /// and structured JSON together; default [`McpServer::DEFAULT_MAX_RESULT_BYTES`]), or the
     /// tool's own `max_result_bytes` when it is smaller. A longer result keeps the head and
     /// tail of its text around a line that says what was left out and names the setting;
-    /// images that do not fit and the structured result are left out (a tool with an output
+    /// attachments that do not fit and the structured result are left out (a tool with an output
     /// schema then answers with an error result, which needs none). `usize::MAX` sends every
     /// result whole.
     pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {

@@ -40,7 +40,7 @@ pub use error::ModelError;
 pub use events::{CallDelta, ModelEvent, ModelEventStream};
 pub use fallback::FallbackModel;
 pub use generation::Generation;
-pub use message::{Message, Reasoning, ToolImage, Usage};
+pub use message::{Message, Reasoning, Usage};
 pub use offer::OfferedTools;
 pub use request::{AllowedMode, ModelRequest, PromptCache, RenderCache, Rendered, ToolChoice};
 pub use response::{Ending, ModelResponse};

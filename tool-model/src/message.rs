@@ -44,10 +44,12 @@ pub enum Message {
         /// Whether the call failed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
-        /// The images of the output, sent with the text where the API takes images in a tool
-        /// result (Anthropic, OpenAI Responses, Gemini); Chat Completions gets the text alone.
+        /// The output's attachments (images, audio, files, resources;
+        /// [`ToolOutput::attachments`](tool_core::ToolOutput::attachments)), each sent where
+        /// the API has a place for its kind and told in words in the text where not
+        /// (docs/providers.md, "Rich results").
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ToolImage>,
+        attachments: Vec<Content>,
         /// The deferred tools a tool search found, for the model to load
         /// ([`Content::ToolReference`]): Anthropic gets `tool_reference` blocks, OpenAI
         /// Responses a `tool_search_output` of their declarations, the other APIs the text.
@@ -111,27 +113,6 @@ pub fn grow_text(block: &mut serde_json::Map<String, Value>, field: &str, piece:
     }
 }
 
-/// An image a tool gave back ([`tool_core::Content::Image`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolImage {
-    /// The base64 data.
-    pub data: String,
-    /// The media type, such as `image/png`.
-    pub mime_type: String,
-}
-
-impl ToolImage {
-    /// The base64 data and the media type, as `tool-core`'s renderers take an image.
-    pub fn parts(&self) -> (&str, &str) {
-        (&self.data, &self.mime_type)
-    }
-
-    /// The image as a `data:` URL.
-    pub fn data_url(&self) -> String {
-        format!("data:{};base64,{}", self.mime_type, self.data)
-    }
-}
-
 impl Message {
     /// Whether this is an answer with neither text nor calls. APIs refuse such a message
     /// anywhere but last, so the clients leave it out of a request.
@@ -166,20 +147,10 @@ impl Message {
             }
             _ => Vec::new(),
         };
-        let (text, is_error, images) = match &result.result {
+        let (text, is_error, attachments) = match &result.result {
             Ok(output) => {
-                let images = output
-                    .content
-                    .iter()
-                    .filter_map(|content| match content {
-                        Content::Image { data, mime_type } => Some(ToolImage {
-                            data: data.clone(),
-                            mime_type: mime_type.clone(),
-                        }),
-                        _ => None,
-                    })
-                    .collect();
-                (output.to_text(), output.is_error, images)
+                let attachments = output.attachments().cloned().collect();
+                (output.to_text(), output.is_error, attachments)
             }
             Err(error) => (error.to_model_text(), true, Vec::new()),
         };
@@ -188,7 +159,7 @@ impl Message {
             name: result.call.name.clone(),
             text,
             is_error,
-            images,
+            attachments,
             found_tools,
         }
     }
@@ -318,7 +289,7 @@ mod tests {
                 name: "ad".into(),
                 text: "There is no tool named `ad`. Did you mean `add`?".into(),
                 is_error: true,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             }
         );
@@ -337,11 +308,17 @@ mod tests {
                 ..ToolOutput::default()
             }),
         };
-        let Message::Tool { text, images, .. } = Message::tool_result(&shown) else {
+        let Message::Tool {
+            text, attachments, ..
+        } = Message::tool_result(&shown)
+        else {
             panic!("a tool message");
         };
         assert_eq!(text, "the chart");
-        assert_eq!(images[0].data_url(), "data:image/png;base64,iVBORw0KGgo=");
+        assert_eq!(
+            attachments,
+            [tool_core::Content::image("iVBORw0KGgo=", "image/png")]
+        );
         let ok = CallResult {
             call: ToolCall::new("c2", "add", json!({})),
             result: Ok(ToolOutput::text("3")),

@@ -196,7 +196,7 @@ mod tests {
             name: "add".into(),
             text: "1".into(),
             is_error: false,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         }
     }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tool_agent::{
     AllowedMode, ChatModel, Generation, Message, ModelRequest, OfferedTools, PromptCache,
-    ResponseFormat, ToolChoice, ToolImage,
+    ResponseFormat, ToolChoice,
 };
 use tool_core::provider::{declare, render_results, CallResult, DeclareOptions, Format};
 use tool_core::{Content, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -114,8 +114,24 @@ fn weather_spec() -> ToolSpec {
     spec
 }
 
-/// The conversation every request variant carries: a call answered with text and an image,
-/// and a failed call.
+/// A result's attachments of every kind: an image, a PDF by its bytes and at a URL, a plain-text
+/// file, audio, a resource link and a text resource. Each API takes those it has a place for
+/// and is told of the others in words.
+fn attachments() -> Vec<Content> {
+    let pdf = "JVBERi0xLjQK"; // "%PDF-1.4\n"
+    vec![
+        Content::image("iVBORw0KGgo=", "image/png"),
+        Content::file(pdf, "application/pdf", "radar report.pdf"),
+        Content::file_url("https://example.com/climate.pdf", "application/pdf"),
+        Content::file("c3Vubnk=", "text/plain", "summary.txt"),
+        Content::audio("UklGRg==", "audio/wav"),
+        Content::resource_link("https://example.com/stations/paris", "paris-station"),
+        Content::text_resource("weather://paris/today", "18°C, sunny, wind 10 km/h"),
+    ]
+}
+
+/// The conversation every request variant carries: a call answered with text and attachments
+/// of every kind, and a failed call.
 fn conversation() -> Vec<Message> {
     vec![
         Message::user("What is the weather in Paris and in Bogotá?"),
@@ -131,10 +147,7 @@ fn conversation() -> Vec<Message> {
             name: "get_weather".into(),
             text: "18°C and sunny; the radar image is attached".into(),
             is_error: false,
-            images: vec![ToolImage {
-                data: "iVBORw0KGgo=".into(),
-                mime_type: "image/png".into(),
-            }],
+            attachments: attachments(),
             found_tools: Vec::new(),
         },
         Message::Tool {
@@ -142,7 +155,7 @@ fn conversation() -> Vec<Message> {
             name: "get_weather".into(),
             text: "the weather service timed out".into(),
             is_error: true,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         },
     ]
@@ -477,15 +490,7 @@ fn results() -> Vec<CallResult> {
         CallResult {
             call: call("call_2", "Oslo"),
             result: Ok(ToolOutput {
-                content: vec![
-                    Content::Text {
-                        text: "the radar image".into(),
-                    },
-                    Content::Image {
-                        data: "iVBORw0KGgo=".into(),
-                        mime_type: "image/png".into(),
-                    },
-                ],
+                content: [vec![Content::text("the radar image")], attachments()].concat(),
                 ..ToolOutput::default()
             }),
         },

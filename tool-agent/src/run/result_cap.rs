@@ -1,10 +1,11 @@
-//! What the model is sent of a call's result: its text and images held to the run's cap
+//! What the model is sent of a call's result: its text and attachments held to the run's cap
 //! ([`RunOptions::max_result_bytes`](crate::RunOptions::max_result_bytes)), or the tool's own
 //! when it is smaller (`ToolMetadata::max_result_bytes`), the text cut in the middle with a
 //! line that says what was left out ([`ResultCap`]).
 
 use tool_core::cap::ResultCap;
 use tool_core::provider::CallResult;
+use tool_core::Content;
 use tool_model::Message;
 
 use crate::kept::{KeptResults, READ_RESULT};
@@ -13,7 +14,7 @@ use crate::result::CallRecord;
 /// Room under the cap for the line that gives a kept result's id.
 const KEPT_NOTE_ROOM: usize = 200;
 
-/// The message answering a call, its text and images together within `cap` (or the note
+/// The message answering a call, its text and attachments together within `cap` (or the note
 /// alone, when even that is longer). With `kept`, a text that is cut is kept whole there when
 /// it fits, and a line at the end gives its id.
 pub(super) fn result_message(
@@ -25,11 +26,14 @@ pub(super) fn result_message(
         call: record.call.clone(),
         result: record.result.clone(),
     });
-    let Message::Tool { text, images, .. } = &mut message else {
+    let Message::Tool {
+        text, attachments, ..
+    } = &mut message
+    else {
         return message;
     };
     let Some(kept) = kept.filter(|_| record.call.name != READ_RESULT) else {
-        cap.hold(text, images, |image| image.data.len());
+        cap.hold(text, attachments, Content::byte_len);
         return message;
     };
     let whole = text.clone();
@@ -37,7 +41,7 @@ pub(super) fn result_message(
         max_bytes: cap.max_bytes.saturating_sub(KEPT_NOTE_ROOM),
         ..cap
     };
-    let left_out = room.hold(text, images, |image| image.data.len());
+    let left_out = room.hold(text, attachments, Content::byte_len);
     if left_out.text_bytes > 0 {
         let bytes = whole.len();
         if let Some(id) = kept.keep(whole) {
@@ -122,11 +126,17 @@ mod tests {
             ..ToolOutput::empty()
         };
         let message = result_message(&record(Ok(output)), cap_for(1_000, None), None);
-        let Message::Tool { text, images, .. } = &message else {
+        let Message::Tool {
+            text, attachments, ..
+        } = &message
+        else {
             panic!("{message:?}")
         };
-        assert_eq!(images.len(), 1, "the small image is kept");
+        assert_eq!(attachments.len(), 1, "the small image is kept");
         assert!(text.starts_with("a chart and a photo"), "{text}");
-        assert!(text.contains("1 image(s) of 3000 bytes left out"), "{text}");
+        assert!(
+            text.contains("1 attachment(s) of 3000 bytes left out"),
+            "{text}"
+        );
     }
 }

@@ -23,10 +23,10 @@ use super::profile::{
     branches_beside_properties, is_object_schema, move_to_description, verdict, walk_with_pointer,
     Finding, Problem, ProfileError,
 };
-use super::results::text_or_blocks;
+use super::results::{essence, last_segment, placed, text_or_blocks};
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{Callers, Content, ToolSpec};
+use crate::{Callers, Content, FileSource, ResourceContents, ToolSpec};
 
 pub(crate) struct Anthropic;
 
@@ -198,31 +198,80 @@ fn server_result_text(content: Option<&Value>) -> (String, bool) {
     (fields(content), false)
 }
 
-/// A result's content: its text, or with images, blocks of text and images.
 /// A result's content: the tools it found as `tool_reference` blocks (a tool search's), else
-/// its text and images.
+/// its text and attachments.
 fn result_content(r: &CallResult, aliases: &Aliases) -> Value {
     if r.tool_references().next().is_some() {
         return super::tool_search::anthropic_tool_references(r.tool_references(), aliases);
     }
-    tool_result_content(&r.text(), r.images())
+    tool_result_content(&r.text(), r.attachments())
 }
 
-/// A `tool_result` block's `content`: the text alone, or with images (each `(base64 data,
-/// media type)`), a text block then `image` blocks. A blank text is left out beside images, as
-/// Anthropic refuses a blank text block.
+/// A `tool_result` block's `content`: the text alone, or with attachments, a text block then
+/// `image` and `document` blocks ([`attachment_block`]); what has no block is told in words in
+/// the text. A blank text is left out beside blocks, as Anthropic refuses a blank text block.
 pub fn tool_result_content<'a>(
     text: &str,
-    images: impl IntoIterator<Item = (&'a str, &'a str)>,
+    attachments: impl IntoIterator<Item = &'a Content>,
 ) -> Value {
-    let images: Vec<Value> = images
-        .into_iter()
-        .map(|(data, mime_type)| {
-            json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })
-        })
-        .collect();
+    let (text, blocks) = placed(text, attachments, attachment_block);
     let text_block = |text: &str| json!({ "type": "text", "text": text });
-    text_or_blocks(text, images, text_block)
+    text_or_blocks(&text, blocks, text_block)
+}
+
+/// An attachment as a block of a `tool_result`, where Anthropic has one: an `image`; a PDF
+/// (bytes or URL) or a plain-text file as a `document` titled with its name; a text resource,
+/// or a PDF one, as a `document` titled with its URI. Audio and resource links have none.
+pub fn attachment_block(attachment: &Content) -> Option<Value> {
+    let document = |source: Value, title: &str| json!({ "type": "document", "source": source, "title": title });
+    let pdf =
+        |data: &str| json!({ "type": "base64", "media_type": "application/pdf", "data": data });
+    let plain = |text: &str| json!({ "type": "text", "media_type": "text/plain", "data": text });
+    match attachment {
+        Content::Image { data, mime_type } => Some(json!({
+            "type": "image",
+            "source": { "type": "base64", "media_type": mime_type, "data": data },
+        })),
+        Content::File {
+            source,
+            mime_type,
+            name,
+        } => {
+            let title = match (name, source) {
+                (Some(name), _) => name.as_str(),
+                (None, FileSource::Url { url }) => last_segment(url),
+                (None, FileSource::Base64 { .. }) => "file",
+            };
+            match (essence(mime_type).as_str(), source) {
+                ("application/pdf", FileSource::Base64 { data }) => {
+                    Some(document(pdf(data), title))
+                }
+                ("application/pdf", FileSource::Url { url }) => {
+                    Some(document(json!({ "type": "url", "url": url }), title))
+                }
+                ("text/plain", FileSource::Base64 { data }) => {
+                    let text = crate::output::text_of_base64(mime_type, data)?;
+                    Some(document(plain(&text), title))
+                }
+                _ => None,
+            }
+        }
+        Content::Resource {
+            uri,
+            mime_type,
+            contents,
+        } => match contents {
+            ResourceContents::Text(text) => Some(document(plain(text), uri)),
+            ResourceContents::Blob(blob) => {
+                let pdf_type = mime_type.as_deref().map(essence);
+                (pdf_type.as_deref() == Some("application/pdf")).then(|| document(pdf(blob), uri))
+            }
+        },
+        Content::Audio { .. }
+        | Content::ResourceLink { .. }
+        | Content::Text { .. }
+        | Content::ToolReference { .. } => None,
+    }
 }
 
 const PROFILE: &str = "anthropic-strict";

@@ -18,9 +18,10 @@ use super::profile::{
     describe, move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
     walk_with_pointer, Finding, Problem, ProfileError,
 };
+use super::results::{essence, placed};
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, PORTABLE};
-use crate::{ToolOutput, ToolSpec};
+use crate::{Content, FileSource, ResourceContents, ToolOutput, ToolSpec};
 
 pub(crate) struct Gemini;
 
@@ -183,14 +184,14 @@ impl Api for Gemini {
                     response.insert("id".into(), json!(id));
                 }
                 response.insert("name".into(), json!(aliases.provider_name(&r.call.name)));
+                let (described, parts) = placed("", r.attachments(), function_response_part);
                 let body = match &r.result {
-                    Ok(output) if !output.is_error => success(output),
-                    _ => json!({ "error": r.text() }),
+                    Ok(output) if !output.is_error => success(output, &described),
+                    _ => json!({ "error": joined(r.text(), &described) }),
                 };
                 response.insert("response".into(), body);
-                let images: Vec<Value> = r.images().map(|(d, m)| inline_image(d, m)).collect();
-                if !images.is_empty() {
-                    response.insert("parts".into(), Value::Array(images));
+                if !parts.is_empty() {
+                    response.insert("parts".into(), Value::Array(parts));
                 }
                 json!({ "functionResponse": response })
             })
@@ -200,23 +201,77 @@ impl Api for Gemini {
 }
 
 /// A successful result's `response`: its structured value as `output` (its text when it has
-/// none), and beside a structured value, the text blocks as `text`, so neither is lost.
-fn success(output: &ToolOutput) -> Value {
+/// none), and beside a structured value, the text blocks as `text`, so neither is lost. The
+/// attachments without a part (`described`) follow the text.
+pub fn success(output: &ToolOutput, described: &str) -> Value {
     let Some(structured) = &output.structured else {
-        return json!({ "output": output.to_text() });
+        return json!({ "output": joined(output.to_text(), described) });
     };
-    let has_text = (output.content.iter()).any(|c| matches!(c, crate::Content::Text { .. }));
-    if has_text {
-        json!({ "output": structured, "text": output.to_text() })
+    let has_text = (output.content.iter()).any(|c| matches!(c, Content::Text { .. }));
+    if has_text || !described.is_empty() {
+        let text = if has_text {
+            output.to_text()
+        } else {
+            String::new()
+        };
+        json!({ "output": structured, "text": joined(text, described) })
     } else {
         json!({ "output": structured })
     }
 }
 
-/// An image of a function's result, as a part of its `functionResponse` (Gemini's multimodal
-/// function responses, which Gemini 3 models read).
-pub fn inline_image(data: &str, mime_type: &str) -> Value {
-    json!({ "inlineData": { "mimeType": mime_type, "data": data } })
+/// `text`, then `more` on a line of its own when there is any.
+pub fn joined(mut text: String, more: &str) -> String {
+    if !more.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(more);
+    }
+    text
+}
+
+/// A result's text and attachments for a `functionResponse`: the parts a model reads
+/// ([`function_response_part`]; none before Gemini 3, `reads_parts` false), and the text with
+/// the others told in words.
+pub fn function_response_parts<'a>(
+    text: &str,
+    attachments: impl IntoIterator<Item = &'a Content>,
+    reads_parts: bool,
+) -> (String, Vec<Value>) {
+    if reads_parts {
+        placed(text, attachments, function_response_part)
+    } else {
+        placed(text, attachments, |_| None)
+    }
+}
+
+/// An attachment as a part of a `functionResponse` (Gemini's multimodal function responses,
+/// which Gemini 3 models read), where Gemini takes its type: an image, a PDF or a plain-text
+/// file by its bytes, a PDF resource's blob, as `inlineData`. Files at a URL, audio and
+/// resources otherwise have none (they are told in words).
+pub fn function_response_part(attachment: &Content) -> Option<Value> {
+    let inline = |mime_type: &str, data: &str| json!({ "inlineData": { "mimeType": mime_type, "data": data } });
+    let document = |mime_type: &str| {
+        matches!(
+            essence(mime_type).as_str(),
+            "application/pdf" | "text/plain"
+        )
+    };
+    match attachment {
+        Content::Image { data, mime_type } => Some(inline(mime_type, data)),
+        Content::File {
+            source: FileSource::Base64 { data },
+            mime_type,
+            ..
+        } if document(mime_type) => Some(inline(mime_type, data)),
+        Content::Resource {
+            mime_type: Some(mime_type),
+            contents: ResourceContents::Blob(blob),
+            ..
+        } if document(mime_type) => Some(inline(mime_type, blob)),
+        _ => None,
+    }
 }
 
 const PROFILE: &str = "gemini";

@@ -7,9 +7,10 @@ use serde_json::{json, Map, Value};
 use super::calls::Calls;
 use super::declare::{DeclareOptions, Declared};
 use super::json::object_arguments;
+use super::results::last_segment;
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, WIDE};
-use crate::{Content, ToolSpec};
+use crate::{Content, FileSource, ResourceContents, ToolSpec};
 
 pub(crate) struct Mcp;
 
@@ -109,20 +110,7 @@ fn result(r: &CallResult) -> Value {
     let mut result = Map::new();
     match &r.result {
         Ok(output) => {
-            let mut content: Vec<Value> = output
-                .content
-                .iter()
-                .map(|c| match c {
-                    Content::Text { text } => json!({ "type": "text", "text": text }),
-                    Content::Image { data, mime_type } => {
-                        json!({ "type": "image", "data": data, "mimeType": mime_type })
-                    }
-                    // MCP has no reference to a tool: the name, in words.
-                    Content::ToolReference { tool_name } => {
-                        json!({ "type": "text", "text": format!("Tool found: {tool_name}") })
-                    }
-                })
-                .collect();
+            let mut content: Vec<Value> = output.content.iter().map(content_block).collect();
             if content.is_empty() && output.structured.is_some() {
                 content.push(json!({ "type": "text", "text": output.to_text() }));
             }
@@ -141,4 +129,70 @@ fn result(r: &CallResult) -> Value {
         }
     }
     Value::Object(result)
+}
+
+/// A content block as MCP has it: text, image and audio as themselves; a file by its bytes as
+/// an embedded resource (`file:///` and its name, since MCP's resources have a URI), a file at
+/// a URL and a resource link as `resource_link`; an embedded resource as `resource`. MCP has
+/// no reference to a tool: a found tool is named in words.
+pub fn content_block(content: &Content) -> Value {
+    let optional = |block: &mut Value, key: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            block[key] = json!(value);
+        }
+    };
+    match content {
+        Content::Text { text } => json!({ "type": "text", "text": text }),
+        Content::Image { data, mime_type } => {
+            json!({ "type": "image", "data": data, "mimeType": mime_type })
+        }
+        Content::Audio { data, mime_type } => {
+            json!({ "type": "audio", "data": data, "mimeType": mime_type })
+        }
+        Content::File {
+            source: FileSource::Base64 { data },
+            mime_type,
+            name,
+        } => {
+            let name = name.as_deref().unwrap_or("file");
+            json!({
+                "type": "resource",
+                "resource": { "uri": format!("file:///{name}"), "mimeType": mime_type, "blob": data },
+            })
+        }
+        Content::File {
+            source: FileSource::Url { url },
+            mime_type,
+            name,
+        } => {
+            let name = name.as_deref().unwrap_or_else(|| last_segment(url));
+            json!({ "type": "resource_link", "uri": url, "name": name, "mimeType": mime_type })
+        }
+        Content::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+        } => {
+            let mut block = json!({ "type": "resource_link", "uri": uri, "name": name });
+            optional(&mut block, "title", title);
+            optional(&mut block, "description", description);
+            optional(&mut block, "mimeType", mime_type);
+            block
+        }
+        Content::Resource {
+            uri,
+            mime_type,
+            contents,
+        } => {
+            let mut resource = match contents {
+                ResourceContents::Text(text) => json!({ "uri": uri, "text": text }),
+                ResourceContents::Blob(blob) => json!({ "uri": uri, "blob": blob }),
+            };
+            optional(&mut resource, "mimeType", mime_type);
+            json!({ "type": "resource", "resource": resource })
+        }
+        Content::ToolReference { .. } => json!({ "type": "text", "text": content.described() }),
+    }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use super::calls::Calls;
 use super::declare::{strict_or_not, DeclareOptions, Declared};
 use super::json::{array, text_arguments};
+use super::results::placed;
 use super::{openai_strict, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{text_input, ToolSpec};
@@ -112,8 +113,18 @@ impl Api for OpenAiChat {
         Value::Array(
             results
                 .iter()
-                .map(|r| json!({ "role": "tool", "tool_call_id": r.id(), "content": r.flagged_text() }))
+                .map(|r| json!({ "role": "tool", "tool_call_id": r.id(), "content": tool_message_text(&r.flagged_text(), r.attachments()) }))
                 .collect(),
         )
     }
+}
+
+/// A `tool` message's content: Chat Completions takes text alone, so a result's attachments
+/// (images, audio, files, resources) are told in words after its text
+/// ([`Content::described`](crate::Content::described)).
+pub fn tool_message_text<'a>(
+    text: &str,
+    attachments: impl IntoIterator<Item = &'a crate::Content>,
+) -> String {
+    placed(text, attachments, |_| None).0
 }

@@ -14,11 +14,11 @@ use super::declare::{DeclareOptions, Declared};
 use super::hosted::COMPUTER;
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments, text_arguments};
-use super::results::text_or_blocks;
+use super::results::{essence, last_segment, placed, text_or_blocks};
 use super::tool_search::{self, TOOL_SEARCH};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
-use crate::{text_input, Content, ToolCall, ToolSpec};
+use crate::{text_input, Content, FileSource, ResourceContents, ToolCall, ToolSpec};
 
 pub(crate) struct OpenAiResponses;
 
@@ -184,25 +184,54 @@ fn is_computer_call(call: &ToolCall) -> bool {
             .is_some_and(Value::is_array)
 }
 
-/// A function's output: its text, or with images, the text and each image as input items.
+/// A function's output: its text, or with attachments, the text and each as an input item.
 fn function_output(r: &CallResult) -> Value {
-    function_call_output(&r.flagged_text(), r.images())
+    function_call_output(&r.flagged_text(), r.attachments())
 }
 
-/// A `function_call_output` item's `output`: the text alone, or with images (each `(base64
-/// data, media type)`), an `input_text` item (left out when blank) then `input_image` items.
+/// A `function_call_output` item's `output`: the text alone, or with attachments, an
+/// `input_text` item (left out when blank) then `input_image` and `input_file` items
+/// ([`attachment_item`]); what has no item is told in words in the text.
 pub fn function_call_output<'a>(
     text: &str,
-    images: impl IntoIterator<Item = (&'a str, &'a str)>,
+    attachments: impl IntoIterator<Item = &'a Content>,
 ) -> Value {
-    let images: Vec<Value> = images
-        .into_iter()
-        .map(|(data, mime_type)| {
-            json!({ "type": "input_image", "image_url": format!("data:{mime_type};base64,{data}") })
-        })
-        .collect();
+    let (text, items) = placed(text, attachments, attachment_item);
     let text_block = |text: &str| json!({ "type": "input_text", "text": text });
-    text_or_blocks(text, images, text_block)
+    text_or_blocks(&text, items, text_block)
+}
+
+/// An attachment as an item of a function's output, where Responses has one: an image as an
+/// `input_image` (a data URL); a PDF, by its bytes or URL or as a resource's blob, as an
+/// `input_file`. Audio, other files and resource links have none (they are told in words).
+pub fn attachment_item(attachment: &Content) -> Option<Value> {
+    let pdf_data = |data: &str, filename: &str| {
+        json!({
+            "type": "input_file",
+            "file_data": format!("data:application/pdf;base64,{data}"),
+            "filename": filename,
+        })
+    };
+    match attachment {
+        Content::Image { data, mime_type } => Some(json!({
+            "type": "input_image",
+            "image_url": format!("data:{mime_type};base64,{data}"),
+        })),
+        Content::File {
+            source,
+            mime_type,
+            name,
+        } if essence(mime_type) == "application/pdf" => Some(match source {
+            FileSource::Base64 { data } => pdf_data(data, name.as_deref().unwrap_or("file.pdf")),
+            FileSource::Url { url } => json!({ "type": "input_file", "file_url": url }),
+        }),
+        Content::Resource {
+            uri,
+            mime_type: Some(mime_type),
+            contents: ResourceContents::Blob(blob),
+        } if essence(mime_type) == "application/pdf" => Some(pdf_data(blob, last_segment(uri))),
+        _ => None,
+    }
 }
 
 /// The screenshot answering a computer call, as a data URL: the first image of its output.
@@ -217,7 +246,7 @@ fn screenshot(r: &CallResult) -> Option<String> {
         .iter()
         .find_map(|c| match c {
             Content::Image { data, mime_type } => Some(format!("data:{mime_type};base64,{data}")),
-            Content::Text { .. } | Content::ToolReference { .. } => None,
+            _ => None,
         })
 }
 

@@ -44,7 +44,6 @@ impl CallResult {
         self.result.is_err() || self.result.as_ref().is_ok_and(|o| o.is_error)
     }
 
-    /// The images of the output, each `(base64 data, media type)`; none for a failure.
     /// The deferred tools the output loads ([`Content::ToolReference`]); none for a failure.
     pub(crate) fn tool_references(&self) -> impl Iterator<Item = &str> {
         self.result
@@ -55,16 +54,55 @@ impl CallResult {
             .flat_map(|output| output.referenced_tools())
     }
 
-    pub(crate) fn images(&self) -> impl Iterator<Item = (&str, &str)> {
-        let content = match &self.result {
-            Ok(output) => output.content.as_slice(),
-            Err(_) => &[],
-        };
-        content.iter().filter_map(|c| match c {
-            Content::Image { data, mime_type } => Some((data.as_str(), mime_type.as_str())),
-            Content::Text { .. } | Content::ToolReference { .. } => None,
-        })
+    /// The output's attachments: images, audio, files and resources
+    /// ([`ToolOutput::attachments`]); none for a failure.
+    pub(crate) fn attachments(&self) -> impl Iterator<Item = &Content> {
+        self.result
+            .as_ref()
+            .ok()
+            .into_iter()
+            .flat_map(|output| output.attachments())
     }
+}
+
+/// A result's text and attachments as one API takes them: `block` gives an attachment's block
+/// where the API has one; each it has none for is told in words after the text
+/// ([`Content::described`]), so nothing a tool gave back goes unmentioned.
+pub(crate) fn placed<'a>(
+    text: &str,
+    attachments: impl IntoIterator<Item = &'a Content>,
+    block: impl Fn(&Content) -> Option<Value>,
+) -> (String, Vec<Value>) {
+    let mut text = text.to_owned();
+    let mut blocks = Vec::new();
+    for attachment in attachments {
+        match block(attachment) {
+            Some(placed) => blocks.push(placed),
+            None => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&attachment.described());
+            }
+        }
+    }
+    (text, blocks)
+}
+
+/// The essence of a media type (`application/pdf` of `application/pdf; x=y`), lowercase.
+pub(crate) fn essence(mime_type: &str) -> String {
+    mime_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The last segment of a URI's path, for a file name where none is given.
+pub(crate) fn last_segment(uri: &str) -> &str {
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("file")
 }
 
 /// A result's text and images as content blocks, the rule every API with image blocks shares:
@@ -119,5 +157,161 @@ pub fn flagged_error_text(text: &str, is_error: bool) -> std::borrow::Cow<'_, st
         std::borrow::Cow::Owned(format!("Error: {text}"))
     } else {
         std::borrow::Cow::Borrowed(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::Format;
+
+    /// One attachment of every kind, after a line of text.
+    fn rich() -> CallResult {
+        let content = vec![
+            Content::text("the radar"),
+            Content::image("iVBORw0KGgo=", "image/png"),
+            Content::file("JVBERi0=", "application/pdf", "report.pdf"),
+            Content::file_url("https://example.com/a.pdf", "application/pdf"),
+            Content::file("c3Vubnk=", "text/plain", "summary.txt"),
+            Content::audio("UklGRg==", "audio/wav"),
+            Content::resource_link("https://example.com/paris", "paris"),
+            Content::text_resource("weather://paris", "18°C"),
+        ];
+        CallResult {
+            call: ToolCall::new("c1", "radar", json!({})),
+            result: Ok(ToolOutput {
+                content,
+                ..ToolOutput::default()
+            }),
+        }
+    }
+
+    /// Every string in `value`, joined: where the words of the result went.
+    fn strings(value: &Value) -> String {
+        match value {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => items.iter().map(strings).collect::<Vec<_>>().join("|"),
+            Value::Object(map) => map.values().map(strings).collect::<Vec<_>>().join("|"),
+            _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn each_api_takes_the_attachments_it_has_a_place_for_and_is_told_of_the_rest() {
+        let rendered = |format| render_results(format, &[rich()], &Aliases::default());
+        let kinds = |blocks: &Value, key: &str| -> Vec<String> {
+            (blocks.as_array().unwrap().iter())
+                .map(|b| b[key].as_str().unwrap_or("?").to_owned())
+                .collect()
+        };
+
+        let anthropic = rendered(Format::Anthropic);
+        let content = &anthropic["content"][0]["content"];
+        assert_eq!(
+            kinds(content, "type"),
+            ["text", "image", "document", "document", "document", "document"]
+        );
+        assert_eq!(
+            content[4]["source"],
+            json!({ "type": "text", "media_type": "text/plain", "data": "sunny" })
+        );
+        assert_eq!(content[0]["text"], "the radar\n[audio (audio/wav, 4 bytes) not shown]\n[resource paris at https://example.com/paris]");
+
+        let responses = rendered(Format::OpenAiResponses);
+        let output = &responses[0]["output"];
+        assert_eq!(
+            kinds(output, "type"),
+            ["input_text", "input_image", "input_file", "input_file"]
+        );
+        assert_eq!(
+            output[2]["file_data"],
+            "data:application/pdf;base64,JVBERi0="
+        );
+        assert_eq!(output[3]["file_url"], "https://example.com/a.pdf");
+        let text = output[0]["text"].as_str().unwrap();
+        for told in [
+            "[file summary.txt]\nsunny",
+            "[audio",
+            "[resource paris",
+            "[resource weather://paris]\n18°C",
+        ] {
+            assert!(text.contains(told), "{told} in {text}");
+        }
+
+        // Chat Completions takes text alone: every attachment is told in words.
+        let chat = rendered(Format::OpenAiChat);
+        let text = chat[0]["content"].as_str().unwrap();
+        for told in [
+            "[image (image/png, 8 bytes) not shown]",
+            "[file report.pdf (application/pdf, 5 bytes) not shown]",
+            "at https://example.com/a.pdf]",
+            "sunny",
+            "[audio",
+            "[resource paris",
+            "18°C",
+        ] {
+            assert!(text.contains(told), "{told} in {text}");
+        }
+
+        let gemini = rendered(Format::Gemini);
+        let response = &gemini["parts"][0]["functionResponse"];
+        let parts: Vec<&str> = (response["parts"].as_array().unwrap().iter())
+            .map(|p| p["inlineData"]["mimeType"].as_str().unwrap())
+            .collect();
+        assert_eq!(parts, ["image/png", "application/pdf", "text/plain"]);
+        let told = response["response"]["output"].as_str().unwrap();
+        assert!(
+            told.starts_with("the radar\n[file (application/pdf) at https://example.com/a.pdf]"),
+            "{told}"
+        );
+
+        let bedrock = rendered(Format::Bedrock);
+        let content = &bedrock["content"][0]["toolResult"]["content"];
+        let names: Vec<String> = (content.as_array().unwrap().iter())
+            .map(|b| b.as_object().unwrap().keys().next().unwrap().clone())
+            .collect();
+        assert_eq!(names, ["text", "image", "document", "document"]);
+        assert_eq!(content[3]["document"]["format"], "txt");
+
+        let mcp = rendered(Format::Mcp);
+        assert_eq!(
+            kinds(&mcp[0]["content"], "type"),
+            [
+                "text",
+                "image",
+                "resource",
+                "resource_link",
+                "resource",
+                "audio",
+                "resource_link",
+                "resource"
+            ]
+        );
+
+        // Nothing is lost: every format mentions or carries each attachment.
+        for format in [
+            Format::Anthropic,
+            Format::OpenAiResponses,
+            Format::OpenAiChat,
+            Format::Gemini,
+            Format::Bedrock,
+            Format::Mcp,
+        ] {
+            let all = strings(&rendered(format));
+            for piece in [
+                "iVBORw0KGgo=",
+                "a.pdf",
+                "UklGRg==",
+                "https://example.com/paris",
+                "18°C",
+            ] {
+                let said = all.contains(piece)
+                    || (piece == "iVBORw0KGgo=" && all.contains("image/png"))
+                    || (piece == "UklGRg==" && all.contains("audio/wav"));
+                assert!(said, "{format:?} loses {piece}: {all}");
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use tool_core::provider::{anthropic_tool_result_content, Aliases};
 
 use super::response::{container_of, is_blank_text, is_call, is_neutral, REASONING_API};
 use crate::tool_ids::ToolUseIds;
-use tool_model::message::{reasoning_before, Message, ToolImage};
+use tool_model::message::{reasoning_before, Message};
 use tool_model::{AllowedMode, ToolChoice};
 
 /// The characters of Anthropic's tool use ids (`^[a-zA-Z0-9_-]+$`).
@@ -34,18 +34,17 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases) -> Value {
                 call_id,
                 text,
                 is_error,
-                images,
+                attachments,
                 found_tools,
                 ..
             } => {
                 // Anthropic refuses a failed result without content.
                 let text = match text.as_str() {
-                    "" if *is_error && images.is_empty() => "Error",
+                    "" if *is_error && attachments.is_empty() => "Error",
                     text => text,
                 };
-                let images = images.iter().map(ToolImage::parts);
                 let content = if found_tools.is_empty() || *is_error {
-                    anthropic_tool_result_content(text, images)
+                    anthropic_tool_result_content(text, attachments)
                 } else {
                     // A tool search's: the tools it found, for Anthropic to load.
                     anthropic_tool_references(found_tools.iter().map(String::as_str), aliases)
@@ -159,7 +158,7 @@ mod tests {
             name: "add".into(),
             text: text.into(),
             is_error,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         }
     }
@@ -206,7 +205,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
             Message::Tool {
@@ -214,7 +213,7 @@ mod tests {
                 name: "add".into(),
                 text: "bad".into(),
                 is_error: true,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];
@@ -298,10 +297,7 @@ mod tests {
             name: "chart".into(),
             text: "the chart".into(),
             is_error: false,
-            images: vec![tool_model::ToolImage {
-                data: "iVBORw0KGgo=".into(),
-                mime_type: "image/png".into(),
-            }],
+            attachments: vec![tool_core::Content::image("iVBORw0KGgo=", "image/png")],
             found_tools: Vec::new(),
         };
         assert_eq!(

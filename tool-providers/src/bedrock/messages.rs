@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use tool_core::provider::{bedrock_tool_result_content, Aliases};
 
 use crate::tool_ids::ToolUseIds;
-use tool_model::message::{reasoning_before, Message, ToolImage};
+use tool_model::message::{reasoning_before, Message};
 
 use super::REASONING_API;
 
@@ -44,10 +44,9 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
                 call_id,
                 text,
                 is_error,
-                images,
+                attachments,
                 ..
             } => {
-                let images = images.iter().map(ToolImage::parts);
                 let marked;
                 let text = if *is_error && !with_status && !text.starts_with("Error") {
                     marked = format!("Error: {text}");
@@ -57,7 +56,10 @@ pub(super) fn messages(messages: &[Message], aliases: &Aliases, with_status: boo
                 };
                 let mut result = Map::new();
                 result.insert("toolUseId".into(), json!(ids.of_result(call_id.as_deref())));
-                result.insert("content".into(), bedrock_tool_result_content(text, images));
+                result.insert(
+                    "content".into(),
+                    bedrock_tool_result_content(text, attachments),
+                );
                 if *is_error && with_status {
                     result.insert("status".into(), json!("error"));
                 }

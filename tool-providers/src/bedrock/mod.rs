@@ -615,7 +615,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: true,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ]
@@ -710,7 +710,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
             Message::Tool {
@@ -718,7 +718,7 @@ mod tests {
                 name: "add".into(),
                 text: "2".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];
@@ -743,7 +743,7 @@ mod tests {
             name: "add".into(),
             text: "1".into(),
             is_error: false,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         };
         let messages = vec![
@@ -802,7 +802,7 @@ mod tests {
                 name: "add".into(),
                 text: "3".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];
@@ -830,7 +830,7 @@ mod tests {
                 name: "github.create_issue".into(),
                 text: "#12".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];

@@ -3,10 +3,10 @@
 //! and the tool choice as a function calling config.
 
 use serde_json::{json, Map, Value};
-use tool_core::provider::{gemini_inline_image, Aliases};
+use tool_core::provider::{gemini_function_response_parts, Aliases};
 
 use super::response::{signature_of, REASONING_API};
-use tool_model::message::{reasoning_before, Message, ToolImage};
+use tool_model::message::{reasoning_before, Message};
 use tool_model::{AllowedMode, ToolChoice};
 
 /// Whether the model is Gemini 3 or later, which reads images in a function response (the
@@ -54,7 +54,7 @@ pub(super) fn contents(messages: &[Message], replay: &Replay<'_>) -> Value {
                 name,
                 text,
                 is_error,
-                images,
+                attachments,
                 ..
             } => {
                 let mut response = Map::new();
@@ -62,18 +62,16 @@ pub(super) fn contents(messages: &[Message], replay: &Replay<'_>) -> Value {
                     response.insert("id".into(), json!(id));
                 }
                 response.insert("name".into(), json!(aliases.provider_name(name)));
+                let (text, parts) =
+                    gemini_function_response_parts(text, attachments, replay.gemini_3);
                 let body = if *is_error {
                     json!({ "error": text })
                 } else {
                     json!({ "output": text })
                 };
                 response.insert("response".into(), body);
-                if replay.gemini_3 && !images.is_empty() {
-                    let parts = images
-                        .iter()
-                        .map(ToolImage::parts)
-                        .map(|(data, mime_type)| gemini_inline_image(data, mime_type));
-                    response.insert("parts".into(), parts.collect());
+                if !parts.is_empty() {
+                    response.insert("parts".into(), Value::Array(parts));
                 }
                 results.push(json!({ "functionResponse": response }));
             }
@@ -251,10 +249,7 @@ mod tests {
             name: "radar".into(),
             text: "the radar".into(),
             is_error: false,
-            images: vec![ToolImage {
-                data: "iVBORw0KGgo=".into(),
-                mime_type: "image/png".into(),
-            }],
+            attachments: vec![tool_core::Content::image("iVBORw0KGgo=", "image/png")],
             found_tools: Vec::new(),
         };
         let contents = replayed(std::slice::from_ref(&result), true);
@@ -262,11 +257,14 @@ mod tests {
             contents[0]["parts"][0]["functionResponse"]["parts"],
             json!([{ "inlineData": { "mimeType": "image/png", "data": "iVBORw0KGgo=" } }])
         );
-        // Gemini 2 and earlier read no images there: the text alone.
+        // Gemini 2 and earlier read no images there: the text tells of it.
         let older = replayed(&[result], false);
-        assert!(older[0]["parts"][0]["functionResponse"]
-            .get("parts")
-            .is_none());
+        let response = &older[0]["parts"][0]["functionResponse"];
+        assert!(response.get("parts").is_none());
+        assert_eq!(
+            response["response"]["output"],
+            "the radar\n[image (image/png, 8 bytes) not shown]"
+        );
         assert!(gemini_3_or_later("gemini-3-pro-preview"));
         assert!(gemini_3_or_later("models/gemini-3-flash"));
         assert!(!gemini_3_or_later("gemini-2.5-flash"));
@@ -286,7 +284,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];

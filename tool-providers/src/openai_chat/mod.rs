@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use reqwest::header::AUTHORIZATION;
 use serde_json::{json, Value};
-use tool_core::provider::{flagged_error_text, Aliases, Format};
+use tool_core::provider::{chat_tool_message_text, flagged_error_text, Aliases, Format};
 
 use crate::http::{json_headers, ApiKey, JsonPost};
 use crate::model::HttpModel;
@@ -308,9 +308,17 @@ fn message<'a>(
                 })
                 .collect(),
         },
-        Message::Tool { text, is_error, .. } => ChatMessage::Tool {
+        Message::Tool {
+            text,
+            is_error,
+            attachments,
+            ..
+        } => ChatMessage::Tool {
             tool_call_id: result_id_at(messages, index),
-            content: flagged_error_text(text, *is_error),
+            content: match flagged_error_text(text, *is_error) {
+                text if attachments.is_empty() => text,
+                text => Cow::Owned(chat_tool_message_text(&text, attachments)),
+            },
         },
     })
 }
@@ -451,7 +459,7 @@ mod tests {
                 name: "read".into(),
                 text: "file not found".into(),
                 is_error: true,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ]);
@@ -504,7 +512,7 @@ mod tests {
                 name: "add".into(),
                 text: "3".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ]);
@@ -540,7 +548,7 @@ mod tests {
             name: name.into(),
             text: "ok".into(),
             is_error: false,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         };
         let mut request = ModelRequest::new(vec![

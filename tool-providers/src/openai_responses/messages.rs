@@ -12,7 +12,7 @@ use tool_core::provider::{
 
 use super::REASONING_API;
 use crate::tool_ids::{call_id_at, result_id_at};
-use tool_model::message::{reasoning_before, Message, ToolImage};
+use tool_model::message::{reasoning_before, Message};
 
 /// Message `index` of `messages` as Responses input items. `stored` says whether the API
 /// keeps reasoning items itself (`store: true`); reasoning goes back to its `source` only.
@@ -87,7 +87,7 @@ pub(super) fn items(
         Message::Tool {
             name,
             text,
-            images,
+            attachments,
             is_error,
             found_tools,
             ..
@@ -97,9 +97,8 @@ pub(super) fn items(
                 let found = found_tools.iter().map(String::as_str);
                 return vec![responses_tool_search_output(&call_id, declarations, found)];
             }
-            let images = images.iter().map(ToolImage::parts);
             let text = flagged_error_text(text, *is_error);
-            let output = responses_function_call_output(&text, images);
+            let output = responses_function_call_output(&text, attachments);
             vec![json!({
                 "type": responses_output_kind(aliases.takes_text(name)),
                 "call_id": result_id_at(messages, index),
@@ -134,7 +133,7 @@ mod tests {
             name: "add".into(),
             text: "1".into(),
             is_error: false,
-            images: Vec::new(),
+            attachments: Vec::new(),
             found_tools: Vec::new(),
         };
         assert_eq!(
@@ -167,7 +166,7 @@ mod tests {
                 name: "add".into(),
                 text: "1".into(),
                 is_error: false,
-                images: Vec::new(),
+                attachments: Vec::new(),
                 found_tools: Vec::new(),
             },
         ];
@@ -186,10 +185,7 @@ mod tests {
             name: "chart".into(),
             text: "the chart".into(),
             is_error: false,
-            images: vec![tool_model::ToolImage {
-                data: "iVBORw0KGgo=".into(),
-                mime_type: "image/png".into(),
-            }],
+            attachments: vec![tool_core::Content::image("iVBORw0KGgo=", "image/png")],
             found_tools: Vec::new(),
         };
         assert_eq!(

@@ -373,17 +373,9 @@ fn canonical(value: &Value) -> String {
     sorted(value).to_string()
 }
 
-/// A result's size: its text, its images' data and its structured JSON.
+/// A result's size: its text, its attachments ([`Content::byte_len`]) and its structured JSON.
 fn size_of_output(out: &ToolOutput) -> usize {
-    let content: usize = out
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.len(),
-            Content::Image { data, .. } => data.len(),
-            Content::ToolReference { tool_name } => tool_name.len(),
-        })
-        .sum();
+    let content: usize = out.content.iter().map(Content::byte_len).sum();
     let structured = out
         .structured
         .as_ref()
