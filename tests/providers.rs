@@ -160,6 +160,90 @@ async fn a_converters_attachments_are_rendered_for_each_api() {
     }
 }
 
+pub struct Calendar;
+
+#[ai_tools]
+impl Calendar {
+    /// The meetings of a day.
+    #[ai_tool(grammar = regex(r"\d{4}-\d{2}-\d{2}"))]
+    fn agenda(&self, day: String) -> String {
+        format!("{day}: standup at 9")
+    }
+
+    /// Runs a query in the calendar's query language.
+    #[ai_tool(grammar = lark("start: \"meetings\" WORD\n%import common.WORD"))]
+    async fn query(&self, text: &str, ctx: &ToolContext) -> String {
+        let _ = ctx;
+        format!("ran {text}")
+    }
+
+    /// Writes a note.
+    #[ai_tool(grammar = free)]
+    fn note(&self, note: String) -> String {
+        note.to_uppercase()
+    }
+}
+
+/// `#[ai_tool(grammar = ..)]`: the method's one string is the text the model writes; OpenAI
+/// declares a custom tool with the grammar, the others a function of one `input` string, and a
+/// regular expression is checked before the method runs.
+#[tokio::test]
+async fn a_grammar_key_makes_a_tool_that_takes_text() {
+    let exec = Executor::builder()
+        .service(Arc::new(Calendar))
+        .build()
+        .unwrap();
+    let regex = ai_tool::TextInput::Regex {
+        definition: r"\d{4}-\d{2}-\d{2}".into(),
+    };
+    let agenda = exec.spec("agenda").unwrap();
+    assert_eq!(agenda.metadata.text_input.as_ref(), Some(&regex));
+    assert_eq!(agenda.parameters, regex.schema());
+    assert!(matches!(
+        exec.spec("query").unwrap().metadata.text_input,
+        Some(ai_tool::TextInput::Lark { .. })
+    ));
+    assert_eq!(
+        exec.spec("note").unwrap().metadata.text_input,
+        Some(ai_tool::TextInput::Free)
+    );
+
+    let responses = exec.declarations(Format::OpenAiResponses, &DeclareOptions::default());
+    let declared = &responses.tools.as_array().unwrap()[0];
+    assert_eq!(declared["type"], "custom");
+    assert_eq!(declared["format"]["syntax"], "regex");
+    let chat = exec.declarations(Format::OpenAiChat, &DeclareOptions::default());
+    // In name order: agenda, note, query.
+    assert_eq!(chat.tools[1]["custom"]["format"], json!({ "type": "text" }));
+    assert_eq!(
+        chat.tools[2]["custom"]["format"]["grammar"]["syntax"],
+        "lark"
+    );
+    let anthropic = exec.declarations(Format::Anthropic, &DeclareOptions::default());
+    assert_eq!(
+        anthropic.tools[2]["input_schema"]["required"],
+        json!(["input"])
+    );
+
+    let run = |name: &'static str, text: &str| {
+        let args = json!({ "input": text });
+        let exec = &exec;
+        async move { exec.execute(name, args).await }
+    };
+    let text = |output: Result<ToolOutput, ToolError>| output.unwrap().to_text();
+    assert_eq!(
+        text(run("agenda", "2026-11-29").await),
+        "2026-11-29: standup at 9"
+    );
+    let refused = run("agenda", "tomorrow").await.unwrap_err();
+    assert_eq!(refused.kind(), ToolErrorKind::InvalidArguments, "{refused}");
+    assert_eq!(
+        text(run("query", "meetings today").await),
+        "ran meetings today"
+    );
+    assert_eq!(text(run("note", "buy milk").await), "BUY MILK");
+}
+
 fn github() -> DynamicTool {
     DynamicTool::new(
         "github.repos.list",

@@ -30,6 +30,7 @@ pub(crate) struct ToolAttr {
     pub requires_approval: bool,
     pub defer_loading: bool,
     pub callers: Option<LitStr>,
+    pub grammar: Option<Grammar>,
     pub icon: Option<String>,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
@@ -68,6 +69,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "defer_loading" => attr.defer_loading = flag(&meta)?,
             "icon" => attr.icon = Some(string(&meta)?),
+            "grammar" => attr.grammar = Some(grammar(&meta)?),
             "callers" => {
                 let value: LitStr = meta.value()?.parse()?;
                 if !matches!(value.value().as_str(), "model" | "code" | "model_and_code") {
@@ -88,7 +90,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
                      open_world, timeout, max_result_bytes, max_retries, requires_approval, \
-                     defer_loading, callers, icon, strict, convert, crate",
+                     defer_loading, callers, grammar, icon, strict, convert, crate",
             )),
         }
         Ok(())
@@ -97,6 +99,42 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
         cx.push(e);
     }
     attr
+}
+
+/// `grammar = free | lark("..") | regex("..")`: the tool takes text, not JSON arguments.
+pub(crate) struct Grammar {
+    /// `free`, `lark` or `regex`.
+    pub syntax: Ident,
+    /// The grammar, for `lark` and `regex`.
+    pub definition: Option<LitStr>,
+}
+
+fn grammar(meta: &ParseNestedMeta) -> syn::Result<Grammar> {
+    const FORMS: &str =
+        "write `grammar = free`, `grammar = lark(\"..\")` or `grammar = regex(r\"..\")`";
+    let value = meta.value()?;
+    let syntax: Ident = value
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), FORMS))?;
+    match syntax.to_string().as_str() {
+        "free" => Ok(Grammar {
+            syntax,
+            definition: None,
+        }),
+        "lark" | "regex" => {
+            let content;
+            syn::parenthesized!(content in value);
+            let definition: LitStr = content.parse()?;
+            if definition.value().trim().is_empty() {
+                return Err(syn::Error::new_spanned(&definition, "the grammar is empty"));
+            }
+            Ok(Grammar {
+                syntax,
+                definition: Some(definition),
+            })
+        }
+        _ => Err(syn::Error::new_spanned(&syntax, FORMS)),
+    }
 }
 
 /// What `#[ai_tools(..)]` says.

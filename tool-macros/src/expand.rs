@@ -225,7 +225,13 @@ fn args_struct(
                 }
                 None => TokenStream::new(),
             };
-            quote!(#description #default #ident: #ty)
+            // A text tool's one string is the `input` property (`TextInput::schema`).
+            let rename = tool
+                .attr
+                .grammar
+                .as_ref()
+                .map(|_| quote!(#[serde(rename = "input")]));
+            quote!(#description #default #rename #ident: #ty)
         });
     let serde_path = format!("{}::serde", p).replace(' ', "");
     let schemars_path = format!("{}::schemars", p).replace(' ', "");
@@ -268,12 +274,19 @@ fn exact_fn(
             let ty = fix(param.ty.to_token_stream());
             quote!((&#p::Probe::<#ty>::new()).exact())
         });
+    // A regular expression's `pattern` is checked against the schema, not by serde.
+    let pattern = tool
+        .attr
+        .grammar
+        .as_ref()
+        .filter(|g| g.syntax == "regex")
+        .map(|_| quote!(.filter(|_| false)));
     quote! {
         #[inline(always)]
         fn __ai_exact() -> ::core::option::Option<#p::ExactStage> {
             #[allow(unused_imports)]
             use #p::{IsExact as _, IsOption as _, NotExact as _, NotOption as _};
-            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))* #(#hidden_options)*
+            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))* #(#hidden_options)* #pattern
         }
     }
 }
@@ -453,6 +466,21 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let (selectable, requires_approval) = (a.selectable, a.requires_approval);
     let defer_loading = a.defer_loading;
     let icon = opt_str(&a.icon);
+    let text_input = match &a.grammar {
+        None => quote!(::core::option::Option::None),
+        Some(grammar) => {
+            let definition = &grammar.definition;
+            match grammar.syntax.to_string().as_str() {
+                "lark" => {
+                    quote!(::core::option::Option::Some(#p::StaticTextInput::Lark(#definition)))
+                }
+                "regex" => {
+                    quote!(::core::option::Option::Some(#p::StaticTextInput::Regex(#definition)))
+                }
+                _ => quote!(::core::option::Option::Some(#p::StaticTextInput::Free)),
+            }
+        }
+    };
     let namespace = match &tool.namespace {
         Some((name, description)) => {
             quote!(::core::option::Option::Some((#name, #description)))
@@ -499,6 +527,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             requires_approval: #requires_approval,
             defer_loading: #defer_loading,
             callers: #callers,
+            text_input: #text_input,
             namespace: #namespace,
             icon: #icon,
             strict: #strict,

@@ -52,7 +52,8 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// (repeatable), `selectable`, `keywords = [..]`, `examples = [..]`, `read_only`, `destructive`,
 /// `idempotent`, `open_world`, `timeout = "5s"`, `max_result_bytes = 20_000`, `max_retries = 2`,
 /// `requires_approval`, `defer_loading`, `callers = "code"` (or `"model_and_code"`),
-/// `icon = "https://.."`, `strict`,
+/// `grammar = regex(r"..")` (or `lark("..")`, `free`: the tool's one `String` parameter is
+/// text the model writes), `icon = "https://.."`, `strict`,
 /// `convert = path`, `crate = path`.
 /// Parameters take `#[arg(description = "..", default = expr, flatten)]`.
 #[proc_macro_attribute]

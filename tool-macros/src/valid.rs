@@ -50,6 +50,7 @@ impl ToolFn {
         cx.record(check_one_converter(self));
         cx.record(check_flatten(self));
         cx.record(check_one_context(self));
+        cx.record(check_grammar_takes_one_string(self));
         if let Some(timeout) = &self.timeout {
             cx.record(check_timeout(timeout));
         }
@@ -397,6 +398,32 @@ fn check_flatten(tool: &ToolFn) -> syn::Result<()> {
 }
 
 /// One `&ToolContext` at most: a second is refused where it is written.
+/// A tool with a `grammar` takes the text the model writes: one `String` parameter (or
+/// `&str`) beside the context, with no default.
+fn check_grammar_takes_one_string(tool: &ToolFn) -> syn::Result<()> {
+    let Some(grammar) = &tool.attr.grammar else {
+        return Ok(());
+    };
+    let taken: Vec<&Param> = (tool.params.iter())
+        .filter(|param| param.role != Role::Context)
+        .collect();
+    let is_string = |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && last_ident_is(&p.path, "String"));
+    let message = "a tool with a `grammar` takes the text the model writes: one `String` parameter (`fn run(&self, query: String)`), beside `&ToolContext` if it needs one";
+    match taken.as_slice() {
+        [param] if param.role == Role::Property && is_string(&param.ty) => {
+            match &param.arg.default {
+                Some(default) => Err(Error::new_spanned(
+                    default,
+                    "the text of a tool with a `grammar` is always given: it takes no default",
+                )),
+                None => Ok(()),
+            }
+        }
+        [param] => Err(Error::new_spanned(&param.written, message)),
+        _ => Err(Error::new_spanned(&grammar.syntax, message)),
+    }
+}
+
 fn check_one_context(tool: &ToolFn) -> syn::Result<()> {
     let mut contexts = tool.params.iter().filter(|p| p.role == Role::Context);
     match (contexts.next(), contexts.next()) {

@@ -162,12 +162,40 @@ pub struct StaticMetadata {
     pub defer_loading: bool,
     /// `callers = "code"` or `"model_and_code"`.
     pub callers: tool_core::Callers,
+    /// `grammar = free | lark("..") | regex("..")`.
+    pub text_input: Option<StaticTextInput>,
     /// The impl's `#[ai_tools(namespace = "..")]` and its doc comment.
     pub namespace: Option<(&'static str, &'static str)>,
     /// `icon = ".."`.
     pub icon: Option<&'static str>,
     /// `strict` or `strict = false`; `None` when not written.
     pub strict: Option<bool>,
+}
+
+/// `grammar = ..`: the text a tool takes ([`tool_core::TextInput`]).
+#[derive(Clone, Copy, Debug)]
+pub enum StaticTextInput {
+    /// `grammar = free`.
+    Free,
+    /// `grammar = lark("..")`.
+    Lark(&'static str),
+    /// `grammar = regex("..")`.
+    Regex(&'static str),
+}
+
+impl StaticTextInput {
+    /// As the spec's metadata has it.
+    pub fn to_text_input(self) -> tool_core::TextInput {
+        match self {
+            StaticTextInput::Free => tool_core::TextInput::Free,
+            StaticTextInput::Lark(definition) => tool_core::TextInput::Lark {
+                definition: definition.to_owned(),
+            },
+            StaticTextInput::Regex(definition) => tool_core::TextInput::Regex {
+                definition: definition.to_owned(),
+            },
+        }
+    }
 }
 
 /// One tool registered by `#[ai_tool]`.

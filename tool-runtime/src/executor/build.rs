@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tool_core::catalog::CatalogLimits;
 use tool_core::schema::SchemaLimits;
-use tool_core::{CatalogEntry, ToolMetadata, ToolSource, ToolSpec};
+use tool_core::{CatalogEntry, TextInput, ToolMetadata, ToolSource, ToolSpec};
 
 use super::added::AddedTool;
 use super::build_error::{source_of, BuildError, BuildProblem};
@@ -13,7 +13,9 @@ use super::new_tool::{into_new_tool, IntoTool, NewTool};
 use super::{Callable, Entry, Executor, Inner, NameIndex};
 use crate::arguments::{ArgumentLimits, ArgumentValidator};
 use crate::dynamic::DynamicTool;
-use crate::registration::{ConverterRegistration, Location, Service, ToolRegistration};
+use crate::registration::{
+    ConverterRegistration, Location, Service, StaticTextInput, ToolRegistration,
+};
 use crate::Services;
 
 /// The default cap on the size of one call's arguments: 1 MiB.
@@ -387,7 +389,11 @@ impl ExecutorBuilder {
         if let Some(converter) = converter {
             check_converter(reg, converter, problems);
         }
+        // A text tool's schema is its text's (`TextInput::schema`): the macro's struct has its
+        // one string under the same name, and a regular expression adds the `pattern`.
+        let text_input = reg.metadata.text_input.map(StaticTextInput::to_text_input);
         let compiled = (reg.schema)()
+            .map(|schema| text_input.as_ref().map_or(schema, TextInput::schema))
             .and_then(|s| ArgumentValidator::compile(&s, &self.schema_limits).map(|c| (s, c)));
         let (parameters, schema) = match compiled {
             Ok(compiled) => compiled,
@@ -503,7 +509,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             source: Some(source_of_location(&reg.location)),
             defer_loading: m.defer_loading,
             searches_tools: false,
-            text_input: None,
+            text_input: m.text_input.map(StaticTextInput::to_text_input),
             callers: m.callers,
             namespace: m.namespace.map(|(name, description)| tool_core::Namespace {
                 name: name.into(),
