@@ -544,6 +544,63 @@ async fn imported_tools_are_namespaced_and_called_through_the_server() {
     assert_eq!(out.structured, Some(json!({ "total": 42 })));
 }
 
+/// An import declared as one namespace (OpenAI Responses), described by the server's
+/// instructions, and deferred: the server's tools go in a `namespace` object, each for loading
+/// on demand, and calls come back to their real names.
+#[tokio::test]
+async fn an_import_is_declared_as_its_servers_namespace_and_deferred() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let server = McpServer::new(executor(tx))
+        .unwrap()
+        .with_server_info("shop", "1.0.0")
+        .with_instructions("The shop: prices and arithmetic.");
+    let tools = McpTools::connect("in-process shop", in_process(server))
+        .await
+        .unwrap()
+        .declared_as_namespace()
+        .defer_loading();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let spec = local.spec("shop.add").unwrap();
+    assert!(spec.metadata.defer_loading);
+    let declared = local.declarations(Format::OpenAiResponses, &DeclareOptions::default());
+    let [group] = declared.tools.as_array().unwrap().as_slice() else {
+        panic!("one namespace: {}", declared.tools);
+    };
+    assert_eq!(group["type"], "namespace");
+    assert_eq!(group["name"], "shop");
+    assert_eq!(group["description"], "The shop: prices and arithmetic.");
+    let inside: Vec<&str> = (group["tools"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(inside, ["shop_add", "shop_closed", "shop_slow_forever"]);
+    assert!(group["tools"][0]["defer_loading"] == true);
+    let calls = ai_tool::provider::parse_calls(
+        Format::OpenAiResponses,
+        &json!({ "output": [{ "type": "function_call", "call_id": "c1", "namespace": "shop", "name": "shop_add", "arguments": "{\"a\":1,\"b\":2}" }] }),
+        &declared.aliases,
+    )
+    .unwrap();
+    assert_eq!(calls[0].name, "shop.add");
+    // Without instructions, the group says whose tools they are.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let plain = shop_tools(executor(tx)).await.declared_as_namespace();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&plain)
+        .build()
+        .unwrap();
+    let declared = local.declarations(Format::OpenAiResponses, &DeclareOptions::default());
+    assert_eq!(
+        declared.tools[0]["description"],
+        "The tools of the MCP server in-process shop."
+    );
+    assert!(!local.spec("shop.add").unwrap().metadata.defer_loading);
+}
+
 #[tokio::test]
 async fn an_imported_server_is_a_toolset_to_filter_rename_and_cache() {
     use ai_tool::toolset::{ResultCache, Toolset};

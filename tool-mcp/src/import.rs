@@ -50,6 +50,10 @@ use crate::McpError;
 pub struct McpTools {
     state: Arc<ClientState>,
     namespace: String,
+    /// [`McpTools::declared_as_namespace`]: the group's description.
+    group: Option<String>,
+    /// [`McpTools::defer_loading`].
+    deferred: bool,
     peer: Peer<RoleClient>,
     connection: Arc<RunningService<RoleClient, ImportClient>>,
 }
@@ -213,6 +217,8 @@ impl McpTools {
         Ok(McpTools {
             state,
             namespace,
+            group: None,
+            deferred: false,
             peer,
             connection: Arc::new(connection),
         })
@@ -221,6 +227,35 @@ impl McpTools {
     /// Names the tools `namespace.TOOL` rather than after the server.
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
+        self
+    }
+
+    /// Declares the tools as one group where the API has groups (OpenAI Responses'
+    /// `namespace`, named after [`McpTools::namespace`]), described by the server's
+    /// `instructions` (held to `ImportLimits::max_description_bytes`, as the server is
+    /// untrusted) or, without any, as the MCP server's tools. Elsewhere nothing changes.
+    pub fn declared_as_namespace(mut self) -> Self {
+        let server = &self.state.server;
+        let instructions = (self.peer.peer_info())
+            .and_then(|info| info.instructions.clone())
+            .filter(|text| !text.trim().is_empty());
+        let description = match instructions {
+            Some(text) => {
+                let max = self.state.limits.max_description_bytes;
+                crate::client::cut_text(&text, max).unwrap_or(text)
+            }
+            None => format!("The tools of the MCP server {server}."),
+        };
+        self.group = Some(description);
+        self
+    }
+
+    /// Marks every tool for loading on demand (`ToolMetadata::defer_loading`): where the API
+    /// has tool search (Anthropic, OpenAI Responses) only a search finds them, so a server of
+    /// hundreds of tools costs the request nothing until one is needed; elsewhere an agent's
+    /// retriever picks them (`AgentBuilder::tool_search`).
+    pub fn defer_loading(mut self) -> Self {
+        self.deferred = true;
         self
     }
 
@@ -278,6 +313,13 @@ impl McpTools {
         let timeout_ms =
             u64::try_from(self.state.limits.call_timeout.as_millis()).unwrap_or(u64::MAX);
         metadata.timeout_ms = metadata.timeout_ms.or(Some(timeout_ms));
+        if let Some(description) = &self.group {
+            metadata.namespace = Some(tool_core::Namespace {
+                name: self.namespace.clone(),
+                description: description.clone(),
+            });
+        }
+        metadata.defer_loading |= self.deferred;
         let mut dynamic =
             DynamicTool::new(spec.name, description, spec.parameters, move |args, ctx| {
                 let remote = remote.clone();
@@ -327,6 +369,8 @@ impl std::fmt::Debug for McpTools {
         f.debug_struct("McpTools")
             .field("server", &self.state.server)
             .field("namespace", &self.namespace)
+            .field("declared_as_namespace", &self.group.is_some())
+            .field("defer_loading", &self.deferred)
             .field("tools", &self.listed().len())
             .finish()
     }

@@ -45,6 +45,8 @@ pub struct McpServer {
     /// What it serves: that executor's tools, and those of the servers it follows.
     source: Source,
     info: Implementation,
+    /// [`McpServer::with_instructions`].
+    instructions: Option<Arc<str>>,
     /// What it serves besides the executor's ordinary tools.
     serving: Serving,
     limits: CallLimits,
@@ -176,6 +178,7 @@ impl McpServer {
             exec,
             source: Source::Fixed(Arc::new(listing)),
             info: Implementation::new("ai-tool", env!("CARGO_PKG_VERSION")),
+            instructions: None,
             serving: Serving::default(),
             running: Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS))),
             session: Arc::new(Session::new(&limits)),
@@ -206,6 +209,7 @@ impl McpServer {
             exec: self.exec.clone(),
             source: self.source.clone(),
             info: self.info.clone(),
+            instructions: self.instructions.clone(),
             serving: self.serving,
             limits: self.limits,
             max_result_bytes: self.max_result_bytes,
@@ -248,6 +252,14 @@ impl McpServer {
     /// The same server, introducing itself to clients as `name` `version`.
     pub fn with_server_info(mut self, name: &str, version: &str) -> Self {
         self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// The same server telling clients, in `initialize`, how to use its tools (MCP's
+    /// `instructions`; an importer declares them as the group's description,
+    /// `McpTools::declared_as_namespace`).
+    pub fn with_instructions(mut self, instructions: &str) -> Self {
+        self.instructions = Some(instructions.into());
         self
     }
 
@@ -495,7 +507,11 @@ impl ServerHandler for McpServer {
         } else {
             capabilities.build()
         };
-        ServerConfig::new(capabilities).with_server_info(self.info.clone())
+        let config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.as_ref()),
+            None => config,
+        }
     }
 
     #[allow(deprecated)] // MCP logging, see `notify`
