@@ -601,6 +601,37 @@ async fn an_import_is_declared_as_its_servers_namespace_and_deferred() {
     assert!(!local.spec("shop.add").unwrap().metadata.defer_loading);
 }
 
+/// The import asks for the newest protocol version unless told another
+/// (`ImportLimits::with_protocol_version`); the server answers with what it speaks.
+#[tokio::test]
+async fn an_import_asks_for_the_protocol_version_it_is_given() {
+    use ai_tool::mcp::rmcp::model::ProtocolVersion;
+    use ai_tool::mcp::ImportLimits;
+    for (asked, spoken) in [
+        // 2026-07-28 has no `initialize`: a server answers it with its newest that has.
+        (None, "2025-11-25"),
+        (Some(ProtocolVersion::V_2025_11_25), "2025-11-25"),
+        (Some(ProtocolVersion::V_2025_06_18), "2025-06-18"),
+    ] {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut limits = ImportLimits::default();
+        if let Some(version) = asked {
+            limits = limits.with_protocol_version(version);
+        }
+        let client_end = in_process(McpServer::new(executor(tx)).unwrap());
+        let tools = McpTools::connect_with(
+            "in-process shop",
+            client_end,
+            Duration::from_secs(10),
+            limits,
+        )
+        .await
+        .unwrap();
+        assert_eq!(tools.protocol_version().as_deref(), Some(spoken));
+        assert_eq!(tools.listed().len(), 3);
+    }
+}
+
 #[tokio::test]
 async fn an_imported_server_is_a_toolset_to_filter_rename_and_cache() {
     use ai_tool::toolset::{ResultCache, Toolset};

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
+use rmcp::model::{
+    ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, Tool,
+};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::ClientHandler;
 use tokio::sync::watch;
@@ -145,6 +148,16 @@ impl Drop for ProgressRoute {
 pub(crate) struct ImportClient(pub(crate) Arc<ClientState>);
 
 impl ClientHandler for ImportClient {
+    /// Introduces the import as ai-tool, asking for [`ImportLimits::protocol_version`].
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("ai-tool", env!("CARGO_PKG_VERSION"));
+        if let Some(version) = &self.0.limits.protocol_version {
+            info.protocol_version = version.clone();
+        }
+        info
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -275,6 +288,12 @@ pub struct ImportLimits {
     /// (`[description cut at N bytes]` follows), with a warning naming
     /// the tool. Default 8 KiB.
     pub max_description_bytes: usize,
+    /// The protocol version asked for in `initialize`; `None`, the default, asks for the
+    /// newest rmcp speaks (2026-07-28, which a server answers over `initialize` with the newest
+    /// it has that keeps the handshake, 2025-11-25 today). A server may answer with an older
+    /// one, which is then spoken. Ask for `ProtocolVersion::V_2025_11_25` to meet a server or
+    /// a suite that expects to be asked for it.
+    pub protocol_version: Option<ProtocolVersion>,
 }
 
 impl ImportLimits {
@@ -310,6 +329,12 @@ impl ImportLimits {
         self.max_description_bytes = max;
         self
     }
+
+    /// These options asking for another protocol version in `initialize`.
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = Some(version);
+        self
+    }
 }
 
 impl Default for ImportLimits {
@@ -319,6 +344,7 @@ impl Default for ImportLimits {
             max_tools: Self::DEFAULT_MAX_TOOLS,
             max_list_bytes: Self::DEFAULT_MAX_LIST_BYTES,
             max_description_bytes: Self::DEFAULT_MAX_DESCRIPTION_BYTES,
+            protocol_version: None,
         }
     }
 }

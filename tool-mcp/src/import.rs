@@ -259,6 +259,11 @@ impl McpTools {
         self
     }
 
+    /// The protocol version the server answered `initialize` with: the one spoken.
+    pub fn protocol_version(&self) -> Option<String> {
+        (self.peer.peer_info()).map(|info| info.protocol_version.to_string())
+    }
+
     /// The namespace of the tools.
     pub fn namespace(&self) -> &str {
         &self.namespace
