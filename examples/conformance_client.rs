@@ -1,0 +1,58 @@
+//! The client the official MCP conformance suite (`@modelcontextprotocol/conformance`) runs
+//! for its client scenarios: this framework's importer (`McpTools`), used as a user would.
+//! The suite gives the server's URL as the last argument and the scenario in
+//! `MCP_CONFORMANCE_SCENARIO`, as it does for the SDKs' own conformance clients.
+//!
+//! ```text
+//! bash scripts/conformance.sh     # runs every scenario against this and the server example
+//! ```
+//!
+//! Each scenario: connect (asking for protocol 2025-11-25, the version the suite speaks), list
+//! the tools, call each with the arguments its scenario expects, and exit 0; any error exits 1
+//! with the error on stderr.
+
+use ai_tool::mcp::rmcp::model::ProtocolVersion;
+use ai_tool::mcp::{ImportLimits, McpBuilderExt, McpTools};
+use ai_tool::prelude::*;
+use serde_json::{json, Value};
+
+/// The arguments to call a scenario's tool with: `add_numbers` takes two numbers, the others
+/// nothing.
+fn arguments(tool: &str) -> Value {
+    match tool {
+        "add_numbers" => json!({ "a": 2, "b": 3 }),
+        _ => json!({}),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("conformance client: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::args()
+        .last()
+        .filter(|arg| arg.starts_with("http"))
+        .ok_or("give the server's URL as the last argument")?;
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let limits = ImportLimits::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let tools = McpTools::connect_http_with(&url, &[], limits).await?;
+    eprintln!(
+        "{scenario}: connected to {url}, protocol {}",
+        tools.protocol_version().unwrap_or_default()
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()?;
+    for tool in tools.listed().iter() {
+        let name = format!("{}.{}", tools.namespace(), tool.name);
+        let output = exec.execute(&name, arguments(&tool.name)).await?;
+        eprintln!("{name}: {}", output.to_text());
+    }
+    Ok(())
+}
