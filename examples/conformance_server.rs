@@ -7,8 +7,8 @@
 //! bash scripts/conformance.sh     # builds this, runs every scenario, prints the table
 //! ```
 //!
-//! The scenarios' tools that need the server to ask the client mid-call (sampling,
-//! elicitation) are not here yet: the suite reports them as failures, listed in
+//! The tools that ask the user mid-call use `ToolContext::elicit`. Sampling (asking the
+//! client's model) is not here yet: the suite reports it as a failure, listed in
 //! `tests/mcp/conformance-baseline.yml` (docs/mcp.md, "Conformance").
 
 use std::net::SocketAddr;
@@ -95,10 +95,101 @@ impl ConformanceTools {
         "Progress test completed"
     }
 
+    /// Asks the user for a username and an email.
+    #[ai_tool]
+    async fn test_elicitation(
+        &self,
+        message: String,
+        ctx: &ToolContext,
+    ) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "username": { "type": "string", "description": "The user's name" },
+                "email": { "type": "string", "description": "The user's email address" }
+            },
+            "required": ["username", "email"]
+        });
+        let answer = ctx.elicit(&message, schema).await?;
+        Ok(format!("User response: {}", said(&answer)))
+    }
+
+    /// Asks with a default for every kind of property (SEP-1034).
+    #[ai_tool]
+    async fn test_elicitation_sep1034_defaults(
+        &self,
+        ctx: &ToolContext,
+    ) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "description": "User name", "default": "John Doe" },
+                "age": { "type": "integer", "description": "User age", "default": 30 },
+                "score": { "type": "number", "description": "User score", "default": 95.5 },
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active"
+                },
+                "verified": { "type": "boolean", "description": "Verified", "default": true }
+            }
+        });
+        let answer = ctx.elicit("Please review your details", schema).await?;
+        Ok(format!("Elicitation completed: {}", said(&answer)))
+    }
+
+    /// Asks with every form of enumeration (SEP-1330).
+    #[ai_tool]
+    async fn test_elicitation_sep1330_enums(&self, ctx: &ToolContext) -> Result<String, ToolError> {
+        let titled = |values: [(&str, &str); 3]| {
+            values
+                .iter()
+                .map(|(value, title)| json!({ "const": value, "title": title }))
+                .collect::<Vec<_>>()
+        };
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                "titledSingle": {
+                    "type": "string",
+                    "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "items": { "type": "string", "enum": ["option1", "option2", "option3"] }
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])
+                    }
+                }
+            }
+        });
+        let answer = ctx.elicit("Choose your options", schema).await?;
+        Ok(format!("Elicitation completed: {}", said(&answer)))
+    }
+
     /// Fails, as a result the model reads.
     #[ai_tool]
     fn test_error_handling(&self) -> Result<String, String> {
         Err("This tool intentionally returns an error for testing".into())
+    }
+}
+
+/// An answer, in words.
+fn said(answer: &Elicited) -> String {
+    match answer {
+        Elicited::Accepted(content) => format!("action=accept, content={content}"),
+        Elicited::Declined => "action=decline".into(),
+        Elicited::Cancelled => "action=cancel".into(),
     }
 }
 

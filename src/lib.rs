@@ -70,19 +70,19 @@ pub use tool_runtime::toolset;
 pub use tool_runtime::{inside_tool_call, silence_caught_panics};
 pub use tool_runtime::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken,
-    Converter, Declarations, DeclareOptions, DynamicTool, Executor, ExecutorBuilder,
-    ExecutorMetrics, Extensions, Format, IntoArguments, IntoTool, IntoToolOutput, Json, LogLevel,
-    LogSink, Progress, ProgressSink, Services, Tool, ToolContext, Toolset,
-    DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_BLOCKING_CALLS,
+    Converter, Declarations, DeclareOptions, DynamicTool, Elicitation, Elicited, Elicitor,
+    Executor, ExecutorBuilder, ExecutorMetrics, Extensions, Format, IntoArguments, IntoTool,
+    IntoToolOutput, Json, LogLevel, LogSink, Progress, ProgressSink, Services, Tool, ToolContext,
+    Toolset, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_BLOCKING_CALLS,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         ai_tool, ai_tool_converter, ai_tools, AddedTool, CallOptions, CancellationToken,
-        DeclareOptions, DynamicTool, Executor, ExecutorBuilder, Format, IntoArguments, Json,
-        LogLevel, Tool, ToolCall, ToolContext, ToolError, ToolErrorKind, ToolOutput, ToolSpec,
-        Toolset,
+        DeclareOptions, DynamicTool, Elicited, Executor, ExecutorBuilder, Format, IntoArguments,
+        Json, LogLevel, Tool, ToolCall, ToolContext, ToolError, ToolErrorKind, ToolOutput,
+        ToolSpec, Toolset,
     };
 }
 

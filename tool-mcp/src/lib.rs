@@ -18,6 +18,7 @@
 mod client;
 mod connections;
 mod convert;
+mod elicit;
 mod error;
 mod frames;
 mod http_options;

@@ -438,6 +438,7 @@ impl McpServer {
             .log_level()
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
+        let elicit = crate::elicit::elicitor(&context.peer);
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
         // The client's cancellation, and the server's time limit, end the call.
         let cancellation = context.ct.child_token();
@@ -446,6 +447,7 @@ impl McpServer {
             cancellation: Some(cancellation.clone()),
             progress,
             log,
+            elicit,
             ..CallOptions::default()
         };
         let exec = listing.executor_for(name);

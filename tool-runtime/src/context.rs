@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 use crate::extensions::Extensions;
 use crate::log_level::LogLevel;
 use crate::CallOptions;
+use tool_core::ToolError;
 
 /// Values provided to an executor, found by type: the services whose methods are tools, and
 /// anything else a tool wants through its [`ToolContext`].
@@ -254,6 +255,47 @@ impl<'a> ToolContext<'a> {
         if let Some(sink) = &self.parts.refs().options.log {
             sink(level, message);
         }
+    }
+
+    /// Asks the user for input mid-call: `message` in words, the answer shaped by `schema`
+    /// (an object of primitive properties, MCP's `requestedSchema`). An MCP server sends its
+    /// client `elicitation/create` when the client can answer one. An accepted answer is
+    /// checked against `schema` before it is given back. A call whose caller can ask no one
+    /// fails with an error that says so, never with an answer made up.
+    ///
+    /// ```
+    /// # use tool_runtime::ToolContext;
+    /// # use serde_json::json;
+    /// # async fn demo(ctx: &ToolContext<'_>) -> Result<(), tool_runtime::ToolError> {
+    /// let schema = json!({ "type": "object", "properties": { "email": { "type": "string" } }, "required": ["email"] });
+    /// let answer = ctx.elicit("Which email should the invoice go to?", schema).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn elicit(
+        &self,
+        message: &str,
+        schema: serde_json::Value,
+    ) -> Result<crate::Elicited, ToolError> {
+        let tool = self.tool_name().to_owned();
+        let Some(elicitor) = self.parts.refs().options.elicit.clone() else {
+            return Err(ToolError::failed(
+                tool,
+                "this call cannot ask the user: its caller named no one to ask                  (an MCP client that does not declare elicitation, or CallOptions without an                  elicitor)",
+            ));
+        };
+        let question = crate::Elicitation {
+            message: message.to_owned(),
+            schema: schema.clone(),
+        };
+        let answer = elicitor(question)
+            .await
+            .map_err(|why| ToolError::failed(&tool, format!("asking the user failed: {why}")))?;
+        crate::elicit::checked(&tool, &schema, answer)
+    }
+
+    /// Whether the caller can ask the user ([`ToolContext::elicit`]).
+    pub fn can_elicit(&self) -> bool {
+        self.parts.refs().options.elicit.is_some()
     }
 
     /// Whether the caller wants log messages (to skip building one nobody reads).

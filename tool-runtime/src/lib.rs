@@ -11,6 +11,7 @@ mod boxed;
 mod context;
 mod converter;
 mod dynamic;
+mod elicit;
 mod executor;
 mod extensions;
 mod guard;
@@ -28,6 +29,7 @@ pub use arguments::IntoArguments;
 pub use context::{Progress, ProgressSink, Services, ToolContext};
 pub use converter::Converter;
 pub use dynamic::DynamicTool;
+pub use elicit::{Elicitation, Elicited, Elicitor};
 pub use executor::{
     AddedTool, BuildError, BuildProblem, Call, Executor, ExecutorBuilder, ExecutorMetrics,
     IntoTool, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_BLOCKING_CALLS,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{Extensions, LogSink, ProgressSink};
+use crate::{Elicitor, Extensions, LogSink, ProgressSink};
 
 /// Per-call options, for [`Executor::execute_with`](crate::Executor::execute_with).
 #[derive(Clone)]
@@ -19,6 +19,8 @@ pub struct CallOptions {
     pub progress: Option<ProgressSink>,
     /// Where the tool's [`ToolContext::log`](crate::ToolContext::log) messages go.
     pub log: Option<LogSink>,
+    /// Who the tool's [`ToolContext::elicit`](crate::ToolContext::elicit) questions go to.
+    pub elicit: Option<Elicitor>,
     /// Values the tool finds with [`ToolContext::extension`](crate::ToolContext::extension).
     pub extensions: Extensions,
 }
@@ -30,6 +32,7 @@ impl std::fmt::Debug for CallOptions {
             .field("cancellation", &self.cancellation)
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.is_some())
+            .field("elicit", &self.elicit.is_some())
             .field("extensions", &self.extensions)
             .finish()
     }
@@ -50,8 +53,16 @@ impl CallOptions {
             cancellation: None,
             progress: None,
             log: None,
+            elicit: None,
             extensions: Extensions::new(),
         }
+    }
+
+    /// Options whose tool's questions ([`ToolContext::elicit`](crate::ToolContext::elicit))
+    /// go to `elicitor`.
+    pub fn with_elicitor(mut self, elicitor: Elicitor) -> Self {
+        self.elicit = Some(elicitor);
+        self
     }
 
     /// Options with a call id.
