@@ -7,8 +7,8 @@
 //! bash scripts/conformance.sh     # builds this, runs every scenario, prints the table
 //! ```
 //!
-//! The tools that ask the user mid-call use `ToolContext::elicit`. Sampling (asking the
-//! client's model) is not here yet: the suite reports it as a failure, listed in
+//! The tools that ask the user mid-call use `ToolContext::elicit`; the one that asks the
+//! client's model, `ToolContext::sample`. What the suite reports as failing is listed in
 //! `tests/mcp/conformance-baseline.yml` (docs/mcp.md, "Conformance").
 
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use ai_tool::mcp::{serve_http_with, HttpOptions, McpServer};
 use ai_tool::prelude::*;
-use ai_tool::{Content, ResourceContents};
+use ai_tool::{Content, ResourceContents, SamplingRequest};
 use serde_json::json;
 
 /// A 1×1 transparent PNG.
@@ -175,6 +175,15 @@ impl ConformanceTools {
         });
         let answer = ctx.elicit("Choose your options", schema).await?;
         Ok(format!("Elicitation completed: {}", said(&answer)))
+    }
+
+    /// Asks the client's model.
+    #[ai_tool]
+    async fn test_sampling(&self, prompt: String, ctx: &ToolContext) -> Result<String, ToolError> {
+        let answer = ctx
+            .sample(SamplingRequest::new(prompt).with_max_tokens(100))
+            .await?;
+        Ok(format!("LLM response: {}", answer.text))
     }
 
     /// Fails, as a result the model reads.

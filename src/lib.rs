@@ -72,8 +72,9 @@ pub use tool_runtime::{
     AddedTool, BuildError, BuildProblem, Call, CallOptions, CallResult, CancellationToken,
     Converter, Declarations, DeclareOptions, DynamicTool, Elicitation, Elicited, Elicitor,
     Executor, ExecutorBuilder, ExecutorMetrics, Extensions, Format, IntoArguments, IntoTool,
-    IntoToolOutput, Json, LogLevel, LogSink, Progress, ProgressSink, Services, Tool, ToolContext,
-    Toolset, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_BLOCKING_CALLS,
+    IntoToolOutput, Json, LogLevel, LogSink, Progress, ProgressSink, Sampled, Sampler,
+    SamplingRequest, Services, Speaker, Tool, ToolContext, Toolset, DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_BLOCKING_CALLS,
 };
 
 /// What most users need: `use ai_tool::prelude::*;`.

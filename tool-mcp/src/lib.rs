@@ -27,6 +27,7 @@ mod listing;
 mod notify;
 mod refreshing;
 mod remote;
+mod sample;
 mod search;
 mod serve;
 mod server;

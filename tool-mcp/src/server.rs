@@ -439,6 +439,7 @@ impl McpServer {
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
         let elicit = crate::elicit::elicitor(&context.peer);
+        let sample = crate::sample::sampler(&context.peer);
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
         // The client's cancellation, and the server's time limit, end the call.
         let cancellation = context.ct.child_token();
@@ -448,6 +449,7 @@ impl McpServer {
             progress,
             log,
             elicit,
+            sample,
             ..CallOptions::default()
         };
         let exec = listing.executor_for(name);

@@ -293,6 +293,30 @@ impl<'a> ToolContext<'a> {
         crate::elicit::checked(&tool, &schema, answer)
     }
 
+    /// Asks a model mid-call: an MCP server sends its client `sampling/createMessage` when the
+    /// client can answer one (its model, with its user's consent). A call whose caller can
+    /// reach no model fails with an error that says so.
+    pub async fn sample(
+        &self,
+        request: crate::SamplingRequest,
+    ) -> Result<crate::Sampled, ToolError> {
+        let tool = self.tool_name().to_owned();
+        let Some(sampler) = self.parts.refs().options.sample.clone() else {
+            return Err(ToolError::failed(
+                tool,
+                "this call cannot ask a model: its caller named none (an MCP client that does                  not declare sampling, or CallOptions without a sampler)",
+            ));
+        };
+        sampler(request)
+            .await
+            .map_err(|why| ToolError::failed(&tool, format!("asking a model failed: {why}")))
+    }
+
+    /// Whether the caller can reach a model ([`ToolContext::sample`]).
+    pub fn can_sample(&self) -> bool {
+        self.parts.refs().options.sample.is_some()
+    }
+
     /// Whether the caller can ask the user ([`ToolContext::elicit`]).
     pub fn can_elicit(&self) -> bool {
         self.parts.refs().options.elicit.is_some()

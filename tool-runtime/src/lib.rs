@@ -22,6 +22,7 @@ mod options;
 mod panics;
 mod registration;
 mod returned;
+mod sample;
 mod tool;
 pub mod toolset;
 
@@ -38,6 +39,7 @@ pub use extensions::Extensions;
 pub use log_level::{LogLevel, LogSink};
 pub use options::CallOptions;
 pub use panics::{inside_tool_call, silence_caught_panics};
+pub use sample::{Sampled, Sampler, SamplingRequest, Speaker};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{IntoToolOutput, Json, Tool};
 pub use tool_core::provider::{CallResult, Declarations, DeclareOptions, Format};

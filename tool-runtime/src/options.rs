@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{Elicitor, Extensions, LogSink, ProgressSink};
+use crate::{Elicitor, Extensions, LogSink, ProgressSink, Sampler};
 
 /// Per-call options, for [`Executor::execute_with`](crate::Executor::execute_with).
 #[derive(Clone)]
@@ -21,6 +21,8 @@ pub struct CallOptions {
     pub log: Option<LogSink>,
     /// Who the tool's [`ToolContext::elicit`](crate::ToolContext::elicit) questions go to.
     pub elicit: Option<Elicitor>,
+    /// Who the tool's [`ToolContext::sample`](crate::ToolContext::sample) requests go to.
+    pub sample: Option<Sampler>,
     /// Values the tool finds with [`ToolContext::extension`](crate::ToolContext::extension).
     pub extensions: Extensions,
 }
@@ -33,6 +35,7 @@ impl std::fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.is_some())
             .field("elicit", &self.elicit.is_some())
+            .field("sample", &self.sample.is_some())
             .field("extensions", &self.extensions)
             .finish()
     }
@@ -54,6 +57,7 @@ impl CallOptions {
             progress: None,
             log: None,
             elicit: None,
+            sample: None,
             extensions: Extensions::new(),
         }
     }
@@ -62,6 +66,13 @@ impl CallOptions {
     /// go to `elicitor`.
     pub fn with_elicitor(mut self, elicitor: Elicitor) -> Self {
         self.elicit = Some(elicitor);
+        self
+    }
+
+    /// Options whose tool's requests to a model ([`ToolContext::sample`](crate::ToolContext::sample))
+    /// go to `sampler`.
+    pub fn with_sampler(mut self, sampler: Sampler) -> Self {
+        self.sample = Some(sampler);
         self
     }
 
