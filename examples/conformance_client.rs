@@ -7,14 +7,18 @@
 //! bash scripts/conformance.sh     # runs every scenario against this and the server example
 //! ```
 //!
-//! Each scenario: connect (asking for protocol 2025-11-25, the version the suite speaks), list
-//! the tools, call each with the arguments its scenario expects, and exit 0; any error exits 1
-//! with the error on stderr.
+//! Each scenario: connect (asking for protocol 2025-11-25, the version the suite speaks, and
+//! passing the server's questions on to the caller), list the tools, call each with the
+//! arguments its scenario expects, answering any question with its defaults, and exit 0; any
+//! error exits 1 with the error on stderr.
+
+use std::sync::Arc;
 
 use ai_tool::mcp::rmcp::model::ProtocolVersion;
 use ai_tool::mcp::{ImportLimits, McpBuilderExt, McpTools};
 use ai_tool::prelude::*;
-use serde_json::{json, Value};
+use ai_tool::{Elicitation, Elicited, Elicitor};
+use serde_json::{json, Map, Value};
 
 /// The arguments to call a scenario's tool with: `add_numbers` takes two numbers, the others
 /// nothing.
@@ -23,6 +27,21 @@ fn arguments(tool: &str) -> Value {
         "add_numbers" => json!({ "a": 2, "b": 3 }),
         _ => json!({}),
     }
+}
+
+/// The user of this client: accepts every question with the defaults its schema gives, as a
+/// form shown pre-filled and submitted unchanged (SEP-1034).
+fn user() -> Elicitor {
+    Arc::new(|question: Elicitation| {
+        let mut answer = Map::new();
+        let properties = question.schema.get("properties").and_then(Value::as_object);
+        for (name, property) in properties.into_iter().flatten() {
+            if let Some(default) = property.get("default") {
+                answer.insert(name.clone(), default.clone());
+            }
+        }
+        Box::pin(async move { Ok(Elicited::Accepted(Value::Object(answer))) })
+    })
 }
 
 #[tokio::main]
@@ -39,7 +58,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .filter(|arg| arg.starts_with("http"))
         .ok_or("give the server's URL as the last argument")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let limits = ImportLimits::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let limits = ImportLimits::default()
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .with_forwarded_elicitation();
     let tools = McpTools::connect_http_with(&url, &[], limits).await?;
     eprintln!(
         "{scenario}: connected to {url}, protocol {}",
@@ -51,7 +72,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     for tool in tools.listed().iter() {
         let name = format!("{}.{}", tools.namespace(), tool.name);
-        let output = exec.execute(&name, arguments(&tool.name)).await?;
+        let options = CallOptions::default().with_elicitor(user());
+        let output = exec
+            .execute_with(&name, arguments(&tool.name), &options)
+            .await?;
         eprintln!("{name}: {}", output.to_text());
     }
     Ok(())

@@ -601,6 +601,114 @@ async fn an_import_is_declared_as_its_servers_namespace_and_deferred() {
     assert!(!local.spec("shop.add").unwrap().metadata.defer_loading);
 }
 
+/// A server's tools that ask the user (`ask`) and that hold until released (`hold`).
+fn asking_server(started: mpsc::UnboundedSender<()>, release: Arc<Notify>) -> McpServer {
+    let ask = DynamicTool::new(
+        "ask",
+        "Asks for an email.",
+        json!({ "type": "object", "properties": {} }),
+        |_, ctx| async move {
+            let schema = json!({ "type": "object", "properties": { "email": { "type": "string" } }, "required": ["email"] });
+            let answer = ctx.elicit("Which email?", schema).await?;
+            Ok(ToolOutput::text(format!("{answer:?}")))
+        },
+    );
+    let hold = DynamicTool::new(
+        "hold",
+        "Holds until released.",
+        json!({ "type": "object", "properties": {} }),
+        move |_, _| {
+            let (started, release) = (started.clone(), Arc::clone(&release));
+            async move {
+                let _ = started.send(());
+                release.notified().await;
+                Ok(ToolOutput::text("released"))
+            }
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(ask)
+        .tool(hold)
+        .build()
+        .unwrap();
+    McpServer::new(exec)
+        .unwrap()
+        .with_server_info("asker", "1.0.0")
+}
+
+/// An import that forwards elicitation passes a server's question on to the caller of the call
+/// in flight, and refuses to when several are (MCP names no call in a question), or when no
+/// one can answer; without forwarding, the server is told the import cannot answer.
+#[tokio::test]
+async fn a_servers_question_reaches_the_caller_of_the_one_call_in_flight() {
+    use ai_tool::mcp::ImportLimits;
+    use ai_tool::{Elicitation, Elicited, Elicitor};
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let release = Arc::new(Notify::new());
+    let server = asking_server(started_tx.clone(), Arc::clone(&release));
+    let limits = ImportLimits::default().with_forwarded_elicitation();
+    let tools =
+        McpTools::connect_with("asker", in_process(server), Duration::from_secs(10), limits)
+            .await
+            .unwrap();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let user: Elicitor = Arc::new(|question: Elicitation| {
+        assert_eq!(question.message, "Which email?");
+        Box::pin(async { Ok(Elicited::Accepted(json!({ "email": "a@example.com" }))) })
+    });
+    let answering = CallOptions::default().with_elicitor(user);
+    let out = local
+        .execute_with("asker.ask", json!({}), &answering)
+        .await
+        .unwrap();
+    assert!(out.to_text().contains("a@example.com"), "{}", out.to_text());
+    // A caller that cannot answer: the server's tool is told.
+    let err = local.execute("asker.ask", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("no call in flight"), "{err}");
+    // Two calls in flight whose callers can answer: the question goes to neither.
+    let holding = {
+        let local = local.clone();
+        let answering = answering.clone();
+        tokio::spawn(async move {
+            local
+                .execute_with("asker.hold", json!({}), &answering)
+                .await
+        })
+    };
+    started.recv().await.unwrap();
+    let err = local
+        .execute_with("asker.ask", json!({}), &answering)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("several calls are in flight"),
+        "{err}"
+    );
+    release.notify_one();
+    assert_eq!(holding.await.unwrap().unwrap().to_text(), "released");
+
+    // Without forwarding, the import declares no elicitation and the tool is told so.
+    let server = asking_server(started_tx, Arc::new(Notify::new()));
+    let tools = McpTools::connect("asker", in_process(server))
+        .await
+        .unwrap();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let err = local
+        .execute_with("asker.ask", json!({}), &answering)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot ask the user"), "{err}");
+}
+
 /// The import asks for the newest protocol version unless told another
 /// (`ImportLimits::with_protocol_version`); the server answers with what it speaks.
 #[tokio::test]

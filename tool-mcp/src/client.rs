@@ -8,13 +8,17 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, Tool,
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData, FormElicitationCapability, Implementation, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, Tool,
 };
+use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::ClientHandler;
 use tokio::sync::watch;
-use tool_runtime::ToolContext;
+use tool_runtime::{Elicited, ToolContext};
+
+use crate::questions::Questions;
 
 /// What the client and every tool made from it share.
 pub(crate) struct ClientState {
@@ -35,6 +39,8 @@ pub(crate) struct ClientState {
     change_waiting: AtomicBool,
     /// What is taken from the server.
     pub(crate) limits: ImportLimits,
+    /// The calls a server's questions go to.
+    pub(crate) questions: Arc<Questions>,
     /// The server's process, when the import started it: killed when the last tool or
     /// connection goes.
     process: Mutex<Option<tokio::process::Child>>,
@@ -44,6 +50,7 @@ impl ClientState {
     pub(crate) fn new(server: Arc<str>, limits: ImportLimits) -> Self {
         ClientState {
             limits,
+            questions: Arc::default(),
             process: Mutex::default(),
             server,
             tools: RwLock::new(Arc::from(Vec::new())),
@@ -155,7 +162,44 @@ impl ClientHandler for ImportClient {
         if let Some(version) = &self.0.limits.protocol_version {
             info.protocol_version = version.clone();
         }
+        if self.0.limits.forward_elicitation {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::new());
+            info.capabilities.elicitation = Some(elicitation);
+        }
         info
+    }
+
+    /// A server's question during a call, passed on to that call's caller ([`Questions`]);
+    /// an error for the server when there is no one, or no one alone, to ask.
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let refused = |message: String| ErrorData::invalid_request(message, None);
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Err(refused("only form elicitation is passed on".into()));
+        };
+        let schema = serde_json::to_value(&requested_schema).map_err(|e| refused(e.to_string()))?;
+        let answer = self
+            .0
+            .questions
+            .ask(&message, schema)
+            .await
+            .map_err(refused)?;
+        Ok(match answer {
+            Elicited::Accepted(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
+            Elicited::Declined => ElicitResult::new(ElicitationAction::Decline),
+            Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_progress(
@@ -294,6 +338,11 @@ pub struct ImportLimits {
     /// one, which is then spoken. Ask for `ProtocolVersion::V_2025_11_25` to meet a server or
     /// a suite that expects to be asked for it.
     pub protocol_version: Option<ProtocolVersion>,
+    /// Whether the import declares `elicitation` and passes a server's questions during a
+    /// call on to that call's caller (`ToolContext::elicit`), when that caller can answer
+    /// and no other such call is in flight on the connection (MCP names no call in a
+    /// question). Default false: the server is told the import cannot answer.
+    pub forward_elicitation: bool,
 }
 
 impl ImportLimits {
@@ -330,6 +379,13 @@ impl ImportLimits {
         self
     }
 
+    /// These options passing a server's questions on to the caller
+    /// ([`ImportLimits::forward_elicitation`]).
+    pub fn with_forwarded_elicitation(mut self) -> Self {
+        self.forward_elicitation = true;
+        self
+    }
+
     /// These options asking for another protocol version in `initialize`.
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = Some(version);
@@ -345,6 +401,7 @@ impl Default for ImportLimits {
             max_list_bytes: Self::DEFAULT_MAX_LIST_BYTES,
             max_description_bytes: Self::DEFAULT_MAX_DESCRIPTION_BYTES,
             protocol_version: None,
+            forward_elicitation: false,
         }
     }
 }

@@ -25,6 +25,7 @@ mod http_options;
 mod import;
 mod listing;
 mod notify;
+mod questions;
 mod refreshing;
 mod remote;
 mod sample;

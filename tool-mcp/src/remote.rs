@@ -106,6 +106,9 @@ impl Remote {
             self.state
                 .route_progress(handle.progress_token.clone(), ctx.clone())
         });
+        let _questions = (self.state.limits.forward_elicitation)
+            .then(|| self.state.questions.route(ctx))
+            .flatten();
         let mut abandoned = CancelOnDrop(Some((self.peer.clone(), handle.id.clone())));
         let response = handle.await_response().await;
         abandoned.0 = None;

@@ -1,0 +1,70 @@
+//! A server's questions to the user (`elicitation/create`) during an imported call, passed on
+//! to that call's caller ([`ToolContext::elicit`]), when the import forwards them
+//! ([`ImportLimits::forward_elicitation`](crate::ImportLimits::forward_elicitation)).
+//!
+//! MCP names no call in a question, so a question is passed on only while exactly one call
+//! whose caller can answer is in flight on the connection; with several (a gateway serving
+//! many users through one upstream connection), passing it on could ask one user another's
+//! question, so the server is answered with an error instead.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tool_runtime::{Elicited, ToolContext};
+
+/// The calls in flight whose callers can answer a question.
+#[derive(Default)]
+pub(crate) struct Questions {
+    calls: Mutex<Vec<(u64, ToolContext<'static>)>>,
+    next: AtomicU64,
+}
+
+impl Questions {
+    /// Routes questions to `ctx` until the returned guard is dropped; `None` when its caller
+    /// cannot answer any.
+    pub(crate) fn route(self: &Arc<Self>, ctx: &ToolContext<'static>) -> Option<QuestionRoute> {
+        if !ctx.can_elicit() {
+            return None;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().push((id, ctx.clone()));
+        Some(QuestionRoute {
+            questions: Arc::clone(self),
+            id,
+        })
+    }
+
+    /// Asks the one caller in flight that can answer.
+    pub(crate) async fn ask(&self, message: &str, schema: Value) -> Result<Elicited, String> {
+        let ctx = match self.lock().as_slice() {
+            [(_, ctx)] => ctx.clone(),
+            [] => return Err("no call in flight on this connection can ask its user".into()),
+            _ => {
+                return Err(
+                    "several calls are in flight on this connection and the question \
+                            names none: it is not passed on, so that no user is asked another's \
+                            question"
+                        .into(),
+                )
+            }
+        };
+        ctx.elicit(message, schema).await.map_err(|e| e.to_string())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ToolContext<'static>)>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Keeps a call's questions routed to it while it lives.
+pub(crate) struct QuestionRoute {
+    questions: Arc<Questions>,
+    id: u64,
+}
+
+impl Drop for QuestionRoute {
+    fn drop(&mut self) {
+        self.questions.lock().retain(|(id, _)| *id != self.id);
+    }
+}
