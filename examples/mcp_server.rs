@@ -6,9 +6,10 @@
 //! ```
 //!
 //! Set `MCP_TOKEN` to require `Authorization: Bearer $MCP_TOKEN` over HTTP. Besides the
-//! quickstart's `check` and `availability` there is `wait` (runs until cancelled or for the
-//! milliseconds asked, to try cancellation) and `text.upper`, a dynamic tool with a dotted
-//! name.
+//! quickstart's `check` and `availability` there is `book` (asks the user a name:
+//! elicitation), `welcome` (asks the client's model: sampling), `wait` (runs until cancelled or
+//! for the milliseconds asked, to try cancellation) and `text.upper`, a dynamic tool with a
+//! dotted name.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use ai_tool::mcp::{serve_http_with, serve_stdio_with, HttpOptions, McpServer};
 use ai_tool::prelude::*;
+use ai_tool::SamplingRequest;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -67,6 +69,37 @@ impl BookingService {
     #[ai_tool(read_only, idempotent)]
     async fn availability(&self, #[arg(description = "Day, as YYYY-MM-DD")] day: String) -> String {
         format!("{} on {day}: 3 free", self.city)
+    }
+
+    /// Books a place on a day, after asking the user for the name to book it under.
+    #[ai_tool]
+    async fn book(&self, day: String, ctx: &ToolContext) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": { "name": { "type": "string", "description": "The name to book under" } },
+            "required": ["name"]
+        });
+        let question = format!("Who is the booking in {} on {day} for?", self.city);
+        match ctx.elicit(&question, schema).await? {
+            Elicited::Accepted(answer) => Ok(format!(
+                "booked {day} in {} for {}",
+                self.city,
+                answer["name"].as_str().unwrap_or_default()
+            )),
+            Elicited::Declined | Elicited::Cancelled => Ok("not booked".into()),
+        }
+    }
+
+    /// Writes a welcome for a guest, by the client's model.
+    #[ai_tool]
+    async fn welcome(&self, guest: String, ctx: &ToolContext) -> Result<String, ToolError> {
+        let request = SamplingRequest::new(format!(
+            "Write one line welcoming {guest} to {}.",
+            self.city
+        ))
+        .with_system("You write short, warm hotel welcomes.")
+        .with_max_tokens(60);
+        Ok(ctx.sample(request).await?.text)
     }
 
     /// Waits for the given milliseconds, or until the call is cancelled.

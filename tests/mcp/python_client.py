@@ -13,7 +13,7 @@ import sys
 
 import anyio
 import jsonschema
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, types
 
 
 def check(condition, what, detail=""):
@@ -29,8 +29,30 @@ async def main(mode, server):
     async def on_log(params):
         logged.append((params.level, params.logger, params.data))
 
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def on_sample(context, params):
+        asked.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="Welcome, Ada!"),
+            model="python-test-model",
+            stop_reason="endTurn",
+        )
+
     # The level travels in each request's `_meta` on 2026-07-28, by `logging/setLevel` before.
-    async with Client(server, mode=mode, log_level="info", logging_callback=on_log) as client:
+    async with Client(
+        server,
+        mode=mode,
+        log_level="info",
+        logging_callback=on_log,
+        elicitation_callback=on_elicit,
+        sampling_callback=on_sample,
+    ) as client:
         print(f"protocol {client.protocol_version}", flush=True)
         if mode == "legacy":
             await client.set_logging_level("info")
@@ -118,6 +140,35 @@ async def main(mode, server):
         check(scope.cancelled_caught, "a call is cancelled by the client", "it finished")
         result = await client.call_tool("wait", {"millis": 1})
         check(result.content[0].text == "waited 1 ms", "the session serves on after a cancellation", result)
+
+        # Asking the user and the client's model mid-call: server-to-client requests, which
+        # 2025-11-25 has (2026-07-28 replaces them).
+        if mode == "legacy":
+            result = await client.call_tool("book", {"day": "2026-12-01"})
+            check(
+                not result.is_error and result.content[0].text == "booked 2026-12-01 in Lisbon for Ada",
+                "elicitation: the tool asks, the client's answer reaches it",
+                result,
+            )
+            question = asked[-1]
+            check(
+                "Lisbon" in question.message and question.requested_schema["required"] == ["name"],
+                "elicitation/create carries the message and the schema",
+                question,
+            )
+            result = await client.call_tool("welcome", {"guest": "Ada"})
+            check(
+                not result.is_error and result.content[0].text == "Welcome, Ada!",
+                "sampling: the client's model answers the tool",
+                result,
+            )
+            request = asked[-1]
+            check(
+                request.max_tokens == 60 and "Ada" in request.messages[0].content.text
+                and request.system_prompt == "You write short, warm hotel welcomes.",
+                "sampling/createMessage carries the messages, the system prompt and maxTokens",
+                request,
+            )
 
 
 if __name__ == "__main__":
