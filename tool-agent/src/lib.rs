@@ -36,6 +36,7 @@ mod repeat;
 mod result;
 mod retries;
 mod run;
+mod sampling;
 mod scope;
 mod search;
 pub mod telemetry;

@@ -967,3 +967,47 @@ async fn a_result_past_the_cap_reaches_the_model_cut_and_the_record_whole() {
     };
     assert_eq!(text.len(), huge.len());
 }
+
+/// A tool's request to a model (`ToolContext::sample`) is answered by the run's own model: a
+/// request of the tool's messages and instructions, with no tools and its token cap.
+#[tokio::test]
+async fn a_tools_request_to_a_model_is_answered_by_the_runs_model() {
+    let model = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c1",
+                "welcome",
+                json!({ "guest": "Ada" }),
+            )]))
+            .then(ModelResponse::answer("Welcome, Ada!"))
+            .then(ModelResponse::answer("Done: Welcome, Ada!")),
+    );
+    let welcome = DynamicTool::new(
+        "welcome",
+        "Writes a welcome.",
+        json!({ "type": "object", "properties": { "guest": { "type": "string" } }, "required": ["guest"] }),
+        |args, ctx| async move {
+            let guest = args["guest"].as_str().unwrap_or_default().to_owned();
+            let request = tool_runtime::SamplingRequest::new(format!("Welcome {guest}."))
+                .with_system("One line.")
+                .with_max_tokens(40);
+            Ok(ToolOutput::text(ctx.sample(request).await?.text))
+        },
+    );
+    let runner = agent(&model, executor([welcome])).build();
+    let result = runner
+        .run("welcome Ada", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "Done: Welcome, Ada!");
+    assert_eq!(
+        tool_messages(&result.transcript),
+        [("c1".to_owned(), "Welcome, Ada!".to_owned(), false)]
+    );
+    let requests = model.requests();
+    let sampled = &requests[1];
+    assert_eq!(sampled.instructions.as_deref(), Some("One line."));
+    assert_eq!(sampled.generation.max_tokens, Some(40));
+    assert!(sampled.tools.is_empty(), "no tools for a sampling request");
+    assert_eq!(sampled.messages.len(), 1);
+}

@@ -692,7 +692,9 @@ impl<'a> Run<'a> {
 
     /// What runs the calls of this run.
     fn calls(&self) -> Calls<'_> {
-        let mut options = CallOptions::default().with_extension(self.scope.clone());
+        let mut options = CallOptions::default()
+            .with_extension(self.scope.clone())
+            .with_sampler(crate::sampling::sampler(Arc::clone(&self.agent.model)));
         options.cancellation = self.options.cancellation.clone();
         Calls {
             executor: self.agent.executor_for(self.options),
