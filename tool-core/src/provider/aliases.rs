@@ -103,6 +103,16 @@ impl Aliases {
         self.text_tools.contains(real_name)
     }
 
+    /// The kind OpenAI's APIs name `real_name` by in a choice or a call: `"custom"` for a
+    /// custom tool taking text, `"function"` otherwise.
+    pub fn tool_kind(&self, real_name: &str) -> &'static str {
+        if self.takes_text(real_name) {
+            "custom"
+        } else {
+            "function"
+        }
+    }
+
     /// Records that `real_name` is declared in the namespace `namespace`.
     pub fn set_namespace(&mut self, real_name: &str, namespace: &str) {
         self.namespaces

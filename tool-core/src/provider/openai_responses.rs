@@ -153,7 +153,7 @@ impl Api for OpenAiResponses {
                 .map(|r| match screenshot(r) {
                     Some(image_url) => computer_call_output(r, image_url),
                     None => {
-                        let kind = output_kind(aliases.takes_text(&r.call.name));
+                        let kind = output_kind(aliases, &r.call.name);
                         json!({ "type": kind, "call_id": r.id(), "output": function_output(r) })
                     }
                 })
@@ -162,13 +162,12 @@ impl Api for OpenAiResponses {
     }
 }
 
-/// The type of the item answering a call: `custom_tool_call_output` for a custom tool's,
-/// `function_call_output` for a function's.
-pub fn output_kind(takes_text: bool) -> &'static str {
-    if takes_text {
-        "custom_tool_call_output"
-    } else {
-        "function_call_output"
+/// The type of the item answering a call of `real_name`: `custom_tool_call_output` for a
+/// custom tool's, `function_call_output` for a function's.
+pub fn output_kind(aliases: &Aliases, real_name: &str) -> &'static str {
+    match aliases.tool_kind(real_name) {
+        "custom" => "custom_tool_call_output",
+        _ => "function_call_output",
     }
 }
 

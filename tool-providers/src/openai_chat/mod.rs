@@ -341,11 +341,7 @@ fn tool_choice(choice: &ToolChoice, aliases: &Aliases) -> Value {
 
 /// A tool by name, as a choice names it: a function, or a custom tool.
 fn named(name: &str, aliases: &Aliases) -> Value {
-    let kind = if aliases.takes_text(name) {
-        "custom"
-    } else {
-        "function"
-    };
+    let kind = aliases.tool_kind(name);
     json!({ "type": kind, kind: { "name": aliases.provider_name(name) } })
 }
 

@@ -100,7 +100,7 @@ pub(super) fn items(
             let text = flagged_error_text(text, *is_error);
             let output = responses_function_call_output(&text, attachments);
             vec![json!({
-                "type": responses_output_kind(aliases.takes_text(name)),
+                "type": responses_output_kind(aliases, name),
                 "call_id": result_id_at(messages, index),
                 "output": output,
             })]

@@ -264,12 +264,7 @@ pub(crate) fn ending(reason: Option<&str>) -> Ending {
 
 /// A tool by name, as a choice names it: a function, or a custom tool.
 fn named(name: &str, aliases: &Aliases) -> Value {
-    let kind = if aliases.takes_text(name) {
-        "custom"
-    } else {
-        "function"
-    };
-    json!({ "type": kind, "name": aliases.provider_name(name) })
+    json!({ "type": aliases.tool_kind(name), "name": aliases.provider_name(name) })
 }
 
 /// Whether the declarations hold a tool search the client runs.
