@@ -26,6 +26,11 @@ for _ in $(seq 1 100); do
     grep -q "serving" "$log" && break
     sleep 0.1
 done
+if ! grep -q "serving" "$log"; then
+    echo "examples/conformance_server did not start within 10 s:" >&2
+    cat "$log" >&2
+    exit 1
+fi
 status=0
 echo "== server scenarios, 2025-11-25, against examples/conformance_server.rs"
 "${suite[@]}" server --url "http://127.0.0.1:$port/mcp" --suite all --spec-version 2025-11-25 \

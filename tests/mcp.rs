@@ -658,7 +658,8 @@ async fn a_servers_question_reaches_the_caller_of_the_one_call_in_flight() {
         .build()
         .unwrap();
     let user: Elicitor = Arc::new(|question: Elicitation| {
-        assert_eq!(question.message, "Which email?");
+        // The user is told whose question it is.
+        assert_eq!(question.message, "The MCP server asker asks: Which email?");
         Box::pin(async { Ok(Elicited::Accepted(json!({ "email": "a@example.com" }))) })
     });
     let answering = CallOptions::default().with_elicitor(user);
@@ -670,7 +671,8 @@ async fn a_servers_question_reaches_the_caller_of_the_one_call_in_flight() {
     // A caller that cannot answer: the server's tool is told.
     let err = local.execute("asker.ask", json!({})).await.unwrap_err();
     assert!(err.to_string().contains("no call in flight"), "{err}");
-    // Two calls in flight whose callers can answer: the question goes to neither.
+    // Two calls in flight (whether or not their callers can answer): the question goes to
+    // neither.
     let holding = {
         let local = local.clone();
         let answering = answering.clone();

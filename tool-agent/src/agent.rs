@@ -58,6 +58,10 @@ pub struct Agent {
     /// Whether a gated tool whose gates all fail stays declared, and only its calls are
     /// refused, where the API restricts calls without changing the declarations.
     gated_declared: bool,
+    /// [`AgentBuilder::answer_sampling`].
+    pub(crate) answers_sampling: bool,
+    /// The most tokens a sampling request may ask for ([`AgentBuilder::answer_sampling`]).
+    pub(crate) sampling_cap: u32,
     /// Tools the provider runs, declared beside the offered ones.
     hosted: Vec<tool_core::provider::hosted::HostedTool>,
     #[cfg(feature = "retrieval")]
@@ -91,6 +95,8 @@ impl Agent {
                 trace_content: false,
                 tool_search: None,
                 gated_declared: false,
+                answers_sampling: false,
+                sampling_cap: 0,
                 hosted: Vec::new(),
                 #[cfg(feature = "retrieval")]
                 retriever: None,
@@ -495,6 +501,18 @@ impl AgentBuilder {
     /// the model must not know of. Elsewhere the gated tool is not declared, as without it.
     pub fn keep_gated_tools_declared(mut self, keep: bool) -> Self {
         self.agent.gated_declared = keep;
+        self
+    }
+
+    /// Answers a tool's requests to a model (`ToolContext::sample`, MCP's sampling) with the
+    /// run's own model: a request of the tool's messages and instructions, no tools, its
+    /// `max_tokens` held to `cap_tokens`. Off by default: those tokens are not counted in the
+    /// run's `Usage` nor held to its `token_budget`, so a tool could spend what the run never
+    /// sees; turn it on for tools you trust. Off, a tool asking gets an error that says no
+    /// model is reachable.
+    pub fn answer_sampling(mut self, cap_tokens: u32) -> Self {
+        self.agent.answers_sampling = true;
+        self.agent.sampling_cap = cap_tokens;
         self
     }
 

@@ -968,8 +968,9 @@ async fn a_result_past_the_cap_reaches_the_model_cut_and_the_record_whole() {
     assert_eq!(text.len(), huge.len());
 }
 
-/// A tool's request to a model (`ToolContext::sample`) is answered by the run's own model: a
-/// request of the tool's messages and instructions, with no tools and its token cap.
+/// A tool's request to a model (`ToolContext::sample`) is answered by the run's own model when
+/// the agent says so: a request of the tool's messages and instructions, with no tools and its
+/// token cap held to the agent's.
 #[tokio::test]
 async fn a_tools_request_to_a_model_is_answered_by_the_runs_model() {
     let model = Arc::new(
@@ -994,7 +995,27 @@ async fn a_tools_request_to_a_model_is_answered_by_the_runs_model() {
             Ok(ToolOutput::text(ctx.sample(request).await?.text))
         },
     );
-    let runner = agent(&model, executor([welcome])).build();
+    // Off by default: the tool is told no model is reachable.
+    let off = Arc::new(
+        ScriptedModel::new()
+            .then(ModelResponse::calling([call(
+                "c0",
+                "welcome",
+                json!({ "guest": "Ada" }),
+            )]))
+            .then(ModelResponse::answer("No welcome.")),
+    );
+    let result = agent(&off, executor([welcome.clone()]))
+        .build()
+        .run("welcome Ada", &RunOptions::default())
+        .await
+        .unwrap();
+    let (_, text, is_error) = &tool_messages(&result.transcript)[0];
+    assert!(*is_error && text.contains("cannot ask a model"), "{text}");
+
+    let runner = agent(&model, executor([welcome]))
+        .answer_sampling(30)
+        .build();
     let result = runner
         .run("welcome Ada", &RunOptions::default())
         .await
@@ -1007,7 +1028,11 @@ async fn a_tools_request_to_a_model_is_answered_by_the_runs_model() {
     let requests = model.requests();
     let sampled = &requests[1];
     assert_eq!(sampled.instructions.as_deref(), Some("One line."));
-    assert_eq!(sampled.generation.max_tokens, Some(40));
+    assert_eq!(
+        sampled.generation.max_tokens,
+        Some(30),
+        "held to the agent's cap"
+    );
     assert!(sampled.tools.is_empty(), "no tools for a sampling request");
     assert_eq!(sampled.messages.len(), 1);
 }

@@ -198,34 +198,42 @@ impl Content {
         !matches!(self, Content::Text { .. } | Content::ToolReference { .. })
     }
 
-    /// The bytes this block weighs against a result's cap: its text, its data or its URL.
+    /// The bytes this block weighs against a result's cap: every string it holds (its text,
+    /// data or URL, and its media type, name and the rest), since each is sent on.
     pub fn byte_len(&self) -> usize {
+        let len = |text: &Option<String>| text.as_ref().map_or(0, String::len);
         match self {
             Content::Text { text } => text.len(),
-            Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
-            Content::File { source, name, .. } => {
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                data.len() + mime_type.len()
+            }
+            Content::File {
+                source,
+                mime_type,
+                name,
+            } => {
                 let source = match source {
                     FileSource::Base64 { data } => data.len(),
                     FileSource::Url { url } => url.len(),
                 };
-                source + name.as_ref().map_or(0, String::len)
+                source + mime_type.len() + len(name)
             }
             Content::ResourceLink {
                 uri,
                 name,
                 title,
                 description,
-                ..
-            } => [Some(uri), Some(name), title.as_ref(), description.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(String::len)
-                .sum(),
-            Content::Resource { uri, contents, .. } => {
-                uri.len()
-                    + match contents {
-                        ResourceContents::Text(text) | ResourceContents::Blob(text) => text.len(),
-                    }
+                mime_type,
+            } => uri.len() + name.len() + len(title) + len(description) + len(mime_type),
+            Content::Resource {
+                uri,
+                mime_type,
+                contents,
+            } => {
+                let contents = match contents {
+                    ResourceContents::Text(text) | ResourceContents::Blob(text) => text.len(),
+                };
+                uri.len() + len(mime_type) + contents
             }
             Content::ToolReference { tool_name } => tool_name.len(),
         }

@@ -187,6 +187,8 @@ impl ClientHandler for ImportClient {
             return Err(refused("only form elicitation is passed on".into()));
         };
         let schema = serde_json::to_value(&requested_schema).map_err(|e| refused(e.to_string()))?;
+        // The question is the server's words: the user is told whose.
+        let message = format!("The MCP server {} asks: {message}", self.0.server);
         let answer = self
             .0
             .questions

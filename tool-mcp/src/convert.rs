@@ -191,7 +191,7 @@ mod tests {
             Content::blob_resource("weather://paris.pdf", "application/pdf", "JVBERi0="),
         ];
         let files = [
-            Content::file("JVBERi0=", "application/pdf", "report.pdf"),
+            Content::file("JVBERi0=", "application/pdf", "../q3 report.pdf"),
             Content::file_url("https://example.com/a.pdf", "application/pdf"),
         ];
         let output = ToolOutput {
@@ -219,7 +219,11 @@ mod tests {
                 "resource_link"
             ]
         );
-        assert_eq!(wire["content"][6]["resource"]["uri"], "file:///report.pdf");
+        // The name is one segment of the URI, percent-encoded: no path climbs out of it.
+        assert_eq!(
+            wire["content"][6]["resource"]["uri"],
+            "file:///q3%20report.pdf"
+        );
         assert_eq!(wire["content"][7]["name"], "a.pdf");
         // Back again: the kinds MCP has come back as themselves; a file is a resource or a link.
         let imported = output_from_result(served);
@@ -228,7 +232,7 @@ mod tests {
             imported.content[kept.len()..],
             [
                 Content::Resource {
-                    uri: "file:///report.pdf".into(),
+                    uri: "file:///q3%20report.pdf".into(),
                     mime_type: Some("application/pdf".into()),
                     contents: tool_core::ResourceContents::Blob("JVBERi0=".into()),
                 },

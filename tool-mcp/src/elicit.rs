@@ -12,9 +12,13 @@ use tool_runtime::{Elicitation, Elicited, Elicitor};
 /// The elicitor of a call from `peer`: `None` when the client did not declare elicitation
 /// (the tool is then told it cannot ask).
 pub(crate) fn elicitor(peer: &Peer<RoleServer>) -> Option<Elicitor> {
-    let declared = peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some());
+    // Form elicitation: declared as `form`, or as `elicitation: {}` (before modes existed).
+    let declared = peer.peer_info().is_some_and(|info| {
+        info.capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    });
     if !declared {
         return None;
     }

@@ -2,10 +2,11 @@
 //! to that call's caller ([`ToolContext::elicit`]), when the import forwards them
 //! ([`ImportLimits::forward_elicitation`](crate::ImportLimits::forward_elicitation)).
 //!
-//! MCP names no call in a question, so a question is passed on only while exactly one call
-//! whose caller can answer is in flight on the connection; with several (a gateway serving
+//! MCP names no call in a question, so a question is passed on only while exactly one call is
+//! in flight on the connection, and its caller can answer; with several (a gateway serving
 //! many users through one upstream connection), passing it on could ask one user another's
-//! question, so the server is answered with an error instead.
+//! question, so the server is answered with an error instead. Every forwarded call counts,
+//! whether its caller can answer or not, and is counted from before its request is sent.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use tool_runtime::{Elicited, ToolContext};
 
-/// The calls in flight whose callers can answer a question.
+/// The calls in flight on the connection.
 #[derive(Default)]
 pub(crate) struct Questions {
     calls: Mutex<Vec<(u64, ToolContext<'static>)>>,
@@ -21,25 +22,22 @@ pub(crate) struct Questions {
 }
 
 impl Questions {
-    /// Routes questions to `ctx` until the returned guard is dropped; `None` when its caller
-    /// cannot answer any.
-    pub(crate) fn route(self: &Arc<Self>, ctx: &ToolContext<'static>) -> Option<QuestionRoute> {
-        if !ctx.can_elicit() {
-            return None;
-        }
+    /// Counts the call of `ctx` as in flight, and routes questions to it, until the returned
+    /// guard is dropped.
+    pub(crate) fn route(self: &Arc<Self>, ctx: &ToolContext<'static>) -> QuestionRoute {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().push((id, ctx.clone()));
-        Some(QuestionRoute {
+        QuestionRoute {
             questions: Arc::clone(self),
             id,
-        })
+        }
     }
 
-    /// Asks the one caller in flight that can answer.
+    /// Asks the caller of the one call in flight, when it can answer.
     pub(crate) async fn ask(&self, message: &str, schema: Value) -> Result<Elicited, String> {
         let ctx = match self.lock().as_slice() {
-            [(_, ctx)] => ctx.clone(),
-            [] => return Err("no call in flight on this connection can ask its user".into()),
+            [(_, ctx)] if ctx.can_elicit() => ctx.clone(),
+            [] | [_] => return Err("no call in flight on this connection can ask its user".into()),
             _ => {
                 return Err(
                     "several calls are in flight on this connection and the question \
@@ -49,7 +47,11 @@ impl Questions {
                 )
             }
         };
-        ctx.elicit(message, schema).await.map_err(|e| e.to_string())
+        // The reason stays here: it may quote the user's answer, which is not the server's.
+        ctx.elicit(message, schema).await.map_err(|e| {
+            tracing::warn!(error = %e, "a forwarded question was not answered");
+            "the user's answer could not be passed on".to_owned()
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ToolContext<'static>)>> {

@@ -96,6 +96,10 @@ impl Remote {
         ctx: &ToolContext<'static>,
     ) -> Result<ServerResult, rmcp::service::ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // Counted as in flight before the server can read the request, so that a question it
+        // asks at once finds this call, and no other ([`crate::questions`]).
+        let _questions =
+            (self.state.limits.forward_elicitation).then(|| self.state.questions.route(ctx));
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -106,9 +110,6 @@ impl Remote {
             self.state
                 .route_progress(handle.progress_token.clone(), ctx.clone())
         });
-        let _questions = (self.state.limits.forward_elicitation)
-            .then(|| self.state.questions.route(ctx))
-            .flatten();
         let mut abandoned = CancelOnDrop(Some((self.peer.clone(), handle.id.clone())));
         let response = handle.await_response().await;
         abandoned.0 = None;

@@ -280,7 +280,8 @@ impl<'a> ToolContext<'a> {
         let Some(elicitor) = self.parts.refs().options.elicit.clone() else {
             return Err(ToolError::failed(
                 tool,
-                "this call cannot ask the user: its caller named no one to ask                  (an MCP client that does not declare elicitation, or CallOptions without an                  elicitor)",
+                "this call cannot ask the user: its caller named no one to ask (an MCP client that \
+                 does not declare elicitation, or CallOptions without an elicitor)",
             ));
         };
         let question = crate::Elicitation {
@@ -304,7 +305,7 @@ impl<'a> ToolContext<'a> {
         let Some(sampler) = self.parts.refs().options.sample.clone() else {
             return Err(ToolError::failed(
                 tool,
-                "this call cannot ask a model: its caller named none (an MCP client that does                  not declare sampling, or CallOptions without a sampler)",
+                "this call cannot ask a model: its caller named none (an MCP client that does not declare sampling, or CallOptions without a sampler)",
             ));
         };
         sampler(request)

@@ -43,7 +43,10 @@ pub(crate) fn checked(tool: &str, schema: &Value, answer: Elicited) -> Result<El
     let Elicited::Accepted(content) = &answer else {
         return Ok(answer);
     };
-    let validator = jsonschema::validator_for(schema).map_err(|e| {
+    // The schema may come from an imported server: offline, with the pattern backtrack limit,
+    // and with formats checked, as the tool reads them.
+    let options = tool_core::schema::validator_options().should_validate_formats(true);
+    let validator = options.build(schema).map_err(|e| {
         ToolError::failed(
             tool,
             format!("the schema asked with is not a JSON Schema: {e}"),

@@ -692,9 +692,12 @@ impl<'a> Run<'a> {
 
     /// What runs the calls of this run.
     fn calls(&self) -> Calls<'_> {
-        let mut options = CallOptions::default()
-            .with_extension(self.scope.clone())
-            .with_sampler(crate::sampling::sampler(Arc::clone(&self.agent.model)));
+        let mut options = CallOptions::default().with_extension(self.scope.clone());
+        if self.agent.answers_sampling {
+            let model = Arc::clone(&self.agent.model);
+            options =
+                options.with_sampler(crate::sampling::sampler(model, self.agent.sampling_cap));
+        }
         options.cancellation = self.options.cancellation.clone();
         Calls {
             executor: self.agent.executor_for(self.options),

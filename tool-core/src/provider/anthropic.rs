@@ -23,7 +23,7 @@ use super::profile::{
     branches_beside_properties, is_object_schema, move_to_description, verdict, walk_with_pointer,
     Finding, Problem, ProfileError,
 };
-use super::results::{essence, last_segment, placed, text_or_blocks};
+use super::results::{essence, is_one_of, last_segment, placed, text_or_blocks, WEB_IMAGES};
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
 use crate::{Callers, Content, FileSource, ResourceContents, ToolSpec};
@@ -228,9 +228,9 @@ pub fn attachment_block(attachment: &Content) -> Option<Value> {
         |data: &str| json!({ "type": "base64", "media_type": "application/pdf", "data": data });
     let plain = |text: &str| json!({ "type": "text", "media_type": "text/plain", "data": text });
     match attachment {
-        Content::Image { data, mime_type } => Some(json!({
+        Content::Image { data, mime_type } if is_one_of(mime_type, WEB_IMAGES) => Some(json!({
             "type": "image",
-            "source": { "type": "base64", "media_type": mime_type, "data": data },
+            "source": { "type": "base64", "media_type": essence(mime_type), "data": data },
         })),
         Content::File {
             source,
@@ -267,7 +267,8 @@ pub fn attachment_block(attachment: &Content) -> Option<Value> {
                 (pdf_type.as_deref() == Some("application/pdf")).then(|| document(pdf(blob), uri))
             }
         },
-        Content::Audio { .. }
+        Content::Image { .. }
+        | Content::Audio { .. }
         | Content::ResourceLink { .. }
         | Content::Text { .. }
         | Content::ToolReference { .. } => None,

@@ -183,7 +183,7 @@ const NO_OUTPUT: &str = "(no output)";
 
 /// Converse's name for an image's media type, when it takes the type.
 fn image_format(mime_type: &str) -> Option<&'static str> {
-    match mime_type.to_ascii_lowercase().as_str() {
+    match essence(mime_type).as_str() {
         "image/png" => Some("png"),
         "image/jpeg" | "image/jpg" => Some("jpeg"),
         "image/gif" => Some("gif"),

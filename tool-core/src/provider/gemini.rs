@@ -18,7 +18,7 @@ use super::profile::{
     describe, move_to_description, note, pointer_push, simplify_combinators, types_of, verdict,
     walk_with_pointer, Finding, Problem, ProfileError,
 };
-use super::results::{essence, placed};
+use super::results::{essence, is_one_of, placed};
 use super::{Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, PORTABLE};
 use crate::{Content, FileSource, ResourceContents, ToolOutput, ToolSpec};
@@ -251,15 +251,11 @@ pub fn function_response_parts<'a>(
 /// file by its bytes, a PDF resource's blob, as `inlineData`. Files at a URL, audio and
 /// resources otherwise have none (they are told in words).
 pub fn function_response_part(attachment: &Content) -> Option<Value> {
-    let inline = |mime_type: &str, data: &str| json!({ "inlineData": { "mimeType": mime_type, "data": data } });
-    let document = |mime_type: &str| {
-        matches!(
-            essence(mime_type).as_str(),
-            "application/pdf" | "text/plain"
-        )
-    };
+    let inline = |mime_type: &str, data: &str| json!({ "inlineData": { "mimeType": essence(mime_type), "data": data } });
+    let document = |mime_type: &str| is_one_of(mime_type, &["application/pdf", "text/plain"]);
+    let image = |mime_type: &str| is_one_of(mime_type, &["image/png", "image/jpeg", "image/webp"]);
     match attachment {
-        Content::Image { data, mime_type } => Some(inline(mime_type, data)),
+        Content::Image { data, mime_type } if image(mime_type) => Some(inline(mime_type, data)),
         Content::File {
             source: FileSource::Base64 { data },
             mime_type,

@@ -131,8 +131,23 @@ fn result(r: &CallResult) -> Value {
     Value::Object(result)
 }
 
+/// `text` with every byte but RFC 3986's unreserved ones percent-encoded: a file's name as
+/// one segment of a URI's path, so no name reads as another path.
+fn percent_encoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// A content block as MCP has it: text, image and audio as themselves; a file by its bytes as
-/// an embedded resource (`file:///` and its name, since MCP's resources have a URI), a file at
+/// an embedded resource (`file:///` and its name, percent-encoded, since MCP's resources have
+/// a URI), a file at
 /// a URL and a resource link as `resource_link`; an embedded resource as `resource`. MCP has
 /// no reference to a tool: a found tool is named in words.
 pub fn content_block(content: &Content) -> Value {
@@ -154,10 +169,10 @@ pub fn content_block(content: &Content) -> Value {
             mime_type,
             name,
         } => {
-            let name = name.as_deref().unwrap_or("file");
+            let name = last_segment(name.as_deref().unwrap_or("file"));
             json!({
                 "type": "resource",
-                "resource": { "uri": format!("file:///{name}"), "mimeType": mime_type, "blob": data },
+                "resource": { "uri": format!("file:///{}", percent_encoded(name)), "mimeType": mime_type, "blob": data },
             })
         }
         Content::File {

@@ -14,7 +14,7 @@ use super::declare::{DeclareOptions, Declared};
 use super::hosted::COMPUTER;
 use super::hosted_results::{fields, plain, source, HostedResult};
 use super::json::{array, object_arguments, text_arguments};
-use super::results::{essence, last_segment, placed, text_or_blocks};
+use super::results::{essence, is_one_of, last_segment, placed, text_or_blocks, WEB_IMAGES};
 use super::tool_search::{self, TOOL_SEARCH};
 use super::{openai_chat, Aliases, Api, CallResult, ParseError};
 use crate::name::{NameRule, MODEL_API};
@@ -212,9 +212,9 @@ pub fn attachment_item(attachment: &Content) -> Option<Value> {
         })
     };
     match attachment {
-        Content::Image { data, mime_type } => Some(json!({
+        Content::Image { data, mime_type } if is_one_of(mime_type, WEB_IMAGES) => Some(json!({
             "type": "input_image",
-            "image_url": format!("data:{mime_type};base64,{data}"),
+            "image_url": format!("data:{};base64,{data}", essence(mime_type)),
         })),
         Content::File {
             source,

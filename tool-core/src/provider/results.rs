@@ -99,6 +99,21 @@ pub(crate) fn essence(mime_type: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// The image types Anthropic and OpenAI take (Gemini the same but GIF): an image of another
+/// type (SVG, TIFF, ...) would make the API refuse the whole request, so it is told in words.
+pub(crate) const WEB_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Whether `mime_type`'s essence is one of `types`.
+pub(crate) fn is_one_of(mime_type: &str, types: &[&str]) -> bool {
+    let essence = essence(mime_type);
+    let essence = if essence == "image/jpg" {
+        "image/jpeg".to_owned()
+    } else {
+        essence
+    };
+    types.contains(&essence.as_str())
+}
+
 /// The last segment of a URI's path, for a file name where none is given.
 pub(crate) fn last_segment(uri: &str) -> &str {
     let path = uri.split(['?', '#']).next().unwrap_or_default();
@@ -195,6 +210,35 @@ mod tests {
             Value::Array(items) => items.iter().map(strings).collect::<Vec<_>>().join("|"),
             Value::Object(map) => map.values().map(strings).collect::<Vec<_>>().join("|"),
             _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn an_image_of_a_type_the_api_refuses_is_told_in_words_not_sent() {
+        let svg = CallResult {
+            call: ToolCall::new("c1", "chart", json!({})),
+            result: Ok(ToolOutput::text("the chart")
+                .with_content(Content::image("PHN2Zz4=", "image/svg+xml"))
+                .with_content(Content::image("iVBORw0KGgo=", "image/PNG; x=1"))),
+        };
+        for format in [
+            Format::Anthropic,
+            Format::OpenAiResponses,
+            Format::Gemini,
+            Format::Bedrock,
+        ] {
+            let rendered = render_results(format, std::slice::from_ref(&svg), &Aliases::default());
+            let all = rendered.to_string();
+            assert!(
+                all.contains("[image (image/svg+xml, 5 bytes) not shown]"),
+                "{format:?}: {all}"
+            );
+            assert!(!all.contains("PHN2Zz4="), "{format:?}: {all}");
+            assert!(all.contains("iVBORw0KGgo="), "{format:?}: {all}");
+            assert!(
+                !all.contains("x=1"),
+                "{format:?} sends the bare media type: {all}"
+            );
         }
     }
 
