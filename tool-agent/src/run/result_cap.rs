@@ -134,8 +134,9 @@ mod tests {
         };
         assert_eq!(attachments.len(), 1, "the small image is kept");
         assert!(text.starts_with("a chart and a photo"), "{text}");
+        // Its data and its media type, as every string it would send.
         assert!(
-            text.contains("1 attachment(s) of 3000 bytes left out"),
+            text.contains("1 attachment(s) of 3009 bytes left out"),
             "{text}"
         );
     }
