@@ -14,7 +14,9 @@
 //!   `retrieval`). A call to a tool that was not offered is refused with
 //!   [`ToolError::NotOffered`](tool_core::ToolError::NotOffered), even when the executor has it.
 //! - Calls of tools that need approval wait: the run stops with them pending and a
-//!   serializable [`RunState`]; [`Agent::resume`] runs exactly what was approved.
+//!   serializable [`RunState`]; [`Agent::resume`] runs exactly what was approved. A
+//!   [`RunStore`] keeps such states while they wait and hands each back once
+//!   ([`MemoryRunStore`]; `PgRunStore`, feature `postgres`, shared by replicas).
 //! - The calls of a run share an [`InvocationScope`]: the run's context, typed items and the
 //!   references tools cite as `[doc:N]`, which [`citations::finalize`] renumbers in the answer.
 //!
@@ -31,11 +33,15 @@ mod delegate;
 mod events;
 mod hooks;
 mod kept;
+mod memory_runs;
 mod options;
+#[cfg(feature = "postgres")]
+mod pg_runs;
 mod repeat;
 mod result;
 mod retries;
 mod run;
+mod run_store;
 mod sampling;
 mod scope;
 mod search;
@@ -50,10 +56,14 @@ pub use context::RunContext;
 pub use events::RunEvent;
 pub use hooks::{AfterTool, BeforeTool, RepairCall, RunHooks, StepPlan};
 pub use kept::READ_RESULT;
+pub use memory_runs::MemoryRunStore;
 pub use options::{RunOptions, StopPredicate};
+#[cfg(feature = "postgres")]
+pub use pg_runs::PgRunStore;
 pub use result::{
     CallRecord, Repaired, RepairedBy, RunError, RunFailure, RunResult, Step, StopReason,
 };
+pub use run_store::{RunId, RunStore, RunStoreError, RunStoreFuture, RunStoreLimits, SavedRun};
 pub use scope::InvocationScope;
 pub use search::ToolSearch;
 pub use tool_core::provider::hosted::SearchBy;

@@ -12,12 +12,8 @@
 mod bm25;
 #[cfg(feature = "embed-candle")]
 pub mod candle;
-#[cfg(feature = "pgvector")]
-mod conninfo;
 mod embed;
 mod fusion;
-#[cfg(feature = "pgvector")]
-mod pg_tls;
 #[cfg(feature = "pgvector")]
 pub mod pgvector;
 mod store;

@@ -4,11 +4,10 @@
 use std::collections::HashMap;
 
 use pgvector::Vector;
-use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
+use tool_postgres::Connection;
 
-use super::conninfo::percent_decoded;
 use super::store::{check_unique, embed_tools};
 use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncReport, ToolStore};
 
@@ -17,12 +16,8 @@ use super::{EmbeddingProvider, RetrieveError, StoreFuture, StoredTool, SyncRepor
 /// One table per catalog: a sync makes the table hold exactly the tools it is given, deleting
 /// the rows of any others, so retrievers over different tool sets need tables of their own.
 pub struct PgVectorStore {
-    /// The connection, and how many times it was opened again: a request that failed on an
-    /// earlier one does not replace a newer one.
-    client: Mutex<(Client, u64)>,
-    /// Where to connect again when the connection drops (a restart, a failover, an idle
-    /// timeout on the way). It may hold a password: it is never shown.
-    url: String,
+    /// The connection, opened again when it drops.
+    connection: Connection,
     /// The table's name, for messages.
     table: String,
     /// The table's name quoted, for SQL.
@@ -47,102 +42,6 @@ fn column<'r, T: tokio_postgres::types::FromSql<'r>>(
         let cause = std::error::Error::source(&e).map_or_else(String::new, |c| format!(" ({c})"));
         RetrieveError::store_caused_by(format!("reading `{name}` in table `{table}`{cause}"), e)
     })
-}
-
-/// The connection string without its passwords, for error messages. tokio-postgres takes a
-/// URL (`postgres://` or `postgresql://`, the password after the user or as a parameter) or
-/// `key=value` pairs (`password=s3cret`, `password='a b'`); both are redacted.
-fn redacted(connection: &str) -> String {
-    if ["postgres://", "postgresql://"]
-        .iter()
-        .any(|scheme| connection.starts_with(scheme))
-    {
-        redacted_url_parameters(&redacted_user_password(connection))
-    } else {
-        redacted_key_values(connection)
-    }
-}
-
-/// `postgres://ada:s3cret@host` -> `postgres://ada:***@host`. tokio-postgres ends the user and
-/// password at the first `@`; this ends them at the last, so a password holding a `@` is
-/// hidden whole, at worst with some of the host.
-fn redacted_user_password(url: &str) -> String {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let Some(at) = url.rfind('@').filter(|&at| at > after_scheme) else {
-        return url.to_owned();
-    };
-    match url[after_scheme..at].find(':') {
-        Some(colon) => format!("{}***{}", &url[..after_scheme + colon + 1], &url[at..]),
-        None => url.to_owned(),
-    }
-}
-
-/// `?user=ada&password=s3cret` -> `?user=ada&password=***`. As tokio-postgres reads them, a
-/// parameter starts after a `?` or `&`, its key may be percent-encoded, and its value ends at
-/// the next `&`. Every `?` is taken as a possible start, so that one in a user name cannot
-/// hide the parameters that follow.
-fn redacted_url_parameters(url: &str) -> String {
-    let mut out = String::with_capacity(url.len());
-    let mut rest = url;
-    while let Some(separator) = rest.find(['?', '&']) {
-        out.push_str(&rest[..=separator]);
-        rest = &rest[separator + 1..];
-        let end = rest.find('&').unwrap_or(rest.len());
-        if let Some((key, _)) = rest[..end].split_once('=') {
-            if is_password_key(&percent_decoded(key)) {
-                out.push_str(key);
-                out.push_str("=***");
-                rest = &rest[end..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `host=db password='a b'` -> `host=db password=***`: each value, quoted or not, is read as
-/// tokio-postgres reads it (a backslash escapes the next character), so that one holding a
-/// space, a quote or a `=` is hidden whole. An unterminated quote hides the rest.
-fn redacted_key_values(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(equals) = rest.find('=') {
-        let keyword = rest[..equals].split_whitespace().last().unwrap_or("");
-        let after = &rest[equals + 1..];
-        let value_start = equals + 1 + (after.len() - after.trim_start().len());
-        let value_end = value_start + value_length(&rest[value_start..]);
-        if is_password_key(keyword) {
-            out.push_str(&rest[..value_start]);
-            out.push_str("***");
-        } else {
-            out.push_str(&rest[..value_end]);
-        }
-        rest = &rest[value_end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The length of the `key=value` value at the start of `text`: to its closing quote, or, not
-/// quoted, to the first whitespace; a backslash escapes the next character either way.
-fn value_length(text: &str) -> usize {
-    let quoted = text.starts_with('\'');
-    let mut chars = text.char_indices().skip(usize::from(quoted));
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '\'' if quoted => return i + 1,
-            c if c.is_whitespace() && !quoted => return i,
-            _ => {}
-        }
-    }
-    text.len()
-}
-
-fn is_password_key(key: &str) -> bool {
-    key.eq_ignore_ascii_case("password")
 }
 
 /// The longest table name whose index name, `{table}_embedding_hnsw`, fits in PostgreSQL's 63
@@ -180,75 +79,24 @@ fn table_names(table: &str) -> Result<(String, String), RetrieveError> {
     Ok((folded, quoted))
 }
 
-/// A connection to `url`, its driving task spawned: over TLS (verified against the platform's
-/// roots and the `sslrootcert` the string names) unless it says `sslmode=disable`. As
-/// PostgreSQL's own default (`prefer`), a server that offers no TLS is spoken to without it;
-/// `sslmode=require` refuses such a server.
-async fn open(url: &str) -> Result<Client, RetrieveError> {
-    let (connection_string, root) = crate::pg_tls::take_root_cert(url);
-    let failed = |e: tokio_postgres::Error| {
-        let hint = if format!("{e:?}")
-            .to_ascii_lowercase()
-            .contains("certificate")
-        {
-            ": the server's certificate was not verified; name its CA with `sslrootcert=PATH`, \
-             or say `sslmode=disable` on a network you trust"
-        } else {
-            ""
-        };
-        RetrieveError::store_caused_by(format!("connecting to {}{hint}", redacted(url)), e)
-    };
-    let mut config: tokio_postgres::Config = connection_string.parse().map_err(failed)?;
-    // An unreachable server fails a request in seconds, not at the system's TCP timeout.
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
+/// A store error from a connection's.
+fn pg_error(e: tool_postgres::PgError) -> RetrieveError {
+    match e.into_parts() {
+        (message, Some(source)) => RetrieveError::store_caused_by(message, source),
+        (message, None) => RetrieveError::store(message),
     }
-    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
-        let (client, connection) = config.connect(NoTls).await.map_err(failed)?;
-        drive(connection);
-        return Ok(client);
-    }
-    let tls = crate::pg_tls::connector(root.as_deref())?;
-    let (client, connection) = config.connect(tls).await.map_err(failed)?;
-    drive(connection);
-    Ok(client)
 }
 
-/// Whether `error` says the connection is gone: closed, or ended by the server (an
-/// administrator's command, a shutdown, a crash). The PostgreSQL error is read where the store
-/// keeps it (behind an `Arc`, which `Error::source` would hand out as itself, hiding its type).
-fn connection_lost(error: &RetrieveError) -> bool {
-    let RetrieveError::Store {
-        source: Some(source),
-        ..
-    } = error
-    else {
-        return false;
-    };
-    let Some(pg) = source.downcast_ref::<tokio_postgres::Error>() else {
-        return false;
-    };
-    let ended = pg.code().is_some_and(|code| {
-        [
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-            SqlState::CANNOT_CONNECT_NOW,
-        ]
-        .contains(code)
-    });
-    pg.is_closed() || ended
-}
-
-/// Runs a connection's I/O until it ends.
-fn drive<F>(connection: F)
-where
-    F: std::future::Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
-{
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::warn!(error = %e, "the PostgreSQL connection ended");
-        }
-    });
+/// PostgreSQL's error behind a store error, read where the store keeps it (behind an `Arc`,
+/// which `Error::source` would hand out as itself, hiding its type).
+fn pg_source(error: &RetrieveError) -> Option<&tokio_postgres::Error> {
+    match error {
+        RetrieveError::Store {
+            source: Some(source),
+            ..
+        } => source.downcast_ref::<tokio_postgres::Error>(),
+        _ => None,
+    }
 }
 
 /// What `connect` runs: the extension, the table and, up to 2,000 dimensions, its HNSW index.
@@ -314,10 +162,12 @@ impl PgVectorStore {
     pub async fn connect(url: &str, table: &str, dimension: usize) -> Result<Self, RetrieveError> {
         let ddl = setup_sql(table, dimension)?;
         let (table, sql_table) = table_names(table)?;
-        let client = open(url).await?;
+        let connection = Connection::open(url).await.map_err(pg_error)?;
+        let held = connection.client().await.map_err(pg_error)?;
+        let client = &*held.client;
         // A table made before, for another model, keeps its dimension: said before its index
         // is asked for, rather than in PostgreSQL's words.
-        check_dimension(&client, &table, &sql_table, dimension).await?;
+        check_dimension(client, &table, &sql_table, dimension).await?;
         // Two stores connecting at once to a fresh database may both find the extension or the
         // table missing; the one that loses the race finds them made when it tries again.
         if let Err(e) = client.batch_execute(&ddl).await {
@@ -330,10 +180,10 @@ impl PgVectorStore {
             client.batch_execute(&ddl).await.map_err(store_error)?;
         }
         // And after: another store may have made the table, for another model, meanwhile.
-        check_dimension(&client, &table, &sql_table, dimension).await?;
+        check_dimension(client, &table, &sql_table, dimension).await?;
+        drop(held);
         Ok(PgVectorStore {
-            client: Mutex::new((client, 0)),
-            url: url.to_owned(),
+            connection,
             table,
             sql_table,
             dimension,
@@ -344,32 +194,15 @@ impl PgVectorStore {
     async fn connection(
         &self,
     ) -> Result<(tokio::sync::MappedMutexGuard<'_, Client>, u64), RetrieveError> {
-        let mut held = self.client.lock().await;
-        if held.0.is_closed() {
-            tracing::info!(table = %self.table, "the PostgreSQL connection dropped: connecting again");
-            held.0 = open(&self.url).await?;
-            held.1 += 1;
-        }
-        let generation = held.1;
-        Ok((tokio::sync::MutexGuard::map(held, |h| &mut h.0), generation))
+        let held = self.connection.client().await.map_err(pg_error)?;
+        Ok((held.client, held.generation))
     }
 
-    /// Whether a request on the connection of `generation` failed because it dropped (the
-    /// client saw it close, or the server said it was ending it): then, unless a newer
-    /// connection was opened meanwhile, it is opened again, and the request is asked again.
+    /// Whether a request on the connection of `generation` failed because it dropped: then,
+    /// unless a newer connection was opened meanwhile, it is opened again, and the request is
+    /// asked again.
     async fn dropped(&self, error: &RetrieveError, generation: u64) -> bool {
-        let mut held = self.client.lock().await;
-        if held.1 != generation {
-            return true;
-        }
-        let lost = held.0.is_closed() || connection_lost(error);
-        if lost {
-            match open(&self.url).await {
-                Ok(fresh) => *held = (fresh, generation + 1),
-                Err(e) => tracing::warn!(error = %e, "connecting to PostgreSQL again failed"),
-            }
-        }
-        lost
+        self.connection.dropped(pg_source(error), generation).await
     }
 
     /// The names and content hashes in the table. Asked again, on a new connection, when the
@@ -561,7 +394,7 @@ fn scan_settings(k: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{redacted, scan_settings, setup_sql, RetrieveError};
+    use super::{scan_settings, setup_sql, RetrieveError};
 
     #[test]
     fn the_setup_quotes_the_table_so_a_reserved_word_is_a_name() {
@@ -618,72 +451,5 @@ mod tests {
             scan_settings(usize::MAX),
             "SET LOCAL enable_indexscan = off"
         );
-    }
-
-    #[test]
-    fn a_urls_password_never_reaches_an_error_message() {
-        assert_eq!(
-            redacted("postgres://ada:s3cret@127.0.0.1:5432/db"),
-            "postgres://ada:***@127.0.0.1:5432/db"
-        );
-        assert_eq!(
-            redacted("postgres://ada@127.0.0.1/db"),
-            "postgres://ada@127.0.0.1/db"
-        );
-        assert_eq!(redacted("host=localhost"), "host=localhost");
-    }
-
-    #[test]
-    fn a_password_holding_an_at_sign_is_hidden_whole() {
-        assert_eq!(
-            redacted("postgresql://ada:p@ss@127.0.0.1/db"),
-            "postgresql://ada:***@127.0.0.1/db"
-        );
-    }
-
-    #[test]
-    fn a_password_given_as_a_url_parameter_never_reaches_an_error_message() {
-        assert_eq!(
-            redacted("postgres://db/x?user=ada&password=s3cret"),
-            "postgres://db/x?user=ada&password=***"
-        );
-        assert_eq!(
-            redacted("postgres://db/x?password=s3?cret&sslmode=disable"),
-            "postgres://db/x?password=***&sslmode=disable"
-        );
-        assert_eq!(
-            redacted("postgres://db/x?pass%77ord=s3cret"),
-            "postgres://db/x?pass%77ord=***"
-        );
-        assert_eq!(
-            redacted("postgres://a?b@db/x?password=s3cret"),
-            "postgres://a?b@db/x?password=***"
-        );
-        assert_eq!(
-            redacted("postgres://db/x?password=s3cret&application_name=a@b"),
-            "postgres://db/x?password=***&application_name=a@b"
-        );
-    }
-
-    #[test]
-    fn a_password_given_as_a_key_value_pair_never_reaches_an_error_message() {
-        assert_eq!(
-            redacted("host=db user=ada password=s3cret dbname=x"),
-            "host=db user=ada password=*** dbname=x"
-        );
-        assert_eq!(
-            redacted("host=db password='a b' user=ada"),
-            "host=db password=*** user=ada"
-        );
-        assert_eq!(
-            redacted(r"password = 'it\'s secret' host=db"),
-            "password = *** host=db"
-        );
-        assert_eq!(redacted(r"password=a\ b=c host=db"), "password=*** host=db");
-        assert_eq!(
-            redacted("options='-c x=password' password=s3cret"),
-            "options='-c x=password' password=***"
-        );
-        assert_eq!(redacted("password='never closed"), "password=***");
     }
 }

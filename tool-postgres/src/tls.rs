@@ -1,4 +1,4 @@
-//! TLS for the pgvector store: rustls (with `ring`), the server's certificate verified against
+//! TLS to PostgreSQL: rustls (with `ring`), the server's certificate verified against
 //! the platform's roots and, when the connection string names one, the server's own CA
 //! (`sslrootcert=PATH`, which tokio-postgres does not read itself).
 
@@ -9,7 +9,7 @@ use rustls::pki_types::CertificateDer;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::conninfo::percent_decoded;
-use crate::RetrieveError;
+use crate::PgError;
 
 /// The connection string without its `sslrootcert` parameter, and that parameter's value. A
 /// URL's parameter (`?sslrootcert=/path/ca.crt`, percent-encoded or not) and a `key=value`
@@ -67,29 +67,29 @@ fn without_root_cert(connection: &str) -> (String, Option<String>) {
 
 /// A TLS connector verifying the server against the platform's roots and the CA in the PEM
 /// file `root`, if given.
-pub(crate) fn connector(root: Option<&str>) -> Result<MakeRustlsConnect, RetrieveError> {
+pub(crate) fn connector(root: Option<&str>) -> Result<MakeRustlsConnect, PgError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut extra = Vec::new();
     if let Some(path) = root {
         let pem = std::fs::read(path)
-            .map_err(|e| RetrieveError::store(format!("reading sslrootcert `{path}`: {e}")))?;
+            .map_err(|e| PgError::new(format!("reading sslrootcert `{path}`: {e}")))?;
         for certificate in CertificateDer::pem_slice_iter(&pem) {
             extra.push(certificate.map_err(|e| {
-                RetrieveError::store(format!("sslrootcert `{path}` is not PEM certificates: {e}"))
+                PgError::new(format!("sslrootcert `{path}` is not PEM certificates: {e}"))
             })?);
         }
         if extra.is_empty() {
-            return Err(RetrieveError::store(format!(
+            return Err(PgError::new(format!(
                 "sslrootcert `{path}` holds no certificate"
             )));
         }
     }
     let verifier =
         rustls_platform_verifier::Verifier::new_with_extra_roots(extra, Arc::clone(&provider))
-            .map_err(|e| RetrieveError::store(format!("TLS roots: {e}")))?;
+            .map_err(|e| PgError::new(format!("TLS roots: {e}")))?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| RetrieveError::store(format!("TLS: {e}")))?
+        .map_err(|e| PgError::new(format!("TLS: {e}")))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
