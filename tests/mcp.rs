@@ -1323,6 +1323,9 @@ mod processes;
 #[path = "mcp/npm.rs"]
 mod npm;
 
+#[path = "mcp/replicas.rs"]
+mod replicas;
+
 // A gateway: our server serving its own tools and an imported server's.
 
 fn echo(name: &str) -> DynamicTool {

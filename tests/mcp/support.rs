@@ -30,27 +30,35 @@ fn test_features() -> String {
 /// directory.
 pub fn example_server() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--features", &test_features()])
-            .args(["--example", "mcp_server"])
-            .arg("--manifest-path")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .status()
-            .expect("running cargo");
-        assert!(status.success(), "building the mcp_server example failed");
-        let exe = std::env::current_exe().unwrap();
-        // target/<profile>/deps/mcp-HASH -> target/<profile>/examples/mcp_server
-        let path = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("examples")
-            .join(format!("mcp_server{}", std::env::consts::EXE_SUFFIX));
-        assert!(path.is_file(), "no {}", path.display());
-        path
-    })
+    BUILT.get_or_init(|| built_example("mcp_server"))
+}
+
+/// `examples/replica.rs`, built as [`example_server`] is.
+pub fn example_replica() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| built_example("replica"))
+}
+
+fn built_example(name: &str) -> PathBuf {
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--features", &test_features()])
+        .args(["--example", name])
+        .arg("--manifest-path")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .status()
+        .expect("running cargo");
+    assert!(status.success(), "building the {name} example failed");
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/mcp-HASH -> target/<profile>/examples/NAME
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.is_file(), "no {}", path.display());
+    path
 }
 
 /// The implementations `scripts/mcp-tools.sh` installs (`python/`, `npm/`). `None`, with a
