@@ -61,8 +61,8 @@ pub use tool_router as router;
 pub use tool_core::{
     cap, catalog, name, nesting, profile, provider, repair, schema, text_input, Callers,
     CatalogEntry, CatalogError, Content, FileSource, Icon, ModelTextLimits, Namespace,
-    ResourceContents, SafetyHints, SpecError, TextInput, ToolCall, ToolError, ToolErrorKind,
-    ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
+    ResourceContents, SafetyHints, SpecError, TaskSupport, TextInput, ToolCall, ToolError,
+    ToolErrorKind, ToolMetadata, ToolOutput, ToolSource, ToolSpec, Violation,
 };
 pub use tool_macros::{ai_tool, ai_tool_converter, ai_tools};
 pub use tool_retrieval as retrieval;

@@ -104,8 +104,8 @@ impl Kv {
         }
     }
 
-    /// Lists the keys, in an order when one is given.
-    #[ai_tool(max_result_bytes = 20_000)]
+    /// Lists the keys, in an order when one is given; served as an MCP task.
+    #[ai_tool(max_result_bytes = 20_000, task)]
     fn keys(&self, order: Option<Order>) -> String {
         format!("{order:?}")
     }
@@ -114,7 +114,8 @@ impl Kv {
     #[ai_tool(
         defer_loading,
         callers = "code",
-        icon = "https://example.com/count.svg"
+        icon = "https://example.com/count.svg",
+        task = "required"
     )]
     fn count(&self) -> usize {
         2
@@ -211,6 +212,10 @@ fn defer_loading_and_callers_are_the_tools_own() {
     let get = exec.spec("get").unwrap();
     assert!(!get.metadata.defer_loading);
     assert_eq!(get.metadata.callers, ai_tool::Callers::Model);
+    assert_eq!(get.metadata.task, ai_tool::TaskSupport::Forbidden);
+    assert_eq!(count.metadata.task, ai_tool::TaskSupport::Required);
+    let keys = exec.spec("keys").unwrap();
+    assert_eq!(keys.metadata.task, ai_tool::TaskSupport::Optional);
 }
 
 #[test]

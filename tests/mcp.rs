@@ -1326,6 +1326,9 @@ mod npm;
 #[path = "mcp/replicas.rs"]
 mod replicas;
 
+#[path = "mcp/tasks.rs"]
+mod tasks;
+
 // A gateway: our server serving its own tools and an imported server's.
 
 fn echo(name: &str) -> DynamicTool {

@@ -31,6 +31,7 @@ pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, FileSource, ResourceContents, ToolOutput};
 pub use spec::{
-    Callers, Icon, Namespace, SafetyHints, SpecError, ToolMetadata, ToolSource, ToolSpec,
+    Callers, Icon, Namespace, SafetyHints, SpecError, TaskSupport, ToolMetadata, ToolSource,
+    ToolSpec,
 };
 pub use text_input::TextInput;

@@ -175,6 +175,32 @@ pub struct ToolMetadata {
     /// from an imported server's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// Whether an MCP server runs a call of the tool as a task, answered at once with the
+    /// task's id and polled for its result (MCP's tasks extension, protocol 2026-07-28), for a
+    /// tool that may run longer than a client holds a request open (`#[ai_tool(task)]`).
+    #[serde(skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task: TaskSupport,
+}
+
+/// Whether a tool's calls may run as MCP tasks ([`ToolMetadata::task`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never: every call is answered when it ends.
+    #[default]
+    Forbidden,
+    /// As a task for a client that takes tasks; answered when it ends for any other
+    /// (`#[ai_tool(task)]`).
+    Optional,
+    /// Only as a task: a client that takes no tasks is refused
+    /// (`#[ai_tool(task = "required")]`).
+    Required,
+}
+
+impl TaskSupport {
+    fn is_forbidden(&self) -> bool {
+        *self == TaskSupport::Forbidden
+    }
 }
 
 /// An image for a tool ([`ToolMetadata::icons`]), as MCP describes one.

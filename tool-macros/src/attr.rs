@@ -32,6 +32,7 @@ pub(crate) struct ToolAttr {
     pub callers: Option<LitStr>,
     pub grammar: Option<Grammar>,
     pub icon: Option<String>,
+    pub task: Option<LitStr>,
     pub strict: Option<bool>,
     pub convert: Vec<Path>,
     pub krate: Option<Path>,
@@ -69,6 +70,20 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
             "requires_approval" => attr.requires_approval = flag(&meta)?,
             "defer_loading" => attr.defer_loading = flag(&meta)?,
             "icon" => attr.icon = Some(string(&meta)?),
+            "task" => {
+                // Bare `task` is `task = "optional"`.
+                let value = match meta.input.peek(Token![=]) {
+                    true => meta.value()?.parse::<LitStr>()?,
+                    false => LitStr::new("optional", syn::spanned::Spanned::span(&meta.path)),
+                };
+                if !matches!(value.value().as_str(), "optional" | "required") {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        "`task` is bare (`task`, as `task = \"optional\"`) or `task = \"required\"`",
+                    ));
+                }
+                attr.task = Some(value);
+            }
             "grammar" => attr.grammar = Some(grammar(&meta)?),
             "callers" => {
                 let value: LitStr = meta.value()?.parse()?;
@@ -90,7 +105,7 @@ pub(crate) fn parse_tool_attr(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -
                 "unknown `#[ai_tool]` key; expected one of: name, description, title, category, \
                      purpose, selectable, keywords, examples, read_only, destructive, idempotent, \
                      open_world, timeout, max_result_bytes, max_retries, requires_approval, \
-                     defer_loading, callers, grammar, icon, strict, convert, crate",
+                     defer_loading, callers, grammar, icon, task, strict, convert, crate",
             )),
         }
         Ok(())

@@ -492,6 +492,11 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         Some("model_and_code") => quote!(#p::Callers::ModelAndCode),
         _ => quote!(#p::Callers::Model),
     };
+    let task = match a.task.as_ref().map(syn::LitStr::value).as_deref() {
+        Some("optional") => quote!(#p::TaskSupport::Optional),
+        Some("required") => quote!(#p::TaskSupport::Required),
+        _ => quote!(#p::TaskSupport::Forbidden),
+    };
     let (read_only, destructive) = (opt_bool(a.read_only), opt_bool(a.destructive));
     let (idempotent, open_world) = (opt_bool(a.idempotent), opt_bool(a.open_world));
     let strict = opt_bool(a.strict);
@@ -527,6 +532,7 @@ fn metadata(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             requires_approval: #requires_approval,
             defer_loading: #defer_loading,
             callers: #callers,
+            task: #task,
             text_input: #text_input,
             namespace: #namespace,
             icon: #icon,

@@ -53,7 +53,8 @@ pub fn ai_tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `idempotent`, `open_world`, `timeout = "5s"`, `max_result_bytes = 20_000`, `max_retries = 2`,
 /// `requires_approval`, `defer_loading`, `callers = "code"` (or `"model_and_code"`),
 /// `grammar = regex(r"..")` (or `lark("..")`, `free`: the tool's one `String` parameter is
-/// text the model writes), `icon = "https://.."`, `strict`,
+/// text the model writes), `icon = "https://.."`,
+/// `task` (or `task = "required"`: an MCP server runs its calls as tasks), `strict`,
 /// `convert = path`, `crate = path`.
 /// Parameters take `#[arg(description = "..", default = expr, flatten)]`.
 #[proc_macro_attribute]

@@ -32,6 +32,7 @@ mod sample;
 mod search;
 mod serve;
 mod server;
+mod tasks;
 mod trace_context;
 mod urls;
 
@@ -44,6 +45,7 @@ pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
 pub use serve::{axum_router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};
 pub use server::{CallLimits, McpServer, TOOLS_PER_PAGE};
+pub use tasks::TaskLimits;
 
 /// The rmcp crate this one is built on, for transports and types not wrapped here.
 pub use rmcp;

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use rmcp::model::ErrorCode;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use tracing::Instrument;
@@ -14,16 +15,17 @@ use tracing::Instrument;
 use crate::trace_context;
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::AbortHandle;
 use tool_core::cap::ResultCap;
-use tool_core::{ToolError, ToolErrorKind, ToolOutput};
+use tool_core::{TaskSupport, ToolError, ToolErrorKind, ToolOutput};
 use tool_runtime::{CallOptions, Executor};
 
 use crate::convert::result_from_output;
 use crate::listing::{Following, Listing, Serving, Source};
 use crate::notify::{self, SessionLogLevel};
 use crate::search::{self, Found, SEARCH_TOOL};
+use crate::tasks::{self, TaskLimits, TaskStore};
 use crate::{McpError, McpTools};
 
 /// How many tools one `tools/list` page holds. A client following `nextCursor` gets the rest.
@@ -54,6 +56,8 @@ pub struct McpServer {
     max_result_bytes: usize,
     /// The calls running now, in every session: at most `limits.total`.
     running: Arc<Semaphore>,
+    /// The calls running or ended as tasks, in every session.
+    tasks: Arc<TaskStore>,
     session: Arc<Session>,
 }
 
@@ -118,7 +122,7 @@ const BUSY: ErrorCode = ErrorCode(-32000);
 #[derive(Debug)]
 struct Session {
     /// The calls running now in this session.
-    running: Semaphore,
+    running: Arc<Semaphore>,
     log_level: SessionLogLevel,
     found: Found,
     /// The tasks that tell this client when a followed server's list changes.
@@ -135,7 +139,9 @@ struct Session {
 impl Session {
     fn new(limits: &CallLimits) -> Self {
         Session {
-            running: Semaphore::new(limits.per_session.min(Semaphore::MAX_PERMITS)),
+            running: Arc::new(Semaphore::new(
+                limits.per_session.min(Semaphore::MAX_PERMITS),
+            )),
             log_level: SessionLogLevel::default(),
             found: Found::default(),
             watchers: std::sync::Mutex::default(),
@@ -181,6 +187,7 @@ impl McpServer {
             instructions: None,
             serving: Serving::default(),
             running: Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS))),
+            tasks: Arc::new(TaskStore::new(TaskLimits::default())),
             session: Arc::new(Session::new(&limits)),
             limits,
             max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
@@ -214,8 +221,16 @@ impl McpServer {
             limits: self.limits,
             max_result_bytes: self.max_result_bytes,
             running: Arc::clone(&self.running),
+            tasks: Arc::clone(&self.tasks),
             session: Arc::new(Session::new(&self.limits)),
         }
+    }
+
+    /// The same server keeping its tasks (calls of tools marked `task`) within `limits`
+    /// (default [`TaskLimits`]). Set it before the server is served.
+    pub fn with_task_limits(mut self, limits: TaskLimits) -> Self {
+        self.tasks = Arc::new(TaskStore::new(limits));
+        self
     }
 
     /// The same server running at most `limits` calls at once (default [`CallLimits`]).
@@ -228,7 +243,7 @@ impl McpServer {
     }
 
     /// A permit for one more call, or the error that says which cap it is past.
-    fn permit(&self) -> Result<(SemaphorePermit<'_>, OwnedSemaphorePermit), ErrorData> {
+    fn permit(&self) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), ErrorData> {
         let busy = |what: &str, max: usize, setting: &str| {
             let message = format!(
                 "too many tool calls in progress {what}: {max} ({setting}); \
@@ -236,13 +251,15 @@ impl McpServer {
             );
             ErrorData::new(BUSY, message, None)
         };
-        let session = self.session.running.try_acquire().map_err(|_| {
-            busy(
-                "in this session",
-                self.limits.per_session,
-                "CallLimits::per_session",
-            )
-        })?;
+        let session = Arc::clone(&self.session.running)
+            .try_acquire_owned()
+            .map_err(|_| {
+                busy(
+                    "in this session",
+                    self.limits.per_session,
+                    "CallLimits::per_session",
+                )
+            })?;
         let total = Arc::clone(&self.running)
             .try_acquire_owned()
             .map_err(|_| busy("on this server", self.limits.total, "CallLimits::total"))?;
@@ -385,20 +402,101 @@ impl McpServer {
         })
     }
 
+    /// Whether the call goes on as a task: its tool takes tasks and the client does (protocol
+    /// 2026-07-28 and the tasks extension declared). A tool that runs only as a task is
+    /// refused to any other client.
+    fn as_task(
+        &self,
+        exec: &Executor,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<bool, ErrorData> {
+        let support = exec.spec(name).map(|s| s.metadata.task).unwrap_or_default();
+        if support == TaskSupport::Forbidden {
+            return Ok(false);
+        }
+        // The extension is not defined before 2026-07-28: a session of an older version is
+        // answered when the call ends, whatever it declared.
+        let takes_tasks = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+        if support == TaskSupport::Required && !takes_tasks {
+            let mut error = ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            );
+            error.message = format!(
+                "tool `{name}` runs only as a task: call it with protocol 2026-07-28 and the \
+                 tasks extension (io.modelcontextprotocol/tasks) declared"
+            )
+            .into();
+            return Err(error);
+        }
+        Ok(takes_tasks)
+    }
+
+    /// Starts the call as a task and answers with it at once: the call runs on, holding its
+    /// permits, under the server's time limit, its progress told in the task's status message.
+    fn start_task(
+        &self,
+        exec: Executor,
+        name: String,
+        args: Value,
+        context: &RequestContext<RoleServer>,
+        permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (task, cancel) = self
+            .tasks
+            .create(session_of(context), self.limits.call_timeout)
+            .map_err(|message| ErrorData::new(BUSY, message, None))?;
+        let id = task.task_id.clone();
+        let store = Arc::clone(&self.tasks);
+        let progress: tool_runtime::ProgressSink = {
+            let (store, id) = (Arc::clone(&store), id.clone());
+            Arc::new(move |p: tool_runtime::Progress<'_>| {
+                store.report(&id, tasks::progress_text(&p))
+            })
+        };
+        let options = CallOptions {
+            call_id: Some(id.clone().into()),
+            cancellation: Some(cancel.clone()),
+            progress: Some(progress),
+            ..CallOptions::default()
+        };
+        let (limit, max_result_bytes) = (self.limits.call_timeout, self.max_result_bytes);
+        let run = async move {
+            let _permits = permits;
+            let outcome =
+                tokio::time::timeout(limit, exec.execute_with(&name, args, &options)).await;
+            let payload = match outcome {
+                Err(_) => {
+                    cancel.cancel();
+                    tasks::completed(&timed_out(&name, limit))
+                }
+                Ok(Err(ToolError::Cancelled { .. })) if cancel.is_cancelled() => {
+                    TaskPayload::Cancelled
+                }
+                Ok(Ok(output)) => tasks::completed(&result_from_output(held(
+                    max_result_bytes,
+                    &exec,
+                    &name,
+                    output,
+                ))),
+                Ok(Err(e)) => tasks::completed(&CallToolResult::error(vec![ContentBlock::text(
+                    e.to_model_text(),
+                )])),
+            };
+            store.finish(&id, payload);
+        };
+        tokio::spawn(run.in_current_span());
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
     /// A result within the server's cap, or the tool's own when it is smaller.
     fn held(&self, exec: &Executor, name: &str, output: ToolOutput) -> ToolOutput {
-        let spec = exec.spec(name);
-        let cap = ResultCap::narrowed_by(
-            self.max_result_bytes,
-            "McpServer::with_max_result_bytes",
-            spec.and_then(|spec| spec.metadata.max_result_bytes),
-        );
-        let (mut held, left_out) = cap.hold_output(output);
-        // A client checks a successful result against the tool's output schema.
-        if left_out.structured && spec.is_some_and(|spec| spec.output_schema.is_some()) {
-            held.is_error = true;
-        }
-        held
+        held(self.max_result_bytes, exec, name, output)
     }
 
     /// Runs one call. Tool errors are results with `isError: true` and the text a model reads;
@@ -407,11 +505,11 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let _permits = self.permit()?;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let permits = self.permit()?;
         let listing = self.source.listing();
         if let Some(answer) = self.searched(&listing, &request, &context).await {
-            return answer;
+            return answer.map(Into::into);
         }
         let name: &str = &request.name;
         let unlisted_approval_tool = !listing.lists(name)
@@ -427,6 +525,11 @@ impl McpServer {
             return Err(ErrorData::invalid_params(message, None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let exec = listing.executor_for(name);
+        if self.as_task(exec, name, &context)? {
+            return self.start_task(exec.clone(), name.to_owned(), args, &context, permits);
+        }
+        let _permits = permits;
         let id = context.id.to_string();
         let token = context
             .meta
@@ -452,7 +555,6 @@ impl McpServer {
             sample,
             ..CallOptions::default()
         };
-        let exec = listing.executor_for(name);
         let limit = self.limits.call_timeout;
         let outcome =
             match tokio::time::timeout(limit, exec.execute_with(name, args, &options)).await {
@@ -460,21 +562,13 @@ impl McpServer {
                 Err(_) => {
                     cancellation.cancel();
                     flush.done().await;
-                    let timed_out = ToolError::TimedOut {
-                        tool: name.to_owned(),
-                        after: limit,
-                    };
-                    let text = format!(
-                        "{} (the server's limit, CallLimits::call_timeout)",
-                        timed_out.to_model_text()
-                    );
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
+                    return Ok(timed_out(name, limit).into());
                 }
             };
         // The reports before the result: none may follow it.
         flush.done().await;
         match outcome {
-            Ok(output) => Ok(result_from_output(self.held(exec, name, output))),
+            Ok(output) => Ok(result_from_output(self.held(exec, name, output)).into()),
             Err(ToolError::UnknownTool { name, suggestions }) => {
                 // With other servers' tools beside the executor's, close names come from all.
                 let suggestions = if listing.has_imports() {
@@ -490,9 +584,7 @@ impl McpServer {
                 if e.kind() != ToolErrorKind::InvalidArguments {
                     tracing::debug!(tool = name, error = %e, "MCP tool call failed");
                 }
-                Ok(CallToolResult::error(vec![ContentBlock::text(
-                    e.to_model_text(),
-                )]))
+                Ok(CallToolResult::error(vec![ContentBlock::text(e.to_model_text())]).into())
             }
         }
     }
@@ -507,7 +599,16 @@ impl ServerHandler for McpServer {
         let listed_again =
             self.source.listing().search.is_some() || !self.source.imports().is_empty();
         let capabilities = if listed_again {
-            capabilities.enable_tool_list_changed().build()
+            capabilities.enable_tool_list_changed()
+        } else {
+            capabilities
+        };
+        let takes_tasks = self
+            .exec
+            .tools()
+            .any(|spec| spec.metadata.task != TaskSupport::Forbidden);
+        let capabilities = if takes_tasks {
+            capabilities.enable_tasks().build()
         } else {
             capabilities.build()
         };
@@ -606,13 +707,45 @@ impl ServerHandler for McpServer {
         let span = trace_context::served_call(&request.name, &context.id.to_string(), &metas);
         let answer = self.call(request, context).instrument(span.clone()).await;
         match &answer {
-            Ok(result) if result.is_error == Some(true) => {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
                 trace_context::failed(&span, "tool_error")
             }
             Ok(_) => {}
             Err(error) => trace_context::failed(&span, &error.code.0.to_string()),
         }
-        answer.map(Into::into)
+        answer
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self
+            .tasks
+            .get(&request.task_id, session_of(&context).as_deref())?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    /// A task of ours never asks for input: an update of one that exists is acknowledged and
+    /// changes nothing (answers to requests it did not make are ignored, as the extension says).
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .get(&request.task_id, session_of(&context).as_deref())
+            .map(|_| ())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .cancel(&request.task_id, session_of(&context).as_deref())
     }
 }
 
@@ -626,6 +759,42 @@ impl std::fmt::Debug for McpServer {
             .field("following", &self.source.imports().len())
             .finish()
     }
+}
+
+/// The answer to a call that ran past the server's time limit.
+fn timed_out(name: &str, limit: std::time::Duration) -> CallToolResult {
+    let timed_out = ToolError::TimedOut {
+        tool: name.to_owned(),
+        after: limit,
+    };
+    let text = format!(
+        "{} (the server's limit, CallLimits::call_timeout)",
+        timed_out.to_model_text()
+    );
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// The session a request belongs to, when it is in one (over HTTP, its `Mcp-Session-Id`).
+fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    let http = context.extensions.get::<axum::http::request::Parts>()?;
+    let id = http.headers.get("mcp-session-id")?.to_str().ok()?;
+    Some(id.to_owned())
+}
+
+/// `output` within `max_result_bytes`, or the tool's own cap when it is smaller.
+fn held(max_result_bytes: usize, exec: &Executor, name: &str, output: ToolOutput) -> ToolOutput {
+    let spec = exec.spec(name);
+    let cap = ResultCap::narrowed_by(
+        max_result_bytes,
+        "McpServer::with_max_result_bytes",
+        spec.and_then(|spec| spec.metadata.max_result_bytes),
+    );
+    let (mut held, left_out) = cap.hold_output(output);
+    // A client checks a successful result against the tool's output schema.
+    if left_out.structured && spec.is_some_and(|spec| spec.output_schema.is_some()) {
+        held.is_error = true;
+    }
+    held
 }
 
 /// Whether a request stands alone: protocol 2026-07-28 (its context in `_meta`) over HTTP

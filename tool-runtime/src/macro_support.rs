@@ -14,7 +14,7 @@ pub use crate::guard::Guard;
 pub use crate::registration::*;
 pub use crate::returned::*;
 pub use crate::ToolContext;
-pub use tool_core::Callers;
+pub use tool_core::{Callers, TaskSupport};
 
 /// The canonical arguments schema of a tool's generated arguments struct; the error becomes
 /// [`BuildProblem::BadSchema`](crate::BuildProblem::BadSchema)'s problem.

@@ -162,6 +162,8 @@ pub struct StaticMetadata {
     pub defer_loading: bool,
     /// `callers = "code"` or `"model_and_code"`.
     pub callers: tool_core::Callers,
+    /// `task` or `task = "required"`.
+    pub task: tool_core::TaskSupport,
     /// `grammar = free | lark("..") | regex("..")`.
     pub text_input: Option<StaticTextInput>,
     /// The impl's `#[ai_tools(namespace = "..")]` and its doc comment.

@@ -135,6 +135,11 @@ impl AddedTool {
         self.metadata(|spec| spec.metadata.namespace = Some(namespace))
     }
 
+    /// Whether an MCP server runs the tool's calls as tasks (`task`, `task = "required"`).
+    pub fn task(self, task: tool_core::TaskSupport) -> Self {
+        self.metadata(|spec| spec.metadata.task = task)
+    }
+
     /// Adds an image a client may show for the tool (`icon = ".."`; MCP's `icons`).
     pub fn icon(self, icon: tool_core::Icon) -> Self {
         self.metadata(|spec| spec.metadata.icons.push(icon))

@@ -511,6 +511,7 @@ fn registered_spec(reg: &ToolRegistration, parameters: serde_json::Value) -> Too
             searches_tools: false,
             text_input: m.text_input.map(StaticTextInput::to_text_input),
             callers: m.callers,
+            task: m.task,
             namespace: m.namespace.map(|(name, description)| tool_core::Namespace {
                 name: name.into(),
                 description: description.into(),
