@@ -22,36 +22,38 @@ use serde_json::json;
 
 use crate::in_process;
 
-/// `count`: reports its progress, then counts to `to` over `millis`, as a task when the
-/// client takes tasks; `count_strict`, the same, only as a task.
-fn executor() -> Executor {
-    let counter = |name: &str, task: TaskSupport| {
-        DynamicTool::new(
-            name,
-            "Counts slowly",
-            json!({
-                "type": "object",
-                "properties": { "to": { "type": "integer" }, "millis": { "type": "integer" } },
-                "required": ["to", "millis"]
-            }),
-            |args, ctx| async move {
-                let to = args["to"].as_u64().unwrap_or(0);
-                let millis = args["millis"].as_u64().unwrap_or(0);
-                ctx.progress(1.0, Some(to as f64), Some("counting"));
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(millis)) => {}
-                    () = ctx.cancellation_token().cancelled() => {
-                        return Err(ToolError::Cancelled { tool: "count".into() });
-                    }
+/// A tool that reports its progress, then counts to `to` over `millis`, as a task as `task`
+/// says.
+fn counter(name: &str, task: TaskSupport) -> DynamicTool {
+    DynamicTool::new(
+        name,
+        "Counts slowly",
+        json!({
+            "type": "object",
+            "properties": { "to": { "type": "integer" }, "millis": { "type": "integer" } },
+            "required": ["to", "millis"]
+        }),
+        |args, ctx| async move {
+            let to = args["to"].as_u64().unwrap_or(0);
+            let millis = args["millis"].as_u64().unwrap_or(0);
+            ctx.progress(1.0, Some(to as f64), Some("counting"));
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(millis)) => {}
+                () = ctx.cancellation_token().cancelled() => {
+                    return Err(ToolError::Cancelled { tool: "count".into() });
                 }
-                Ok(ToolOutput::text(format!("counted to {to}")))
-            },
-        )
-        .with_metadata(ToolMetadata {
-            task,
-            ..ToolMetadata::default()
-        })
-    };
+            }
+            Ok(ToolOutput::text(format!("counted to {to}")))
+        },
+    )
+    .with_metadata(ToolMetadata {
+        task,
+        ..ToolMetadata::default()
+    })
+}
+
+/// `count`, as a task when the client takes tasks; `count_strict`, only as a task.
+fn executor() -> Executor {
     Executor::builder()
         .tool(counter("count", TaskSupport::Optional))
         .tool(counter("count_strict", TaskSupport::Required))
@@ -270,4 +272,83 @@ async fn over_http_a_task_made_by_one_request_is_polled_by_others() {
     };
     let (text, _) = text_of(ended(&client, &created.task.task_id).await);
     assert_eq!(text, "counted to 5");
+}
+
+/// Our importer, taking tasks, imports a server whose tools run as tasks: a call waits on its
+/// task to the result; a caller that stops waiting has the task cancelled on the server.
+#[tokio::test]
+async fn an_import_that_takes_tasks_waits_on_them_and_cancels_them_when_it_stops_waiting() {
+    use ai_tool::mcp::{ImportLimits, McpBuilderExt, McpTools};
+    let (cancelled_tx, mut cancelled) = tokio::sync::mpsc::unbounded_channel();
+    /// Says when the call's future goes: the executor drops a cancelled call.
+    struct Gone(tokio::sync::mpsc::UnboundedSender<()>);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+    let hold = DynamicTool::new(
+        "hold",
+        "Holds until cancelled",
+        json!({ "type": "object", "properties": {} }),
+        move |_, ctx| {
+            let gone = Gone(cancelled_tx.clone());
+            async move {
+                ctx.cancellation_token().cancelled().await;
+                drop(gone);
+                Err(ToolError::Cancelled {
+                    tool: "hold".into(),
+                })
+            }
+        },
+    )
+    .with_metadata(ToolMetadata {
+        task: TaskSupport::Optional,
+        ..ToolMetadata::default()
+    });
+    let exec = Executor::builder()
+        .tool(counter("count_strict", TaskSupport::Required))
+        .tool(hold)
+        .build()
+        .unwrap();
+    let server = McpServer::new(exec)
+        .unwrap()
+        .with_task_limits(TaskLimits::default().with_poll_interval(Duration::from_millis(50)));
+    let limits = ImportLimits::default().with_tasks();
+    let tools = McpTools::connect_with("far", in_process(server), Duration::from_secs(10), limits)
+        .await
+        .unwrap()
+        .with_namespace("far");
+    assert_eq!(tools.protocol_version().as_deref(), Some("2026-07-28"));
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    // A tool that runs only as a task: answered, so waited on as one.
+    let out = local
+        .execute("far.count_strict", json!({ "to": 4, "millis": 200 }))
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "counted to 4");
+
+    let stop = CancellationToken::new();
+    let options = CallOptions {
+        cancellation: Some(stop.clone()),
+        ..CallOptions::default()
+    };
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let err = local
+        .execute_with("far.hold", json!({}), &options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Cancelled, "{err}");
+    tokio::time::timeout(Duration::from_secs(5), cancelled.recv())
+        .await
+        .expect("the server's task was cancelled")
+        .unwrap();
 }

@@ -162,6 +162,15 @@ impl ClientHandler for ImportClient {
         if let Some(version) = &self.0.limits.protocol_version {
             info.protocol_version = version.clone();
         }
+        if self.0.limits.accept_tasks {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    Default::default(),
+                );
+        }
         if self.0.limits.forward_elicitation {
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::new());
@@ -345,6 +354,12 @@ pub struct ImportLimits {
     /// and no other such call is in flight on the connection (MCP names no call in a
     /// question). Default false: the server is told the import cannot answer.
     pub forward_elicitation: bool,
+    /// Whether the import takes tasks (the tasks extension of protocol 2026-07-28): it
+    /// connects with `server/discover`, asking for 2026-07-28 (and falls back to
+    /// `initialize` with a server that does not know it), declares the extension, and waits on
+    /// a call the server runs as a task, polling it, under the call's time limit and
+    /// cancellation (`tasks/cancel` when the caller stops waiting). Default false.
+    pub accept_tasks: bool,
 }
 
 impl ImportLimits {
@@ -388,6 +403,12 @@ impl ImportLimits {
         self
     }
 
+    /// These options taking tasks ([`ImportLimits::accept_tasks`]).
+    pub fn with_tasks(mut self) -> Self {
+        self.accept_tasks = true;
+        self
+    }
+
     /// These options asking for another protocol version in `initialize`.
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = Some(version);
@@ -404,6 +425,7 @@ impl Default for ImportLimits {
             max_description_bytes: Self::DEFAULT_MAX_DESCRIPTION_BYTES,
             protocol_version: None,
             forward_elicitation: false,
+            accept_tasks: false,
         }
     }
 }

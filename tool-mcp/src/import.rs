@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue};
-use rmcp::model::Tool;
-use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::model::{ProtocolVersion, Tool};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::ServiceExt;
@@ -194,8 +194,22 @@ impl McpTools {
             peer: format!("MCP server {server}"),
             message,
         };
-        // A server that never answers `initialize` is an error, not a wait without end.
-        let connection = tokio::time::timeout(limit, ImportClient(state.clone()).serve(transport))
+        // A server that never answers `initialize` is an error, not a wait without end. An
+        // import that takes tasks asks for 2026-07-28 first, where they are defined.
+        let client = ImportClient(state.clone());
+        let connecting = async {
+            if state.limits.accept_tasks {
+                let legacy = state.limits.protocol_version.clone();
+                let lifecycle = ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: legacy.or(Some(ProtocolVersion::V_2025_11_25)),
+                };
+                client.serve_with_lifecycle(transport, lifecycle).await
+            } else {
+                client.serve(transport).await
+            }
+        };
+        let connection = tokio::time::timeout(limit, connecting)
             .await
             .map_err(|_| handshake(format!("no answer to initialize within {limit:?}")))?
             .map_err(|e| handshake(e.to_string()))?;

@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+mod awaited;
 mod client;
 mod connections;
 mod convert;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use tool_core::{ToolError, ToolOutput};
 use tool_runtime::ToolContext;
 
+use crate::awaited::{self, Ended};
 use crate::client::{ClientState, ImportClient};
 use crate::convert::{output_from_result, result_text};
 use crate::trace_context;
@@ -43,21 +44,45 @@ impl Remote {
             source: None,
         };
         let token = ctx.cancellation_token().clone();
+        let cancelled = || ToolError::Cancelled {
+            tool: ctx.tool_name().to_owned(),
+        };
+        let server = &self.state.server;
+        let answered = async {
+            let response = match self.forward(args, &ctx).await {
+                Ok(response) => response,
+                Err(e) => {
+                    let e = crate::urls::scrub_urls(&e.to_string());
+                    return Err(failed(format!("MCP server {server}: {e}")));
+                }
+            };
+            let result = match response {
+                // A long call the server runs as a task: waited on here, under the caller's
+                // time limit and cancellation.
+                ServerResult::CreateTaskResult(created) => {
+                    match awaited::task_ended(&self.peer, created, &ctx).await {
+                        Ended::Result(result) => result,
+                        Ended::Failed(message) => {
+                            return Err(failed(format!("MCP server {server}: {message}")))
+                        }
+                        Ended::Cancelled => return Err(cancelled()),
+                    }
+                }
+                other => call_result(other).map_err(|other| {
+                    failed(format!(
+                        "MCP server {server} answered tools/call with something other than a \
+                         result: {other}"
+                    ))
+                })?,
+            };
+            match result.is_error {
+                Some(true) => Err(failed(result_text(&result))),
+                _ => Ok(output_from_result(result)),
+            }
+        };
         tokio::select! {
-            result = self.forward(args, &ctx) => match result.map(call_result) {
-                Ok(Ok(result)) if result.is_error == Some(true) => Err(failed(result_text(&result))),
-                Ok(Ok(result)) => Ok(output_from_result(result)),
-                Ok(Err(other)) => Err(failed(format!(
-                    "MCP server {} answered tools/call with something other than a result: {other}",
-                    self.state.server,
-                ))),
-                Err(e) => Err(failed(format!(
-                    "MCP server {}: {}",
-                    self.state.server,
-                    crate::urls::scrub_urls(&e.to_string())
-                ))),
-            },
-            () = token.cancelled() => Err(ToolError::Cancelled { tool: ctx.tool_name().to_owned() }),
+            answer = answered => answer,
+            () = token.cancelled() => Err(cancelled()),
         }
     }
 
