@@ -7,9 +7,9 @@
 //!
 //! Set `MCP_TOKEN` to require `Authorization: Bearer $MCP_TOKEN` over HTTP. Besides the
 //! quickstart's `check` and `availability` there is `book` (asks the user a name:
-//! elicitation), `welcome` (asks the client's model: sampling), `wait` (runs until cancelled or
-//! for the milliseconds asked, to try cancellation) and `text.upper`, a dynamic tool with a
-//! dotted name.
+//! elicitation), `welcome` (asks the client's model: sampling), `report` (served as an MCP task
+//! to a client that takes tasks), `wait` (runs until cancelled or for the milliseconds asked,
+//! to try cancellation) and `text.upper`, a dynamic tool with a dotted name.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -100,6 +100,19 @@ impl BookingService {
         .with_system("You write short, warm hotel welcomes.")
         .with_max_tokens(60);
         Ok(ctx.sample(request).await?.text)
+    }
+
+    /// Prepares the month's report, which takes a while: served as an MCP task to a client
+    /// that takes tasks, polled until it is ready.
+    #[ai_tool(task, read_only)]
+    async fn report(&self, month: String, millis: u64, ctx: &ToolContext) -> String {
+        ctx.progress(1.0, Some(2.0), Some("adding up the bookings"));
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(millis)) => {
+                format!("{}: the report for {month} is ready", self.city)
+            }
+            () = ctx.cancellation_token().cancelled() => "cancelled".to_owned(),
+        }
     }
 
     /// Waits for the given milliseconds, or until the call is cancelled.

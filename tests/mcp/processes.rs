@@ -45,6 +45,31 @@ async fn the_python_sdk_client_works_with_our_server_over_stdio() {
     }
 }
 
+/// The Python SDK's client, with a tasks extension of a user's writing (the SDK has none),
+/// calls the example's `report` as a task: polled to its result, cancelled.
+#[tokio::test]
+async fn the_python_sdk_client_calls_a_tool_our_server_runs_as_a_task() {
+    let Some(tools) = mcp_tools(
+        "the_python_sdk_client_calls_a_tool_our_server_runs_as_a_task",
+        "python",
+    ) else {
+        return;
+    };
+    let (_server, url) = http_example(None).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_tasks.py");
+    let mut command = Command::new("python3");
+    command
+        .arg(script)
+        .arg(&url)
+        .env("PYTHONPATH", tools.join("python"));
+    let (status, stdout, stderr) = run_to_end(&mut command).await;
+    println!("{stdout}");
+    assert!(
+        status.success(),
+        "python tasks client failed:\n{stdout}\n{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn the_python_sdk_client_works_with_our_server_over_http() {
     let Some(tools) = mcp_tools(
