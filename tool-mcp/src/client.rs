@@ -44,6 +44,9 @@ pub(crate) struct ClientState {
     /// The server's process, when the import started it: killed when the last tool or
     /// connection goes.
     process: Mutex<Option<tokio::process::Child>>,
+    /// The import's authorization, when it authorizes with OAuth.
+    #[cfg(feature = "oauth")]
+    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuthSession>>,
 }
 
 impl ClientState {
@@ -58,7 +61,47 @@ impl ClientState {
             progress: Mutex::default(),
             relisting: tokio::sync::Mutex::new(()),
             change_waiting: AtomicBool::new(false),
+            #[cfg(feature = "oauth")]
+            oauth: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The import authorizes through `session`.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn set_oauth(&self, session: Arc<crate::oauth::OAuthSession>) {
+        let _ = self.oauth.set(session);
+    }
+
+    /// How many authorizations the import made (0 without OAuth): what a request was made
+    /// under, for [`ClientState::authorized_again`].
+    pub(crate) async fn authorization(&self) -> u64 {
+        #[cfg(feature = "oauth")]
+        if let Some(session) = self.oauth.get() {
+            return session.generation().await;
+        }
+        0
+    }
+
+    /// After a request made under authorization `seen` failed with `error`: whether the
+    /// import authorized (or another request did meanwhile), so that the request may be made
+    /// again. `Err` when authorizing failed; `Ok(false)` when the error asks for none, or the
+    /// import does not authorize.
+    pub(crate) async fn authorized_again(
+        &self,
+        error: &rmcp::service::ServiceError,
+        seen: u64,
+    ) -> Result<bool, String> {
+        #[cfg(feature = "oauth")]
+        if let Some(session) = self.oauth.get() {
+            let challenge = error.auth_challenge();
+            if challenge.is_none() && !error.is_authorization_required() {
+                return Ok(false);
+            }
+            session.authorize(challenge, seen).await?;
+            return Ok(true);
+        }
+        let _ = (error, seen);
+        Ok(false)
     }
 
     /// Keeps the server's process alive as long as this state.
@@ -228,7 +271,9 @@ impl ClientHandler for ImportClient {
         }
         let _one_at_a_time = self.0.relisting().await;
         self.0.change_waiting.store(false, Ordering::Release);
-        match list_every_tool(&context.peer, &self.0.limits, &self.0.server).await {
+        // Listed again in the background: no authorization is started here (a person may have
+        // to take part); a token that expired is refreshed as for any request.
+        match list_every_tool(&context.peer, &self.0, false).await {
             Ok(tools) => self.0.set_tools(tools, false),
             Err(e) => tracing::warn!(
                 server = %self.0.server,
@@ -238,6 +283,10 @@ impl ClientHandler for ImportClient {
         }
     }
 }
+
+/// How many times an import authorizes (OAuth) for one request before that request's failure
+/// is the answer: a server that refuses every token is not asked again and again.
+pub const MAX_AUTHORIZATIONS_PER_REQUEST: usize = 3;
 
 /// The most pages one listing takes, and how long it may take: a server that pages on for ever
 /// is refused rather than followed.
@@ -249,9 +298,10 @@ const LISTING_TIMEOUT: Duration = Duration::from_secs(120);
 /// loop. Descriptions past the limits' length are cut, with a warning naming the tool.
 pub(crate) async fn list_every_tool(
     peer: &Peer<RoleClient>,
-    limits: &ImportLimits,
-    server: &str,
+    state: &ClientState,
+    authorize: bool,
 ) -> Result<Vec<Tool>, String> {
+    let (limits, server) = (&state.limits, &*state.server);
     let listing = async {
         let mut tools = Vec::new();
         let mut bytes = 0usize;
@@ -261,7 +311,22 @@ pub(crate) async fn list_every_tool(
             let params = cursor
                 .take()
                 .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = peer.list_tools(params).await.map_err(|e| e.to_string())?;
+            // A page refused for want of authorization is asked for again once authorized
+            // (when the import authorizes, and `authorize` says it may now).
+            let mut attempts = 0;
+            let page = loop {
+                let seen = state.authorization().await;
+                match peer.list_tools(params.clone()).await {
+                    Ok(page) => break page,
+                    Err(e) if authorize && attempts < MAX_AUTHORIZATIONS_PER_REQUEST => {
+                        attempts += 1;
+                        if !state.authorized_again(&e, seen).await? {
+                            return Err(e.to_string());
+                        }
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            };
             for mut tool in page.tools {
                 bytes = bytes.saturating_add(serde_json::to_vec(&tool).map_or(0, |t| t.len()));
                 cut_description(&mut tool, limits.max_description_bytes, server);

@@ -40,6 +40,14 @@ pub enum McpError {
         /// rmcp's description.
         message: String,
     },
+    /// Authorizing with a server (OAuth) failed.
+    #[error("authorizing with MCP server {server} failed: {message}")]
+    Authorization {
+        /// The server, as its URL without credentials or query.
+        server: String,
+        /// What failed.
+        message: String,
+    },
     /// The imported servers' tools do not make an executor (two tools of one name, say).
     #[error("the imported MCP tools cannot be served: {0}")]
     Imports(String),

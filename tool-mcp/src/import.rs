@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{ProtocolVersion, Tool};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::ServiceExt;
@@ -151,6 +153,51 @@ impl McpTools {
             .map_err(scrubbed)
     }
 
+    /// [`McpTools::connect_http_with`] authorizing with OAuth (feature `oauth`): a server that
+    /// answers `401` (at the handshake, or later) or `403` for want of a scope is authorized
+    /// as [`OAuthOptions`](crate::OAuthOptions) say (discovery from the server's challenge,
+    /// a client given, described by its metadata document or registered, PKCE, the scopes
+    /// asked for), and the request is made again, at most
+    /// [`MAX_AUTHORIZATIONS_PER_REQUEST`](crate::MAX_AUTHORIZATIONS_PER_REQUEST) times. The
+    /// tokens live as long as the import (refreshed by rmcp when they expire).
+    #[cfg(feature = "oauth")]
+    pub async fn connect_http_oauth(
+        url: &str,
+        oauth: crate::OAuthOptions,
+        limits: ImportLimits,
+    ) -> Result<Self, McpError> {
+        let label = shown_url(url);
+        let refused = |message: String| McpError::Authorization {
+            server: label.clone(),
+            message,
+        };
+        let (session, http) = crate::oauth::OAuthSession::new(url, oauth)
+            .await
+            .map_err(&refused)?;
+        let state = Arc::new(ClientState::new(label.clone().into(), limits));
+        state.set_oauth(Arc::clone(&session));
+        for attempt in 0.. {
+            let seen = session.generation().await;
+            let config = StreamableHttpClientTransportConfig::with_uri(url);
+            let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
+            match Self::connect_state(Arc::clone(&state), transport, HANDSHAKE_TIMEOUT).await {
+                Ok(tools) => return Ok(tools),
+                Err((_, Some(handshake)))
+                    if attempt < crate::MAX_AUTHORIZATIONS_PER_REQUEST
+                        && (handshake.auth_challenge().is_some()
+                            || handshake.is_authorization_required()) =>
+                {
+                    session
+                        .authorize(handshake.auth_challenge(), seen)
+                        .await
+                        .map_err(&refused)?;
+                }
+                Err((error, _)) => return Err(scrubbed(error)),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
     /// Connects over any rmcp transport; `server` names it in errors. A server that has not
     /// answered `initialize` within [`HANDSHAKE_TIMEOUT`] is [`McpError::Handshake`].
     pub async fn connect<T, E, A>(server: impl Into<String>, transport: T) -> Result<Self, McpError>
@@ -190,6 +237,23 @@ impl McpTools {
     {
         let server: Arc<str> = server.into().into();
         let state = Arc::new(ClientState::new(server.clone(), limits));
+        Self::connect_state(state, transport, limit)
+            .await
+            .map_err(|(error, _)| error)
+    }
+
+    /// Connects with `state`'s limits; a failed handshake keeps rmcp's error beside ours (it
+    /// may hold the server's authorization challenge).
+    async fn connect_state<T, E, A>(
+        state: Arc<ClientState>,
+        transport: T,
+        limit: std::time::Duration,
+    ) -> Result<Self, (McpError, Option<ClientInitializeError>)>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let server = state.server.clone();
         let handshake = |message: String| McpError::Handshake {
             peer: format!("MCP server {server}"),
             message,
@@ -209,19 +273,24 @@ impl McpTools {
                 client.serve(transport).await
             }
         };
-        let connection = tokio::time::timeout(limit, connecting)
-            .await
-            .map_err(|_| handshake(format!("no answer to initialize within {limit:?}")))?
-            .map_err(|e| handshake(e.to_string()))?;
+        let connection = match tokio::time::timeout(limit, connecting).await {
+            Err(_) => {
+                let error = handshake(format!("no answer to initialize within {limit:?}"));
+                return Err((error, None));
+            }
+            Ok(Err(e)) => return Err((handshake(e.to_string()), Some(e))),
+            Ok(Ok(connection)) => connection,
+        };
         let peer = connection.peer().clone();
         // A list change told while the first list is taken is listed after it, not before.
         let relisting = state.relisting().await;
-        let tools = list_every_tool(&peer, &state.limits, &server)
-            .await
-            .map_err(|e| McpError::Request {
+        let tools = list_every_tool(&peer, &state, true).await.map_err(|e| {
+            let error = McpError::Request {
                 server: server.to_string(),
                 message: format!("tools/list failed: {e}"),
-            })?;
+            };
+            (error, None)
+        })?;
         state.set_tools(tools, true);
         drop(relisting);
         let namespace = peer

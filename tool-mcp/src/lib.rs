@@ -26,6 +26,8 @@ mod http_options;
 mod import;
 mod listing;
 mod notify;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod questions;
 mod refreshing;
 mod remote;
@@ -37,11 +39,13 @@ mod tasks;
 mod trace_context;
 mod urls;
 
-pub use client::ImportLimits;
+pub use client::{ImportLimits, MAX_AUTHORIZATIONS_PER_REQUEST};
 pub use convert::MAX_IMPORTED_ICONS;
 pub use error::McpError;
 pub use http_options::{HttpLimits, HttpOptions};
 pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};
+#[cfg(feature = "oauth")]
+pub use oauth::{AuthorizeFuture, Authorizer, FollowRedirect, OAuthOptions};
 pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
 pub use serve::{axum_router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};

@@ -49,12 +49,29 @@ impl Remote {
         };
         let server = &self.state.server;
         let answered = async {
-            let response = match self.forward(args, &ctx).await {
-                Ok(response) => response,
-                Err(e) => {
-                    let e = crate::urls::scrub_urls(&e.to_string());
-                    return Err(failed(format!("MCP server {server}: {e}")));
+            // A call refused for want of authorization (`401`, or `403` for a scope) did not
+            // run: it is made again once the import has authorized, when it authorizes.
+            let mut attempts = 0;
+            let response = loop {
+                let seen = self.state.authorization().await;
+                let e = match self.forward(args.clone(), &ctx).await {
+                    Ok(response) => break response,
+                    Err(e) => e,
+                };
+                if attempts < crate::MAX_AUTHORIZATIONS_PER_REQUEST {
+                    attempts += 1;
+                    match self.state.authorized_again(&e, seen).await {
+                        Ok(true) => continue,
+                        Ok(false) => {}
+                        Err(refused) => {
+                            return Err(failed(format!(
+                                "MCP server {server}: authorizing failed: {refused}"
+                            )))
+                        }
+                    }
                 }
+                let e = crate::urls::scrub_urls(&e.to_string());
+                return Err(failed(format!("MCP server {server}: {e}")));
             };
             let result = match response {
                 // A long call the server runs as a task: waited on here, under the caller's
