@@ -33,11 +33,13 @@
 #   AI_TOOL_COMPILE_BENCH_NICE   1 to run cargo under `nice -n 19` (default off: run it on a
 #                                quiet machine, the figures mean little otherwise)
 #   CARGO_BUILD_JOBS and the rest of cargo's environment are passed through.
-# Needs only a Rust toolchain (1.95 for the rig column) and crates.io. Takes about 15 minutes on
-# 2 cores from an empty cargo cache (mostly the untimed dependency builds: rig-core, rmcp,
-# ai-tool's own crates), about 5 minutes once they are built; the work directory grows to ~3 GB.
+# Needs only a Rust toolchain (1.95 for the rig column) and crates.io. Takes 15 to 25 minutes on
+# 2 cores the first time (mostly the untimed dependency builds, one per package: ai-tool's own
+# crates twice, rmcp, rig-core), about 5 once they are built; --llvm-lines adds about 3. The
+# work directory grows to ~8 GB (5 of them the 1,000-tool package's target directory).
 set -euo pipefail
 
+started="$(date +%s)"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${AI_TOOL_COMPILE_BENCH_DIR:-/work/compile-bench}"
 src="${AI_TOOL_COMPILE_BENCH_SRC:-$repo}"
@@ -78,6 +80,11 @@ write_if_changed() {
   fi
 }
 
+# calc_name BLOCKS BLK: the service of impl block BLK: Calc alone, else Calc0, Calc1, ...
+calc_name() {
+  if [ "$1" -eq 1 ]; then echo Calc; else echo "Calc$2"; fi
+}
+
 gen_ai_tool() { # gen_ai_tool DIR BLOCKS: BLOCKS impl blocks of 100 tools
   local dir="$1" blocks="$2" blk i n width=3
   if [ "$blocks" -gt 1 ]; then width=4; fi
@@ -101,10 +108,10 @@ EOF
     echo "use ai_tool::prelude::*;"
     for ((blk = 0; blk < blocks; blk++)); do
       echo
-      echo "pub struct Calc$blk;"
+      echo "pub struct $(calc_name "$blocks" "$blk");"
       echo
       echo "#[ai_tools]"
-      echo "impl Calc$blk {"
+      echo "impl $(calc_name "$blocks" "$blk") {"
       for ((i = 0; i < 100; i++)); do
         n="$(printf "%0${width}d" $((blk * 100 + i)))"
         cat <<EOF
@@ -122,7 +129,7 @@ EOF
     echo "fn main() {"
     echo "    let exec = Executor::builder()"
     for ((blk = 0; blk < blocks; blk++)); do
-      echo "        .service(Arc::new(Calc$blk))"
+      echo "        .service(Arc::new($(calc_name "$blocks" "$blk")))"
     done
     echo "        .build()"
     echo "        .expect(\"the tools register\");"
@@ -286,6 +293,9 @@ time_runs() {
     if [ -n "$others" ]; then
       echo "warning: $name cargo $sub run $i recompiled dependencies too: $others" >&2
     fi
+    if grep -q 'Blocking waiting for file lock' "$log"; then
+      echo "warning: $name cargo $sub run $i waited for another cargo's lock (counted in)" >&2
+    fi
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
   done
 }
@@ -315,6 +325,7 @@ llvm_ir() {
   ll="$(ls -t "$dir"/target/debug/deps/"${name//-/_}"-*.ll | head -n 1)"
   awk '/^define / { f++; inside = 1; next } inside && /^}/ { inside = 0; next } inside { l++ }
        END { printf "%d lines in %d functions\n", l, f }' "$ll"
+  rm -f "$ll" # a gigabyte for 1,000 tools
 }
 
 rustc_minor="$(rustc --version | awk '{ split($2, v, "."); print v[2] }')"
@@ -421,4 +432,4 @@ if [ "$llvm_lines" = 1 ]; then
   echo "$row |"
 fi
 echo
-echo "Packages and logs: $work"
+echo "Packages and logs: $work ($(( ($(date +%s) - started) / 60 )) min)"
