@@ -264,7 +264,7 @@ fn exact_fn(
         .filter(|param| param.arg.default.is_none() && !is_option(&param.ty))
         .map(|param| {
             let ty = fix(param.ty.to_token_stream());
-            quote!(.filter(|_| !(&#p::OptionProbe::<#ty>::new()).is_option()))
+            quote!(.unless_option((&#p::OptionProbe::<#ty>::new()).optionality()))
         });
     let probes = tool
         .params
@@ -280,13 +280,15 @@ fn exact_fn(
         .grammar
         .as_ref()
         .filter(|g| g.syntax == "regex")
-        .map(|_| quote!(.filter(|_| false)));
+        .map(|_| quote!(.and(#p::ValidatingStage)));
+    // A flattened struct's own fields are not probed.
+    let flattened = flattened.then(|| quote!(.and(#p::ValidatingStage)));
     quote! {
         #[inline(always)]
-        fn __ai_exact() -> ::core::option::Option<#p::ExactStage> {
+        fn __ai_exact() -> impl #p::Stage {
             #[allow(unused_imports)]
-            use #p::{IsExact as _, IsOption as _, NotExact as _, NotOption as _};
-            (&#p::Probe::<()>::new()).exact().filter(|_| !#flattened) #(.and(#probes))* #(#hidden_options)* #pattern
+            use #p::{IsExact as _, IsOption as _, NotExact as _, NotOption as _, Stage as _};
+            (&#p::Probe::<()>::new()).exact() #flattened #(.and(#probes))* #(#hidden_options)* #pattern
         }
     }
 }

@@ -7,7 +7,8 @@ use serde::de::DeserializeOwned;
 use tool_core::{ToolError, ToolOutput};
 
 pub use crate::arguments::{
-    Arguments, DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe,
+    Arguments, DeserializeChecksSchema, ExactStage, IsExact, IsOptional, NotExact, NotOptional,
+    Probe, Stage, ValidatingStage,
 };
 pub use crate::converter::Converter;
 pub use crate::guard::Guard;
@@ -56,10 +57,10 @@ impl<T: ?Sized> OptionProbe<T> {
 
 /// Chosen by method lookup first, for an `Option`.
 pub trait IsOption {
-    /// True.
+    /// It is an `Option`.
     #[inline(always)]
-    fn is_option(&self) -> bool {
-        true
+    fn optionality(&self) -> IsOptional {
+        IsOptional
     }
 }
 
@@ -67,10 +68,10 @@ impl<T> IsOption for OptionProbe<Option<T>> {}
 
 /// Chosen through one more reference, for every other type.
 pub trait NotOption {
-    /// False.
+    /// It is no `Option`.
     #[inline(always)]
-    fn is_option(&self) -> bool {
-        false
+    fn optionality(&self) -> NotOptional {
+        NotOptional
     }
 }
 
@@ -101,15 +102,16 @@ fn missing_service<S>(ctx: &ToolContext<'_>) -> ToolError {
 
 /// Checks and deserializes a tool's arguments. Anything invalid is `InvalidArguments`.
 ///
-/// `exact` is the probes' word that every parameter's type is [`DeserializeChecksSchema`]:
-/// serde alone then checks the schema (the Exact stage). Only the probes make an
-/// [`ExactStage`]; `None` takes the Validating stage.
+/// `stage` is the probes' word: [`ExactStage`] when every parameter's type is
+/// [`DeserializeChecksSchema`] (serde alone then checks the schema), else [`ValidatingStage`].
+/// Only the probes make an [`ExactStage`]. The stage is a type, so a tool's parameter struct
+/// is read by its own stage's code alone.
 #[inline]
-pub fn parse_args<T: DeserializeOwned>(
+pub fn parse_args<T: DeserializeOwned, S: Stage>(
     args: Arguments<'_, '_>,
-    exact: Option<ExactStage>,
+    stage: S,
 ) -> Result<T, ToolError> {
-    args.parse(exact)
+    args.parse(stage)
 }
 
 /// The error a tool returned, kept typed.

@@ -270,7 +270,7 @@ fn invoke<'a, T: Tool>(
     guard: Guard<'a>,
 ) -> Result<BoxFuture<'a, Result<ToolOutput, ToolError>>, ToolError> {
     let tool = service_ref::<T>(tool, &ctx)?;
-    let args: T::Args = args.parse(None)?;
+    let args: T::Args = args.parse(crate::arguments::ValidatingStage)?;
     Ok(guard.boxed(async move {
         let ctx = &ctx;
         tool.call(args, ctx).await.into_tool_output(ctx)

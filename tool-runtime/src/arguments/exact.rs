@@ -14,10 +14,12 @@
 //! schema can say more than its `Deserialize` checks (a `#[schemars(range(max = 10))]`, a
 //! custom schema). Any other type takes the Validating stage, which checks the schema itself.
 //!
-//! The generated code asks with the autoref probe: `(&Probe::<T>::new()).exact()` is
-//! `Some(ExactStage)` when `T: DeserializeChecksSchema` and `None` otherwise, decided at compile
-//! time. [`ExactStage`] has no public constructor: the Exact stage is taken on the probes' word
-//! only, never on a `true` written by hand.
+//! The generated code asks with the autoref probe: `(&Probe::<T>::new()).exact()` is an
+//! [`ExactStage`] when `T: DeserializeChecksSchema` and a [`ValidatingStage`] otherwise, decided
+//! at compile time, as types: the tool's parse is instantiated for its own stage alone, so a
+//! tool compiles one way of reading its arguments rather than both. [`ExactStage`] has no
+//! public constructor: the Exact stage is taken on the probes' word only, never on a `true`
+//! written by hand.
 
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
@@ -46,6 +48,11 @@ pub trait DeserializeChecksSchema: sealed::Sealed {}
 /// hidden re-exports.
 #[derive(Clone, Copy, Debug)]
 pub struct ExactStage(());
+
+/// The Validating stage: the schema is checked on the way into the parameter struct. Anyone
+/// may take it; it skips nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ValidatingStage;
 
 mod sealed {
     pub trait Sealed {}
@@ -104,8 +111,8 @@ impl<T: ?Sized> Probe<T> {
 pub trait IsExact: sealed::Probes {
     /// The Exact stage may be taken.
     #[inline(always)]
-    fn exact(&self) -> Option<ExactStage> {
-        Some(ExactStage(()))
+    fn exact(&self) -> ExactStage {
+        ExactStage(())
     }
 }
 
@@ -116,8 +123,8 @@ impl<T: DeserializeChecksSchema + ?Sized> IsExact for Probe<T> {}
 pub trait NotExact: sealed::Probes {
     /// The Exact stage may not be taken.
     #[inline(always)]
-    fn exact(&self) -> Option<ExactStage> {
-        None
+    fn exact(&self) -> ValidatingStage {
+        ValidatingStage
     }
 }
 
@@ -167,19 +174,25 @@ mod tests {
 
     struct Custom;
 
+    fn is_exact<S: 'static>(_: S) -> bool {
+        std::any::TypeId::of::<S>() == std::any::TypeId::of::<ExactStage>()
+    }
+
     // The borrows are the probe: autoref specialization picks `IsExact` for `Probe<T>` and falls
     // back to `NotExact` for `&Probe<T>`, as the generated code calls it.
     #[allow(clippy::needless_borrow)]
     #[test]
     fn the_probe_tells_listed_types_from_others() {
-        assert!((&Probe::<i64>::new()).exact().is_some());
-        assert!((&Probe::<()>::new()).exact().is_some());
-        assert!((&Probe::<Option<Vec<String>>>::new()).exact().is_some());
-        assert!((&Probe::<Custom>::new()).exact().is_none());
-        assert!((&Probe::<Vec<Custom>>::new()).exact().is_none());
-        assert!((&Probe::<f32>::new()).exact().is_none());
-        assert!((&Probe::<HashMap<String, u8>>::new()).exact().is_some());
-        assert!((&Probe::<HashMap<String, Custom>>::new()).exact().is_none());
+        assert!(is_exact((&Probe::<i64>::new()).exact()));
+        assert!(is_exact((&Probe::<()>::new()).exact()));
+        assert!(is_exact((&Probe::<Option<Vec<String>>>::new()).exact()));
+        assert!(!is_exact((&Probe::<Custom>::new()).exact()));
+        assert!(!is_exact((&Probe::<Vec<Custom>>::new()).exact()));
+        assert!(!is_exact((&Probe::<f32>::new()).exact()));
+        assert!(is_exact((&Probe::<HashMap<String, u8>>::new()).exact()));
+        assert!(!is_exact(
+            (&Probe::<HashMap<String, Custom>>::new()).exact()
+        ));
     }
 
     #[derive(Debug, PartialEq, serde::Deserialize)]

@@ -49,7 +49,9 @@ use serde_json::Value;
 use tool_core::ToolError;
 
 pub(crate) use self::budget::{ArgumentLimits, NESTING_LIMIT};
-pub use self::exact::{DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe};
+pub use self::exact::{
+    DeserializeChecksSchema, ExactStage, IsExact, NotExact, Probe, ValidatingStage,
+};
 pub(crate) use self::full::ArgumentValidator;
 use self::raw::{invalid, non_empty, View};
 pub use self::raw::{IntoArguments, RawArguments};
@@ -90,19 +92,27 @@ impl<'a, 'r> Arguments<'a, 'r> {
     /// when the probes gave an [`ExactStage`], otherwise the Validating stage, and the Full
     /// stage for whatever those did not take. Anything invalid is `InvalidArguments`.
     #[inline]
-    pub(crate) fn parse<T: DeserializeOwned>(
-        self,
-        exact: Option<ExactStage>,
-    ) -> Result<T, ToolError> {
-        match exact {
-            Some(_) => self.parse_or_full(|text, _| exact::parse_text(text), exact::parse_value),
-            None => match self.schema.subset() {
-                Some(subset) => self.parse_or_full(
-                    |text, limits| validating::parse_text(subset, non_empty(text), limits),
-                    |value, limits| validating::parse_value(subset, value, limits),
-                ),
-                None => self.parse_full(),
-            },
+    pub(crate) fn parse<T: DeserializeOwned, S: Stage>(self, _stage: S) -> Result<T, ToolError> {
+        // By the stage's type: the other stage's parse is not instantiated for `T`.
+        S::parse_in(self)
+    }
+
+    /// The Exact stage, then the Full stage for what it did not take.
+    #[inline(never)]
+    fn parse_exact<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        self.parse_or_full(|text, _| exact::parse_text(text), exact::parse_value)
+    }
+
+    /// The Validating stage, when the schema is in its subset, then the Full stage for what
+    /// it did not take.
+    #[inline(never)]
+    fn parse_validating<T: DeserializeOwned>(self) -> Result<T, ToolError> {
+        match self.schema.subset() {
+            Some(subset) => self.parse_or_full(
+                |text, limits| validating::parse_text(subset, non_empty(text), limits),
+                |value, limits| validating::parse_value(subset, value, limits),
+            ),
+            None => self.parse_full(),
         }
     }
 
@@ -133,7 +143,9 @@ impl<'a, 'r> Arguments<'a, 'r> {
     fn parse_full<T: DeserializeOwned>(self) -> Result<T, ToolError> {
         let tool = self.tool;
         let value = self.into_checked_value()?;
-        serde_json::from_value(value).map_err(|e| invalid(tool, e.to_string()))
+        // Read from the value borrowed, as the Exact stage reads one: one deserializer of a
+        // value per parameter struct, not two (its strings are copied either way).
+        T::deserialize(&value).map_err(|e| invalid(tool, e.to_string()))
     }
 
     /// The Full stage's checks alone: the arguments as a value, within the size budget and valid
@@ -143,6 +155,99 @@ impl<'a, 'r> Arguments<'a, 'r> {
         let mut args = raw.into_value(self.tool, self.limits)?;
         full::verdict(self.tool, self.schema, self.parameters, &mut args)?;
         Ok(args)
+    }
+}
+
+/// A stage of the parse, as a type: the probes of a tool's parameters combine into one, and
+/// the tool's parameter struct is read by that stage's code alone (one deserializer per
+/// stage, not every stage's). Sealed: the Exact and the Validating stages.
+pub trait Stage: Copy + sealed::Stages {
+    /// This stage and `other`: the Exact stage when both are.
+    type And<S: Stage>: Stage;
+    /// This stage and `other`.
+    fn and<S: Stage>(self, other: S) -> Self::And<S>;
+    /// This stage, unless a parameter's type is an `Option` its schema does not say is one
+    /// (serde would let it be left out, which its schema refuses): then the Validating stage.
+    type Unless<O: Optionality>: Stage;
+    /// This stage, unless `optionality` says the parameter is an `Option`.
+    fn unless_option<O: Optionality>(self, optionality: O) -> Self::Unless<O>;
+    /// Reads `args` in this stage (and the Full stage for what it does not take).
+    #[doc(hidden)]
+    fn parse_in<T: DeserializeOwned>(args: Arguments<'_, '_>) -> Result<T, ToolError>;
+}
+
+mod sealed {
+    pub trait Stages {}
+    impl Stages for super::ExactStage {}
+    impl Stages for super::ValidatingStage {}
+
+    pub trait Optionalities {}
+    impl Optionalities for super::IsOptional {}
+    impl Optionalities for super::NotOptional {}
+}
+
+/// Whether a parameter's type is an `Option` ([`IsOptional`] or [`NotOptional`]), as the
+/// option probe answers.
+pub trait Optionality: sealed::Optionalities {
+    /// The Exact stage narrowed by it.
+    type Narrowed: Stage;
+    /// The Exact stage narrowed by it: kept for a type that is no `Option`.
+    fn narrow(exact: ExactStage) -> Self::Narrowed;
+}
+
+/// The parameter's type is an `Option`.
+#[derive(Clone, Copy, Debug)]
+pub struct IsOptional;
+
+/// The parameter's type is no `Option`.
+#[derive(Clone, Copy, Debug)]
+pub struct NotOptional;
+
+impl Optionality for IsOptional {
+    type Narrowed = ValidatingStage;
+    #[inline(always)]
+    fn narrow(_exact: ExactStage) -> ValidatingStage {
+        ValidatingStage
+    }
+}
+
+impl Optionality for NotOptional {
+    type Narrowed = ExactStage;
+    #[inline(always)]
+    fn narrow(exact: ExactStage) -> ExactStage {
+        exact
+    }
+}
+
+impl Stage for ExactStage {
+    type And<S: Stage> = S;
+    #[inline(always)]
+    fn and<S: Stage>(self, other: S) -> S {
+        other
+    }
+    type Unless<O: Optionality> = O::Narrowed;
+    #[inline(always)]
+    fn unless_option<O: Optionality>(self, _optionality: O) -> O::Narrowed {
+        O::narrow(self)
+    }
+    fn parse_in<T: DeserializeOwned>(args: Arguments<'_, '_>) -> Result<T, ToolError> {
+        args.parse_exact()
+    }
+}
+
+impl Stage for ValidatingStage {
+    type And<S: Stage> = ValidatingStage;
+    #[inline(always)]
+    fn and<S: Stage>(self, _other: S) -> ValidatingStage {
+        ValidatingStage
+    }
+    type Unless<O: Optionality> = ValidatingStage;
+    #[inline(always)]
+    fn unless_option<O: Optionality>(self, _optionality: O) -> ValidatingStage {
+        ValidatingStage
+    }
+    fn parse_in<T: DeserializeOwned>(args: Arguments<'_, '_>) -> Result<T, ToolError> {
+        args.parse_validating()
     }
 }
 
