@@ -602,6 +602,76 @@ async fn an_import_is_declared_as_its_servers_namespace_and_deferred() {
 }
 
 /// A server's tools that ask the user (`ask`) and that hold until released (`hold`).
+/// A server's request to a model during an imported call goes to that call's caller's model
+/// when the import forwards sampling: its messages, instructions and token cap; a caller that
+/// cannot answer leaves the server's tool told so.
+#[tokio::test]
+async fn a_servers_sampling_request_is_passed_on_to_the_callers_model() {
+    use ai_tool::mcp::ImportLimits;
+    use ai_tool::{Sampled, Sampler, SamplingRequest, Speaker};
+    let greet = DynamicTool::new(
+        "greet",
+        "Greets, in the client's model's words.",
+        json!({ "type": "object", "properties": {} }),
+        |_, ctx| async move {
+            let request = SamplingRequest::new("Say hello to Ada.")
+                .with_system("Be brief.")
+                .with_max_tokens(20);
+            let answer = ctx.sample(request).await?;
+            Ok(ToolOutput::text(format!("{} ({})", answer.text, answer.model)))
+        },
+    );
+    let exec = Executor::builder()
+        .registered_tools(false)
+        .tool(greet)
+        .build()
+        .unwrap();
+    let server = McpServer::new(exec).unwrap().with_server_info("greeter", "1");
+    let limits = ImportLimits::default().with_forwarded_sampling();
+    let tools =
+        McpTools::connect_with("greeter", in_process(server), Duration::from_secs(10), limits)
+            .await
+            .unwrap();
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let model: Sampler = {
+        let asked = Arc::clone(&asked);
+        Arc::new(move |request: SamplingRequest| {
+            asked.lock().unwrap().push(request);
+            Box::pin(async {
+                Ok(Sampled {
+                    text: "Hello, Ada!".into(),
+                    model: "local-model".into(),
+                    stop_reason: Some("endTurn".into()),
+                })
+            })
+        })
+    };
+    let out = local
+        .execute_with(
+            "greeter.greet",
+            json!({}),
+            &CallOptions::default().with_sampler(model),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.to_text(), "Hello, Ada! (local-model)");
+    let asked = asked.lock().unwrap();
+    assert_eq!(
+        asked[0].messages,
+        [(Speaker::User, "Say hello to Ada.".to_owned())]
+    );
+    assert_eq!(asked[0].system.as_deref(), Some("Be brief."));
+    assert_eq!(asked[0].max_tokens, 20);
+    // A caller without a model: the server's tool is told, and fails.
+    let err = local.execute("greeter.greet", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("can ask a model"), "{err}");
+}
+
 fn asking_server(started: mpsc::UnboundedSender<()>, release: Arc<Notify>) -> McpServer {
     let ask = DynamicTool::new(
         "ask",

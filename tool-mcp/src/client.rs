@@ -16,7 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::ClientHandler;
 use tokio::sync::watch;
-use tool_runtime::{Elicited, ToolContext};
+use tool_runtime::{Elicited, SamplingRequest, Speaker, ToolContext};
 
 use crate::questions::Questions;
 
@@ -214,6 +214,10 @@ impl ClientHandler for ImportClient {
                     Default::default(),
                 );
         }
+        #[allow(deprecated)] // sampling: deprecated by SEP-2577, answered in 2025-11-25
+        if self.0.limits.forward_sampling {
+            info.capabilities.sampling = Some(Default::default());
+        }
         if self.0.limits.forward_elicitation {
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::new());
@@ -256,6 +260,30 @@ impl ClientHandler for ImportClient {
         })
     }
 
+    /// A server's request to a model during a call, passed on to that call's caller.
+    #[allow(deprecated)] // sampling: deprecated by SEP-2577, answered in 2025-11-25
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, ErrorData> {
+        let refused = |message: String| ErrorData::invalid_request(message, None);
+        if !self.0.limits.forward_sampling {
+            return Err(refused("this client passes no sampling on".into()));
+        }
+        let request = sampling_request(&params).map_err(refused)?;
+        let answer = self.0.questions.sample(request).await.map_err(refused)?;
+        let mut result = serde_json::json!({
+            "role": "assistant",
+            "content": { "type": "text", "text": answer.text },
+            "model": answer.model,
+        });
+        if let Some(reason) = answer.stop_reason {
+            result["stopReason"] = reason.into();
+        }
+        serde_json::from_value(result).map_err(|e| refused(e.to_string()))
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -287,6 +315,45 @@ impl ClientHandler for ImportClient {
 /// How many times an import authorizes (OAuth) for one request before that request's failure
 /// is the answer: a server that refuses every token is not asked again and again.
 pub const MAX_AUTHORIZATIONS_PER_REQUEST: usize = 3;
+
+/// A server's `sampling/createMessage` as a request to the caller's model: text messages, the
+/// system prompt, the token cap. Anything else (images, a request offering tools) is refused.
+#[allow(deprecated)] // sampling: deprecated by SEP-2577, answered in 2025-11-25
+fn sampling_request(
+    params: &rmcp::model::CreateMessageRequestParams,
+) -> Result<SamplingRequest, String> {
+    if params.tools.as_ref().is_some_and(|tools| !tools.is_empty()) {
+        return Err("a sampling request offering tools is not passed on".into());
+    }
+    let wire = serde_json::to_value(params).map_err(|e| e.to_string())?;
+    let mut messages = Vec::new();
+    for message in wire["messages"].as_array().into_iter().flatten() {
+        let speaker = match message["role"].as_str() {
+            Some("assistant") => Speaker::Assistant,
+            _ => Speaker::User,
+        };
+        let blocks = match &message["content"] {
+            serde_json::Value::Array(blocks) => blocks.clone(),
+            block => vec![block.clone()],
+        };
+        let mut text = Vec::new();
+        for block in &blocks {
+            match (block["type"].as_str(), block["text"].as_str()) {
+                (Some("text"), Some(t)) => text.push(t.to_owned()),
+                _ => return Err("only text messages are passed on to the caller's model".into()),
+            }
+        }
+        messages.push((speaker, text.join("\n")));
+    }
+    if messages.is_empty() {
+        return Err("a sampling request without messages".into());
+    }
+    Ok(SamplingRequest {
+        messages,
+        system: params.system_prompt.clone(),
+        max_tokens: params.max_tokens,
+    })
+}
 
 /// The most pages one listing takes, and how long it may take: a server that pages on for ever
 /// is refused rather than followed.
@@ -425,6 +492,12 @@ pub struct ImportLimits {
     /// a call the server runs as a task, polling it, under the call's time limit and
     /// cancellation (`tasks/cancel` when the caller stops waiting). Default false.
     pub accept_tasks: bool,
+    /// Whether the import declares `sampling` and passes a server's requests to a model during
+    /// a call on to that call's caller (`ToolContext::sample`: in an agent's run, the run's own
+    /// model when the agent answers sampling), under the same rule as questions (one call in
+    /// flight, whose caller can answer). Text messages only; a request offering tools is
+    /// refused. Default false.
+    pub forward_sampling: bool,
 }
 
 impl ImportLimits {
@@ -468,6 +541,13 @@ impl ImportLimits {
         self
     }
 
+    /// These options passing a server's requests to a model on to the caller
+    /// ([`ImportLimits::forward_sampling`]).
+    pub fn with_forwarded_sampling(mut self) -> Self {
+        self.forward_sampling = true;
+        self
+    }
+
     /// These options taking tasks ([`ImportLimits::accept_tasks`]).
     pub fn with_tasks(mut self) -> Self {
         self.accept_tasks = true;
@@ -491,6 +571,7 @@ impl Default for ImportLimits {
             protocol_version: None,
             forward_elicitation: false,
             accept_tasks: false,
+            forward_sampling: false,
         }
     }
 }

@@ -1,6 +1,8 @@
-//! A server's questions to the user (`elicitation/create`) during an imported call, passed on
-//! to that call's caller ([`ToolContext::elicit`]), when the import forwards them
-//! ([`ImportLimits::forward_elicitation`](crate::ImportLimits::forward_elicitation)).
+//! A server's questions to the user (`elicitation/create`) and requests to a model
+//! (`sampling/createMessage`) during an imported call, passed on to that call's caller
+//! ([`ToolContext::elicit`], [`ToolContext::sample`]), when the import forwards them
+//! ([`ImportLimits::forward_elicitation`](crate::ImportLimits::forward_elicitation),
+//! [`ImportLimits::forward_sampling`](crate::ImportLimits::forward_sampling)).
 //!
 //! MCP names no call in a question, so a question is passed on only while exactly one call is
 //! in flight on the connection, and its caller can answer; with several (a gateway serving
@@ -12,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use tool_runtime::{Elicited, ToolContext};
+use tool_runtime::{Elicited, Sampled, SamplingRequest, ToolContext};
 
 /// The calls in flight on the connection.
 #[derive(Default)]
@@ -51,6 +53,25 @@ impl Questions {
         ctx.elicit(message, schema).await.map_err(|e| {
             tracing::warn!(error = %e, "a forwarded question was not answered");
             "the user's answer could not be passed on".to_owned()
+        })
+    }
+
+    /// Asks the model of the one call in flight's caller, when it can answer.
+    pub(crate) async fn sample(&self, request: SamplingRequest) -> Result<Sampled, String> {
+        let ctx = match self.lock().as_slice() {
+            [(_, ctx)] if ctx.can_sample() => ctx.clone(),
+            [] | [_] => return Err("no call in flight on this connection can ask a model".into()),
+            _ => {
+                return Err(
+                    "several calls are in flight on this connection and the request names \
+                     none: it is not passed on, so that no caller's model answers another's"
+                        .into(),
+                )
+            }
+        };
+        ctx.sample(request).await.map_err(|e| {
+            tracing::warn!(error = %e, "a forwarded sampling request was not answered");
+            "the caller's model did not answer".to_owned()
         })
     }
 

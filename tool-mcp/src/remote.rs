@@ -140,8 +140,9 @@ impl Remote {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // Counted as in flight before the server can read the request, so that a question it
         // asks at once finds this call, and no other ([`crate::questions`]).
-        let _questions =
-            (self.state.limits.forward_elicitation).then(|| self.state.questions.route(ctx));
+        let _questions = (self.state.limits.forward_elicitation
+            || self.state.limits.forward_sampling)
+            .then(|| self.state.questions.route(ctx));
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
