@@ -660,13 +660,13 @@ async fn a_servers_sampling_request_is_passed_on_to_the_callers_model() {
         .await
         .unwrap();
     assert_eq!(out.to_text(), "Hello, Ada! (local-model)");
-    let asked = asked.lock().unwrap();
+    let first = asked.lock().unwrap()[0].clone();
     assert_eq!(
-        asked[0].messages,
+        first.messages,
         [(Speaker::User, "Say hello to Ada.".to_owned())]
     );
-    assert_eq!(asked[0].system.as_deref(), Some("Be brief."));
-    assert_eq!(asked[0].max_tokens, 20);
+    assert_eq!(first.system.as_deref(), Some("Be brief."));
+    assert_eq!(first.max_tokens, 20);
     // A caller without a model: the server's tool is told, and fails.
     let err = local.execute("greeter.greet", json!({})).await.unwrap_err();
     assert!(err.to_string().contains("can ask a model"), "{err}");
