@@ -618,7 +618,10 @@ async fn a_servers_sampling_request_is_passed_on_to_the_callers_model() {
                 .with_system("Be brief.")
                 .with_max_tokens(20);
             let answer = ctx.sample(request).await?;
-            Ok(ToolOutput::text(format!("{} ({})", answer.text, answer.model)))
+            Ok(ToolOutput::text(format!(
+                "{} ({})",
+                answer.text, answer.model
+            )))
         },
     );
     let exec = Executor::builder()
@@ -626,12 +629,18 @@ async fn a_servers_sampling_request_is_passed_on_to_the_callers_model() {
         .tool(greet)
         .build()
         .unwrap();
-    let server = McpServer::new(exec).unwrap().with_server_info("greeter", "1");
+    let server = McpServer::new(exec)
+        .unwrap()
+        .with_server_info("greeter", "1");
     let limits = ImportLimits::default().with_forwarded_sampling();
-    let tools =
-        McpTools::connect_with("greeter", in_process(server), Duration::from_secs(10), limits)
-            .await
-            .unwrap();
+    let tools = McpTools::connect_with(
+        "greeter",
+        in_process(server),
+        Duration::from_secs(10),
+        limits,
+    )
+    .await
+    .unwrap();
     let local = Executor::builder()
         .registered_tools(false)
         .mcp(&tools)
@@ -1398,6 +1407,9 @@ mod replicas;
 
 #[path = "mcp/tasks.rs"]
 mod tasks;
+
+#[path = "mcp/rounds.rs"]
+mod rounds;
 
 // A gateway: our server serving its own tools and an imported server's.
 

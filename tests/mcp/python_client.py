@@ -141,21 +141,22 @@ async def main(mode, server):
         result = await client.call_tool("wait", {"millis": 1})
         check(result.content[0].text == "waited 1 ms", "the session serves on after a cancellation", result)
 
-        # Asking the user and the client's model mid-call: server-to-client requests, which
-        # 2025-11-25 has (2026-07-28 replaces them).
+        # Asking the user mid-call: a server-to-client request in 2025-11-25, an
+        # `input_required` round in 2026-07-28 (the SDK answers it and calls again).
+        result = await client.call_tool("book", {"day": "2026-12-01"})
+        check(
+            not result.is_error and result.content[0].text == "booked 2026-12-01 in Lisbon for Ada",
+            "elicitation: the tool asks, the client's answer reaches it",
+            result,
+        )
+        question = asked[-1]
+        check(
+            "Lisbon" in question.message and question.requested_schema["required"] == ["name"],
+            "the question carries the message and the schema",
+            question,
+        )
+        # Asking the client's model: a server-to-client request, which 2025-11-25 has.
         if mode == "legacy":
-            result = await client.call_tool("book", {"day": "2026-12-01"})
-            check(
-                not result.is_error and result.content[0].text == "booked 2026-12-01 in Lisbon for Ada",
-                "elicitation: the tool asks, the client's answer reaches it",
-                result,
-            )
-            question = asked[-1]
-            check(
-                "Lisbon" in question.message and question.requested_schema["required"] == ["name"],
-                "elicitation/create carries the message and the schema",
-                question,
-            )
             result = await client.call_tool("welcome", {"guest": "Ada"})
             check(
                 not result.is_error and result.content[0].text == "Welcome, Ada!",

@@ -31,6 +31,7 @@ mod oauth;
 mod questions;
 mod refreshing;
 mod remote;
+mod rounds;
 mod sample;
 mod search;
 mod serve;

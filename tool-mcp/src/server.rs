@@ -24,6 +24,7 @@ use tool_runtime::{CallOptions, Executor};
 use crate::convert::result_from_output;
 use crate::listing::{Following, Listing, Serving, Source};
 use crate::notify::{self, SessionLogLevel};
+use crate::rounds::{Rounds, StateKey};
 use crate::search::{self, Found, SEARCH_TOOL};
 use crate::tasks::{self, TaskLimits, TaskStore};
 use crate::{McpError, McpTools};
@@ -58,6 +59,8 @@ pub struct McpServer {
     running: Arc<Semaphore>,
     /// The calls running or ended as tasks, in every session.
     tasks: Arc<TaskStore>,
+    /// Seals the state of a call's question rounds (protocol 2026-07-28).
+    state_key: StateKey,
     session: Arc<Session>,
 }
 
@@ -188,6 +191,7 @@ impl McpServer {
             serving: Serving::default(),
             running: Arc::new(Semaphore::new(limits.total.min(Semaphore::MAX_PERMITS))),
             tasks: Arc::new(TaskStore::new(TaskLimits::default())),
+            state_key: StateKey::random(),
             session: Arc::new(Session::new(&limits)),
             limits,
             max_result_bytes: Self::DEFAULT_MAX_RESULT_BYTES,
@@ -222,8 +226,18 @@ impl McpServer {
             max_result_bytes: self.max_result_bytes,
             running: Arc::clone(&self.running),
             tasks: Arc::clone(&self.tasks),
+            state_key: self.state_key.clone(),
             session: Arc::new(Session::new(&self.limits)),
         }
+    }
+
+    /// The same server sealing the state of its question rounds (a tool's questions to a
+    /// client of protocol 2026-07-28, asked with `input_required`) with `key` (at least 32
+    /// bytes) rather than a random key of its own: replicas behind a load balancer share one,
+    /// so that a round's answer reaching another replica is taken there.
+    pub fn with_request_state_key(mut self, key: &[u8]) -> Result<Self, McpError> {
+        self.state_key = StateKey::given(key).map_err(McpError::Imports)?;
+        Ok(self)
     }
 
     /// The same server keeping its tasks (calls of tools marked `task`) within `limits`
@@ -524,6 +538,12 @@ impl McpServer {
             );
             return Err(ErrorData::invalid_params(message, None));
         }
+        // A client of 2026-07-28 takes no requests from the server: a tool's questions go to it
+        // as `input_required` rounds, when it declares elicitation.
+        let rounds = match by_rounds(&context) {
+            true => Some(Rounds::of(&request, &self.state_key)?),
+            false => None,
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let exec = listing.executor_for(name);
         if self.as_task(exec, name, &context)? {
@@ -541,7 +561,10 @@ impl McpServer {
             .log_level()
             .map(notify::log_level)
             .or_else(|| self.session.log_level.get());
-        let elicit = crate::elicit::elicitor(&context.peer);
+        let elicit = match &rounds {
+            Some(rounds) => Some(rounds.elicitor()),
+            None => crate::elicit::elicitor(&context.peer),
+        };
         let sample = crate::sample::sampler(&context.peer);
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
         // The client's cancellation, and the server's time limit, end the call.
@@ -567,6 +590,11 @@ impl McpServer {
             };
         // The reports before the result: none may follow it.
         flush.done().await;
+        if let Some(rounds) = &rounds {
+            if let Some(asked) = rounds.input_required(name, &self.state_key)? {
+                return Ok(CallToolResponse::InputRequired(asked));
+            }
+        }
         match outcome {
             Ok(output) => Ok(result_from_output(self.held(exec, name, output)).into()),
             Err(ToolError::UnknownTool { name, suggestions }) => {
@@ -772,6 +800,22 @@ fn timed_out(name: &str, limit: std::time::Duration) -> CallToolResult {
         timed_out.to_model_text()
     );
     CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// Whether a call's questions go to its client as `input_required` rounds: a request of
+/// protocol 2026-07-28 (its context in `_meta`) from a client that declares (form)
+/// elicitation in it.
+fn by_rounds(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .meta
+        .protocol_version()
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+    modern
+        && context.meta.client_capabilities().is_some_and(|c| {
+            c.elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+        })
 }
 
 /// The session a request belongs to, when it is in one (over HTTP, its `Mcp-Session-Id`).

@@ -1,0 +1,76 @@
+//! A tool's questions to a client of protocol 2026-07-28 (which takes no requests from the
+//! server): the call is answered `input_required`, and called again with the answers and the
+//! sealed state, by rmcp's own client.
+
+use std::sync::Arc;
+
+use ai_tool::mcp::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
+};
+use ai_tool::mcp::rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+};
+use serde_json::json;
+use tokio::sync::{mpsc, Notify};
+
+use crate::{asking_server, in_process};
+
+async fn modern_asker() -> RunningService<RoleClient, ClientConfig> {
+    let (started, _) = mpsc::unbounded_channel();
+    let server = asking_server(started, Arc::new(Notify::new()));
+    let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    ClientConfig::new(capabilities, Implementation::new("rounds", "0"))
+        .serve_with_lifecycle(in_process(server), lifecycle)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_question_is_asked_as_input_required_and_answered_by_calling_again() {
+    let client = modern_asker().await;
+    let first = client
+        .peer()
+        .call_tool_once(CallToolRequestParams::new("ask"))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(asked) = first else {
+        panic!("not input_required: {first:?}");
+    };
+    let requests = asked.input_requests.clone().unwrap();
+    let (key, request) = requests.iter().next().unwrap();
+    let wire = serde_json::to_value(request).unwrap();
+    assert_eq!(wire["method"], "elicitation/create");
+    assert_eq!(wire["params"]["message"], "Which email?");
+    let state = asked.request_state.clone().unwrap();
+
+    let mut answers = std::collections::BTreeMap::new();
+    answers.insert(
+        key.clone(),
+        json!({ "action": "accept", "content": { "email": "ada@example.com" } }),
+    );
+    let again = CallToolRequestParams::new("ask")
+        .with_input_responses(answers.clone())
+        .with_request_state(state.clone());
+    let CallToolResponse::Complete(result) = client.peer().call_tool_once(again).await.unwrap()
+    else {
+        panic!("not complete");
+    };
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("ada@example.com"), "{text}");
+
+    // A state edited, or brought to another tool, is refused.
+    let mut forged = state.clone();
+    forged.push('x');
+    let edited = CallToolRequestParams::new("ask")
+        .with_input_responses(answers.clone())
+        .with_request_state(forged);
+    let error = client.peer().call_tool_once(edited).await.unwrap_err();
+    assert!(error.to_string().contains("requestState"), "{error}");
+    let moved = CallToolRequestParams::new("hold").with_request_state(state);
+    let error = client.peer().call_tool_once(moved).await.unwrap_err();
+    assert!(error.to_string().contains("requestState"), "{error}");
+}
