@@ -79,6 +79,35 @@ fn tools() -> Vec<StoredTool> {
         .collect()
 }
 
+/// Two replicas, each with a store on one table: the second's sync embeds nothing the first
+/// embedded (the content hashes are in the table), so replicas do not each embed the tools.
+#[tokio::test]
+async fn a_second_replica_on_the_same_table_embeds_nothing() {
+    let table = format!("tools_replicas_{}", std::process::id());
+    let first = PgVectorStore::connect(&url(), &table, DIMENSION)
+        .await
+        .unwrap();
+    let second = PgVectorStore::connect(&url(), &table, DIMENSION)
+        .await
+        .unwrap();
+    let embedder = Hashing {
+        embedded: AtomicUsize::new(0),
+    };
+    let synced = first.sync(&tools(), &embedder).await.unwrap();
+    assert_eq!(synced.embedded, tools().len());
+    let synced = second.sync(&tools(), &embedder).await.unwrap();
+    assert_eq!((synced.embedded, synced.unchanged), (0, tools().len()));
+    assert_eq!(embedder.embedded.load(Ordering::SeqCst), tools().len());
+    let (admin, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("DROP TABLE \"{table}\""))
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn sync_twice_embeds_once_removes_and_searches_like_the_in_memory_store() {
     let table = format!("tools_test_{}", std::process::id());
