@@ -74,3 +74,48 @@ async fn a_question_is_asked_as_input_required_and_answered_by_calling_again() {
     let error = client.peer().call_tool_once(moved).await.unwrap_err();
     assert!(error.to_string().contains("requestState"), "{error}");
 }
+
+/// Our importer speaking 2026-07-28 (as it does when it takes tasks) passes a round's question
+/// on to the caller of that call, and calls again with the answer.
+#[tokio::test]
+async fn an_import_answers_input_required_rounds_from_its_caller() {
+    use ai_tool::mcp::{ImportLimits, McpBuilderExt, McpTools};
+    use ai_tool::prelude::*;
+    use ai_tool::{Elicitation, Elicited, Elicitor};
+    let (started, _) = mpsc::unbounded_channel();
+    let server = asking_server(started, Arc::new(Notify::new()));
+    let limits = ImportLimits::default()
+        .with_tasks()
+        .with_forwarded_elicitation();
+    let tools = McpTools::connect_with(
+        "asker",
+        in_process(server),
+        std::time::Duration::from_secs(10),
+        limits,
+    )
+    .await
+    .unwrap()
+    .with_namespace("asker");
+    assert_eq!(tools.protocol_version().as_deref(), Some("2026-07-28"));
+    let local = Executor::builder()
+        .registered_tools(false)
+        .mcp(&tools)
+        .build()
+        .unwrap();
+    let user: Elicitor = Arc::new(|question: Elicitation| {
+        assert_eq!(question.message, "The MCP server asker asks: Which email?");
+        Box::pin(async { Ok(Elicited::Accepted(json!({ "email": "b@example.com" }))) })
+    });
+    let out = local
+        .execute_with(
+            "asker.ask",
+            json!({}),
+            &CallOptions::default().with_elicitor(user),
+        )
+        .await
+        .unwrap();
+    assert!(out.to_text().contains("b@example.com"), "{}", out.to_text());
+    // A caller that cannot answer: the call fails, saying so.
+    let err = local.execute("asker.ask", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("could not be passed on"), "{err}");
+}

@@ -319,7 +319,7 @@ pub const MAX_AUTHORIZATIONS_PER_REQUEST: usize = 3;
 /// A server's `sampling/createMessage` as a request to the caller's model: text messages, the
 /// system prompt, the token cap. Anything else (images, a request offering tools) is refused.
 #[allow(deprecated)] // sampling: deprecated by SEP-2577, answered in 2025-11-25
-fn sampling_request(
+pub(crate) fn sampling_request(
     params: &rmcp::model::CreateMessageRequestParams,
 ) -> Result<SamplingRequest, String> {
     if params.tools.as_ref().is_some_and(|tools| !tools.is_empty()) {

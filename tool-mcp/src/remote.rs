@@ -17,6 +17,8 @@ use crate::awaited::{self, Ended};
 use crate::client::{ClientState, ImportClient};
 use crate::convert::{output_from_result, result_text};
 use crate::trace_context;
+use rmcp::model::InputResponses;
+use tool_runtime::Elicited;
 use tracing::Instrument;
 
 /// One tool of a server.
@@ -49,29 +51,24 @@ impl Remote {
         };
         let server = &self.state.server;
         let answered = async {
-            // A call refused for want of authorization (`401`, or `403` for a scope) did not
-            // run: it is made again once the import has authorized, when it authorizes.
-            let mut attempts = 0;
+            // A server of 2026-07-28 asks its questions by answering `input_required`: they
+            // go to this call's caller, and the call is made again with the answers.
+            let mut round: Option<(InputResponses, Option<String>)> = None;
+            let mut rounds = 0;
             let response = loop {
-                let seen = self.state.authorization().await;
-                let e = match self.forward(args.clone(), &ctx).await {
-                    Ok(response) => break response,
-                    Err(e) => e,
-                };
-                if attempts < crate::MAX_AUTHORIZATIONS_PER_REQUEST {
-                    attempts += 1;
-                    match self.state.authorized_again(&e, seen).await {
-                        Ok(true) => continue,
-                        Ok(false) => {}
-                        Err(refused) => {
-                            return Err(failed(format!(
-                                "MCP server {server}: authorizing failed: {refused}"
-                            )))
-                        }
+                let response = self.authorized(&args, round.take(), &ctx).await?;
+                match response {
+                    ServerResult::InputRequiredResult(asked) if rounds < MAX_ROUNDS => {
+                        rounds += 1;
+                        let requests = asked.input_requests.unwrap_or_default();
+                        let answers = self
+                            .answers(requests, &ctx)
+                            .await
+                            .map_err(|message| failed(format!("MCP server {server}: {message}")))?;
+                        round = Some((answers, asked.request_state));
                     }
+                    other => break other,
                 }
-                let e = crate::urls::scrub_urls(&e.to_string());
-                return Err(failed(format!("MCP server {server}: {e}")));
             };
             let result = match response {
                 // A long call the server runs as a task: waited on here, under the caller's
@@ -103,11 +100,110 @@ impl Remote {
         }
     }
 
+    /// Sends the call (with a round's answers) and waits for its response. A call refused for
+    /// want of authorization (`401`, or `403` for a scope) did not run: it is made again once
+    /// the import has authorized, when it authorizes.
+    async fn authorized(
+        &self,
+        args: &Value,
+        round: Option<(InputResponses, Option<String>)>,
+        ctx: &ToolContext<'static>,
+    ) -> Result<ServerResult, ToolError> {
+        let server = &self.state.server;
+        let failed = |message: String| ToolError::Failed {
+            tool: ctx.tool_name().to_owned(),
+            message: format!("MCP server {server}: {message}"),
+            error: None,
+            source: None,
+        };
+        let mut attempts = 0;
+        loop {
+            let seen = self.state.authorization().await;
+            let e = match self.forward(args.clone(), round.clone(), ctx).await {
+                Ok(response) => return Ok(response),
+                Err(e) => e,
+            };
+            if attempts < crate::MAX_AUTHORIZATIONS_PER_REQUEST {
+                attempts += 1;
+                match self.state.authorized_again(&e, seen).await {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(refused) => return Err(failed(format!("authorizing failed: {refused}"))),
+                }
+            }
+            return Err(failed(crate::urls::scrub_urls(&e.to_string())));
+        }
+    }
+
+    /// The caller's answers to a round's requests: questions asked of its user (when the
+    /// import passes questions on), requests to its model (when it passes sampling on).
+    /// MCP names the call in a round, so they go to this call's caller alone.
+    async fn answers(
+        &self,
+        requests: rmcp::model::InputRequests,
+        ctx: &ToolContext<'static>,
+    ) -> Result<InputResponses, String> {
+        let server = &self.state.server;
+        let limits = &self.state.limits;
+        let mut answers = InputResponses::new();
+        for (key, request) in requests {
+            let wire = serde_json::to_value(&request).map_err(|e| e.to_string())?;
+            let params = &wire["params"];
+            let answer = match wire["method"].as_str() {
+                Some("elicitation/create") if limits.forward_elicitation => {
+                    let message = params["message"].as_str().unwrap_or_default();
+                    let message = format!("The MCP server {server} asks: {message}");
+                    let schema = params["requestedSchema"].clone();
+                    let answer = ctx.elicit(&message, schema).await.map_err(|e| {
+                        tracing::warn!(error = %e, "a forwarded question was not answered");
+                        "the user's answer could not be passed on".to_owned()
+                    })?;
+                    match answer {
+                        Elicited::Accepted(content) => {
+                            serde_json::json!({ "action": "accept", "content": content })
+                        }
+                        Elicited::Declined => serde_json::json!({ "action": "decline" }),
+                        Elicited::Cancelled => serde_json::json!({ "action": "cancel" }),
+                    }
+                }
+                #[allow(deprecated)] // sampling: deprecated by SEP-2577
+                Some("sampling/createMessage") if limits.forward_sampling => {
+                    let params: rmcp::model::CreateMessageRequestParams =
+                        serde_json::from_value(params.clone()).map_err(|e| e.to_string())?;
+                    let request = crate::client::sampling_request(&params)?;
+                    let answer = ctx
+                        .sample(request)
+                        .await
+                        .map_err(|_| "the caller's model did not answer".to_owned())?;
+                    let mut result = serde_json::json!({
+                        "role": "assistant",
+                        "content": { "type": "text", "text": answer.text },
+                        "model": answer.model,
+                    });
+                    if let Some(reason) = answer.stop_reason {
+                        result["stopReason"] = reason.into();
+                    }
+                    result
+                }
+                method => {
+                    return Err(format!(
+                        "it asks for input (`{}`) this import does not pass on \
+                         (ImportLimits::with_forwarded_elicitation, with_forwarded_sampling)",
+                        method.unwrap_or("?")
+                    ))
+                }
+            };
+            answers.insert(key, answer);
+        }
+        Ok(answers)
+    }
+
     /// Sends the request and waits for its response, routing its progress to `ctx` when the
     /// caller wants progress.
     async fn forward(
         &self,
         args: Value,
+        round: Option<(InputResponses, Option<String>)>,
         ctx: &ToolContext<'static>,
     ) -> Result<ServerResult, rmcp::service::ServiceError> {
         let mut params = CallToolRequestParams::new(self.name.clone());
@@ -115,6 +211,10 @@ impl Remote {
             Value::Object(map) => Some(map),
             _ => None,
         };
+        if let Some((answers, state)) = round {
+            params.input_responses = Some(answers);
+            params.request_state = state;
+        }
         let mut meta = rmcp::model::MetaObject::new();
         let span = trace_context::sent_call(&self.state.server, &self.name, &mut meta);
         if !meta.0.is_empty() {
@@ -159,6 +259,9 @@ impl Remote {
         response
     }
 }
+
+/// The most `input_required` rounds one call goes through.
+const MAX_ROUNDS: usize = 10;
 
 /// A `tools/call` response as a result. A result without `content` is read by rmcp as
 /// another kind (empty, or custom): it is an empty result, or the call result it holds.
