@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ai_tool::agent::{
-    Agent, ChatModel, Decision, Generation, ModelResponse, OpenAiChatModel, PendingApproval,
-    RunError, RunOptions, RunResult, ScriptedModel, StopReason,
+    Agent, ChatModel, Decision, Generation, MemoryRunStore, ModelResponse, OpenAiChatModel,
+    PendingApproval, RunError, RunOptions, RunResult, RunStore, ScriptedModel, StopReason,
 };
 use ai_tool::prelude::*;
 use serde::Serialize;
@@ -101,6 +101,9 @@ fn script() -> ScriptedModel {
         ))
 }
 
+/// How long a run waits for a person's decision.
+const DAY: std::time::Duration = std::time::Duration::from_secs(86_400);
+
 /// A person's decision on a call that waits. Here a rule stands in for the person: refunds of
 /// up to 50 EUR are approved, others refused with a reason the model reads.
 fn decide(pending: &PendingApproval) -> Decision {
@@ -155,10 +158,15 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         Err(error) => return Ok(report(&error)),
     };
     // A call of `refund` does not run: the run stops as Interrupted, with a state to resume.
+    // The state waits in a store while a person decides (`PgRunStore` is one every replica
+    // shares), and is taken back once.
+    let store = MemoryRunStore::new();
     while let Some(interruption) = result.interruption.take() {
         print_calls(&result);
-        let decisions: Vec<Decision> = interruption.pending.iter().map(decide).collect();
-        result = match agent.resume(interruption.state, &decisions, &options).await {
+        let id = store.save("customer-42", &interruption.state, DAY).await?;
+        let state = store.take("customer-42", &id).await?;
+        let decisions: Vec<Decision> = state.pending().map(decide).collect();
+        result = match agent.resume(state, &decisions, &options).await {
             Ok(result) => result,
             Err(error) => return Ok(report(&error)),
         };

@@ -13,7 +13,8 @@
 # unpacked beside it from their own pinned packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache="${AI_TOOL_HAPROXY_CACHE:-/tmp/ai-tool-haproxy}"
+# In the user's own cache directory, not /tmp: a binary found there is run.
+cache="${AI_TOOL_HAPROXY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-tool-haproxy}"
 version="2.6.12-1+deb12u3"
 # The wrapper finds the unpacked binary and libraries beside itself, so the tree can be moved.
 bin="$cache/dist/bin/haproxy"

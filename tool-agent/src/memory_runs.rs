@@ -15,6 +15,9 @@ pub struct MemoryRunStore {
     limits: RunStoreLimits,
 }
 
+/// How long a taken run's mark stays, so that a second take is told `Taken`.
+const TAKEN_KEPT: Duration = Duration::from_secs(600);
+
 #[derive(Debug)]
 struct Entry {
     owner: String,
@@ -93,10 +96,13 @@ impl MemoryRunStore {
             runs.remove(id);
             return Err(RunStoreError::Expired(id.clone()));
         }
-        entry
+        let state = entry
             .state
             .take()
-            .ok_or_else(|| RunStoreError::Taken(id.clone()))
+            .ok_or_else(|| RunStoreError::Taken(id.clone()))?;
+        // The mark that says `Taken` stays ten minutes, then goes with the next purge.
+        entry.expires_at = entry.expires_at.min(now + TAKEN_KEPT);
+        Ok(state)
     }
 }
 
@@ -107,8 +113,7 @@ impl RunStore for MemoryRunStore {
         state: &'a RunState,
         ttl: Duration,
     ) -> RunStoreFuture<'a, RunId> {
-        let saved = self.save_now(owner, state, ttl);
-        Box::pin(async move { saved })
+        Box::pin(async move { self.save_now(owner, state, ttl) })
     }
 
     fn pending<'a>(&'a self, owner: &'a str) -> RunStoreFuture<'a, Vec<SavedRun>> {
@@ -132,8 +137,7 @@ impl RunStore for MemoryRunStore {
     }
 
     fn take<'a>(&'a self, owner: &'a str, id: &'a RunId) -> RunStoreFuture<'a, RunState> {
-        let taken = self.take_now(owner, id);
-        Box::pin(async move { taken })
+        Box::pin(async move { self.take_now(owner, id) })
     }
 
     fn purge_expired(&self) -> RunStoreFuture<'_, usize> {

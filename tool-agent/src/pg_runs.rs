@@ -7,7 +7,8 @@
 //! lock lets one win; the other's update finds it taken. Each take carries a random token of
 //! its own, so that a take asked again after a dropped connection (its first answer lost)
 //! gets the state it already took rather than `Taken`. The row, its state included, stays
-//! until the run would have expired.
+//! ten minutes after the take (or until the run would have expired, when sooner), then goes
+//! with the next purge.
 
 use std::time::{Duration, SystemTime};
 
@@ -314,7 +315,8 @@ impl PgRunStore {
         let taken = client
             .query_opt(
                 &format!(
-                    "UPDATE {} SET taken_at = now(), taken_by = $3 \
+                    "UPDATE {} SET taken_at = now(), taken_by = $3, \
+                     expires_at = LEAST(expires_at, now() + interval '10 minutes') \
                      WHERE id = $1 AND owner = $2 AND expires_at > now() \
                      AND (taken_at IS NULL OR taken_by = $3) RETURNING state",
                     self.sql_table

@@ -42,7 +42,8 @@ pub trait Authorizer: Send + Sync {
 /// An [`Authorizer`] without a user: it asks for the authorization URL itself and takes the
 /// redirect it answers with. For an authorization server that grants without a login page
 /// (a test server, the conformance suite's); a real one answers with its login page, which is
-/// an error naming it.
+/// an error naming it. It fetches the authorization endpoint the server's metadata names:
+/// use it only with servers you trust, as tests do.
 #[derive(Debug, Clone)]
 pub struct FollowRedirect {
     redirect_uri: String,
@@ -179,9 +180,11 @@ pub(crate) struct OAuthSession {
     manager: Arc<Mutex<AuthorizationManager>>,
     options: OAuthOptions,
     base: reqwest::Url,
+    /// Held while an authorization is made, so that requests failing together wait for one.
+    authorizing: Mutex<()>,
     /// How many authorizations were made: a request that failed under an older one is asked
-    /// again without another. Held while one is made.
-    generation: Mutex<u64>,
+    /// again without another. Read without waiting for an authorization in progress.
+    generation: std::sync::atomic::AtomicU64,
     /// Whether a client is configured (given, by its metadata document, or registered).
     configured: std::sync::atomic::AtomicBool,
 }
@@ -209,7 +212,8 @@ impl OAuthSession {
             manager: Arc::clone(&client.auth_manager),
             options,
             base,
-            generation: Mutex::new(0),
+            authorizing: Mutex::new(()),
+            generation: std::sync::atomic::AtomicU64::new(0),
             configured: std::sync::atomic::AtomicBool::new(false),
         };
         Ok((Arc::new(session), client))
@@ -217,15 +221,15 @@ impl OAuthSession {
 
     /// How many authorizations were made so far.
     pub(crate) async fn generation(&self) -> u64 {
-        *self.generation.lock().await
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Authorizes after a request made under authorization `seen` was refused with
     /// `challenge` (its `WWW-Authenticate`, when it had one). Another request's authorization
     /// made meanwhile is taken as this one's.
     pub(crate) async fn authorize(&self, challenge: Option<&str>, seen: u64) -> Result<(), String> {
-        let mut generation = self.generation.lock().await;
-        if *generation != seen {
+        let _one_at_a_time = self.authorizing.lock().await;
+        if self.generation.load(std::sync::atomic::Ordering::Acquire) != seen {
             return Ok(());
         }
         let params = challenge.map(|c| WWWAuthenticateParams::parse(c, &self.base));
@@ -276,7 +280,8 @@ impl OAuthSession {
             )
             .await
             .map_err(|e| format!("exchanging the authorization code for a token: {e}"))?;
-        *generation += 1;
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 

@@ -145,6 +145,12 @@ impl Remote {
     ) -> Result<InputResponses, String> {
         let server = &self.state.server;
         let limits = &self.state.limits;
+        if requests.len() > MAX_REQUESTS_PER_ROUND {
+            return Err(format!(
+                "it asks for {} inputs in one round; at most {MAX_REQUESTS_PER_ROUND} are passed on",
+                requests.len()
+            ));
+        }
         let mut answers = InputResponses::new();
         for (key, request) in requests {
             let wire = serde_json::to_value(&request).map_err(|e| e.to_string())?;
@@ -262,6 +268,9 @@ impl Remote {
 
 /// The most `input_required` rounds one call goes through.
 const MAX_ROUNDS: usize = 10;
+
+/// The most inputs (questions, requests to a model) one round may ask of the caller.
+const MAX_REQUESTS_PER_ROUND: usize = 8;
 
 /// A `tools/call` response as a result. A result without `content` is read by rmcp as
 /// another kind (empty, or custom): it is an empty result, or the call result it holds.

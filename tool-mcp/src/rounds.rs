@@ -6,9 +6,12 @@
 //!
 //! So a tool that asks should ask before it acts: what it does before a question it has no
 //! answer to yet is done again in the next round. The state carries the answers of earlier
-//! rounds, sealed (HMAC-SHA256, rmcp's `RequestStateCodec`) with the server's key and bound
-//! to the tool's name, for [`STATE_TTL`]: a client cannot forge or move it, and a server of
-//! another key (another replica, unless they share one) refuses it.
+//! rounds and the key of the question asked, sealed (HMAC-SHA256, rmcp's `RequestStateCodec`)
+//! with the server's key and bound to the tool and its arguments, for [`STATE_TTL`]: a client
+//! cannot forge it, move it to another call, or answer anything but the question asked; a
+//! server of another key (another replica, unless they share one) refuses it. A question
+//! without an answer cancels the call at once, so nothing the tool would do after it happens
+//! before the user answers.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,6 +23,7 @@ use rmcp::model::{
 };
 use rmcp::ErrorData;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 use tool_runtime::{Elicitation, Elicited, Elicitor};
 
 /// How long a round's state may be brought back.
@@ -28,9 +32,10 @@ pub const STATE_TTL: Duration = Duration::from_secs(600);
 /// The most questions one call may ask over all its rounds.
 const MAX_QUESTIONS: usize = 32;
 
-/// The server's key for sealing round states.
+/// The server's key for sealing round states; `None` when the system gave no random bytes
+/// for one (then no question is asked in rounds).
 #[derive(Clone)]
-pub(crate) struct StateKey(Arc<RequestStateCodec>);
+pub(crate) struct StateKey(Option<Arc<RequestStateCodec>>);
 
 impl std::fmt::Debug for StateKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,18 +48,20 @@ impl StateKey {
     pub(crate) fn random() -> Self {
         let mut key = [0u8; 32];
         if getrandom::fill(&mut key).is_err() {
-            // No random source: states cannot be trusted across requests, so none opens.
             tracing::warn!(
                 "no random source for the round-state key: questions over 2026-07-28 will fail"
             );
+            return StateKey(None);
         }
-        StateKey(Arc::new(RequestStateCodec::new_unchecked(key.to_vec())))
+        StateKey(Some(Arc::new(RequestStateCodec::new_unchecked(
+            key.to_vec(),
+        ))))
     }
 
     /// A key given by the user (shared by replicas), at least 32 bytes.
     pub(crate) fn given(key: &[u8]) -> Result<Self, String> {
         RequestStateCodec::try_new(key.to_vec())
-            .map(|codec| StateKey(Arc::new(codec)))
+            .map(|codec| StateKey(Some(Arc::new(codec))))
             .map_err(|e| format!("the round-state key: {e}"))
     }
 }
@@ -67,35 +74,89 @@ pub(crate) struct Rounds {
     asked: Mutex<usize>,
     /// The first question without an answer, by its key.
     waiting: Mutex<Option<(String, Elicitation)>>,
+    /// Cancels the call when it asks a question without an answer, so that nothing it would
+    /// do after the question happens before the user has answered.
+    stop: CancellationToken,
 }
 
-fn bound_to(tool: &str) -> Vec<u8> {
-    format!("ai-tool rounds of tool {tool}").into_bytes()
+/// What a state is bound to: the tool and its arguments (object keys sorted).
+fn bound_to(request: &CallToolRequestParams) -> Vec<u8> {
+    let args = Value::Object(request.arguments.clone().unwrap_or_default());
+    let mut bound = format!("ai-tool rounds of tool {}\n", request.name).into_bytes();
+    canonical(&args, &mut bound);
+    bound
+}
+
+/// `value` as JSON text with every object's keys sorted.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+                out.push(b':');
+                canonical(&map[key], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
 }
 
 impl Rounds {
-    /// The rounds of `request`: the answers its sealed state carries and those it brings.
+    /// The rounds of `request`: the answers its sealed state carries, and the answer it
+    /// brings to the question that state asked (answers to anything else are ignored).
     pub(crate) fn of(
         request: &CallToolRequestParams,
         key: &StateKey,
+        stop: CancellationToken,
     ) -> Result<Arc<Self>, ErrorData> {
-        let mut answers: BTreeMap<String, Value> = match &request.request_state {
-            None => BTreeMap::new(),
-            Some(state) => key
-                .0
-                .open_json_with(state, &bound_to(&request.name))
-                .map_err(|e| {
+        let Some(codec) = &key.0 else {
+            return Err(ErrorData::internal_error(
+                "this server has no key to seal questions with (no random source)",
+                None,
+            ));
+        };
+        let mut answers = BTreeMap::new();
+        if let Some(state) = &request.request_state {
+            // The answers so far, and the key of the question asked.
+            let sealed: Value = codec
+                .open_json_with(state, &bound_to(request))
+                .map_err(|_| {
                     ErrorData::invalid_params(
                         format!(
-                            "the requestState is not this server's for this tool, or is older \
-                             than {STATE_TTL:?} ({e}): call the tool again from the start"
+                            "the requestState is not this server's for this call, or is older \
+                             than {STATE_TTL:?}: call the tool again from the start"
                         ),
                         None,
                     )
-                })?,
-        };
-        for (key, value) in request.input_responses.iter().flatten() {
-            answers.insert(key.clone(), value.clone());
+                })?;
+            if let Some(sealed_answers) = sealed["answers"].as_object() {
+                answers.extend(sealed_answers.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            let asked = sealed["asked"].as_str().unwrap_or_default();
+            if let Some(answer) = request
+                .input_responses
+                .as_ref()
+                .and_then(|given| given.get(asked))
+            {
+                answers.insert(asked.to_owned(), answer.clone());
+            }
         }
         if answers.len() > MAX_QUESTIONS {
             return Err(ErrorData::invalid_params(
@@ -107,51 +168,62 @@ impl Rounds {
             answers,
             asked: Mutex::new(0),
             waiting: Mutex::new(None),
+            stop,
         }))
     }
 
     /// The call's elicitor: each question is answered from the answers brought, in order;
-    /// the first without one stops the tool (it is asked in the next round).
+    /// the first without one stops the call (its question is asked in the next round): the
+    /// call is cancelled and the question never answers, so the tool cannot go on without it.
     pub(crate) fn elicitor(self: &Arc<Self>) -> Elicitor {
         let rounds = Arc::clone(self);
-        Arc::new(move |question: Elicitation| {
-            let answered = rounds.answer(question);
-            Box::pin(async move { answered })
+        Arc::new(move |question: Elicitation| match rounds.answer(question) {
+            Some(answered) => Box::pin(async move { answered }),
+            None => Box::pin(std::future::pending()),
         })
     }
 
-    fn answer(&self, question: Elicitation) -> Result<Elicited, String> {
+    /// The answer to the next question; `None` when it has none yet (the call is stopped).
+    fn answer(&self, question: Elicitation) -> Option<Result<Elicited, String>> {
         let index = {
             let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
             *asked += 1;
             *asked
         };
         if index > MAX_QUESTIONS {
-            return Err(format!("more than {MAX_QUESTIONS} questions in one call"));
+            return Some(Err(format!(
+                "more than {MAX_QUESTIONS} questions in one call"
+            )));
         }
         let key = format!("elicit-{index}");
         let Some(answer) = self.answers.get(&key) else {
             let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
             waiting.get_or_insert((key, question));
-            return Err("the user's answer is asked of the client (input required)".into());
+            self.stop.cancel();
+            return None;
         };
-        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-            format!("the client's answer to {key} is not an elicitation result: {e}")
-        })?;
-        Ok(match answer.action {
+        let answer: ElicitResult = match serde_json::from_value(answer.clone()) {
+            Ok(answer) => answer,
+            Err(e) => {
+                return Some(Err(format!(
+                    "the client's answer to {key} is not an elicitation result: {e}"
+                )))
+            }
+        };
+        Some(Ok(match answer.action {
             ElicitationAction::Accept => {
                 Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
             }
             ElicitationAction::Decline => Elicited::Declined,
             _ => Elicited::Cancelled,
-        })
+        }))
     }
 
     /// When the tool stopped at a question without an answer: the `input_required` answer
     /// asking it, with the state of the answers so far.
     pub(crate) fn input_required(
         &self,
-        tool: &str,
+        call: &CallToolRequestParams,
         key: &StateKey,
     ) -> Result<Option<InputRequiredResult>, ErrorData> {
         let waiting = self
@@ -176,9 +248,13 @@ impl Rounds {
                 None,
             )
         })?;
-        let bound = bound_to(tool);
+        let Some(codec) = &key.0 else {
+            return Ok(None);
+        };
+        let bound = bound_to(call);
         let options = SealOptions::new().associated_data(&bound).ttl(STATE_TTL);
-        let state = key.0.seal_json_with(&self.answers, &options).map_err(|e| {
+        let sealed = json!({ "answers": self.answers, "asked": question_key });
+        let state = codec.seal_json_with(&sealed, &options).map_err(|e| {
             ErrorData::internal_error(format!("sealing the round state: {e}"), None)
         })?;
         let mut requests = BTreeMap::new();

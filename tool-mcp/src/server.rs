@@ -480,6 +480,7 @@ impl McpServer {
             ..CallOptions::default()
         };
         let (limit, max_result_bytes) = (self.limits.call_timeout, self.max_result_bytes);
+        let finishing = tasks::Finishing::new(Arc::clone(&store), id.clone());
         let run = async move {
             let _permits = permits;
             let outcome =
@@ -502,7 +503,7 @@ impl McpServer {
                     e.to_model_text(),
                 )])),
             };
-            store.finish(&id, payload);
+            finishing.finish(payload);
         };
         tokio::spawn(run.in_current_span());
         Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
@@ -540,10 +541,19 @@ impl McpServer {
         }
         // A client of 2026-07-28 takes no requests from the server: a tool's questions go to it
         // as `input_required` rounds, when it declares elicitation.
+        // The client's cancellation, and the server's time limit, end the call; so does a
+        // question asked in rounds without an answer yet.
+        let cancellation = context.ct.child_token();
         let rounds = match by_rounds(&context) {
-            true => Some(Rounds::of(&request, &self.state_key)?),
+            true => Some(Rounds::of(&request, &self.state_key, cancellation.clone())?),
             false => None,
         };
+        // What a round's state is bound to: the tool and its arguments.
+        let asked = rounds.as_ref().map(|_| {
+            let mut asked = CallToolRequestParams::new(request.name.clone());
+            asked.arguments = request.arguments.clone();
+            asked
+        });
         let args = Value::Object(request.arguments.unwrap_or_default());
         let exec = listing.executor_for(name);
         if self.as_task(exec, name, &context)? {
@@ -567,8 +577,6 @@ impl McpServer {
         };
         let sample = crate::sample::sampler(&context.peer);
         let (progress, log, flush) = notify::sinks(context.peer, token, log_level, name);
-        // The client's cancellation, and the server's time limit, end the call.
-        let cancellation = context.ct.child_token();
         let options = CallOptions {
             call_id: Some(id.into()),
             cancellation: Some(cancellation.clone()),
@@ -590,8 +598,8 @@ impl McpServer {
             };
         // The reports before the result: none may follow it.
         flush.done().await;
-        if let Some(rounds) = &rounds {
-            if let Some(asked) = rounds.input_required(name, &self.state_key)? {
+        if let (Some(rounds), Some(request)) = (&rounds, &asked) {
+            if let Some(asked) = rounds.input_required(request, &self.state_key)? {
                 return Ok(CallToolResponse::InputRequired(asked));
             }
         }

@@ -6,8 +6,8 @@
 //! alone (each served by a server of its own), so a task made by one request is found by the
 //! next. Each task has 128 random bits as its id and, when it was made in a session, belongs
 //! to that session. Tasks that ended are kept [`TaskLimits::kept_for`], at most
-//! [`TaskLimits::max_kept`] in all (the oldest ended go first); running ones are bounded by the
-//! server's call limits, whose permits they hold until they end.
+//! [`TaskLimits::max_kept`] in all (past it, new tasks are refused); running ones are bounded
+//! by the server's call limits, whose permits they hold until they end.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskLimits {
-    /// The most tasks the server keeps, running and ended (default 1,024). Past it the oldest
-    /// ended task is dropped; when every task kept is running, a call that would make another
-    /// is refused (code -32000, to be tried later), naming this limit.
+    /// The most tasks the server keeps, running and ended (default 1,024). Past it a call
+    /// that would make another is refused (code -32000, to be tried later), naming this limit:
+    /// no task's result is dropped before `kept_for` to make room.
     pub max_kept: usize,
     /// How long an ended task's result is kept for the client to fetch (default 5 minutes).
     pub kept_for: Duration,
@@ -139,23 +139,14 @@ impl TaskStore {
         let now = Instant::now();
         let mut entries = self.entries();
         self.sweep(&mut entries, now);
+        // Full: refused, not made room for. An ended task's result is its client's until
+        // `kept_for` has passed; dropping it early for another client's task would lose it.
         if entries.len() >= self.limits.max_kept {
-            let oldest_ended = entries
-                .iter()
-                .filter_map(|(id, e)| Some((e.ended.as_ref()?.1, id.clone())))
-                .min();
-            match oldest_ended {
-                Some((_, oldest)) => {
-                    entries.remove(&oldest);
-                }
-                None => {
-                    return Err(format!(
-                        "too many tasks running: {} (TaskLimits::max_kept); try again when one \
-                         has finished",
-                        self.limits.max_kept
-                    ))
-                }
-            }
+            return Err(format!(
+                "too many tasks kept: {} (TaskLimits::max_kept), running or with results not \
+                 yet fetched; try again later",
+                self.limits.max_kept
+            ));
         }
         let stamp = rmcp::task_manager::current_timestamp();
         let task = Task::new(id.clone(), TaskStatus::Working, stamp.clone(), stamp)
@@ -227,6 +218,45 @@ impl TaskStore {
     }
 }
 
+/// Records a task's end: what its call gave, or, should the call's future go without one (a
+/// panic outside the tool's guard, the runtime shutting down), `failed`, so that the task is
+/// not polled for ever.
+pub(crate) struct Finishing {
+    store: std::sync::Arc<TaskStore>,
+    id: String,
+    done: bool,
+}
+
+impl Finishing {
+    pub(crate) fn new(store: std::sync::Arc<TaskStore>, id: String) -> Self {
+        Finishing {
+            store,
+            id,
+            done: false,
+        }
+    }
+
+    /// The task ended with `payload`.
+    pub(crate) fn finish(mut self, payload: TaskPayload) {
+        self.store.finish(&self.id, payload);
+        self.done = true;
+    }
+}
+
+impl Drop for Finishing {
+    fn drop(&mut self) {
+        if !self.done {
+            let mut error = JsonObject::new();
+            error.insert("code".into(), (-32603).into());
+            error.insert(
+                "message".into(),
+                "the task's call ended without a result".into(),
+            );
+            self.store.finish(&self.id, TaskPayload::Failed { error });
+        }
+    }
+}
+
 /// A call's progress report as a task's status message: `3/10: copying` (or `3`, `copying`).
 pub(crate) fn progress_text(progress: &tool_runtime::Progress<'_>) -> String {
     let amount = match progress.total {
@@ -260,18 +290,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn past_the_cap_the_oldest_ended_task_goes_and_running_ones_stay() {
-        let store = TaskStore::new(TaskLimits::default().with_max_kept(2));
+    fn past_the_cap_a_task_is_refused_until_an_ended_one_has_been_kept_its_time() {
+        let limits = TaskLimits::default()
+            .with_max_kept(2)
+            .with_kept_for(Duration::from_millis(30));
+        let store = TaskStore::new(limits);
         let (first, _) = store.create(None, Duration::ZERO).unwrap();
         let (second, _) = store.create(None, Duration::ZERO).unwrap();
         let refused = store.create(None, Duration::ZERO).unwrap_err();
         assert!(refused.contains("TaskLimits::max_kept"), "{refused}");
         store.finish(&first.task_id, TaskPayload::Cancelled);
+        // Ended, but its result is still its client's.
+        assert!(store.create(None, Duration::ZERO).is_err());
+        assert!(store.get(&first.task_id, None).is_ok());
+        std::thread::sleep(Duration::from_millis(60));
         let (third, _) = store.create(None, Duration::ZERO).unwrap();
-        assert_eq!(store.len(), 2);
         assert!(store.get(&first.task_id, None).is_err());
         assert!(store.get(&second.task_id, None).is_ok());
         assert!(store.get(&third.task_id, None).is_ok());
+        assert_eq!(store.len(), 2);
         assert_eq!(first.task_id.len(), 32);
     }
 
