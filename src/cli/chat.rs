@@ -27,7 +27,7 @@ use crate::agent::{
     HttpModel, OpenAiChatModel, OpenAiResponsesModel, PendingApproval, RunError, RunEvent,
     RunOptions, RunResult, StopReason,
 };
-use crate::{CancellationToken, Executor};
+use crate::{CancellationToken, Elicitation, Elicited, Executor};
 
 /// The model when neither `--model` nor `AI_TOOL_CHAT_MODEL` names one.
 const DEFAULT_MODEL: &str = "openai:gpt-4o-mini";
@@ -318,11 +318,32 @@ impl<'a> Shown<'a> {
         for waiting in pending {
             let call = &waiting.call;
             if self.json {
-                let line = json!({ "event": "approval", "id": call.id, "name": call.name, "arguments": call.arguments });
+                let line = match &waiting.question {
+                    Some(asked) => json!({
+                        "event": "question", "id": call.id, "name": call.name,
+                        "arguments": call.arguments, "message": asked.question.message,
+                        "schema": asked.question.schema,
+                    }),
+                    None => {
+                        json!({ "event": "approval", "id": call.id, "name": call.name, "arguments": call.arguments })
+                    }
+                };
                 write_line(self.out, &line.to_string())?;
             }
-            let decision = if terminal {
+            let decision = if let (true, Some(asked)) = (terminal, &waiting.question) {
+                self.ask_question(waiting, &asked.question, &mut input)
+            } else if terminal {
                 self.ask(waiting, &mut input)
+            } else if waiting.question.is_some() {
+                let _ = writeln!(
+                    self.err,
+                    "refused: {} asks the user a question, and standard input is not a terminal \
+                     to ask on",
+                    call.name
+                );
+                waiting.reject(
+                    "The user could not be asked the tool's question, so the call was not run.",
+                )
             } else {
                 let _ = writeln!(
                     self.err,
@@ -374,6 +395,48 @@ impl<'a> Shown<'a> {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// Asks a tool's question until the answer is a JSON object its schema takes, `d` to
+    /// decline or `c` to cancel; the end of input refuses the call.
+    fn ask_question(
+        &mut self,
+        waiting: &PendingApproval,
+        question: &Elicitation,
+        input: &mut dyn BufRead,
+    ) -> Decision {
+        loop {
+            let _ = write!(
+                self.err,
+                "{} asks: {}\nanswer with a JSON object for {}, [d]ecline or [c]ancel: ",
+                waiting.call.name, question.message, question.schema
+            );
+            let _ = self.err.flush();
+            let Some(answer) = read_line(input) else {
+                return waiting.reject("The user did not answer, so the call was not run.");
+            };
+            let answer = match answer.trim() {
+                "d" | "decline" => Elicited::Declined,
+                "c" | "cancel" => Elicited::Cancelled,
+                text => match serde_json::from_str::<Value>(text) {
+                    Ok(content @ Value::Object(_)) => Elicited::Accepted(content),
+                    Ok(_) => {
+                        let _ = writeln!(self.err, "not a JSON object");
+                        continue;
+                    }
+                    Err(e) => {
+                        let _ = writeln!(self.err, "not JSON: {e}");
+                        continue;
+                    }
+                },
+            };
+            match question.check(&answer) {
+                Ok(()) => return waiting.reply(answer),
+                Err(why) => {
+                    let _ = writeln!(self.err, "{why}");
+                }
             }
         }
     }
@@ -520,6 +583,7 @@ fn verdict_name(decision: &Decision) -> &'static str {
         ApprovalVerdict::Approve | ApprovalVerdict::ApproveForSession => "approved",
         ApprovalVerdict::ApproveWith(_) => "approved_with_edits",
         ApprovalVerdict::Reject(_) => "refused",
+        ApprovalVerdict::Reply(_) => "replied",
         _ => "answered",
     }
 }

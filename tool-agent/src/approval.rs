@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{ToolCall, ToolOutput, ToolSpec};
+use tool_runtime::{Answered, Elicitation, Elicited};
 
 use crate::repeat::{self, RepeatGuard};
 use tool_model::message::{Message, Usage};
@@ -18,7 +19,8 @@ pub type ApprovalPolicy = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
 pub type CallApprovalPolicy =
     Arc<dyn Fn(&ToolSpec, &ToolCall, &crate::RunContext) -> bool + Send + Sync>;
 
-/// A call waiting for a person's decision, or for its result from outside.
+/// A call waiting for a person's decision, for its result from outside, or for the answer to
+/// a question it asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {
     /// The call, as the model made it.
@@ -30,6 +32,23 @@ pub struct PendingApproval {
     /// its result, given with [`PendingApproval::answer`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub external: bool,
+    /// The question the call asked the user mid-call
+    /// ([`ToolContext::elicit`](tool_runtime::ToolContext::elicit)), which stopped it: it
+    /// waits for the answer, given with [`PendingApproval::reply`], and then runs again from
+    /// its start with the answers so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<PendingQuestion>,
+}
+
+/// A question a call asked, and the answers it was given before it (a call may ask several,
+/// one run of the call each).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingQuestion {
+    /// What the tool asks: the message, and the schema of the answer.
+    pub question: Elicitation,
+    /// The answers to the call's earlier questions, in the order it asked them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered: Vec<Answered>,
 }
 
 impl PendingApproval {
@@ -41,6 +60,15 @@ impl PendingApproval {
             call,
             arguments_hash,
             external,
+            question: None,
+        }
+    }
+
+    /// A call stopped at a question, with the answers it was given before it.
+    pub(crate) fn asking(call: ToolCall, question: Elicitation, answered: Vec<Answered>) -> Self {
+        PendingApproval {
+            question: Some(PendingQuestion { question, answered }),
+            ..PendingApproval::new(call, false)
         }
     }
 
@@ -78,6 +106,14 @@ impl PendingApproval {
     pub fn answer(&self, output: ToolOutput) -> Decision {
         self.decide(ApprovalVerdict::Answer(output))
     }
+
+    /// Answers the [`question`](Self::question) the call asked: it runs again from its start,
+    /// and this answer and those before it are given to its questions in order. An accepted
+    /// answer must match the question's schema. Replying goes on with the call, as approving
+    /// it does.
+    pub fn reply(&self, answer: Elicited) -> Decision {
+        self.decide(ApprovalVerdict::Reply(answer))
+    }
 }
 
 /// A person's decision on one pending call, bound to its id and to the hash of the arguments
@@ -106,6 +142,8 @@ pub enum ApprovalVerdict {
     Reject(String),
     /// Do not run it: this is its result, from outside the executor.
     Answer(ToolOutput),
+    /// Run it again, with this answer to the question it asked.
+    Reply(Elicited),
 }
 
 /// Where an interrupted run stopped: everything [`Agent::resume`](crate::Agent::resume) needs,
@@ -174,13 +212,12 @@ impl StateKey {
         if let Value::Object(map) = &mut value {
             map.remove("seal");
         }
-        let mut text = Vec::new();
-        canonical(&value, &mut text);
+        let text = tool_core::canonical_json(&value);
         let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(&self.0) else {
             // HMAC takes a key of any length: never reached.
             return String::new();
         };
-        mac.update(&text);
+        mac.update(text.as_bytes());
         mac.finalize()
             .into_bytes()
             .iter()
@@ -202,37 +239,6 @@ impl StateKey {
                     .zip(expected.bytes())
                     .fold(0u8, |acc, (a, b)| acc | (a ^ b)),
             ) == 0
-    }
-}
-
-/// `value` as JSON text with every object's keys sorted.
-fn canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push(b'{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
-                out.push(b':');
-                canonical(&map[key], out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(item, out);
-            }
-            out.push(b']');
-        }
-        other => out.extend_from_slice(other.to_string().as_bytes()),
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use futures_util::future::join;
 use futures_util::stream::{self, StreamExt};
 use tool_core::{ToolCall, ToolError, ToolOutput};
-use tool_runtime::{CallOptions, Executor};
+use tool_runtime::{Answered, CallOptions, Elicitation, Executor, ReplayedQuestions};
 use tracing::Instrument;
 
 use crate::hooks::{AfterTool, BeforeTool, RepairCall, RunHooks};
@@ -46,19 +46,35 @@ pub(crate) struct Calls<'a> {
     pub trace_content: bool,
     /// The agent's tool search, which answers calls of the run's own `tool_search`.
     pub search: Option<&'a ToolSearch>,
+    /// The calls that stopped at a question without an answer, by position in the calls run.
+    pub questions: Mutex<Vec<(usize, Asked)>>,
+}
+
+/// A call's question without an answer, and the answers it had.
+pub(crate) struct Asked {
+    pub question: Elicitation,
+    pub answered: Vec<Answered>,
 }
 
 impl Calls<'_> {
-    /// Runs one response's calls, with the repeat guard's verdict on each, and returns their
-    /// records in call order. Every call gets a result, whatever happens.
-    pub(crate) async fn run(&self, calls: &[ToolCall], verdicts: &[Verdict]) -> Vec<CallRecord> {
+    /// Runs one response's calls, with the repeat guard's verdict on each and the answers to
+    /// the questions each asked before (by position; none past the slice's end), and returns
+    /// their records in call order. Every call gets a result, whatever happens; a call that
+    /// stopped at a question gets a cancelled one, and is among [`Calls::take_questions`].
+    pub(crate) async fn run(
+        &self,
+        calls: &[ToolCall],
+        verdicts: &[Verdict],
+        answers: &[Vec<Answered>],
+    ) -> Vec<CallRecord> {
+        let answers_of = |i: usize| answers.get(i).map_or(&[][..], Vec::as_slice);
         let (serial, parallel): (Vec<usize>, Vec<usize>) =
             (0..calls.len()).partition(|&i| self.is_destructive(&calls[i].name));
         // The futures are made here, not in the stream: a stream holding the closure would
         // make the run's future lose `Send` (the closure is not general over lifetimes).
         let started: Vec<_> = parallel
             .iter()
-            .map(|&i| self.one(&calls[i], verdicts[i]))
+            .map(|&i| self.one(i, &calls[i], verdicts[i], answers_of(i)))
             .collect();
         let concurrent = stream::iter(started)
             .buffered(self.concurrency.max(1))
@@ -66,7 +82,7 @@ impl Calls<'_> {
         let one_by_one = async {
             let mut done = Vec::with_capacity(serial.len());
             for &i in &serial {
-                done.push(self.one(&calls[i], verdicts[i]).await);
+                done.push(self.one(i, &calls[i], verdicts[i], answers_of(i)).await);
             }
             done
         };
@@ -92,18 +108,45 @@ impl Calls<'_> {
                 .is_some_and(|spec| spec.metadata.may_destroy())
     }
 
-    async fn one(&self, call: &ToolCall, verdict: Verdict) -> CallRecord {
+    async fn one(
+        &self,
+        index: usize,
+        call: &ToolCall,
+        verdict: Verdict,
+        answers: &[Answered],
+    ) -> CallRecord {
         let started = Instant::now();
         let mut repaired = None;
         let result = match verdict {
             Verdict::Run => match self.retries.refusal(&call.name, self.max_retries(call)) {
                 Some(refusal) => Ok(ToolOutput::error(refusal)),
                 None => {
+                    // The call's own options: its questions answered from the answers given
+                    // before, the first without one stopping this call alone.
+                    let stop = match &self.options.cancellation {
+                        Some(run) => run.child_token(),
+                        None => tool_runtime::CancellationToken::new(),
+                    };
+                    let replay = ReplayedQuestions::new(answers.to_vec(), stop.clone());
+                    let mut options = self.options.clone().with_elicitor(replay.elicitor());
+                    options.cancellation = Some(stop);
                     let span = telemetry::tool_span(call, self.trace_content);
-                    let (result, mended) = self.hooked(call).instrument(span.clone()).await;
+                    let (result, mended) = (self.hooked(call, &options, &replay))
+                        .instrument(span.clone())
+                        .await;
                     telemetry::tool_ended(&span, &result, self.trace_content);
-                    self.retries.record(&call.name, &result);
                     repaired = mended;
+                    match replay.take_waiting() {
+                        // Not a failure: the call waits for the answer.
+                        Some((_, question)) => {
+                            let answered = replay.answers().to_vec();
+                            self.questions
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .push((index, Asked { question, answered }));
+                        }
+                        None => self.retries.record(&call.name, &result),
+                    }
                     result
                 }
             },
@@ -132,6 +175,19 @@ impl Calls<'_> {
             elapsed: started.elapsed(),
             repaired,
         }
+    }
+
+    /// The calls that stopped at a question without an answer, by position in the calls
+    /// run, in that order.
+    pub(crate) fn take_questions(&self) -> Vec<(usize, Asked)> {
+        let mut questions = std::mem::take(
+            &mut *self
+                .questions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        questions.sort_by_key(|(index, _)| *index);
+        questions
     }
 
     /// Why a hook ended the run, if one did.
@@ -179,10 +235,16 @@ impl Calls<'_> {
         })
     }
 
-    /// Runs a call: its JSON mended first, between the hooks when there are hooks and the tool
-    /// was offered, and once more with the arguments a repair hook gives. Returns the result
-    /// and the arguments mended, if they were.
-    async fn hooked(&self, made: &ToolCall) -> (Result<ToolOutput, ToolError>, Option<Repaired>) {
+    /// Runs a call with `options`: its JSON mended first, between the hooks when there are
+    /// hooks and the tool was offered, and once more with the arguments a repair hook gives.
+    /// Returns the result and the arguments mended, if they were. A call stopped at a question
+    /// (`replay` waits) returns at once: nothing was done, for a hook to see.
+    async fn hooked(
+        &self,
+        made: &ToolCall,
+        options: &CallOptions,
+        replay: &ReplayedQuestions,
+    ) -> (Result<ToolOutput, ToolError>, Option<Repaired>) {
         let mut repaired = self.mended_json(made);
         let mended;
         let call = match &repaired {
@@ -215,7 +277,10 @@ impl Calls<'_> {
                 return (Ok(ToolOutput::error(text)), repaired);
             }
         };
-        let mut result = self.execute(call).await;
+        let mut result = self.execute(call, options).await;
+        if replay.is_waiting() {
+            return (result, repaired);
+        }
         if let (Some(hooks), Err(error @ ToolError::InvalidArguments { .. })) = (hooks, &result) {
             match hooks.repair_call(call, error) {
                 RepairCall::AskModel => {}
@@ -225,7 +290,7 @@ impl Calls<'_> {
                         arguments: arguments.clone(),
                         ..call.clone()
                     };
-                    result = self.execute(&fixed).await;
+                    result = self.execute(&fixed, options).await;
                     repaired = Some(Repaired {
                         arguments,
                         by: RepairedBy::Hook,
@@ -242,7 +307,11 @@ impl Calls<'_> {
     }
 
     /// Runs an offered tool (the run's own `read_result` among them); refuses any other.
-    async fn execute(&self, call: &ToolCall) -> Result<ToolOutput, ToolError> {
+    async fn execute(
+        &self,
+        call: &ToolCall,
+        options: &CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
         if call.name == READ_RESULT && self.offered.contains(READ_RESULT) {
             if let Some((kept, max_length)) = self.kept {
                 return kept.read(&call.arguments, max_length);
@@ -257,7 +326,7 @@ impl Calls<'_> {
         }
         match self.executor {
             Some(exec) if self.offered.contains(&call.name) && self.allows(&call.name) => {
-                exec.execute_call(call, &self.options).await
+                exec.execute_call(call, options).await
             }
             Some(_) if self.offered.contains(&call.name) => {
                 let allowed = self.allowed.unwrap_or_default();

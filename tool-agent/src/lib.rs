@@ -50,7 +50,7 @@ pub mod telemetry;
 pub use agent::{Agent, AgentBuilder, PurposeGate};
 pub use approval::{
     ApprovalPolicy, ApprovalVerdict, CallApprovalPolicy, Decision, Interruption, PendingApproval,
-    RunState,
+    PendingQuestion, RunState,
 };
 pub use context::RunContext;
 pub use events::RunEvent;

@@ -1,10 +1,7 @@
 //! The guard against a model repeating one call: the same tool with the same arguments, in a
 //! row, across steps.
 
-use std::fmt::Write;
-
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tool_core::ToolCall;
 
 /// What to do with a call.
@@ -56,7 +53,8 @@ impl RepeatGuard {
 pub(crate) fn key(call: &ToolCall) -> String {
     let mut key = call.name.clone();
     key.push('\0');
-    canonical(&call.arguments, &mut key);
+    // Arguments sent as JSON text that did not parse are compared as the text.
+    tool_core::write_canonical_json(&call.arguments, &mut key);
     key
 }
 
@@ -70,42 +68,10 @@ pub(crate) fn fingerprint(call: &ToolCall) -> String {
     format!("{h:016x}")
 }
 
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                let _ = write!(out, "{}:", Value::String(k.clone()));
-                canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        // Arguments sent as JSON text that did not parse are compared as the text.
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn call(arguments: Value) -> ToolCall {
         ToolCall::new("id", "search", arguments)

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod call;
+mod canonical;
 pub mod cap;
 pub mod catalog;
 mod error;
@@ -27,6 +28,7 @@ pub mod text_input;
 pub mod words;
 
 pub use call::ToolCall;
+pub use canonical::{canonical_json, write_canonical_json};
 pub use catalog::{CatalogEntry, CatalogError};
 pub use error::{FailureSource, ModelTextLimits, ToolError, ToolErrorKind, Violation};
 pub use output::{Content, FileSource, ResourceContents, ToolOutput};

@@ -1,8 +1,8 @@
 //! A served call's questions to a client of protocol 2026-07-28, which takes no requests from
 //! the server: the call is answered with `input_required` (the questions, and a sealed state),
 //! and the client calls again with the user's answers (`inputResponses`, and the state back).
-//! The tool then runs again from its start, and each question it asks is answered from what
-//! the client gave, in order; a new question starts another round.
+//! The tool then runs again from its start, its questions answered from what the client gave
+//! ([`ReplayedQuestions`]); a new question starts another round.
 //!
 //! So a tool that asks should ask before it acts: what it does before a question it has no
 //! answer to yet is done again in the next round. The state carries the answers of earlier
@@ -14,7 +14,7 @@
 //! before the user answers.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -24,13 +24,10 @@ use rmcp::model::{
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use tool_runtime::{Elicitation, Elicited, Elicitor};
+use tool_runtime::{Answered, Elicited, Elicitor, ReplayedQuestions, MAX_QUESTIONS_PER_CALL};
 
 /// How long a round's state may be brought back.
 pub const STATE_TTL: Duration = Duration::from_secs(600);
-
-/// The most questions one call may ask over all its rounds.
-const MAX_QUESTIONS: usize = 32;
 
 /// The server's key for sealing round states; `None` when the system gave no random bytes
 /// for one (then no question is asked in rounds).
@@ -66,56 +63,25 @@ impl StateKey {
     }
 }
 
-/// One call's rounds: the answers it was brought, and the question it is waiting on.
+/// One call's rounds: the answers it was brought, by question key, and this round's run.
 pub(crate) struct Rounds {
-    /// Answers by question key, of every round so far.
+    /// Answers by question key (`elicit-1`, ...), of every round so far, as the client gave
+    /// them: sealed again into the next round's state.
     answers: BTreeMap<String, Value>,
-    /// How many questions the tool asked in this round.
-    asked: Mutex<usize>,
-    /// The first question without an answer, by its key.
-    waiting: Mutex<Option<(String, Elicitation)>>,
-    /// Cancels the call when it asks a question without an answer, so that nothing it would
-    /// do after the question happens before the user has answered.
-    stop: CancellationToken,
+    replay: Arc<ReplayedQuestions>,
+}
+
+/// The key of question `index` (from 0) of a call.
+fn question_key(index: usize) -> String {
+    format!("elicit-{}", index + 1)
 }
 
 /// What a state is bound to: the tool and its arguments (object keys sorted).
 fn bound_to(request: &CallToolRequestParams) -> Vec<u8> {
     let args = Value::Object(request.arguments.clone().unwrap_or_default());
     let mut bound = format!("ai-tool rounds of tool {}\n", request.name).into_bytes();
-    canonical(&args, &mut bound);
+    bound.extend_from_slice(tool_core::canonical_json(&args).as_bytes());
     bound
-}
-
-/// `value` as JSON text with every object's keys sorted.
-fn canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push(b'{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
-                out.push(b':');
-                canonical(&map[key], out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(item, out);
-            }
-            out.push(b']');
-        }
-        other => out.extend_from_slice(other.to_string().as_bytes()),
-    }
 }
 
 impl Rounds {
@@ -158,65 +124,47 @@ impl Rounds {
                 answers.insert(asked.to_owned(), answer.clone());
             }
         }
-        if answers.len() > MAX_QUESTIONS {
+        if answers.len() > MAX_QUESTIONS_PER_CALL {
             return Err(ErrorData::invalid_params(
-                format!("more than {MAX_QUESTIONS} answers in one call"),
+                format!("more than {MAX_QUESTIONS_PER_CALL} answers in one call"),
                 None,
             ));
         }
+        // Answers in question order; the keys were given out one round at a time.
+        let mut given = Vec::with_capacity(answers.len());
+        for index in 0..answers.len() {
+            let key = question_key(index);
+            let Some(answer) = answers.get(&key) else {
+                break;
+            };
+            let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
+                ErrorData::invalid_params(
+                    format!("the answer to {key} is not an elicitation result: {e}"),
+                    None,
+                )
+            })?;
+            let answer = match answer.action {
+                ElicitationAction::Accept => {
+                    Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
+                }
+                ElicitationAction::Decline => Elicited::Declined,
+                _ => Elicited::Cancelled,
+            };
+            given.push(Answered {
+                question: None,
+                answer,
+            });
+        }
         Ok(Arc::new(Rounds {
             answers,
-            asked: Mutex::new(0),
-            waiting: Mutex::new(None),
-            stop,
+            replay: ReplayedQuestions::new(given, stop),
         }))
     }
 
     /// The call's elicitor: each question is answered from the answers brought, in order;
-    /// the first without one stops the call (its question is asked in the next round): the
-    /// call is cancelled and the question never answers, so the tool cannot go on without it.
-    pub(crate) fn elicitor(self: &Arc<Self>) -> Elicitor {
-        let rounds = Arc::clone(self);
-        Arc::new(move |question: Elicitation| match rounds.answer(question) {
-            Some(answered) => Box::pin(async move { answered }),
-            None => Box::pin(std::future::pending()),
-        })
-    }
-
-    /// The answer to the next question; `None` when it has none yet (the call is stopped).
-    fn answer(&self, question: Elicitation) -> Option<Result<Elicited, String>> {
-        let index = {
-            let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
-            *asked += 1;
-            *asked
-        };
-        if index > MAX_QUESTIONS {
-            return Some(Err(format!(
-                "more than {MAX_QUESTIONS} questions in one call"
-            )));
-        }
-        let key = format!("elicit-{index}");
-        let Some(answer) = self.answers.get(&key) else {
-            let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
-            waiting.get_or_insert((key, question));
-            self.stop.cancel();
-            return None;
-        };
-        let answer: ElicitResult = match serde_json::from_value(answer.clone()) {
-            Ok(answer) => answer,
-            Err(e) => {
-                return Some(Err(format!(
-                    "the client's answer to {key} is not an elicitation result: {e}"
-                )))
-            }
-        };
-        Some(Ok(match answer.action {
-            ElicitationAction::Accept => {
-                Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
-            }
-            ElicitationAction::Decline => Elicited::Declined,
-            _ => Elicited::Cancelled,
-        }))
+    /// the first without one stops the call (its question is asked in the next round).
+    pub(crate) fn elicitor(&self) -> Elicitor {
+        self.replay.elicitor()
     }
 
     /// When the tool stopped at a question without an answer: the `input_required` answer
@@ -226,14 +174,10 @@ impl Rounds {
         call: &CallToolRequestParams,
         key: &StateKey,
     ) -> Result<Option<InputRequiredResult>, ErrorData> {
-        let waiting = self
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        let Some((question_key, question)) = waiting else {
+        let Some((index, question)) = self.replay.take_waiting() else {
             return Ok(None);
         };
+        let question_key = question_key(index);
         let request: InputRequest = serde_json::from_value(json!({
             "method": "elicitation/create",
             "params": {

@@ -286,12 +286,12 @@ impl<'a> ToolContext<'a> {
         };
         let question = crate::Elicitation {
             message: message.to_owned(),
-            schema: schema.clone(),
+            schema,
         };
-        let answer = elicitor(question)
+        let answer = elicitor(question.clone())
             .await
             .map_err(|why| ToolError::failed(&tool, format!("asking the user failed: {why}")))?;
-        crate::elicit::checked(&tool, &schema, answer)
+        crate::elicit::checked(&tool, &question, answer)
     }
 
     /// Asks a model mid-call: an MCP server sends its client `sampling/createMessage` when the

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::ToolError;
 
@@ -12,7 +13,7 @@ use crate::boxed::BoxFuture;
 
 /// What a tool asks the user: a message, and the schema of the answer (an object of
 /// primitive properties, as MCP's `requestedSchema`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Elicitation {
     /// What the user is asked, in words.
     pub message: String,
@@ -21,7 +22,8 @@ pub struct Elicitation {
 }
 
 /// What the user answered.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Elicited {
     /// The user answered: the content, checked against the schema asked with.
     Accepted(Value),
@@ -37,37 +39,46 @@ pub enum Elicited {
 pub type Elicitor =
     Arc<dyn Fn(Elicitation) -> BoxFuture<'static, Result<Elicited, String>> + Send + Sync>;
 
-/// Checks an accepted answer against the schema asked with: an answer is input from outside,
-/// and the tool reads it as the schema says.
-pub(crate) fn checked(tool: &str, schema: &Value, answer: Elicited) -> Result<Elicited, ToolError> {
-    let Elicited::Accepted(content) = &answer else {
-        return Ok(answer);
-    };
-    // The schema may come from an imported server: offline, with the pattern backtrack limit,
-    // and with formats checked, as the tool reads them.
-    let options = tool_core::schema::validator_options().should_validate_formats(true);
-    let validator = options.build(schema).map_err(|e| {
-        ToolError::failed(
-            tool,
-            format!("the schema asked with is not a JSON Schema: {e}"),
-        )
-    })?;
-    let problems: Vec<String> = validator
-        .iter_errors(content)
-        .take(5)
-        .map(|e| format!("{} at `{}`", e, e.instance_path()))
-        .collect();
-    if problems.is_empty() {
-        Ok(answer)
-    } else {
-        Err(ToolError::failed(
-            tool,
-            format!(
+impl Elicitation {
+    /// Whether `answer` may be given to this question: an accepted answer must match the
+    /// schema asked with (formats checked); otherwise, what is wrong with it, in words.
+    pub fn check(&self, answer: &Elicited) -> Result<(), String> {
+        let Elicited::Accepted(content) = answer else {
+            return Ok(());
+        };
+        // The schema may come from an imported server: offline, with the pattern backtrack
+        // limit, and with formats checked, as the tool reads them.
+        let options = tool_core::schema::validator_options().should_validate_formats(true);
+        let validator = options
+            .build(&self.schema)
+            .map_err(|e| format!("the schema asked with is not a JSON Schema: {e}"))?;
+        let problems: Vec<String> = validator
+            .iter_errors(content)
+            .take(5)
+            .map(|e| format!("{} at `{}`", e, e.instance_path()))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
                 "the user's answer does not match the schema asked with: {}",
                 problems.join("; ")
-            ),
-        ))
+            ))
+        }
     }
+}
+
+/// Checks an answer against the question: an answer is input from outside, and the tool reads
+/// it as the schema says.
+pub(crate) fn checked(
+    tool: &str,
+    question: &Elicitation,
+    answer: Elicited,
+) -> Result<Elicited, ToolError> {
+    question
+        .check(&answer)
+        .map_err(|why| ToolError::failed(tool, why))?;
+    Ok(answer)
 }
 
 #[cfg(test)]

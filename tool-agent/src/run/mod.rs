@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use crate::agent::Agent;
 use crate::approval::{Interruption, PendingApproval, RunState, StepHead};
-use crate::calls::Calls;
+use crate::calls::{Asked, Calls};
 use crate::events::RunEvent;
 use crate::hooks::StepPlan;
 use crate::kept::{KeptResults, READ_RESULT};
@@ -426,71 +426,78 @@ impl<'a> Run<'a> {
         let waiting: Vec<usize> = (0..calls.len())
             .filter(|&i| external[i].is_some())
             .collect();
-        // The calls that wait are announced when they are decided and run.
-        let starting: Vec<ToolCall> = (0..calls.len())
-            .filter(|i| !waiting.contains(i))
-            .map(|i| calls[i].clone())
-            .collect();
-        self.announce(step.index, &starting);
-        if !waiting.is_empty() {
-            let (ready, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (0..calls.len())
-                .filter(|i| !waiting.contains(i))
-                .map(|i| (calls[i].clone(), verdicts[i]))
-                .unzip();
-            let started = Instant::now();
-            let runner = self.calls();
-            let ran = runner.run(&ready, &ready_verdicts).await;
-            step.tools_time = started.elapsed();
-            // A hook's termination is kept: the step is judged whole when it is resumed.
-            let terminated = runner.take_terminated();
-            let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
-            let done: Vec<(usize, Message)> = positions
-                .zip(&ran)
-                .map(|(i, record)| (i, self.result_message(record)))
-                .collect();
-            if self.is_cancelled() {
-                let positions = (0..calls.len()).filter(|i| !waiting.contains(i));
-                let ran = positions.zip(ran).collect();
-                step.calls = self.close_cancelled(step.index, done, ran, &waiting, calls);
-                self.push_step(step);
-                return Outcome::Failed(RunFailure::Cancelled);
-            }
-            let head = StepHead {
-                tool_choice: step.tool_choice.clone(),
-                usage: step.usage,
-                finish_reason: step.finish_reason.clone(),
-                model_ms: u64::try_from(step.model_time.as_millis()).unwrap_or(u64::MAX),
-                tools_ms: u64::try_from(step.tools_time.as_millis()).unwrap_or(u64::MAX),
-            };
-            step.calls = ran;
-            self.push_step(step);
-            let pending = waiting
-                .into_iter()
-                .map(|i| {
-                    let external = external[i].unwrap_or(false);
-                    (i, PendingApproval::new(calls[i].clone(), external))
-                })
-                .collect();
-            return Outcome::Interrupted(Interrupted {
-                done,
-                pending,
-                terminated,
-                head: Some(head),
-            });
-        }
+        // The calls that run now, by position in the answer; those that wait are announced
+        // when they are decided and run.
+        let ready: Vec<usize> = (0..calls.len()).filter(|i| !waiting.contains(i)).collect();
+        let (ready_calls, ready_verdicts): (Vec<ToolCall>, Vec<Verdict>) = (ready.iter())
+            .map(|&i| (calls[i].clone(), verdicts[i]))
+            .unzip();
+        self.announce(step.index, &ready_calls);
         let started = Instant::now();
         let runner = self.calls();
-        let records = runner.run(calls, &verdicts).await;
-        let terminated = runner.take_terminated();
+        let ran = runner.run(&ready_calls, &ready_verdicts, &[]).await;
         step.tools_time = started.elapsed();
-        for record in &records {
-            let message = self.result_message(record);
-            self.request.messages.push(message);
+        let terminated = runner.take_terminated();
+        // Calls that stopped at a question wait for its answer.
+        let asked: Vec<(usize, Asked)> = (runner.take_questions().into_iter())
+            .map(|(i, asked)| (ready[i], asked))
+            .collect();
+        if waiting.is_empty() && asked.is_empty() {
+            for record in &ran {
+                let message = self.result_message(record);
+                self.request.messages.push(message);
+            }
+            step.calls = ran;
+            let outcome = self.judge(&step, repeated, terminated, &[]);
+            self.push_step(step);
+            return outcome;
         }
-        step.calls = records;
-        let outcome = self.judge(&step, repeated, terminated, &[]);
+        let asks = |i: &usize| asked.iter().any(|(a, _)| a == i);
+        let ran: Vec<(usize, CallRecord)> = (ready.iter().copied().zip(ran))
+            .filter(|(i, _)| !asks(i))
+            .collect();
+        let done: Vec<(usize, Message)> = (ran.iter())
+            .map(|(i, record)| (*i, self.result_message(record)))
+            .collect();
+        if self.is_cancelled() {
+            let mut unanswered = waiting;
+            unanswered.extend(asked.iter().map(|(i, _)| *i));
+            unanswered.sort_unstable();
+            step.calls = self.close_cancelled(step.index, done, ran, &unanswered, calls);
+            self.push_step(step);
+            return Outcome::Failed(RunFailure::Cancelled);
+        }
+        // A hook's termination is kept: the step is judged whole when it is resumed.
+        let head = StepHead {
+            tool_choice: step.tool_choice.clone(),
+            usage: step.usage,
+            finish_reason: step.finish_reason.clone(),
+            model_ms: u64::try_from(step.model_time.as_millis()).unwrap_or(u64::MAX),
+            tools_ms: u64::try_from(step.tools_time.as_millis()).unwrap_or(u64::MAX),
+        };
+        step.calls = ran.into_iter().map(|(_, record)| record).collect();
         self.push_step(step);
-        outcome
+        let mut pending: Vec<(usize, PendingApproval)> = waiting
+            .into_iter()
+            .map(|i| {
+                let external = external[i].unwrap_or(false);
+                (i, PendingApproval::new(calls[i].clone(), external))
+            })
+            .chain(asked.into_iter().map(|(i, asked)| {
+                let call = calls[i].clone();
+                (
+                    i,
+                    PendingApproval::asking(call, asked.question, asked.answered),
+                )
+            }))
+            .collect();
+        pending.sort_by_key(|(i, _)| *i);
+        Outcome::Interrupted(Interrupted {
+            done,
+            pending,
+            terminated,
+            head: Some(head),
+        })
     }
 
     /// Ends the transcript of a step cancelled while calls waited: the results of those that
@@ -719,6 +726,7 @@ impl<'a> Run<'a> {
             repair_json: self.options.repair_json,
             trace_content: self.agent.trace_content,
             search: self.agent.tool_search.as_ref(),
+            questions: Default::default(),
         }
     }
 

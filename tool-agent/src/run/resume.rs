@@ -4,12 +4,13 @@
 use std::time::Instant;
 
 use tool_core::{ToolCall, ToolOutput};
+use tool_runtime::Answered;
 use tracing::Instrument;
 
 use super::result_cap::{cap_for, result_message};
 use super::{early_failure, Interrupted, Outcome, Run};
 use crate::agent::Agent;
-use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState};
+use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState, StepHead};
 use crate::events::RunEvent;
 use crate::options::RunOptions;
 use crate::repeat::Verdict;
@@ -119,18 +120,26 @@ impl Agent {
 
 impl Agent {
     /// Each result given with [`PendingApproval::answer`] held to the tool's output schema,
-    /// as the executor holds its own tools' results: an answer it refuses is sent back to the
-    /// caller, who can answer again, rather than on to the model.
+    /// as the executor holds its own tools' results, and each reply to a question to the
+    /// schema it was asked with: one refused is sent back to the caller, who can answer
+    /// again, rather than on to the tool or the model.
     fn check_answers(
         &self,
         decided: &[(usize, PendingApproval, ApprovalVerdict)],
         options: &RunOptions,
     ) -> Result<(), String> {
-        let Some(exec) = self.executor_for(options) else {
-            return Ok(());
-        };
+        let exec = self.executor_for(options);
         for (_, pending, verdict) in decided {
-            if let ApprovalVerdict::Answer(output) = verdict {
+            if let (ApprovalVerdict::Reply(answer), Some(asked)) = (verdict, &pending.question) {
+                asked.question.check(answer).map_err(|why| {
+                    format!(
+                        "the reply to call `{}` to `{}` is refused: {why}",
+                        pending.call.id.as_deref().unwrap_or_default(),
+                        pending.call.name,
+                    )
+                })?;
+            }
+            if let (ApprovalVerdict::Answer(output), Some(exec)) = (verdict, exec) {
                 exec.check_output(&pending.call.name, output).map_err(|e| {
                     format!(
                         "the answer to call `{}` to `{}` is refused: {}",
@@ -195,6 +204,21 @@ impl Agent {
             if !positions.insert(*index) {
                 return edited(format!("position {index} of the answer is pending twice"));
             }
+            if let Some(asked) = &pending.question {
+                let id = pending.call.id.as_deref().unwrap_or_default();
+                if pending.external {
+                    return edited(format!(
+                        "pending call `{id}` is external and asked a question"
+                    ));
+                }
+                if asked.answered.len() >= tool_runtime::MAX_QUESTIONS_PER_CALL {
+                    return edited(format!(
+                        "pending call `{id}` was answered more than \
+                         {} times (MAX_QUESTIONS_PER_CALL)",
+                        tool_runtime::MAX_QUESTIONS_PER_CALL
+                    ));
+                }
+            }
         }
         if let Some((index, _)) = state.done.iter().find(|(i, _)| !positions.insert(*i)) {
             return edited(format!("position {index} of the answer is given twice"));
@@ -252,6 +276,23 @@ fn match_decisions(
                 return Err(format!(
                     "call `{id}` to `{}` is of an external tool: give its result with \
                      `answer(output)`, or `reject(reason)`",
+                    pending.call.name
+                ));
+            }
+            // A call that asked takes the answer, or a refusal; a reply fits nothing else.
+            let replies = matches!(verdict, ApprovalVerdict::Reply(_));
+            let rejects = matches!(verdict, ApprovalVerdict::Reject(_));
+            if pending.question.is_some() && !(replies || rejects) {
+                return Err(format!(
+                    "call `{id}` to `{}` asked a question: give the answer with \
+                     `reply(answer)`, or `reject(reason)`",
+                    pending.call.name
+                ));
+            }
+            if pending.question.is_none() && replies {
+                return Err(format!(
+                    "call `{id}` to `{}` asked nothing: a reply fits only a call that asked \
+                     a question",
                     pending.call.name
                 ));
             }
@@ -321,7 +362,10 @@ impl Run<'_> {
         let mut edited = Vec::new();
         // Every decided call, announced as it now starts (waiting, it was not).
         let mut starting = Vec::new();
+        // The answers each approved call's questions take, by its place in `approved`.
+        let mut replies: Vec<Vec<Answered>> = Vec::new();
         for (index, pending, verdict) in decided {
+            let question = pending.question;
             let mut call = pending.call;
             if let ApprovalVerdict::ApproveWith(arguments) = &verdict {
                 // The model's arguments as the executor reads them (JSON text parsed).
@@ -332,15 +376,40 @@ impl Run<'_> {
                 }
                 call.arguments = arguments.clone();
             }
+            // A call that asked runs with the arguments it asked with: those a person set when
+            // approving it, in an earlier part of the run, if they differ from the model's.
+            if let (ApprovalVerdict::Reply(_), Some(made)) = (&verdict, answer_calls.get(index)) {
+                let written = super::read_arguments(made);
+                let written = written.as_ref().map_or(&made.arguments, |c| &c.arguments);
+                if call.arguments != made.arguments && call.arguments != *written {
+                    edited.push((index, call.arguments.to_string()));
+                }
+            }
             starting.push(call.clone());
             let output = match verdict {
                 ApprovalVerdict::Approve | ApprovalVerdict::ApproveWith(_) => {
                     approved.push((index, call));
+                    replies.push(Vec::new());
                     continue;
                 }
                 ApprovalVerdict::ApproveForSession => {
                     self.approved_tools.push(call.name.clone());
                     approved.push((index, call));
+                    replies.push(Vec::new());
+                    continue;
+                }
+                ApprovalVerdict::Reply(answer) => {
+                    // Matched only to a call that asked (see `match_decisions`).
+                    let mut answered = Vec::new();
+                    if let Some(asked) = question {
+                        answered = asked.answered;
+                        answered.push(Answered {
+                            question: Some(asked.question),
+                            answer,
+                        });
+                    }
+                    approved.push((index, call));
+                    replies.push(answered);
                     continue;
                 }
                 ApprovalVerdict::Answer(output) => output,
@@ -363,9 +432,36 @@ impl Run<'_> {
         let verdicts = vec![Verdict::Run; calls.len()];
         self.announce(self.step_number(), &starting);
         let runner = self.calls();
-        let ran = runner.run(&calls, &verdicts).await;
+        let ran = runner.run(&calls, &verdicts, &replies).await;
         let terminated = interrupted.terminated.or(runner.take_terminated());
-        for (index, record) in positions.into_iter().zip(ran) {
+        // Calls that asked (again) wait for the answer: the step is interrupted once more.
+        let mut asked: Vec<(usize, PendingApproval)> = Vec::new();
+        let mut questions = runner.take_questions().into_iter().peekable();
+        let mut ran_now = Vec::new();
+        for (i, (index, record)) in positions.into_iter().zip(ran).enumerate() {
+            if let Some((_, question)) = questions.next_if(|(q, _)| *q == i) {
+                let pending =
+                    PendingApproval::asking(record.call, question.question, question.answered);
+                asked.push((index, pending));
+            } else {
+                ran_now.push((index, record));
+            }
+        }
+        if self.is_cancelled() {
+            // Cancelled: a question is not asked, the call ends cancelled.
+            for (index, pending) in asked.drain(..) {
+                let record = CallRecord {
+                    result: Err(tool_core::ToolError::Cancelled {
+                        tool: pending.call.name.clone(),
+                    }),
+                    call: pending.call,
+                    elapsed: Default::default(),
+                    repaired: None,
+                };
+                ran_now.push((index, record));
+            }
+        }
+        for (index, record) in ran_now {
             let mut message = self.result_message(&record);
             if let (Some((_, arguments)), Message::Tool { text, .. }) =
                 (edited.iter().find(|(i, _)| *i == index), &mut message)
@@ -377,6 +473,24 @@ impl Run<'_> {
         }
         messages.sort_by_key(|(index, _)| *index);
         records.sort_by_key(|(index, _)| *index);
+        let told: Vec<usize> = (records.iter().enumerate())
+            .filter(|(_, (index, _))| ran_before.contains(index))
+            .map(|(i, _)| i)
+            .collect();
+        // A state stored before the step's head was kept gives the defaults.
+        let mut head = interrupted.head.unwrap_or_default();
+        let tools_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        head.tools_ms = head.tools_ms.saturating_add(tools_ms);
+        if !asked.is_empty() {
+            let step = self.finished_step(answer_text, records, head.clone());
+            self.push_step_except(step, &told);
+            return self.interrupt(Interrupted {
+                done: messages,
+                pending: asked,
+                terminated,
+                head: Some(head),
+            });
+        }
         self.request
             .messages
             .extend(messages.into_iter().map(|(_, message)| message));
@@ -385,25 +499,7 @@ impl Run<'_> {
             .filter(|(_, (index, _))| rejected.contains(index))
             .map(|(i, _)| i)
             .collect();
-        let told: Vec<usize> = (records.iter().enumerate())
-            .filter(|(_, (index, _))| ran_before.contains(index))
-            .map(|(i, _)| i)
-            .collect();
-        // A state stored before the step's head was kept gives the defaults.
-        let head = interrupted.head.unwrap_or_default();
-        let step = Step {
-            index: self.step_number(),
-            tool_choice: head.tool_choice,
-            text: answer_text,
-            calls: records.into_iter().map(|(_, record)| record).collect(),
-            usage: head.usage,
-            model_time: std::time::Duration::from_millis(head.model_ms),
-            // The calls that ran before the interruption, and those decided now.
-            tools_time: std::time::Duration::from_millis(head.tools_ms) + started.elapsed(),
-            finish_reason: head.finish_reason,
-            // Its calls ran: the answer ended whole (a cut answer's calls are never run).
-            ending: Ending::Whole,
-        };
+        let step = self.finished_step(answer_text, records, head);
         let outcome = self.judge(&step, None, terminated, &rejected);
         self.push_step_except(step, &told);
         match outcome {
@@ -411,6 +507,28 @@ impl Run<'_> {
             Outcome::Done(reason, text) => self.done(reason, text),
             Outcome::Failed(failure) => self.fail(failure),
             Outcome::Interrupted(stopped) => self.interrupt(stopped),
+        }
+    }
+
+    /// The interrupted step, with the records of its calls by position in the answer.
+    fn finished_step(
+        &self,
+        text: Option<String>,
+        records: Vec<(usize, CallRecord)>,
+        head: StepHead,
+    ) -> Step {
+        Step {
+            index: self.step_number(),
+            tool_choice: head.tool_choice,
+            text,
+            calls: records.into_iter().map(|(_, record)| record).collect(),
+            usage: head.usage,
+            model_time: std::time::Duration::from_millis(head.model_ms),
+            // The calls that ran before the interruption, and those decided now.
+            tools_time: std::time::Duration::from_millis(head.tools_ms),
+            finish_reason: head.finish_reason,
+            // Its calls ran: the answer ended whole (a cut answer's calls are never run).
+            ending: Ending::Whole,
         }
     }
 

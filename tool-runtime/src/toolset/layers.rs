@@ -264,7 +264,7 @@ impl ResultCache {
         };
         // The length prefixes keep the parts apart whatever they hold.
         let tool = ctx.tool_name();
-        let args = canonical(args);
+        let args = tool_core::canonical_json(args);
         Some(format!(
             "{}:{scope}{}:{tool}{args}",
             scope.len(),
@@ -350,27 +350,6 @@ impl ToolLayer for ResultCache {
             result
         })
     }
-}
-
-/// The value as JSON text with every object's keys sorted, so that two argument objects that
-/// differ only in key order are one key.
-fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&map[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
 }
 
 /// A result's size: its text, its attachments ([`Content::byte_len`]) and its structured JSON.
