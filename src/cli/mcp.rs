@@ -28,6 +28,12 @@ pub(crate) struct Sources {
     /// 'Authorization: Bearer TOKEN'); repeatable.
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     headers: Vec<String>,
+    /// Authorize with each `--mcp-http` server by OAuth when it asks: the authorization URL is
+    /// printed to open in a browser, the redirect is taken on 127.0.0.1, and the tokens are
+    /// kept in the user's configuration directory (ai-tool/oauth, mode 0600) for the next run.
+    #[cfg(feature = "mcp-oauth")]
+    #[arg(long = "oauth")]
+    oauth: bool,
     /// How long a call of an MCP server's tool may run before it is cancelled (default 60).
     #[arg(long = "timeout", value_name = "SECONDS", value_parser = super::parse_seconds)]
     timeout: Option<Duration>,
@@ -109,6 +115,18 @@ impl Sources {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
         for (at, url) in self.http.iter().enumerate() {
+            #[cfg(feature = "mcp-oauth")]
+            if self.oauth {
+                if !headers.is_empty() {
+                    return Err(Failure::input(
+                        "--oauth and --header: an OAuth import sends its own Authorization; \
+                         give one or the other",
+                    ));
+                }
+                let tools = oauth::connect(url, limits.clone()).await?;
+                imports.push(renamed(tools, self.http_names.get(at)));
+                continue;
+            }
             let tools = McpTools::connect_http_with(url, &headers, limits.clone())
                 .await
                 // The error names the server by its URL without credentials or query.
@@ -295,5 +313,51 @@ mod tests {
                 "{bad}: {text}"
             );
         }
+    }
+}
+
+/// `--oauth`: a person authorizes in a browser, the tokens are kept for the next run.
+#[cfg(feature = "mcp-oauth")]
+mod oauth {
+    use std::path::PathBuf;
+
+    use crate::mcp::{ImportLimits, LoopbackRedirect, McpTools, OAuthOptions, TokenFile};
+
+    use super::Failure;
+
+    /// Connects to the server at `url`, authorizing when it asks.
+    pub(super) async fn connect(url: &str, limits: ImportLimits) -> Result<McpTools, Failure> {
+        let dir = tokens_dir().ok_or_else(|| {
+            Failure::input(
+                "--oauth: no configuration directory to keep tokens in (set XDG_CONFIG_HOME \
+                 or HOME)",
+            )
+        })?;
+        let show = |url: &str| {
+            eprintln!("To authorize ai-tool, open this URL in a browser:\n{url}");
+        };
+        let authorizer = LoopbackRedirect::bind(show)
+            .await
+            .map_err(|e| Failure::input(format!("--oauth: listening on 127.0.0.1: {e}")))?;
+        let options = OAuthOptions::new(authorizer)
+            .with_client_name("ai-tool command line")
+            .with_token_file(TokenFile::for_server(&dir, url));
+        McpTools::connect_http_oauth(url, options, limits)
+            .await
+            .map_err(|e| Failure::input(format!("--mcp-http --oauth: {e}")))
+    }
+
+    /// Where tokens are kept: `ai-tool/oauth` in the user's configuration directory
+    /// (`$XDG_CONFIG_HOME`, else `$HOME/.config`; `%APPDATA%` on Windows).
+    fn tokens_dir() -> Option<PathBuf> {
+        let absolute = |var: &str| {
+            std::env::var_os(var)
+                .map(PathBuf::from)
+                .filter(|path| path.is_absolute())
+        };
+        let config = absolute("XDG_CONFIG_HOME")
+            .or_else(|| absolute("HOME").map(|home| home.join(".config")))
+            .or_else(|| absolute("APPDATA"))?;
+        Some(config.join("ai-tool").join("oauth"))
     }
 }

@@ -25,6 +25,8 @@ mod frames;
 mod http_options;
 mod import;
 mod listing;
+#[cfg(feature = "oauth")]
+mod loopback;
 mod notify;
 #[cfg(feature = "oauth")]
 mod oauth;
@@ -37,6 +39,8 @@ mod search;
 mod serve;
 mod server;
 mod tasks;
+#[cfg(feature = "oauth")]
+mod token_file;
 mod trace_context;
 mod urls;
 
@@ -46,12 +50,16 @@ pub use error::McpError;
 pub use http_options::{HttpLimits, HttpOptions};
 pub use import::{McpBuilderExt, McpTools, HANDSHAKE_TIMEOUT};
 #[cfg(feature = "oauth")]
+pub use loopback::{LoopbackRedirect, LOOPBACK_WAIT, MAX_CALLBACK_REQUEST_BYTES};
+#[cfg(feature = "oauth")]
 pub use oauth::{AuthorizeFuture, Authorizer, FollowRedirect, OAuthOptions};
 pub use refreshing::RefreshingExecutor;
 pub use search::SEARCH_TOOL;
 pub use serve::{axum_router, serve_http, serve_http_with, serve_stdio, serve_stdio_with};
 pub use server::{CallLimits, McpServer, TOOLS_PER_PAGE};
 pub use tasks::TaskLimits;
+#[cfg(feature = "oauth")]
+pub use token_file::{TokenFile, MAX_TOKEN_FILE_BYTES};
 
 /// The rmcp crate this one is built on, for transports and types not wrapped here.
 pub use rmcp;

@@ -103,6 +103,7 @@ pub struct OAuthOptions {
     pub(crate) client_metadata_url: Option<String>,
     pub(crate) scopes: Vec<String>,
     pub(crate) allow_private_addresses: bool,
+    pub(crate) token_file: Option<crate::TokenFile>,
 }
 
 /// The client secret stays out of `Debug`.
@@ -117,6 +118,7 @@ impl std::fmt::Debug for OAuthOptions {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("allow_private_addresses", &self.allow_private_addresses)
+            .field("token_file", &self.token_file.as_ref().map(|f| f.path()))
             .finish_non_exhaustive()
     }
 }
@@ -132,6 +134,7 @@ impl OAuthOptions {
             client_metadata_url: None,
             scopes: Vec::new(),
             allow_private_addresses: false,
+            token_file: None,
         }
     }
 
@@ -172,6 +175,15 @@ impl OAuthOptions {
         self.allow_private_addresses = true;
         self
     }
+
+    /// Keeps the tokens in `file` between runs ([`TokenFile`](crate::TokenFile): mode 0600,
+    /// refused when others may read it): an import started again uses the token kept there
+    /// (refreshed when it expired) and authorizes only when the server refuses it. Use one
+    /// file per server.
+    pub fn with_token_file(mut self, file: crate::TokenFile) -> Self {
+        self.token_file = Some(file);
+        self
+    }
 }
 
 /// An import's authorization: rmcp's manager (which the HTTP client asks for the token of
@@ -199,11 +211,28 @@ impl OAuthSession {
         options: OAuthOptions,
     ) -> Result<(Arc<Self>, AuthorizedHttp), String> {
         let base = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-        let manager = match options.allow_private_addresses {
+        let mut manager = match options.allow_private_addresses {
             true => AuthorizationManager::new_allowing_private_addresses(url).await,
             false => AuthorizationManager::new(url).await,
         }
         .map_err(|e| format!("OAuth: {e}"))?;
+        if let Some(file) = &options.token_file {
+            manager.set_credential_store(file.clone());
+            // A kept token is used as it is; a new authorization, if the server refuses it,
+            // configures the client again (a loopback redirect's port changes between runs).
+            match manager.initialize_from_store().await {
+                Ok(found) => {
+                    tracing::debug!(file = %file.path().display(), found, "kept OAuth tokens")
+                }
+                Err(rmcp::transport::auth::AuthError::CredentialStoreError(why)) => {
+                    return Err(why)
+                }
+                Err(e) => tracing::warn!(
+                    file = %file.path().display(),
+                    "the kept OAuth token is not used: {e}"
+                ),
+            }
+        }
         let http = reqwest::Client::builder()
             .build()
             .map_err(|e| format!("an HTTP client: {e}"))?;
