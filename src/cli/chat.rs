@@ -410,8 +410,9 @@ impl<'a> Shown<'a> {
         loop {
             let _ = write!(
                 self.err,
-                "{} asks: {}\nanswer with a JSON object for {}, [d]ecline or [c]ancel: ",
-                waiting.call.name, question.message, question.schema
+                "{} {} asks: {}\nanswer with a JSON object for {}, [d]ecline or [c]ancel \
+                 (answering runs the call): ",
+                waiting.call.name, waiting.call.arguments, question.message, question.schema
             );
             let _ = self.err.flush();
             let Some(answer) = read_line(input) else {

@@ -51,6 +51,15 @@ pub struct PendingQuestion {
     pub answered: Vec<Answered>,
 }
 
+impl PendingQuestion {
+    /// The hash of the question and the answers before it (object keys sorted): what a
+    /// reply is bound to. A binding, not a signature.
+    pub fn fingerprint(&self) -> String {
+        let bound = serde_json::json!({ "question": self.question, "answered": self.answered });
+        repeat::fnv1a(&tool_core::canonical_json(&bound))
+    }
+}
+
 impl PendingApproval {
     pub(crate) fn new(call: ToolCall, external: bool) -> Self {
         // Stable across processes and versions, so that a decision made in one process
@@ -76,6 +85,7 @@ impl PendingApproval {
         Decision {
             call_id: self.call.id.clone().unwrap_or_default(),
             arguments_hash: self.arguments_hash.clone(),
+            question: None,
             verdict,
         }
     }
@@ -112,7 +122,10 @@ impl PendingApproval {
     /// answer must match the question's schema. Replying goes on with the call, as approving
     /// it does.
     pub fn reply(&self, answer: Elicited) -> Decision {
-        self.decide(ApprovalVerdict::Reply(answer))
+        Decision {
+            question: self.question.as_ref().map(PendingQuestion::fingerprint),
+            ..self.decide(ApprovalVerdict::Reply(answer))
+        }
     }
 }
 
@@ -124,6 +137,10 @@ pub struct Decision {
     pub call_id: String,
     /// The hash of the call that was decided on ([`PendingApproval::arguments_hash`]).
     pub arguments_hash: String,
+    /// For a reply, the question it answers ([`PendingQuestion::fingerprint`]): a reply
+    /// applies to that question alone, not to a later one of the same call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
     /// What was decided.
     pub verdict: ApprovalVerdict,
 }
@@ -157,6 +174,10 @@ pub struct RunState {
     pub(crate) messages: Vec<Message>,
     /// The results of that answer's calls that needed no approval, by position in the answer.
     pub(crate) done: Vec<(usize, Message)>,
+    /// Positions among `done` of calls a person rejected (a resume stopped again by a
+    /// question): not counted as the model's failures when the step is judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) rejected: Vec<usize>,
     /// The calls that wait, by position in the answer.
     pub(crate) pending: Vec<(usize, PendingApproval)>,
     /// The names of the tools the run offered.

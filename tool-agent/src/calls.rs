@@ -138,8 +138,10 @@ impl Calls<'_> {
                     repaired = mended;
                     match replay.take_waiting() {
                         // Not a failure: the call waits for the answer.
-                        Some((_, question)) => {
-                            let answered = replay.answers().to_vec();
+                        Some((number, question)) => {
+                            // The answers before the question it stopped at: one given to
+                            // another question there is not kept (it would stop it again).
+                            let answered = replay.answers().iter().take(number).cloned().collect();
                             self.questions
                                 .lock()
                                 .unwrap_or_else(PoisonError::into_inner)
@@ -291,6 +293,9 @@ impl Calls<'_> {
                         ..call.clone()
                     };
                     result = self.execute(&fixed, options).await;
+                    if replay.is_waiting() {
+                        return (result, repaired);
+                    }
                     repaired = Some(Repaired {
                         arguments,
                         by: RepairedBy::Hook,

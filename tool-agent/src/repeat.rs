@@ -60,8 +60,13 @@ pub(crate) fn key(call: &ToolCall) -> String {
 
 /// FNV-1a (64 bits) of a call's [`key`], in hex.
 pub(crate) fn fingerprint(call: &ToolCall) -> String {
+    fnv1a(&key(call))
+}
+
+/// FNV-1a (64 bits) of `text`, in hex: stable across processes and versions.
+pub(crate) fn fnv1a(text: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in key(call).bytes() {
+    for byte in text.bytes() {
         h ^= u64::from(byte);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }

@@ -277,3 +277,106 @@ async fn a_call_that_needed_approval_asks_after_it_is_approved() {
         "{text}"
     );
 }
+
+/// A tool whose question says how many times it was asked: never the same question twice.
+fn restless(asked: Arc<AtomicUsize>) -> DynamicTool {
+    DynamicTool::new(
+        "restless",
+        "Asks a new question each time",
+        json!({ "type": "object" }),
+        move |_, ctx| {
+            let asked = Arc::clone(&asked);
+            async move {
+                let n = asked.fetch_add(1, Ordering::SeqCst) + 1;
+                let message = format!("Which email? (asked {n} times)");
+                ctx.elicit(&message, email_schema()).await?;
+                Ok(ToolOutput::text("done"))
+            }
+        },
+    )
+}
+
+#[tokio::test]
+async fn an_answer_is_kept_only_for_its_question_and_a_reply_only_for_the_question_asked() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call("c1", "restless", json!({}))]))
+        .then(ModelResponse::answer("never asked"));
+    let agent = Agent::builder(model)
+        .executor(executor([restless(Arc::clone(&asked))]))
+        .build();
+    let first = agent.run("go", &RunOptions::default()).await.unwrap();
+    let (state, pending) = stored(&first);
+    let first_reply = pending.reply(Elicited::Accepted(json!({ "email": "a@example.com" })));
+    let second = agent
+        .resume(state, std::slice::from_ref(&first_reply), &RunOptions::default())
+        .await
+        .unwrap();
+    // Asked something else: the answer to the first question is not given to it, nor kept.
+    let (state, pending) = stored(&second);
+    let question = pending.question.as_ref().unwrap();
+    assert_eq!(question.question.message, "Which email? (asked 2 times)");
+    assert!(question.answered.is_empty(), "{:?}", question.answered);
+    // The first reply again: it answered another question, so it fits nothing here.
+    let err = agent
+        .resume(state.clone(), &[first_reply], &RunOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err.failure, RunFailure::Approval(why) if why.contains("matches no pending call")),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "nothing ran");
+}
+
+#[tokio::test]
+async fn an_unsealed_state_cannot_carry_answers_the_user_never_gave() {
+    let seen = Arc::new(Seen::default());
+    let model = ScriptedModel::new()
+        .then(ModelResponse::calling([call(
+            "c1",
+            "invoice",
+            json!({ "amount": 40 }),
+        )]))
+        .then(ModelResponse::answer("never asked"));
+    let agent = Agent::builder(model)
+        .executor(executor([invoice(Arc::clone(&seen))]))
+        .build();
+    let first = agent
+        .run("invoice 40", &RunOptions::default())
+        .await
+        .unwrap();
+    let (state, pending) = stored(&first);
+    // An answer to the first question slipped in without its question, and one its schema
+    // refuses: each is refused, nothing runs.
+    for answered in [
+        json!({ "answer": { "accepted": { "email": "mallory@example.com" } } }),
+        json!({
+            "question": { "message": "Which email?", "schema": email_schema() },
+            "answer": { "accepted": { "mail": 1 } }
+        }),
+    ] {
+        let mut text = serde_json::to_value(&state).unwrap();
+        text["pending"][0][1]["question"]["answered"] = json!([answered]);
+        let forged: RunState = serde_json::from_value(text).unwrap();
+        let mut pending = pending.clone();
+        pending.question.as_mut().unwrap().answered = forged
+            .pending()
+            .next()
+            .unwrap()
+            .question
+            .clone()
+            .unwrap()
+            .answered;
+        let yes = pending.reply(Elicited::Accepted(json!({ "now": true })));
+        let err = agent
+            .resume(forged, &[yes], &RunOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("an answer without its question"),
+            "{err}"
+        );
+    }
+    assert_eq!(seen.past_first.load(Ordering::SeqCst), 0);
+}

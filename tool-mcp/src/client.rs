@@ -231,7 +231,7 @@ impl ClientHandler for ImportClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let refused = |message: String| ErrorData::invalid_request(message, None);
         let ElicitRequestParams::FormElicitationParams {
@@ -245,12 +245,13 @@ impl ClientHandler for ImportClient {
         let schema = serde_json::to_value(&requested_schema).map_err(|e| refused(e.to_string()))?;
         // The question is the server's words: the user is told whose.
         let message = format!("The MCP server {} asks: {message}", self.0.server);
-        let answer = self
-            .0
-            .questions
-            .ask(&message, schema)
-            .await
-            .map_err(refused)?;
+        // Asked until the server cancels its request (or the connection ends).
+        let answer = tokio::select! {
+            answer = self.0.questions.ask(&message, schema) => answer.map_err(refused)?,
+            () = context.ct.cancelled() => {
+                return Err(refused("the request was cancelled".into()));
+            }
+        };
         Ok(match answer {
             Elicited::Accepted(content) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(content)
@@ -265,14 +266,19 @@ impl ClientHandler for ImportClient {
     async fn create_message(
         &self,
         params: rmcp::model::CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, ErrorData> {
         let refused = |message: String| ErrorData::invalid_request(message, None);
         if !self.0.limits.forward_sampling {
             return Err(refused("this client passes no sampling on".into()));
         }
         let request = sampling_request(&params).map_err(refused)?;
-        let answer = self.0.questions.sample(request).await.map_err(refused)?;
+        let answer = tokio::select! {
+            answer = self.0.questions.sample(request) => answer.map_err(refused)?,
+            () = context.ct.cancelled() => {
+                return Err(refused("the request was cancelled".into()));
+            }
+        };
         let mut result = serde_json::json!({
             "role": "assistant",
             "content": { "type": "text", "text": answer.text },

@@ -5,8 +5,10 @@
 //! It listens on loopback only, at a port the system chooses, for as long as one authorization
 //! takes ([`LOOPBACK_WAIT`]); each connection's request is read up to
 //! [`MAX_CALLBACK_REQUEST_BYTES`] within ten seconds, and only `/callback` is answered. What
-//! comes back is checked by rmcp as any redirect is: its `state` must be the one sent, so a
-//! request made by another program on the machine cannot complete an authorization.
+//! comes back must carry the `state` of the authorization URL (a callback with another is
+//! refused and the wait goes on), and rmcp checks it again, so a request made by another
+//! program on the machine can neither complete nor end an authorization. Each connection is
+//! read on its own task, so one that says nothing holds up none.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,45 +66,57 @@ impl LoopbackRedirect {
         self.wait = wait;
         self
     }
+}
 
-    /// The redirect's URL, when a connection brought one to `/callback`.
-    async fn callback(&self, mut stream: TcpStream) -> Option<String> {
-        let mut request = Vec::with_capacity(1024);
-        let mut chunk = [0u8; 1024];
-        let read = tokio::time::timeout(REQUEST_TIME, async {
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = stream.read(&mut chunk).await.ok()?;
-                if n == 0 || request.len() + n > MAX_CALLBACK_REQUEST_BYTES {
-                    return None;
-                }
-                request.extend_from_slice(&chunk[..n]);
+/// The target of a connection's `GET /callback` whose `state` is `state`, after answering it;
+/// `None` for anything else (answered 404, or 400 for another authorization's callback).
+async fn callback(mut stream: TcpStream, state: Option<String>) -> Option<String> {
+    let mut request = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    let read = tokio::time::timeout(REQUEST_TIME, async {
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut chunk).await.ok()?;
+            if n == 0 || request.len() + n > MAX_CALLBACK_REQUEST_BYTES {
+                return None;
             }
-            Some(())
-        })
-        .await;
-        read.ok().flatten()?;
-        let line = request.split(|&b| b == b'\r').next()?;
-        let line = std::str::from_utf8(line).ok()?;
-        let mut words = line.split(' ');
-        let (method, target) = (words.next()?, words.next()?);
-        let path = target.split('?').next().unwrap_or_default();
-        let found = method == "GET" && path == "/callback";
-        let (status, page) = match found {
-            true => (
-                "200 OK",
-                "Authorized. You can close this page and go back to the program.",
-            ),
-            false => ("404 Not Found", "Not here."),
-        };
-        let answer = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{page}",
-            page.len()
-        );
-        let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
-        found.then(|| format!("http://127.0.0.1:{}{target}", self.port))
-    }
+            request.extend_from_slice(&chunk[..n]);
+        }
+        Some(())
+    })
+    .await;
+    read.ok().flatten()?;
+    let line = request.split(|&b| b == b'\r').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split(' ');
+    let (method, target) = (words.next()?, words.next()?);
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let given = query_value(query, "state");
+    let (status, page, found) = match (method, path) {
+        ("GET", "/callback") if given == state => (
+            "200 OK",
+            "Authorized. You can close this page and go back to the program.",
+            true,
+        ),
+        ("GET", "/callback") => ("400 Bad Request", "Not this authorization's.", false),
+        _ => ("404 Not Found", "Not here.", false),
+    };
+    let answer = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    found.then(|| target.to_owned())
+}
+
+/// The value of `name` in a URL's query, decoded.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    let query = format!("http://x/?{query}");
+    let url = reqwest::Url::parse(&query).ok()?;
+    url.query_pairs()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 impl Authorizer for LoopbackRedirect {
@@ -114,14 +128,26 @@ impl Authorizer for LoopbackRedirect {
         Box::pin(async move {
             // One authorization at a time listens.
             let listener = self.listener.lock().await;
+            // Only the redirect of this authorization is taken: its `state`.
+            let state = url
+                .split_once('?')
+                .and_then(|(_, q)| query_value(q, "state"));
             (self.show)(url);
             let waited = tokio::time::timeout(self.wait, async {
+                // Each connection is read on its own, so one that says nothing holds up none.
+                let mut connections = tokio::task::JoinSet::new();
                 loop {
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    if let Some(redirect) = self.callback(stream).await {
-                        return redirect;
+                    tokio::select! {
+                        accepted = listener.accept() => match accepted {
+                            Ok((stream, _)) => {
+                                connections.spawn(callback(stream, state.clone()));
+                            }
+                            // Out of descriptors, say: wait a little rather than spin.
+                            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                        },
+                        Some(Ok(Some(target))) = connections.join_next() => {
+                            return format!("http://127.0.0.1:{}{target}", self.port);
+                        }
                     }
                 }
             })
@@ -169,13 +195,16 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
             let other = get(port, "/favicon.ico").await;
             assert!(other.starts_with("HTTP/1.1 404"), "{other}");
-            // A connection that says nothing is let go.
-            drop(TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+            // A connection that says nothing holds up nothing.
+            let _silent = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            // Another authorization's callback is refused, and the wait goes on.
+            let other = get(port, "/callback?code=evil&state=other").await;
+            assert!(other.starts_with("HTTP/1.1 400"), "{other}");
             let page = get(port, "/callback?code=abc&state=xyz").await;
             assert!(page.starts_with("HTTP/1.1 200"), "{page}");
         });
         let redirect = authorizer
-            .authorize("https://auth.example/authorize?x=1")
+            .authorize("https://auth.example/authorize?x=1&state=xyz")
             .await
             .unwrap();
         browser.await.unwrap();
@@ -185,7 +214,7 @@ mod tests {
         );
         assert_eq!(
             *shown.lock().unwrap(),
-            ["https://auth.example/authorize?x=1"]
+            ["https://auth.example/authorize?x=1&state=xyz"]
         );
     }
 

@@ -1,9 +1,10 @@
 //! An import's OAuth tokens kept in a file between runs (rmcp's `CredentialStore`), so that a
 //! command run again uses the token it was given rather than asking the user again.
 //!
-//! The file is the user's alone: written with mode 0600 in a directory of mode 0700 (by a
-//! rename, so a reader never sees half of it), and a file that others may read is refused
-//! rather than used. It holds the client id, the tokens and the scopes granted; rmcp refreshes
+//! The file is the user's alone: written with mode 0600 (to a new file of a random name, then
+//! renamed, so a reader never sees half of it and nothing planted there is written through), in
+//! a directory made 0700 when it is created; a file that others may read, or a directory that
+//! others may write to, is refused rather than used. It holds the client id, the tokens and the scopes granted; rmcp refreshes
 //! an expired token and saves the new one here.
 
 use std::io::Write;
@@ -47,7 +48,32 @@ impl TokenFile {
         ))
     }
 
+    /// The file's directory, refused when others may write to it (they could replace the
+    /// file).
+    fn checked_dir(&self) -> Result<PathBuf, AuthError> {
+        let dir = match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        #[cfg(unix)]
+        if let Ok(metadata) = std::fs::metadata(&dir) {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = metadata.permissions().mode() & 0o777;
+            if mode & 0o022 != 0 {
+                return Err(self.error(
+                    "not used",
+                    format!(
+                        "others may write to its directory (mode {mode:o}); make it 700 \
+                         or keep the tokens elsewhere"
+                    ),
+                ));
+            }
+        }
+        Ok(dir)
+    }
+
     fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.checked_dir()?;
         let metadata = match std::fs::metadata(&self.path) {
             Ok(metadata) => metadata,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -83,10 +109,7 @@ impl TokenFile {
 
     fn write(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
         let text = serde_json::to_vec(credentials).map_err(|e| self.error("writing it", e))?;
-        let dir = match self.path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = self.checked_dir()?;
         let mut create_dir = std::fs::DirBuilder::new();
         create_dir.recursive(true);
         #[cfg(unix)]
@@ -95,9 +118,13 @@ impl TokenFile {
             .create(&dir)
             .map_err(|e| self.error("creating its directory", e))?;
         let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let mut random = [0u8; 8];
+        getrandom::fill(&mut random).map_err(|e| self.error("writing it", e))?;
+        let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let temporary = dir.join(format!(".{name}.{suffix}.tmp"));
+        // A new file only: a link or file planted at that name is never written through.
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let written = options.open(&temporary).and_then(|mut file| {
@@ -178,6 +205,12 @@ mod tests {
         );
         file.clear().await.unwrap();
         assert!(file.load().await.unwrap().is_none());
+        // A directory others may write to: refused.
+        let oauth = dir.join("oauth");
+        std::fs::set_permissions(&oauth, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let error = file.save(credentials()).await.unwrap_err().to_string();
+        assert!(error.contains("its directory (mode 777)"), "{error}");
+        std::fs::set_permissions(&oauth, std::fs::Permissions::from_mode(0o700)).unwrap();
         // One file per server.
         let a = TokenFile::for_server(&dir, "https://a.example/mcp");
         let b = TokenFile::for_server(&dir, "https://b.example/mcp");

@@ -58,11 +58,23 @@ impl ReplayedQuestions {
     }
 
     /// The elicitor of this run, for [`CallOptions::with_elicitor`](crate::CallOptions::with_elicitor).
+    /// A question without an answer is answered only once the call is stopped, with an
+    /// error: the tool sees its call cancelled, and a task the question was asked from (an
+    /// imported server's, passed on) ends rather than waits for ever.
     pub fn elicitor(self: &Arc<Self>) -> Elicitor {
         let replay = Arc::clone(self);
         Arc::new(move |question: Elicitation| match replay.answer(question) {
             Some(answered) => Box::pin(async move { answered }),
-            None => Box::pin(std::future::pending()),
+            None => {
+                let stop = replay.stop.clone();
+                Box::pin(async move {
+                    stop.cancelled().await;
+                    Err(
+                        "the call stopped to ask this question; it runs again with the answer"
+                            .to_owned(),
+                    )
+                })
+            }
         })
     }
 

@@ -181,6 +181,8 @@ enum Outcome {
 /// a hook's termination of it, all by position in the model's answer.
 struct Interrupted {
     done: Vec<(usize, Message)>,
+    /// Positions among `done` of calls a person rejected (not the model's failures).
+    rejected: Vec<usize>,
     pending: Vec<(usize, PendingApproval)>,
     terminated: Option<String>,
     head: Option<StepHead>,
@@ -494,6 +496,7 @@ impl<'a> Run<'a> {
         pending.sort_by_key(|(i, _)| *i);
         Outcome::Interrupted(Interrupted {
             done,
+            rejected: Vec::new(),
             pending,
             terminated,
             head: Some(head),
@@ -957,6 +960,7 @@ impl<'a> Run<'a> {
     fn interrupt(self, stopped: Interrupted) -> Result<RunResult, RunError> {
         let Interrupted {
             done,
+            rejected,
             pending,
             terminated,
             head,
@@ -964,6 +968,7 @@ impl<'a> Run<'a> {
         let mut state = RunState {
             messages: self.request.messages.clone(),
             done,
+            rejected,
             terminated,
             step: head,
             offered: self.offered.names().map(str::to_owned).collect(),

@@ -10,7 +10,9 @@ use tracing::Instrument;
 use super::result_cap::{cap_for, result_message};
 use super::{early_failure, Interrupted, Outcome, Run};
 use crate::agent::Agent;
-use crate::approval::{ApprovalVerdict, Decision, PendingApproval, RunState, StepHead};
+use crate::approval::{
+    ApprovalVerdict, Decision, PendingApproval, PendingQuestion, RunState, StepHead,
+};
 use crate::events::RunEvent;
 use crate::options::RunOptions;
 use crate::repeat::Verdict;
@@ -107,6 +109,7 @@ impl Agent {
         let scope = run.scope.clone();
         let interrupted = Interrupted {
             done: state.done,
+            rejected: state.rejected,
             pending: Vec::new(),
             terminated: state.terminated,
             head: state.step,
@@ -213,15 +216,30 @@ impl Agent {
                 }
                 if asked.answered.len() >= tool_runtime::MAX_QUESTIONS_PER_CALL {
                     return edited(format!(
-                        "pending call `{id}` was answered more than \
-                         {} times (MAX_QUESTIONS_PER_CALL)",
+                        "pending call `{id}` holds {} answers or more (MAX_QUESTIONS_PER_CALL)",
                         tool_runtime::MAX_QUESTIONS_PER_CALL
                     ));
+                }
+                // Each answer kept is bound to its question and fits it: one the user never
+                // gave could otherwise answer any question.
+                for given in &asked.answered {
+                    let fits = (given.question.as_ref())
+                        .is_some_and(|question| question.check(&given.answer).is_ok());
+                    if !fits {
+                        return edited(format!(
+                            "pending call `{id}` holds an answer without its question, or one \
+                             its question's schema refuses"
+                        ));
+                    }
                 }
             }
         }
         if let Some((index, _)) = state.done.iter().find(|(i, _)| !positions.insert(*i)) {
             return edited(format!("position {index} of the answer is given twice"));
+        }
+        let done = |index: &usize| state.done.iter().any(|(i, _)| i == index);
+        if let Some(index) = state.rejected.iter().find(|index| !done(index)) {
+            return edited(format!("position {index} is rejected and has no result"));
         }
         Ok(())
     }
@@ -236,6 +254,7 @@ fn match_decisions(
         let fits = state.pending.iter().any(|(_, p)| {
             p.call.id.as_deref().unwrap_or_default() == decision.call_id
                 && p.arguments_hash == decision.arguments_hash
+                && replies_to(decision, p)
         });
         if !fits {
             return Err(format!(
@@ -257,7 +276,10 @@ fn match_decisions(
             let position = (0..decisions.len())
                 .find(|&i| {
                     let d = &decisions[i];
-                    !used[i] && d.call_id == id && d.arguments_hash == pending.arguments_hash
+                    !used[i]
+                        && d.call_id == id
+                        && d.arguments_hash == pending.arguments_hash
+                        && replies_to(d, pending)
                 })
                 .ok_or_else(|| {
                     format!(
@@ -306,6 +328,19 @@ fn match_decisions(
         ));
     }
     Ok(matched)
+}
+
+/// Whether `decision`, when it is a reply, answers the question `pending` asks now: a reply is
+/// bound to the question (and the answers before it), so that one made on an earlier question
+/// of the same call answers nothing else.
+fn replies_to(decision: &Decision, pending: &PendingApproval) -> bool {
+    match decision.verdict {
+        ApprovalVerdict::Reply(_) => {
+            let asked = pending.question.as_ref().map(PendingQuestion::fingerprint);
+            decision.question.is_some() && decision.question == asked
+        }
+        _ => true,
+    }
 }
 
 /// The interrupted transcript of a resume that ran nothing, closed as the APIs need it: the
@@ -357,7 +392,7 @@ impl Run<'_> {
         let ran_before: Vec<usize> = records.iter().map(|(index, _)| *index).collect();
         let mut messages = interrupted.done;
         let mut approved = Vec::new();
-        let mut rejected = Vec::new();
+        let mut rejected = interrupted.rejected;
         // Calls run with arguments a person changed: the model, which wrote others, is told.
         let mut edited = Vec::new();
         // Every decided call, announced as it now starts (waiting, it was not).
@@ -486,6 +521,7 @@ impl Run<'_> {
             self.push_step_except(step, &told);
             return self.interrupt(Interrupted {
                 done: messages,
+                rejected,
                 pending: asked,
                 terminated,
                 head: Some(head),
