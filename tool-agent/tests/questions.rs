@@ -309,7 +309,11 @@ async fn an_answer_is_kept_only_for_its_question_and_a_reply_only_for_the_questi
     let (state, pending) = stored(&first);
     let first_reply = pending.reply(Elicited::Accepted(json!({ "email": "a@example.com" })));
     let second = agent
-        .resume(state, std::slice::from_ref(&first_reply), &RunOptions::default())
+        .resume(
+            state,
+            std::slice::from_ref(&first_reply),
+            &RunOptions::default(),
+        )
         .await
         .unwrap();
     // Asked something else: the answer to the first question is not given to it, nor kept.

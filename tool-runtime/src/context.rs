@@ -288,9 +288,17 @@ impl<'a> ToolContext<'a> {
             message: message.to_owned(),
             schema,
         };
-        let answer = elicitor(question.clone())
-            .await
-            .map_err(|why| ToolError::failed(&tool, format!("asking the user failed: {why}")))?;
+        let answer = match elicitor(question.clone()).await {
+            Ok(answer) => answer,
+            // A question that ended because the call was stopped: the call is cancelled.
+            Err(_) if self.is_cancelled() => return Err(ToolError::Cancelled { tool }),
+            Err(why) => {
+                return Err(ToolError::failed(
+                    &tool,
+                    format!("asking the user failed: {why}"),
+                ))
+            }
+        };
         crate::elicit::checked(&tool, &question, answer)
     }
 
