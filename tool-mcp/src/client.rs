@@ -74,10 +74,10 @@ impl ClientState {
 
     /// How many authorizations the import made (0 without OAuth): what a request was made
     /// under, for [`ClientState::authorized_again`].
-    pub(crate) async fn authorization(&self) -> u64 {
+    pub(crate) fn authorization(&self) -> u64 {
         #[cfg(feature = "oauth")]
         if let Some(session) = self.oauth.get() {
-            return session.generation().await;
+            return session.generation();
         }
         0
     }
@@ -388,7 +388,7 @@ pub(crate) async fn list_every_tool(
             // (when the import authorizes, and `authorize` says it may now).
             let mut attempts = 0;
             let page = loop {
-                let seen = state.authorization().await;
+                let seen = state.authorization();
                 match peer.list_tools(params.clone()).await {
                     Ok(page) => break page,
                     Err(e) if authorize && attempts < MAX_AUTHORIZATIONS_PER_REQUEST => {

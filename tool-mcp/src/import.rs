@@ -177,7 +177,7 @@ impl McpTools {
         let state = Arc::new(ClientState::new(label.clone().into(), limits));
         state.set_oauth(Arc::clone(&session));
         for attempt in 0.. {
-            let seen = session.generation().await;
+            let seen = session.generation();
             let config = StreamableHttpClientTransportConfig::with_uri(url);
             let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
             match Self::connect_state(Arc::clone(&state), transport, HANDSHAKE_TIMEOUT).await {

@@ -249,7 +249,7 @@ impl OAuthSession {
     }
 
     /// How many authorizations were made so far.
-    pub(crate) async fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 

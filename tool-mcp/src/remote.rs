@@ -118,7 +118,7 @@ impl Remote {
         };
         let mut attempts = 0;
         loop {
-            let seen = self.state.authorization().await;
+            let seen = self.state.authorization();
             let e = match self.forward(args.clone(), round.clone(), ctx).await {
                 Ok(response) => return Ok(response),
                 Err(e) => e,

@@ -246,13 +246,8 @@ impl Finishing {
 impl Drop for Finishing {
     fn drop(&mut self) {
         if !self.done {
-            let mut error = JsonObject::new();
-            error.insert("code".into(), (-32603).into());
-            error.insert(
-                "message".into(),
-                "the task's call ended without a result".into(),
-            );
-            self.store.finish(&self.id, TaskPayload::Failed { error });
+            let failed = failed("the task's call ended without a result");
+            self.store.finish(&self.id, failed);
         }
     }
 }
@@ -273,16 +268,16 @@ pub(crate) fn progress_text(progress: &tool_runtime::Progress<'_>) -> String {
 pub(crate) fn completed(result: &rmcp::model::CallToolResult) -> TaskPayload {
     match serde_json::to_value(result) {
         Ok(serde_json::Value::Object(result)) => TaskPayload::Completed { result },
-        _ => {
-            let mut error = JsonObject::new();
-            error.insert("code".into(), (-32603).into());
-            error.insert(
-                "message".into(),
-                "the call's result could not be written as JSON".into(),
-            );
-            TaskPayload::Failed { error }
-        }
+        _ => failed("the call's result could not be written as JSON"),
     }
+}
+
+/// A task that failed for `why`, as an internal error (`-32603`).
+fn failed(why: &str) -> TaskPayload {
+    let mut error = JsonObject::new();
+    error.insert("code".into(), (-32603).into());
+    error.insert("message".into(), why.into());
+    TaskPayload::Failed { error }
 }
 
 #[cfg(test)]
